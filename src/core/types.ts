@@ -1,0 +1,190 @@
+// The contract between the reader (core/parse), the spec builder (core/spec), the engine
+// (core/engine) and every front end (CLI, worker, panel). Pure data: no `vscode` import, and
+// everything here survives structured cloning (worker messages) except where noted.
+
+export type DType = 'float64' | 'float32';
+
+/** Dense row-major matrix. `data.length === rows * cols`. */
+export interface Matrix {
+  rows: number;
+  cols: number;
+  data: Float64Array | Float32Array;
+}
+
+/** 0-based line/character, as in VS Code; front ends that print 1-based convert at the edge. */
+export interface Position {
+  line: number;
+  character: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export type Severity = 'error' | 'warning' | 'info';
+
+export interface Diagnostic {
+  range: Range;
+  severity: Severity;
+  message: string;
+  /** Stable machine-readable id, e.g. `ragged-row`, `shape-mismatch`, `unknown-option`. */
+  code: string;
+  /** Optional fix a learner can apply, e.g. "did you mean `heads`?". */
+  suggestion?: string;
+}
+
+/** What a matrix means to attention. Names map to roles ignoring case, `_`, `^`, `{}`. */
+export type Role =
+  | 'X' // input embeddings (queries' source; also keys'/values' unless `context` is given)
+  | 'context' // cross-attention: keys'/values' source (`Y`, `memory`, `context`, `X_kv`)
+  | 'PE' // positional encoding added to X
+  | 'WQ'
+  | 'WK'
+  | 'WV'
+  | 'WO'
+  | 'Q'
+  | 'K'
+  | 'V'
+  | 'mask' // boolean (true = may attend) or additive (0 / -inf)
+  | 'padding' // key padding vector, true = padded (ignored)
+  | 'Wa' // Luong "general" score matrix
+  | 'W1' // Bahdanau additive: query side
+  | 'W2' // Bahdanau additive: key side
+  | 'va' // Bahdanau additive: output vector
+  | 'dO'; // upstream gradient of the output
+
+export type ScoreFunction = 'scaled_dot' | 'dot' | 'general' | 'additive' | 'gaussian';
+export type CausalAlignment = 'top-left' | 'bottom-right';
+
+export interface AttentionOptions {
+  name?: string;
+  heads: number; // default 1
+  kvHeads?: number; // grouped-query attention; default = heads
+  /** Multiplies QKᵀ. Undefined = 1/√d_k (PyTorch `scale=None`). */
+  scale?: number;
+  score: ScoreFunction; // default 'scaled_dot'
+  sigma?: number; // gaussian score width, default 1
+  causal?: CausalAlignment; // undefined = no causal mask
+  dtype: DType; // default 'float64'
+  /** Add sinusoidal positional encoding to X (when no PE matrix is given). */
+  sinusoidalPE?: boolean;
+  /** Compute the backward pass (dO defaults to ones). */
+  gradients?: boolean;
+  /** Add the output back to the input: E' = E + ΔE (needs output width = d_model). */
+  residual?: boolean;
+}
+
+/** A matrix as written in the source. */
+export interface MatrixDef {
+  name: string; // as written, e.g. `W^{Q}`
+  role: Role | undefined; // undefined: a name the reader does not know (kept for hover/CodeLens)
+  /** 0-based head index for per-head matrices (`W_Q1` → 0, `W_Q[0]` → 0, `W_Q^{(2)}` → 1). */
+  head?: number;
+  value: Matrix; // always float64 as read
+  /** True when every entry was written as a boolean (masks). */
+  boolean: boolean;
+  nameRange: Range;
+  /** From the name to the closing bracket / \end{…}. */
+  range: Range;
+  /** Text offset where each entry starts, row-major (hover maps a position to a cell). */
+  cellOffsets: Uint32Array;
+}
+
+export interface Problem {
+  index: number; // 0-based, in file order
+  name?: string;
+  range: Range; // covers the directive (if any) and every definition
+  directiveRange?: Range;
+  options: AttentionOptions;
+  matrices: MatrixDef[];
+  tokens?: string[]; // labels of X's rows (and of keys, unless keyTokens)
+  keyTokens?: string[]; // cross-attention labels of keys
+}
+
+export interface ParseResult {
+  problems: Problem[];
+  diagnostics: Diagnostic[];
+}
+
+/** Validated, computable inputs of one problem. Built by core/spec from a Problem. */
+export interface AttentionSpec {
+  options: AttentionOptions;
+  X?: Matrix;
+  context?: Matrix;
+  PE?: Matrix;
+  /** Per-head projections: length 1 when given whole (split by the engine), else length heads. */
+  WQ?: Matrix[];
+  WK?: Matrix[];
+  WV?: Matrix[];
+  WO?: Matrix;
+  /** Precomputed Q/K/V (when no X): whole matrices, split column-wise across heads. */
+  Q?: Matrix;
+  K?: Matrix;
+  V?: Matrix;
+  /** Boolean (1 = may attend, 0 = blocked) or additive mask, Lq×Lk. */
+  mask?: { kind: 'boolean' | 'additive'; value: Matrix };
+  /** 1×Lk, 1 = padded. */
+  padding?: Matrix;
+  Wa?: Matrix;
+  W1?: Matrix;
+  W2?: Matrix;
+  va?: Matrix;
+  dO?: Matrix;
+  tokens?: string[];
+  keyTokens?: string[];
+}
+
+export interface HeadGradients {
+  dQ: Matrix;
+  dK: Matrix;
+  dV: Matrix;
+  dA: Matrix; // d loss / d weights
+  dS: Matrix; // d loss / d (masked, scaled) scores
+}
+
+export interface HeadResult {
+  Q: Matrix;
+  K: Matrix;
+  V: Matrix;
+  scores: Matrix; // raw score function values (QKᵀ for dot scores)
+  scaled: Matrix; // after scale (equal to scores for non-dot score functions)
+  mask: Matrix | null; // additive mask actually applied (0 / -Infinity), null when none
+  masked: Matrix; // scaled + mask
+  weights: Matrix; // row softmax; fully masked rows are all 0
+  output: Matrix; // weights · V
+  kvHead: number; // which KV head this query head used (GQA)
+  gradients?: HeadGradients;
+}
+
+export interface Gradients {
+  dX?: Matrix;
+  dWQ?: Matrix;
+  dWK?: Matrix;
+  dWV?: Matrix;
+  dWO?: Matrix;
+  heads: HeadGradients[];
+}
+
+export interface Checks {
+  rowSumsMaxError: number; // max |Σ_j A_ij − 1| over unmasked rows of every head
+  rowsSumToOne: boolean;
+  weightsInBounds: boolean; // 0 ≤ A ≤ 1
+  permutationEquivariant?: boolean; // only for self-attention without causal/explicit masks
+  permutationMaxError?: number;
+  flops: number; // of this problem
+  attentionBytes: number; // memory of the n×n matrices of this problem (all heads)
+}
+
+export interface AttentionResult {
+  dtype: DType;
+  input?: Matrix; // X (+ PE) as used
+  heads: HeadResult[];
+  concat: Matrix; // Concat(head outputs)
+  output: Matrix; // concat · W_O, or concat
+  residual?: Matrix; // input + output
+  gradients?: Gradients;
+  checks: Checks;
+  warnings: string[]; // e.g. "query 2 (head 1) is fully masked: its output row is 0"
+  elapsedMs: number;
+}
