@@ -1,0 +1,44 @@
+import * as vscode from 'vscode';
+import type { AttentionResult, ParseResult, Problem } from '../core/types';
+
+// The latest read and run of each document: written by the run/diagnostics features, read by
+// CodeLens, hovers, the panel, the bottom view and inline heatmaps, so that each of them renders
+// the same result and none recomputes it.
+
+export interface ProblemRun {
+  problem: Problem;
+  result?: AttentionResult;
+  error?: string;
+  elapsedMs: number;
+}
+
+export interface DocumentRun {
+  uri: string;
+  version: number;
+  parse: ParseResult;
+  /** Indexed by problem index; undefined until that problem has been run. */
+  runs: (ProblemRun | undefined)[];
+}
+
+export class Results implements vscode.Disposable {
+  private readonly byUri = new Map<string, DocumentRun>();
+  private readonly changed = new vscode.EventEmitter<{ uri: string }>();
+  readonly onDidChange = this.changed.event;
+
+  get(uri: string): DocumentRun | undefined {
+    return this.byUri.get(uri);
+  }
+
+  set(run: DocumentRun): void {
+    this.byUri.set(run.uri, run);
+    this.changed.fire({ uri: run.uri });
+  }
+
+  delete(uri: string): void {
+    if (this.byUri.delete(uri)) this.changed.fire({ uri });
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
