@@ -159,6 +159,7 @@ export interface HeadResult {
 
 export interface Gradients {
   dX?: Matrix;
+  dContext?: Matrix; // cross-attention: gradient of the keys'/values' source
   dWQ?: Matrix;
   dWK?: Matrix;
   dWV?: Matrix;

@@ -1,0 +1,151 @@
+// The forward pass of one problem, every intermediate kept for the UI:
+//   input = X (+ PE) → per-head Q, K, V → scores → scaled → + mask → row softmax → A V
+//   → Concat(heads) (· W_O).
+// Query rows are processed in blocks so a long run can be cancelled between blocks.
+import type { AttentionSpec, DType, HeadResult, Matrix } from '../types';
+import { addColumns, addRows, inDtype, matmul, rowSoftmax, scaleRows, zeros } from './kernels';
+import { combinedMask, requireShape } from './masks';
+import { sinusoidalPositionalEncoding } from './positional';
+import { project, type Projection } from './projections';
+import { bindScores, scoreScale, type HeadScores } from './scores';
+
+export class CancelledError extends Error {
+  constructor() {
+    super('attention run cancelled');
+    this.name = 'CancelledError';
+  }
+}
+
+export interface RunControl {
+  isCancelled?: () => boolean;
+}
+
+/** Query rows per block between cancellation checks. */
+const ROW_BLOCK = 64;
+
+/** What the backward pass needs beyond the HeadResults. */
+export interface HeadInternals {
+  scale: number;
+  scores: HeadScores;
+}
+
+export interface ForwardPass {
+  dtype: DType;
+  input?: Matrix;
+  context?: Matrix;
+  heads: HeadResult[];
+  internals: HeadInternals[];
+  projections: { Q: Projection; K: Projection; V: Projection };
+  concat: Matrix;
+  output: Matrix;
+  WO?: Matrix;
+  warnings: string[];
+}
+
+export function checkCancelled(control: RunControl): void {
+  if (control.isCancelled?.()) throw new CancelledError();
+}
+
+export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
+  const { options } = spec;
+  const dtype = options.dtype;
+  const h = options.heads;
+  const g = options.kvHeads ?? h;
+  if (!Number.isInteger(h) || h < 1 || !Number.isInteger(g) || g < 1 || h % g !== 0) {
+    throw new RangeError(`heads=${h} must be a positive multiple of kv_heads=${g}`);
+  }
+
+  const input = spec.X ? positioned(spec, spec.X, dtype) : undefined;
+  const context = spec.context ? inDtype(spec.context, dtype) : undefined;
+  const kvSource = context ?? input;
+  const projections = {
+    Q: project('Q', h, dtype, spec.Q, spec.WQ, input),
+    K: project('K', g, dtype, spec.K, spec.WK, kvSource),
+    V: project('V', g, dtype, spec.V, spec.WV, kvSource),
+  };
+  const queries = projections.Q.heads[0].rows;
+  const keys = projections.K.heads[0].rows;
+  if (projections.V.heads[0].rows !== keys) {
+    throw new RangeError(`K has ${keys} rows but V has ${projections.V.heads[0].rows}`);
+  }
+  const mask = combinedMask(spec, queries, keys, dtype);
+  const scoreParameters = {
+    score: options.score,
+    sigma: options.sigma ?? 1,
+    Wa: spec.Wa && inDtype(spec.Wa, dtype),
+    W1: spec.W1 && inDtype(spec.W1, dtype),
+    W2: spec.W2 && inDtype(spec.W2, dtype),
+    va: spec.va && inDtype(spec.va, dtype),
+  };
+
+  const heads: HeadResult[] = [];
+  const internals: HeadInternals[] = [];
+  const warnings: string[] = [];
+  const groupSize = h / g;
+  for (let i = 0; i < h; i++) {
+    checkCancelled(control);
+    const kvHead = Math.floor(i / groupSize);
+    const Q = projections.Q.heads[i];
+    const K = projections.K.heads[kvHead];
+    const V = projections.V.heads[kvHead];
+    const scale = scoreScale(spec, Q.cols);
+    const scores = bindScores(scoreParameters, Q, K, dtype);
+    const scaled = zeros(queries, keys, dtype);
+    const head: HeadResult = {
+      Q,
+      K,
+      V,
+      scores: zeros(queries, keys, dtype),
+      scaled,
+      mask,
+      masked: mask ? zeros(queries, keys, dtype) : scaled, // nothing added: the same numbers
+      weights: zeros(queries, keys, dtype),
+      output: zeros(queries, V.cols, dtype),
+      kvHead,
+    };
+    for (let r0 = 0; r0 < queries; r0 += ROW_BLOCK) {
+      checkCancelled(control);
+      const r1 = Math.min(queries, r0 + ROW_BLOCK);
+      scores.rows(head.scores, r0, r1);
+      scaleRows(head.scaled, head.scores, scale, r0, r1);
+      if (mask) addRows(head.masked, head.scaled, mask, r0, r1);
+      for (const row of rowSoftmax(head.weights, head.masked, r0, r1)) {
+        warnings.push(`${describeQuery(spec, row)} (head ${i + 1}) is fully masked: its output row is 0`);
+      }
+      matmul(head.output, head.weights, V, r0, r1);
+    }
+    heads.push(head);
+    internals.push({ scale, scores });
+  }
+
+  const width = heads[0].output.cols;
+  const concat = zeros(queries, width * h, dtype);
+  heads.forEach((head, i) => addColumns(concat, head.output, i * width));
+  let output = concat;
+  const WO = spec.WO && inDtype(spec.WO, dtype);
+  if (WO) {
+    if (WO.rows !== concat.cols) {
+      throw new RangeError(`Concat(heads) has ${concat.cols} columns but W_O has ${WO.rows} rows`);
+    }
+    output = zeros(queries, WO.cols, dtype);
+    matmul(output, concat, WO);
+  }
+  return { dtype, input, context, heads, internals, projections, concat, output, WO, warnings };
+}
+
+/** X + PE (given, or sinusoidal on request), in the run's dtype. */
+function positioned(spec: AttentionSpec, X: Matrix, dtype: DType): Matrix {
+  const x = inDtype(X, dtype);
+  const pe = spec.PE ?? (spec.options.sinusoidalPE ? sinusoidalPositionalEncoding(X.rows, X.cols) : undefined);
+  if (!pe) return x;
+  requireShape(pe, X.rows, X.cols, 'PE');
+  const out = zeros(X.rows, X.cols, dtype);
+  addRows(out, x, inDtype(pe, dtype));
+  return out;
+}
+
+/** "query 2 "love"": 1-based, with the token when there is one. */
+function describeQuery(spec: AttentionSpec, row: number): string {
+  const token = spec.tokens?.[row];
+  return token === undefined ? `query ${row + 1}` : `query ${row + 1} ${JSON.stringify(token)}`;
+}

@@ -1,0 +1,59 @@
+import type { DType } from '../types';
+
+export interface AttentionShape {
+  queries: number;
+  keys: number;
+  dModel: number;
+  /** Per-head widths of queries/keys and of values. */
+  dK: number;
+  dV: number;
+  heads: number;
+  /** Grouped-query attention: number of KV heads (default `heads`). */
+  kvHeads?: number;
+  /** Default 1: the panel asks "12 layers × 12 heads at n = 512". */
+  layers?: number;
+  dtype: DType;
+  /** Q/K/V are projected from d_model-wide inputs (default true; false for precomputed Q/K/V). */
+  projections?: boolean;
+  /** Concat(heads) · W_O back to d_model (default true). */
+  outputProjection?: boolean;
+  /** The backward pass is kept too (default false). */
+  gradients?: boolean;
+}
+
+export interface AttentionCost {
+  /** Forward floating-point operations: a multiply-add counts 2; scale, mask and softmax 5 per score. */
+  flops: number;
+  /** The attention-weight matrices: one Lq×Lk matrix per head and layer (the tutorial's count). */
+  attentionBytes: number;
+  /** Everything `runAttention` keeps: every intermediate of every head, plus gradients if asked. */
+  totalBytes: number;
+}
+
+const SOFTMAX_FLOPS_PER_SCORE = 5;
+
+export function attentionCost(shape: AttentionShape): AttentionCost {
+  const { queries: q, keys: k, dModel, dK, dV, heads: h } = shape;
+  const g = shape.kvHeads ?? h;
+  const layers = shape.layers ?? 1;
+  const project = shape.projections ?? true;
+  const outputProjection = shape.outputProjection ?? true;
+  const bytes = shape.dtype === 'float32' ? 4 : 8;
+
+  const projectionFlops = project ? 2 * q * dModel * h * dK + 2 * k * dModel * g * (dK + dV) : 0;
+  const attentionFlops = h * (2 * q * k * dK + SOFTMAX_FLOPS_PER_SCORE * q * k + 2 * q * k * dV);
+  const outputFlops = outputProjection ? 2 * q * h * dV * dModel : 0;
+
+  const scores = q * k;
+  // Kept per head: scores, scaled, masked, weights (+ dA, dS); one mask shared by all heads.
+  const squarePerHead = shape.gradients ? 6 : 4;
+  const perHeadVectors = q * dK + k * dK + k * dV + q * dV;
+  const problemVectors = (project ? q * dModel : 0) + q * h * dV + q * (outputProjection ? dModel : h * dV);
+  const elements = h * (squarePerHead * scores + perHeadVectors * (shape.gradients ? 2 : 1)) + scores + problemVectors;
+
+  return {
+    flops: layers * (projectionFlops + attentionFlops + outputFlops),
+    attentionBytes: layers * h * scores * bytes,
+    totalBytes: layers * elements * bytes,
+  };
+}
