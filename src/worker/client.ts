@@ -1,0 +1,128 @@
+// The extension host's side of the worker: one worker thread, started on first use, reused,
+// terminated on dispose. A newer run for the same document cancels the older one through a
+// shared flag (the worker stays warm: no restart, no re-compiling the engine). If the worker dies
+// — crash, out of memory, killed — every pending run fails with a clear error and the next run
+// starts a fresh worker; the extension host never goes down with it.
+import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { AttentionSpec } from '../core/types';
+import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse } from '../protocol';
+
+export class RunCancelledError extends Error {
+  constructor() {
+    super('The run was cancelled.');
+    this.name = 'RunCancelledError';
+  }
+}
+
+export interface WorkerRun {
+  outcomes: Promise<WorkerProblemOutcome[]>;
+  cancel(): void;
+}
+
+interface Pending {
+  documentKey: string;
+  cancelFlag: Int32Array;
+  resolve(outcomes: WorkerProblemOutcome[]): void;
+  reject(error: Error): void;
+}
+
+export class AttentionWorker {
+  private worker: Worker | undefined;
+  private lastError: Error | undefined;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly latestByDocument = new Map<string, number>();
+  /** How many worker threads have been started (a restart after a crash counts). */
+  starts = 0;
+
+  constructor(
+    private readonly scriptPath: string,
+    private readonly resourceLimits: ResourceLimits,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  run(documentKey: string, problems: { index: number; spec: AttentionSpec }[]): WorkerRun {
+    const superseded = this.latestByDocument.get(documentKey);
+    if (superseded !== undefined) this.cancel(superseded);
+    const id = this.nextId++;
+    this.latestByDocument.set(documentKey, id);
+    const cancelFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const outcomes = new Promise<WorkerProblemOutcome[]>((resolve, reject) => {
+      this.pending.set(id, { documentKey, cancelFlag, resolve, reject });
+    });
+    const request: WorkerRequest = { type: 'run', id, cancelFlag, problems };
+    this.ensureWorker().postMessage(request);
+    return { outcomes, cancel: () => this.cancel(id) };
+  }
+
+  /** Ends the worker as a crash would (tests use it to prove the restart). */
+  kill(): Promise<number> {
+    return this.worker?.terminate() ?? Promise.resolve(0);
+  }
+
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
+
+  dispose(): void {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.failAll(new Error('Attention Lens is shutting down.'));
+    void worker?.terminate();
+  }
+
+  private cancel(id: number): void {
+    const pending = this.pending.get(id);
+    if (pending) Atomics.store(pending.cancelFlag, 0, 1);
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.scriptPath, { resourceLimits: this.resourceLimits });
+    this.starts++;
+    this.lastError = undefined;
+    worker.on('message', (response: WorkerResponse) => this.settle(response));
+    worker.on('error', (error) => {
+      this.lastError = error;
+      this.log(`worker error: ${error.message}`);
+    });
+    worker.on('exit', (code) => {
+      if (this.worker !== worker) return; // disposed on purpose
+      this.worker = undefined;
+      const cause = this.lastError ? `: ${this.lastError.message}` : '';
+      this.log(`worker exited with code ${code}${cause}`);
+      this.failAll(
+        new Error(
+          `The attention worker stopped unexpectedly (exit code ${code}${cause}). ` +
+            'The next run starts a fresh worker.',
+        ),
+      );
+    });
+    this.worker = worker;
+    this.log(`worker started (#${this.starts})`);
+    return worker;
+  }
+
+  private settle(response: WorkerResponse): void {
+    const pending = this.pending.get(response.id);
+    if (!pending) return;
+    this.forget(response.id, pending);
+    if (response.type === 'result') pending.resolve(response.outcomes);
+    else if (response.type === 'cancelled') pending.reject(new RunCancelledError());
+    else pending.reject(new Error(response.error));
+  }
+
+  private failAll(error: Error): void {
+    for (const [id, pending] of this.pending) {
+      this.forget(id, pending);
+      pending.reject(error);
+    }
+  }
+
+  private forget(id: number, pending: Pending): void {
+    this.pending.delete(id);
+    if (this.latestByDocument.get(pending.documentKey) === id) {
+      this.latestByDocument.delete(pending.documentKey);
+    }
+  }
+}
