@@ -1,0 +1,86 @@
+// Reads the numpy/PyTorch fixtures of test/fixtures/engine (written by scripts/gen_fixtures.py)
+// into AttentionSpecs and compares engine matrices with them. Shared by every engine path's tests.
+import * as assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AttentionOptions, AttentionSpec, DType, Matrix } from '../../../src/core/types';
+
+export type JsonNumber = number | 'Infinity' | '-Infinity' | 'NaN';
+export type JsonMatrix = JsonNumber[][];
+
+export interface Fixture {
+  name: string;
+  description: string;
+  dtype: DType;
+  tolerance: number;
+  spec: Record<string, unknown> & { options: AttentionOptions };
+  expected: Record<string, unknown> & {
+    heads: Array<Record<string, JsonMatrix | number | Record<string, JsonMatrix>>>;
+    fullyMasked: Array<[number, number]>;
+    gradients?: Record<string, JsonMatrix>;
+  };
+}
+
+export const FIXTURE_DIR = join(__dirname, '..', '..', 'fixtures', 'engine');
+
+export function loadFixtures(): Fixture[] {
+  return readdirSync(FIXTURE_DIR)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => JSON.parse(readFileSync(join(FIXTURE_DIR, file), 'utf8')) as Fixture);
+}
+
+export function loadFixture(name: string): Fixture {
+  return JSON.parse(readFileSync(join(FIXTURE_DIR, `${name}.json`), 'utf8')) as Fixture;
+}
+
+function decodeNumber(x: JsonNumber): number {
+  return typeof x === 'number' ? x : Number(x); // Number('Infinity') etc. are exact
+}
+
+/** Nested rows → float64 Matrix. */
+export function matrix(rows: ReadonlyArray<ReadonlyArray<JsonNumber>>): Matrix {
+  const cols = rows[0]?.length ?? 0;
+  const data = new Float64Array(rows.length * cols);
+  rows.forEach((row, i) => row.forEach((x, j) => (data[i * cols + j] = decodeNumber(x))));
+  return { rows: rows.length, cols, data };
+}
+
+const SINGLE_MATRICES = ['X', 'context', 'PE', 'WO', 'Q', 'K', 'V', 'padding', 'Wa', 'W1', 'W2', 'va', 'dO'] as const;
+const HEAD_MATRICES = ['WQ', 'WK', 'WV'] as const;
+
+export function specOf(fixture: Fixture): AttentionSpec {
+  const s = fixture.spec;
+  const spec: AttentionSpec = { options: s.options };
+  for (const name of SINGLE_MATRICES) if (s[name]) spec[name] = matrix(s[name] as JsonMatrix);
+  for (const name of HEAD_MATRICES) if (s[name]) spec[name] = (s[name] as JsonMatrix[]).map(matrix);
+  if (s.mask) {
+    const mask = s.mask as { kind: 'boolean' | 'additive'; value: JsonMatrix };
+    spec.mask = { kind: mask.kind, value: matrix(mask.value) };
+  }
+  if (s.tokens) spec.tokens = s.tokens as string[];
+  return spec;
+}
+
+/**
+ * |actual − expected| ≤ tol · (|expected| + max|expected|) entry by entry: relative for large
+ * entries, relative to the matrix's scale for entries that cancel to near 0. Non-finite entries
+ * must match exactly.
+ */
+export function assertMatrixClose(actual: Matrix | null | undefined, expected: JsonMatrix, tol: number, label: string): void {
+  assert.ok(actual, `${label}: missing`);
+  const want = matrix(expected);
+  assert.equal(`${actual.rows}×${actual.cols}`, `${want.rows}×${want.cols}`, `${label}: shape`);
+  let scale = 0;
+  for (const w of want.data) if (Number.isFinite(w)) scale = Math.max(scale, Math.abs(w));
+  for (let p = 0; p < want.data.length; p++) {
+    const a = actual.data[p];
+    const w = want.data[p];
+    const where = `${label}[${Math.floor(p / want.cols)}][${p % want.cols}]`;
+    if (!Number.isFinite(w)) {
+      assert.ok(Object.is(a, w) || (Number.isNaN(a) && Number.isNaN(w)), `${where}: ${a} but expected ${w}`);
+      continue;
+    }
+    assert.ok(Math.abs(a - w) <= tol * (Math.abs(w) + scale), `${where}: ${a} but expected ${w} (tolerance ${tol})`);
+  }
+}
