@@ -1,0 +1,43 @@
+// One compute thread of the fast path (plain JavaScript so it runs unbundled, from the source
+// tree under tsx as from dist/). It instantiates the kernels over the run's shared memory and
+// runs its share of every phase; `threads` instances run the same program, meeting at a barrier
+// between phases (a phase reads what the previous one wrote).
+'use strict';
+const { parentPort } = require('node:worker_threads');
+
+parentPort.on('message', ({ module, runMemory, control, phases, thread, threads }) => {
+  const state = new Int32Array(control);
+  let error = null;
+  let kernels = null;
+  try {
+    // A fresh instance per run: each run has its own memory (instantiating is cheap, the
+    // compiled code is shared).
+    kernels = new WebAssembly.Instance(module, { env: { memory: runMemory } }).exports;
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
+  for (const phase of phases) {
+    // After a failure the thread still meets the others at every barrier, so none waits forever.
+    if (!error) {
+      try {
+        for (const { kernel, args } of phase) kernels[kernel](...args, thread, threads);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+      }
+    }
+    barrier(state, threads);
+  }
+  parentPort.postMessage({ error });
+});
+
+/** Generation barrier over state = [arrived, generation]. */
+function barrier(state, threads) {
+  const generation = Atomics.load(state, 1);
+  if (Atomics.add(state, 0, 1) === threads - 1) {
+    Atomics.store(state, 0, 0);
+    Atomics.add(state, 1, 1);
+    Atomics.notify(state, 1);
+  } else {
+    while (Atomics.load(state, 1) === generation) Atomics.wait(state, 1, generation);
+  }
+}

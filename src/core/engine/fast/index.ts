@@ -1,0 +1,142 @@
+// The fast path: the same forward pass as the reference engine, computed by WebAssembly SIMD
+// kernels on every core over one shared memory, results handed back as views on that memory.
+//   runAttentionFast(spec)  ≡ runAttention(spec) (await it), every n×n step materialised;
+//   attentionOutputFast(spec): output only, online softmax, O(n·d) memory (n = 16384 fits).
+// Covered: score scaled_dot and dot, from X (+ PE, sinusoidal) or context through whole or
+// per-head W_Q/W_K/W_V (or none), or from precomputed Q/K/V; heads, kv_heads (GQA), W_O,
+// boolean/additive masks, causal (both alignments), key padding, residual. The reference runs
+// everything else: the other score functions and the backward pass (`gradients`).
+import type { AttentionResult, AttentionSpec, HeadResult, Matrix } from '../../types';
+import { runAttention, type RunControl } from '../index';
+import { addRows, zeros } from '../kernels';
+import { requireShape } from '../masks';
+import { Arena, MAX_BYTES } from './arena';
+import { fastChecks } from './checks';
+import { planRun, writeAttn, type RunPlan } from './plan';
+import { threadPool } from './pool';
+
+export interface FastForward {
+  plan: RunPlan;
+  arena: Arena;
+  input?: Matrix;
+  heads: HeadResult[];
+  concat: Matrix;
+  output: Matrix;
+  warnings: string[];
+}
+
+export interface OutputOnlyResult {
+  dtype: AttentionResult['dtype'];
+  concat: Matrix;
+  output: Matrix;
+  residual?: Matrix;
+  warnings: string[];
+  elapsedMs: number;
+}
+
+/** Why the fast path leaves a spec to the reference engine, or undefined when it covers it. */
+export function referenceOnly(spec: AttentionSpec): string | undefined {
+  if (spec.options.score !== 'scaled_dot' && spec.options.score !== 'dot') return `score=${spec.options.score}`;
+  if (spec.options.gradients) return 'gradients';
+  return undefined;
+}
+
+/** Drop-in for `runAttention`: same result, computed by the fast kernels where they apply. */
+export async function runAttentionFast(spec: AttentionSpec, control: RunControl = {}): Promise<AttentionResult> {
+  const started = performance.now();
+  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true) : undefined;
+  if (!pass) return runAttention(spec, control);
+  const result: AttentionResult = {
+    dtype: spec.options.dtype,
+    input: pass.input,
+    heads: pass.heads,
+    concat: pass.concat,
+    output: pass.output,
+    checks: await fastChecks(spec, pass, async (other) => (await forwardFast(other, false))?.output),
+    warnings: pass.warnings,
+    elapsedMs: 0,
+  };
+  if (spec.options.residual) result.residual = residual(pass.input, pass.output);
+  result.elapsedMs = performance.now() - started;
+  return result;
+}
+
+/** Output (and residual) only, by online softmax: no n×n matrix is ever stored. */
+export async function attentionOutputFast(spec: AttentionSpec): Promise<OutputOnlyResult> {
+  const started = performance.now();
+  const reason = referenceOnly(spec);
+  if (reason) throw new RangeError(`the output-only path does not cover ${reason}`);
+  const pass = await forwardFast(spec, false);
+  if (!pass) {
+    runAttention(spec); // throws the reference's message for the shapes that do not fit
+    throw new RangeError('the output-only path cannot run this problem');
+  }
+  const out: OutputOnlyResult = { dtype: spec.options.dtype, concat: pass.concat, output: pass.output, warnings: pass.warnings, elapsedMs: 0 };
+  if (spec.options.residual) out.residual = residual(pass.input, pass.output);
+  out.elapsedMs = performance.now() - started;
+  return out;
+}
+
+/**
+ * The forward pass on the fast kernels (`materialize` false: output only), or undefined when the
+ * spec's shapes do not fit (the reference engine then reports them).
+ */
+export async function forwardFast(spec: AttentionSpec, materialize: boolean): Promise<FastForward | undefined> {
+  const pool = threadPool();
+  const plan = planRun(spec, materialize, pool.size);
+  if (!plan) return undefined;
+  if (plan.arena.totalBytes > MAX_BYTES) {
+    const gib = (plan.arena.totalBytes / 2 ** 30).toFixed(1);
+    throw new RangeError(`keeping every n×n step of this problem needs ${gib} GiB, more than WebAssembly can address (4 GiB): run it output-only`);
+  }
+  const arena = new Arena(plan.arena, plan.dtype);
+  for (const { block, value } of plan.writes) arena.write(block, value);
+  for (const head of plan.heads) writeAttn(arena.buffer, head);
+  await pool.run(arena.memory, plan.phases);
+
+  const mask = plan.mask ? arena.view(plan.mask) : null;
+  const warnings: string[] = [];
+  const heads = plan.heads.map((head, i): HeadResult => {
+    arena.bytes(head.rowFlags).forEach((flag, row) => {
+      if (flag) warnings.push(`${describeQuery(spec, row)} (head ${i + 1}) is fully masked: its output row is 0`);
+    });
+    const square = head.scores && arena.view(head.scores);
+    const scaled = head.scaled ? arena.view(head.scaled) : square;
+    return {
+      Q: arena.view(head.Q),
+      K: arena.view(head.K),
+      V: arena.view(head.V),
+      scores: square as Matrix,
+      scaled: scaled as Matrix,
+      mask,
+      masked: head.masked ? arena.view(head.masked) : (scaled as Matrix), // nothing added: the same numbers
+      weights: (head.weights && arena.view(head.weights)) as Matrix,
+      output: arena.view(head.output),
+      kvHead: head.kvHead,
+    };
+  });
+  return {
+    plan,
+    arena,
+    input: plan.input && arena.view(plan.input),
+    heads,
+    concat: arena.view(plan.concat),
+    output: arena.view(plan.output),
+    warnings,
+  };
+}
+
+/** E' = E + ΔE, with the reference's errors. */
+function residual(input: Matrix | undefined, output: Matrix): Matrix {
+  if (!input) throw new RangeError('the residual E + ΔE needs the input X');
+  requireShape(output, input.rows, input.cols, 'the output (for the residual)');
+  const out = zeros(input.rows, input.cols, output.data instanceof Float32Array ? 'float32' : 'float64');
+  addRows(out, input, output);
+  return out;
+}
+
+/** "query 2 "love"": 1-based, with the token when there is one (as the reference words it). */
+function describeQuery(spec: AttentionSpec, row: number): string {
+  const token = spec.tokens?.[row];
+  return token === undefined ? `query ${row + 1}` : `query ${row + 1} ${JSON.stringify(token)}`;
+}

@@ -1,0 +1,292 @@
+// One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
+// Expects T, LANES, SUF (name suffix), and the vector helpers VADD VMUL VSUB VMAX VSPLAT VEXP,
+// VHMAX VHSUM. Everything is a loop over row-major storage addressed by raw pointers into the
+// shared memory; nothing here touches the C stack (no arrays, no address-taken locals), because
+// every thread's instance starts with the same stack pointer in the one shared memory.
+
+#define CAT_(a, b) a##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(name, SUF)
+#define NB (2 * LANES) /* columns of the register-blocked micro-kernel: 2 vectors */
+#define MR 4           /* rows of the micro-kernel: 4 x 2 vectors = 8 accumulators */
+
+/* C[0:4, 0:NB] (+)= A[0:4, 0:K] · B[0:K, 0:NB]: the one register-blocked micro-kernel. */
+static inline void FN(micro)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int K, int acc) {
+  v128_t c00, c01, c10, c11, c20, c21, c30, c31;
+  if (acc) {
+    c00 = wasm_v128_load(C); c01 = wasm_v128_load(C + LANES);
+    c10 = wasm_v128_load(C + ldc); c11 = wasm_v128_load(C + ldc + LANES);
+    c20 = wasm_v128_load(C + 2 * ldc); c21 = wasm_v128_load(C + 2 * ldc + LANES);
+    c30 = wasm_v128_load(C + 3 * ldc); c31 = wasm_v128_load(C + 3 * ldc + LANES);
+  } else {
+    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = VSPLAT(0);
+  }
+  const T *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda;
+  for (int k = 0; k < K; k++) {
+    v128_t b0 = wasm_v128_load(B), b1 = wasm_v128_load(B + LANES);
+    B += ldb;
+    v128_t a = VSPLAT(a0[k]);
+    c00 = VADD(c00, VMUL(a, b0)); c01 = VADD(c01, VMUL(a, b1));
+    a = VSPLAT(a1[k]);
+    c10 = VADD(c10, VMUL(a, b0)); c11 = VADD(c11, VMUL(a, b1));
+    a = VSPLAT(a2[k]);
+    c20 = VADD(c20, VMUL(a, b0)); c21 = VADD(c21, VMUL(a, b1));
+    a = VSPLAT(a3[k]);
+    c30 = VADD(c30, VMUL(a, b0)); c31 = VADD(c31, VMUL(a, b1));
+  }
+  wasm_v128_store(C, c00); wasm_v128_store(C + LANES, c01);
+  wasm_v128_store(C + ldc, c10); wasm_v128_store(C + ldc + LANES, c11);
+  wasm_v128_store(C + 2 * ldc, c20); wasm_v128_store(C + 2 * ldc + LANES, c21);
+  wasm_v128_store(C + 3 * ldc, c30); wasm_v128_store(C + 3 * ldc + LANES, c31);
+}
+
+/* The ragged edges (rows or columns left over by the micro-kernel), one dot product each. */
+static void FN(edge)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int M, int N, int K, int acc) {
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      T s = acc ? C[i * ldc + j] : 0;
+      for (int k = 0; k < K; k++) s += A[i * lda + k] * B[k * ldb + j];
+      C[i * ldc + j] = s;
+    }
+}
+
+/* C[0:M, 0:N] (+)= A · B, column blocks outermost so each B block stays in L1 across row quads. */
+static void FN(block)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int M, int N, int K, int acc) {
+  int M4 = M - M % MR, Nb = N - N % NB;
+  for (int j = 0; j < Nb; j += NB)
+    for (int i = 0; i < M4; i += MR) FN(micro)(A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, K, acc);
+  if (M4 < M) FN(edge)(A + M4 * lda, lda, B, ldb, C + M4 * ldc, ldc, M - M4, Nb, K, acc);
+  if (Nb < N) FN(edge)(A, lda, B + Nb, ldb, C + Nb, ldc, M, N - Nb, K, acc);
+}
+
+/* Vector exp: n = round(x·log2 e), r = x − n·ln 2 (Cody–Waite), Taylor series of e^r on
+   |r| ≤ ln2/2, times 2^n built in the exponent bits. Inputs below the underflow bound give 0
+   (so −∞ from a mask gives exactly 0). */
+#ifndef EXP_DEFINED_F32
+#define EXP_DEFINED_F32
+static inline v128_t exp_f32(v128_t x) {
+  v128_t under = wasm_f32x4_lt(x, wasm_f32x4_splat(-87.0f));
+  x = wasm_f32x4_pmin(x, wasm_f32x4_splat(88.0f));
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.0f));
+  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t p = wasm_f32x4_splat(1.0f / 5040);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  v128_t pow2 = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return wasm_v128_andnot(wasm_f32x4_mul(p, pow2), under);
+}
+static inline v128_t exp_f64(v128_t x) {
+  v128_t under = wasm_f64x2_lt(x, wasm_f64x2_splat(-708.0));
+  x = wasm_f64x2_pmin(x, wasm_f64x2_splat(709.0));
+  x = wasm_f64x2_pmax(x, wasm_f64x2_splat(-708.0));
+  v128_t n = wasm_f64x2_nearest(wasm_f64x2_mul(x, wasm_f64x2_splat(1.4426950408889634)));
+  v128_t r = wasm_f64x2_sub(x, wasm_f64x2_mul(n, wasm_f64x2_splat(6.93147180369123816490e-01)));
+  r = wasm_f64x2_sub(r, wasm_f64x2_mul(n, wasm_f64x2_splat(1.90821492927058770002e-10)));
+  /* Taylor to r^13: the remainder r^14/14! < 5e-18 on |r| ≤ 0.347, below half an ulp. */
+  v128_t p = wasm_f64x2_splat(1.0 / 6227020800.0);
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 479001600.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 39916800.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 3628800.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 362880.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 40320.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 5040.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 720.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 120.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 24.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 6.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(0.5));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
+  v128_t e = wasm_i64x2_extend_low_i32x4(wasm_i32x4_trunc_sat_f64x2_zero(n));
+  v128_t pow2 = wasm_i64x2_shl(wasm_i64x2_add(e, wasm_i64x2_splat(1023)), 52);
+  return wasm_v128_andnot(wasm_f64x2_mul(p, pow2), under);
+}
+#endif
+
+/* C = A · B for rows [0, M), blocks of 16 rows dealt round-robin to the threads; 64-column
+   panels of B outermost so a panel (64 x K) stays in L2 while every row block passes over it. */
+EXPORT(gemm) void FN(gemm)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int M, int N, int K,
+                           int thread, int threads) {
+  for (int j = 0; j < N; j += 64) {
+    int nc = N - j < 64 ? N - j : 64;
+    for (int i = 16 * thread; i < M; i += 16 * threads) {
+      int mr = M - i < 16 ? M - i : 16;
+      FN(block)(A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, mr, nc, K, 0);
+    }
+  }
+}
+
+/* dst (cols x rows) = srcᵀ, src rows x cols with leading dimension ld; columns split by thread. */
+EXPORT(transpose) void FN(transpose)(const T *src, int ld, T *dst, int rows, int cols, int thread, int threads) {
+  for (int c = thread; c < cols; c += threads)
+    for (int r = 0; r < rows; r++) dst[c * rows + r] = src[r * ld + c];
+}
+
+/* dst[r, c] = src[r, c] for an r x c block between two leading dimensions (heads ⇄ concat). */
+EXPORT(copy2d) void FN(copy2d)(const T *src, int lds, T *dst, int ldd, int rows, int cols, int thread, int threads) {
+  for (int r = thread; r < rows; r += threads)
+    for (int c = 0; c < cols; c++) dst[r * ldd + c] = src[r * lds + c];
+}
+
+/* The additive mask at (i, j): the explicit mask (additive, or boolean 0 → −∞), causal, padding. */
+static inline T FN(mask_at)(const Attn *a, int i, int j) {
+  T m = 0;
+  if (a->mask_kind == MASK_ADDITIVE) m = ((const T *)a->mask)[i * a->nk + j];
+  else if (a->mask_kind == MASK_BOOLEAN && ((const T *)a->mask)[i * a->nk + j] == 0) m = -__builtin_inf();
+  if (a->causal && j > i + a->causal_offset) m = -__builtin_inf();
+  if (a->padding && ((const T *)a->padding)[j] != 0) m = -__builtin_inf();
+  return m;
+}
+
+/* Row i of raw scores s[0:n) (keys j0..j0+n) → scale, mask, into w; optional copies of the scaled
+   and masked rows and of the mask. Returns the row max. */
+static T FN(prepare_row)(const Attn *a, int i, int j0, int n, const T *s, T *scaled, T *maskrow, T *masked, T *w) {
+  T scale = (T)a->scale;
+  if (!a->masked_any) {
+    v128_t vs = VSPLAT(scale), vmax = VSPLAT(-__builtin_inf());
+    int j = 0;
+    for (; j + LANES <= n; j += LANES) {
+      v128_t v = VMUL(wasm_v128_load(s + j), vs);
+      if (scaled) wasm_v128_store(scaled + j, v);
+      wasm_v128_store(w + j, v);
+      vmax = VMAX(vmax, v);
+    }
+    T max = VHMAX(vmax);
+    for (; j < n; j++) {
+      T v = s[j] * scale;
+      if (scaled) scaled[j] = v;
+      w[j] = v;
+      if (v > max) max = v;
+    }
+    return max;
+  }
+  T max = -__builtin_inf();
+  for (int j = 0; j < n; j++) {
+    T v = s[j] * scale;
+    if (scaled) scaled[j] = v;
+    T m = FN(mask_at)(a, i, j0 + j);
+    if (maskrow) maskrow[j] = m;
+    v = v + m;
+    if (masked) masked[j] = v;
+    w[j] = v;
+    if (v > max) max = v;
+  }
+  return max;
+}
+
+/* w[0:n) = exp(w − max) in place; returns the sum. */
+static T FN(exp_row)(T *w, int n, T max) {
+  v128_t vm = VSPLAT(max), vsum = VSPLAT(0);
+  int j = 0;
+  for (; j + LANES <= n; j += LANES) {
+    v128_t e = VEXP(VSUB(wasm_v128_load(w + j), vm));
+    wasm_v128_store(w + j, e);
+    vsum = VADD(vsum, e);
+  }
+  T sum = VHSUM(vsum);
+  for (; j < n; j++) {
+    v128_t e = VEXP(VSPLAT(w[j] - max));
+    T ej = VLANE0(e);
+    w[j] = ej;
+    sum += ej;
+  }
+  return sum;
+}
+
+/* w[0:n) *= f; returns the new sum (the row-sum check, free while the row is in cache). */
+static T FN(scale_row)(T *w, int n, T f) {
+  v128_t vf = VSPLAT(f), vsum = VSPLAT(0);
+  int j = 0;
+  for (; j + LANES <= n; j += LANES) {
+    v128_t v = VMUL(wasm_v128_load(w + j), vf);
+    wasm_v128_store(w + j, v);
+    vsum = VADD(vsum, v);
+  }
+  T sum = VHSUM(vsum);
+  for (; j < n; j++) sum += (w[j] *= f);
+  return sum;
+}
+
+static void FN(zero_rows)(T *p, int ld, int rows, int cols) {
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) p[r * ld + c] = 0;
+}
+
+/* Full attention with every n x n step materialised, one fused pass per tile of TR query rows:
+   raw scores of the tile (micro-kernel over Kᵀ), then per row scale/mask/max, exp/sum,
+   normalise while the row is in cache, then the tile's A·V in key panels of 128 so the V panel
+   stays in L1/L2. Tiles go round-robin to threads, which balances causal masks. */
+EXPORT(attention) void FN(attention)(const Attn *a, int thread, int threads) {
+  const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
+  const T *Q = (const T *)a->q, *KT = (const T *)a->kt, *V = (const T *)a->v;
+  T *S = (T *)a->scores, *W = (T *)a->weights, *O = (T *)a->out;
+  for (int i0 = TR * thread; i0 < nq; i0 += TR * threads) {
+    int rows = nq - i0 < TR ? nq - i0 : TR;
+    FN(block)(Q + i0 * a->ldq, a->ldq, KT, nk, S + i0 * nk, nk, rows, nk, d, 0);
+    for (int i = i0; i < i0 + rows; i++) {
+      long off = (long)i * nk;
+      T *w = W + off;
+      T max = FN(prepare_row)(a, i, 0, nk, S + off, a->scaled ? (T *)a->scaled + off : 0,
+                              a->mask_out ? (T *)a->mask_out + off : 0, a->masked ? (T *)a->masked + off : 0, w);
+      if (max == -__builtin_inf()) {
+        for (int j = 0; j < nk; j++) w[j] = 0;
+        ((unsigned char *)a->row_flags)[i] = 1;
+        ((T *)a->row_sums)[i] = 0;
+        continue;
+      }
+      ((T *)a->row_sums)[i] = FN(scale_row)(w, nk, (T)1 / FN(exp_row)(w, nk, max));
+    }
+    FN(zero_rows)(O + i0 * a->ldo, a->ldo, rows, dv);
+    for (int k0 = 0; k0 < nk; k0 += 128) {
+      int kc = nk - k0 < 128 ? nk - k0 : 128;
+      FN(block)(W + i0 * nk + k0, nk, V + k0 * a->ldv, a->ldv, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+    }
+  }
+}
+
+/* Output only, O(n·d) memory: online softmax (FlashAttention) over key blocks of FB. Each thread
+   keeps its tile's scores, running max and running sum in its own scratch slice. */
+EXPORT(flash) void FN(flash)(const Attn *a, int thread, int threads) {
+  const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
+  const T *Q = (const T *)a->q, *KT = (const T *)a->kt, *V = (const T *)a->v;
+  T *O = (T *)a->out;
+  T *S = (T *)(a->scratch + thread * a->scratch_stride); /* TR x FB scores of the tile */
+  T *m = S + TR * FB, *l = m + TR;                        /* running max and sum per row */
+  for (int i0 = TR * thread; i0 < nq; i0 += TR * threads) {
+    int rows = nq - i0 < TR ? nq - i0 : TR;
+    FN(zero_rows)(O + i0 * a->ldo, a->ldo, rows, dv);
+    for (int r = 0; r < rows; r++) { m[r] = -__builtin_inf(); l[r] = 0; }
+    for (int k0 = 0; k0 < nk; k0 += FB) {
+      int kc = nk - k0 < FB ? nk - k0 : FB;
+      FN(block)(Q + i0 * a->ldq, a->ldq, KT + k0, nk, S, FB, rows, kc, d, 0);
+      for (int r = 0; r < rows; r++) {
+        T *s = S + r * FB;
+        T bmax = FN(prepare_row)(a, i0 + r, k0, kc, s, 0, 0, 0, s);
+        if (bmax == -__builtin_inf()) { for (int j = 0; j < kc; j++) s[j] = 0; continue; }
+        T mnew = bmax > m[r] ? bmax : m[r];
+        if (mnew > m[r] && m[r] != -__builtin_inf()) {
+          T corr = VLANE0(VEXP(VSPLAT(m[r] - mnew)));
+          l[r] *= corr;
+          FN(scale_row)(O + (i0 + r) * a->ldo, dv, corr);
+        }
+        m[r] = mnew;
+        l[r] += FN(exp_row)(s, kc, mnew);
+      }
+      FN(block)(S, FB, V + k0 * a->ldv, a->ldv, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+    }
+    for (int r = 0; r < rows; r++) {
+      if (m[r] == -__builtin_inf()) { ((unsigned char *)a->row_flags)[i0 + r] = 1; continue; }
+      FN(scale_row)(O + (i0 + r) * a->ldo, dv, (T)1 / l[r]);
+    }
+  }
+}
+
+#undef NB
+#undef MR

@@ -1,0 +1,213 @@
+// From an AttentionSpec to one fast run: where every matrix lives in the shared memory, what
+// JavaScript writes there first (the inputs, rounded to the run's dtype), and the phases of
+// kernel calls the threads execute. Shapes are checked as the plan is made; a spec that does not
+// fit returns undefined and the caller lets the reference engine report it.
+import type { AttentionSpec, DType, Matrix } from '../../types';
+import { scoreScale } from '../scores';
+import { sinusoidalPositionalEncoding } from '../positional';
+import { ArenaPlan, bytesOf, type Block, type MatrixBlock } from './arena';
+import type { KernelCall, Phase } from './pool';
+
+/** The Attn struct of attention.c: a float64 scale, then int32 fields in this order. */
+const ATTN_FIELDS = [
+  'q', 'ldq', 'kt', 'v', 'ldv', 'nq', 'nk', 'd', 'dv',
+  'scores', 'scaled', 'maskOut', 'masked', 'weights', 'out', 'ldo',
+  'mask', 'maskKind', 'causal', 'causalOffset', 'padding', 'maskedAny',
+  'rowFlags', 'rowSums', 'scratch', 'scratchStride',
+] as const;
+export type AttnField = (typeof ATTN_FIELDS)[number];
+const ATTN_BYTES = 8 + 4 * ATTN_FIELDS.length;
+const MASK_KIND = { none: 0, boolean: 1, additive: 2 } as const;
+/** Per-thread scratch of the online-softmax path: a tile of scores plus running max and sum. */
+const FLASH_SCRATCH_BYTES = 32 * 1024;
+
+export interface HeadPlan {
+  Q: MatrixBlock;
+  K: MatrixBlock;
+  V: MatrixBlock;
+  kvHead: number;
+  /** n×n blocks; absent in output-only runs. `scaled` is absent when the scale is 1 (= scores). */
+  scores?: MatrixBlock;
+  scaled?: MatrixBlock;
+  masked?: MatrixBlock;
+  weights?: MatrixBlock;
+  output: MatrixBlock;
+  rowFlags: Block;
+  rowSums: MatrixBlock;
+  attn: Block;
+  attnFields: Record<AttnField, number>;
+  scale: number;
+}
+
+export interface RunPlan {
+  dtype: DType;
+  arena: ArenaPlan;
+  /** Inputs JavaScript copies into the memory before the threads start. */
+  writes: { block: MatrixBlock; value: Matrix }[];
+  phases: Phase[];
+  input?: MatrixBlock;
+  heads: HeadPlan[];
+  /** The additive mask shared by every head (written by head 0), when anything masks. */
+  mask?: MatrixBlock;
+  concat: MatrixBlock;
+  output: MatrixBlock;
+  /** Q was projected through W_Q (the cost report counts projections). */
+  projected: boolean;
+  hasOutputProjection: boolean;
+}
+
+interface Projected {
+  heads: MatrixBlock[];
+  calls: KernelCall[];
+}
+
+/** Plans the forward pass; `materialize` false is the O(n·d) output-only path. */
+export function planRun(spec: AttentionSpec, materialize: boolean, threads: number): RunPlan | undefined {
+  const { options } = spec;
+  const dtype = options.dtype;
+  const h = options.heads;
+  const g = options.kvHeads ?? h;
+  if (!Number.isInteger(h) || h < 1 || !Number.isInteger(g) || g < 1 || h % g !== 0) return undefined;
+  const arena = new ArenaPlan();
+  const writes: RunPlan['writes'] = [];
+  const put = (value: Matrix): MatrixBlock => {
+    const block = arena.matrix(value.rows, value.cols, dtype);
+    writes.push({ block, value });
+    return block;
+  };
+  const kernel = (name: string): string => `${name}_${dtype === 'float32' ? 'f32' : 'f64'}`;
+  const size = bytesOf(dtype);
+
+  let inputValue: Matrix | undefined;
+  if (spec.X) {
+    inputValue = positioned(spec, spec.X);
+    if (!inputValue) return undefined;
+  }
+  const input = inputValue && put(inputValue);
+  const context = spec.context && put(spec.context);
+  const kvSource = context ?? input;
+
+  const project = (count: number, precomputed: Matrix | undefined, W: Matrix[] | undefined, source: MatrixBlock | undefined): Projected | undefined => {
+    const split = (whole: MatrixBlock): Projected | undefined => {
+      if (whole.cols % count !== 0) return undefined;
+      if (count === 1) return { heads: [whole], calls: [] };
+      const width = whole.cols / count;
+      const heads = Array.from({ length: count }, () => arena.matrix(whole.rows, width, dtype));
+      const calls = heads.map((head, i) => ({
+        kernel: kernel('copy2d'),
+        args: [whole.offset + i * width * size, whole.cols, head.offset, width, whole.rows, width],
+      }));
+      return { heads, calls };
+    };
+    if (precomputed) return split(put(precomputed));
+    if (!source) return undefined;
+    if (!W || W.length === 0) return split(source);
+    if (W.length !== 1 && W.length !== count) return undefined;
+    const blocks = W.map(put);
+    if (blocks.some((w) => w.rows !== source.cols)) return undefined;
+    if (blocks.length === 1 && blocks[0].cols % count !== 0) return undefined;
+    const width = blocks.length === 1 ? blocks[0].cols / count : blocks[0].cols;
+    if (blocks.some((w) => w.cols !== (blocks.length === 1 ? width * count : width))) return undefined;
+    const heads = Array.from({ length: count }, () => arena.matrix(source.rows, width, dtype));
+    const calls = heads.map((head, i) => {
+      const w = blocks.length === 1 ? blocks[0] : blocks[i];
+      const column = blocks.length === 1 ? i * width : 0;
+      return {
+        kernel: kernel('gemm'),
+        args: [source.offset, source.cols, w.offset + column * size, w.cols, head.offset, width, source.rows, width, source.cols],
+      };
+    });
+    return { heads, calls };
+  };
+
+  const Q = project(h, spec.Q, spec.WQ, input);
+  const K = project(g, spec.K, spec.WK, kvSource);
+  const V = project(g, spec.V, spec.WV, kvSource);
+  if (!Q || !K || !V) return undefined;
+  const queries = Q.heads[0].rows;
+  const keys = K.heads[0].rows;
+  const dK = Q.heads[0].cols;
+  const dV = V.heads[0].cols;
+  if (K.heads[0].cols !== dK || V.heads[0].rows !== keys || keys === 0 || queries === 0) return undefined;
+
+  const { mask, padding } = spec;
+  if (mask && (mask.value.rows !== queries || mask.value.cols !== keys)) return undefined;
+  if (padding && (padding.rows !== 1 || padding.cols !== keys)) return undefined;
+  const maskIn = mask && put(mask.value);
+  const paddingIn = padding && put(padding);
+  const maskedAny = Boolean(mask || padding || options.causal);
+  const maskOut = maskedAny && materialize ? arena.matrix(queries, keys, dtype) : undefined;
+
+  const KT = K.heads.map((k) => arena.matrix(k.cols, k.rows, dtype));
+  const transposes = K.heads.map((k, i) => ({ kernel: kernel('transpose'), args: [k.offset, k.cols, KT[i].offset, k.rows, k.cols] }));
+  const scratch = materialize ? undefined : arena.reserve(FLASH_SCRATCH_BYTES * threads);
+
+  const heads: HeadPlan[] = [];
+  for (let i = 0; i < h; i++) {
+    const kvHead = Math.floor(i / (h / g));
+    const scale = scoreScale(spec, dK);
+    const square = (): MatrixBlock | undefined => (materialize ? arena.matrix(queries, keys, dtype) : undefined);
+    const scores = square();
+    const scaled = scale === 1 ? undefined : square();
+    const masked = maskedAny ? square() : undefined;
+    const weights = square();
+    const output = arena.matrix(queries, dV, dtype);
+    const fields: Record<AttnField, number> = {
+      q: Q.heads[i].offset, ldq: dK, kt: KT[kvHead].offset, v: V.heads[kvHead].offset, ldv: dV,
+      nq: queries, nk: keys, d: dK, dv: dV,
+      scores: scores?.offset ?? 0, scaled: scaled?.offset ?? 0, maskOut: i === 0 ? (maskOut?.offset ?? 0) : 0,
+      masked: masked?.offset ?? 0, weights: weights?.offset ?? 0, out: output.offset, ldo: dV,
+      mask: maskIn?.offset ?? 0, maskKind: MASK_KIND[mask?.kind ?? 'none'],
+      causal: options.causal ? 1 : 0, causalOffset: options.causal === 'bottom-right' ? keys - queries : 0,
+      padding: paddingIn?.offset ?? 0, maskedAny: maskedAny ? 1 : 0,
+      rowFlags: 0, rowSums: 0, scratch: scratch?.offset ?? 0, scratchStride: FLASH_SCRATCH_BYTES,
+    };
+    const rowFlags = arena.reserve(queries);
+    const rowSums = arena.matrix(queries, 1, dtype);
+    fields.rowFlags = rowFlags.offset;
+    fields.rowSums = rowSums.offset;
+    const attn = arena.reserve(ATTN_BYTES);
+    heads.push({ Q: Q.heads[i], K: K.heads[kvHead], V: V.heads[kvHead], kvHead, scores, scaled, masked, weights, output, rowFlags, rowSums, attn, attnFields: fields, scale });
+  }
+
+  const attention = heads.map((head) => ({ kernel: kernel(materialize ? 'attention' : 'flash'), args: [head.attn.offset] }));
+  const phases: Phase[] = [[...Q.calls, ...K.calls, ...V.calls], transposes, attention];
+  let concat = heads[0].output;
+  if (h > 1) {
+    concat = arena.matrix(queries, dV * h, dtype);
+    phases.push(heads.map((head, i) => ({
+      kernel: kernel('copy2d'),
+      args: [head.output.offset, dV, concat.offset + i * dV * size, concat.cols, queries, dV],
+    })));
+  }
+  let output = concat;
+  if (spec.WO) {
+    if (spec.WO.rows !== concat.cols) return undefined;
+    const WO = put(spec.WO);
+    output = arena.matrix(queries, WO.cols, dtype);
+    phases.push([{ kernel: kernel('gemm'), args: [concat.offset, concat.cols, WO.offset, WO.cols, output.offset, WO.cols, queries, WO.cols, concat.cols] }]);
+  }
+  return {
+    dtype, arena, writes, phases: phases.filter((phase) => phase.length > 0), input, heads,
+    mask: maskOut, concat, output, projected: Boolean(!spec.Q && spec.WQ?.length), hasOutputProjection: Boolean(spec.WO),
+  };
+}
+
+/** Writes a head's Attn struct (the scale as float64, then the int32 fields). */
+export function writeAttn(buffer: SharedArrayBuffer, head: HeadPlan): void {
+  new Float64Array(buffer, head.attn.offset, 1)[0] = head.scale;
+  const ints = new Int32Array(buffer, head.attn.offset + 8, ATTN_FIELDS.length);
+  ATTN_FIELDS.forEach((field, i) => (ints[i] = head.attnFields[field]));
+}
+
+/** X + PE (given, or sinusoidal on request), as the reference forms it; undefined if PE misfits. */
+function positioned(spec: AttentionSpec, X: Matrix): Matrix | undefined {
+  const pe = spec.PE ?? (spec.options.sinusoidalPE ? sinusoidalPositionalEncoding(X.rows, X.cols) : undefined);
+  if (!pe) return X;
+  if (pe.rows !== X.rows || pe.cols !== X.cols) return undefined;
+  // Both rounded to the run's dtype first, then added and rounded again, like the reference.
+  const round = spec.options.dtype === 'float32' ? Math.fround : (v: number) => v;
+  const data = new Float64Array(X.data.length);
+  for (let p = 0; p < data.length; p++) data[p] = round(round(X.data[p]) + round(pe.data[p]));
+  return { rows: X.rows, cols: X.cols, data };
+}

@@ -1,0 +1,85 @@
+// The compute threads of the fast path: one worker_thread per core, started on first use and
+// kept (unreferenced, so they never keep a process alive) for later runs. A run hands every
+// thread the same program; each does its share of each phase (the kernels split rows by
+// thread index) and they meet at a barrier between phases, so one message per thread per run.
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+/** One kernel call: an export of attention.wasm and its arguments before (thread, threads). */
+export interface KernelCall {
+  kernel: string;
+  args: number[];
+}
+
+/** Calls that may run concurrently; the next phase starts when every thread finished this one. */
+export type Phase = KernelCall[];
+
+/** Beyond 8 threads the n×n passes are bound by memory bandwidth, not cores. */
+const MAX_THREADS = 8;
+
+let compiled: WebAssembly.Module | undefined;
+let pool: ThreadPool | undefined;
+
+/** attention.wasm and fast-thread.js sit next to this module in src/ and next to the bundle in dist/. */
+export function kernelsModule(): WebAssembly.Module {
+  compiled ??= new WebAssembly.Module(readFileSync(join(__dirname, 'attention.wasm')));
+  return compiled;
+}
+
+export function threadPool(): ThreadPool {
+  pool ??= new ThreadPool(Math.max(1, Math.min(MAX_THREADS, availableParallelism())));
+  return pool;
+}
+
+interface ThreadReply {
+  error: string | null;
+}
+
+export class ThreadPool {
+  private readonly workers: Worker[];
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(readonly size: number) {
+    this.workers = Array.from({ length: size }, () => {
+      const worker = new Worker(join(__dirname, 'fast-thread.js'));
+      worker.unref();
+      return worker;
+    });
+  }
+
+  /** Runs the phases on every thread; runs are queued, one at a time. */
+  run(memory: WebAssembly.Memory, phases: Phase[]): Promise<void> {
+    const result = this.queue.then(() => this.runNow(memory, phases));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private runNow(memory: WebAssembly.Memory, phases: Phase[]): Promise<void> {
+    const module = kernelsModule();
+    const control = new SharedArrayBuffer(8);
+    const replies = this.workers.map(
+      (worker, thread) =>
+        new Promise<ThreadReply>((resolve, reject) => {
+          const onError = (error: Error): void => {
+            worker.off('message', onMessage);
+            reject(error);
+          };
+          const onMessage = (reply: ThreadReply): void => {
+            worker.off('error', onError);
+            worker.unref();
+            resolve(reply);
+          };
+          worker.once('message', onMessage);
+          worker.once('error', onError);
+          worker.ref(); // a pending run keeps the process alive until it answers
+          worker.postMessage({ module, runMemory: memory, control, phases, thread, threads: this.size });
+        }),
+    );
+    return Promise.all(replies).then((all) => {
+      const failed = all.find((reply) => reply.error !== null);
+      if (failed) throw new Error(`fast attention kernel failed: ${failed.error}`);
+    });
+  }
+}
