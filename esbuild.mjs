@@ -2,6 +2,7 @@
 // worker thread, the panel's browser code and the CLI. `--production` minifies and drops
 // source maps; `--watch` rebuilds on change.
 import * as esbuild from 'esbuild';
+import { cpSync, mkdirSync } from 'node:fs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -34,6 +35,11 @@ const builds = [
     outfile: 'dist/webview.js',
   },
 ];
+
+// The fast engine's WebAssembly kernels and their thread script are loaded from next to the
+// bundle at run time (src/core/engine/fast/pool.ts), not bundled.
+mkdirSync('dist', { recursive: true });
+for (const file of ['attention.wasm', 'fast-thread.js']) cpSync(`src/core/engine/fast/${file}`, `dist/${file}`);
 
 if (watch) {
   const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));
