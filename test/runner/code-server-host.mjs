@@ -1,0 +1,44 @@
+// Host 2: the same integration suite inside code-server (VS Code 1.100.3 server), its workbench
+// opened in Debian's Chromium by playwright-core. The workbench runs the extension host's tests
+// because the URL's payload names `extensionTestsPath`, and reports back through two functions
+// it looks for on the page: codeAutomationLog (every log line) and codeAutomationExit (the code).
+import { format } from 'node:util';
+import { launchChromium } from '../../scripts/lib/browser.mjs';
+import { startCodeServer, workbenchUrl } from '../../scripts/lib/code-server.mjs';
+import { paths } from './paths.mjs';
+
+/**
+ * Runs the suite; `onLine` receives each line of the tests' output. Resolves to the extension
+ * host's exit code; rejects when the run cannot start or exceeds `timeoutMs`.
+ */
+export async function runInCodeServer({ timeoutMs, onLine }) {
+  const serverLog = [];
+  const server = await startCodeServer({ folder: paths.examples, log: (line) => serverLog.push(line) });
+  let browser;
+  try {
+    browser = await launchChromium();
+    const page = await browser.newPage();
+    const exitCode = new Promise((resolve) => page.exposeFunction('codeAutomationExit', resolve));
+    await page.exposeFunction('codeAutomationLog', (type, args) => {
+      // The arguments of one console call; mocha's lines are printf-style.
+      const text = format(...(Array.isArray(args) ? args : [args]));
+      for (const line of text.split('\n')) onLine(line, type);
+    });
+    await page.goto(workbenchUrl({ ...server, folder: paths.examples, extensionPath: paths.repoRoot, testsPath: paths.integrationEntry }));
+    let timer;
+    const timeout = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`integration tests did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([exitCode, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  } catch (error) {
+    console.error(`code-server log:\n${serverLog.join('\n')}`);
+    throw error;
+  } finally {
+    await browser?.close();
+    await server.stop();
+  }
+}
