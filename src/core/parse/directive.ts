@@ -1,0 +1,319 @@
+import type { AttentionOptions, CausalAlignment, DType, ScoreFunction } from '../types';
+import type { ReadIssue } from './issues';
+import { closest } from './suggest';
+
+// The `attention: key=value …` line: where it may stand, and what its keys mean.
+
+export function defaultOptions(): AttentionOptions {
+  return { heads: 1, score: 'scaled_dot', dtype: 'float64' };
+}
+
+export interface Directive {
+  /** Offsets of the whole directive (from `attention` to the end of its options). */
+  start: number;
+  end: number;
+  options: AttentionOptions;
+  issues: ReadIssue[];
+}
+
+// `attention:` at the start of a line, after any comment marker (`#`, `//`, `%`, `;`, `--`,
+// `<!--`, `/*`, `*`), Markdown quote or list marker, or a JSON key's quote/brace/comma.
+const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]*)*(["']?)(attention)\1[ \t]*:[ \t]*/iy;
+
+const KEYS = ['heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name'] as const;
+type Key = (typeof KEYS)[number];
+
+const KEY_ALIASES: Record<string, Key> = {
+  heads: 'heads',
+  num_heads: 'heads',
+  n_heads: 'heads',
+  nheads: 'heads',
+  kv_heads: 'kv_heads',
+  num_kv_heads: 'kv_heads',
+  n_kv_heads: 'kv_heads',
+  kvheads: 'kv_heads',
+  scale: 'scale',
+  score: 'score',
+  scoring: 'score',
+  sigma: 'sigma',
+  causal: 'causal',
+  is_causal: 'causal',
+  dtype: 'dtype',
+  pe: 'pe',
+  positional: 'pe',
+  grad: 'grad',
+  grads: 'grad',
+  gradients: 'grad',
+  backward: 'grad',
+  residual: 'residual',
+  name: 'name',
+  title: 'name',
+};
+
+const SCORES: Record<string, ScoreFunction> = {
+  scaled_dot: 'scaled_dot',
+  scaled: 'scaled_dot',
+  scaled_dot_product: 'scaled_dot',
+  sdpa: 'scaled_dot',
+  dot: 'dot',
+  general: 'general',
+  luong: 'general',
+  bilinear: 'general',
+  additive: 'additive',
+  bahdanau: 'additive',
+  concat: 'additive',
+  gaussian: 'gaussian',
+  rbf: 'gaussian',
+};
+
+const DTYPES: Record<string, DType> = {
+  float64: 'float64',
+  double: 'float64',
+  fp64: 'float64',
+  f64: 'float64',
+  float32: 'float32',
+  float: 'float32',
+  single: 'float32',
+  fp32: 'float32',
+  f32: 'float32',
+};
+
+const CAUSAL: Record<string, CausalAlignment | false> = {
+  true: 'top-left',
+  yes: 'top-left',
+  '1': 'top-left',
+  'top-left': 'top-left',
+  top_left: 'top-left',
+  topleft: 'top-left',
+  'bottom-right': 'bottom-right',
+  bottom_right: 'bottom-right',
+  bottomright: 'bottom-right',
+  false: false,
+  no: false,
+  '0': false,
+};
+
+const BOOLEAN: Record<string, boolean> = { true: true, yes: true, on: true, '1': true, false: false, no: false, off: false, '0': false };
+const PE: Record<string, boolean> = { sinusoidal: true, sin: true, sine: true, true: true, none: false, false: false, off: false };
+
+/**
+ * Every directive in the text, in order. Found by searching for the word (fast even in a 50 MB
+ * file), then checking its line with the pattern above.
+ */
+export function findDirectives(text: string): Directive[] {
+  const found: Directive[] = [];
+  let from = 0;
+  for (let at = text.indexOf('ttention', from); at > 0; at = text.indexOf('ttention', from)) {
+    from = at + 8;
+    const initial = text.charCodeAt(at - 1);
+    if (initial !== 97 && initial !== 65) continue; // a / A
+    // Only a short prefix (comment markers) may stand before the word on its line.
+    let lineStart = at - 1;
+    while (lineStart > 0 && at - lineStart < 48 && text.charCodeAt(lineStart - 1) !== 10) lineStart--;
+    if (lineStart > 0 && text.charCodeAt(lineStart - 1) !== 10) continue;
+    DIRECTIVE.lastIndex = lineStart;
+    const match = DIRECTIVE.exec(text);
+    if (!match) continue;
+    const bodyStart = lineStart + match[0].length;
+    let lineEnd = text.indexOf('\n', bodyStart);
+    if (lineEnd === -1) lineEnd = text.length;
+    const nameStart = lineStart + match[0].lastIndexOf(match[2]) - match[1].length;
+    const directive = readDirective(text, nameStart, bodyStart, lineEnd);
+    if (directive) {
+      found.push(directive);
+      from = lineEnd;
+    }
+  }
+  return found;
+}
+
+interface Word {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** Splits `heads=2, name="My example" causal` into words, keeping quoted values whole. */
+function splitWords(text: string, start: number, end: number): Word[] {
+  const words: Word[] = [];
+  let at = start;
+  while (at < end) {
+    const code = text.charCodeAt(at);
+    if (code === 32 || code === 9 || code === 13 || code === 44 || code === 59) {
+      at++;
+      continue;
+    }
+    const wordStart = at;
+    while (at < end) {
+      const c = text.charCodeAt(at);
+      if (c === 32 || c === 9 || c === 13 || c === 44 || c === 59) break;
+      if (c === 34 || c === 39) {
+        const close = text.indexOf(text[at], at + 1);
+        at = close === -1 || close >= end ? end : close + 1;
+      } else at++;
+    }
+    words.push({ text: text.slice(wordStart, at), start: wordStart, end: at });
+  }
+  return words;
+}
+
+/** The end of the directive's options: before a closing comment, or a JSON string's closing quote. */
+function bodyEnd(text: string, start: number, lineEnd: number, quote: string | undefined): number {
+  let end = lineEnd;
+  for (const closer of ['-->', '*/']) {
+    const at = text.indexOf(closer, start);
+    if (at !== -1 && at < end) end = at;
+  }
+  while (end > start && /\s/.test(text[end - 1])) end--;
+  if (quote !== undefined) {
+    if (text[end - 1] === ',') end--;
+    if (text[end - 1] === quote) end--;
+  }
+  return end;
+}
+
+function readDirective(text: string, start: number, bodyStart: number, lineEnd: number): Directive | undefined {
+  // JSON: "attention": "heads=2 causal"
+  const quote = text[bodyStart] === '"' || text[bodyStart] === "'" ? text[bodyStart] : undefined;
+  const from = quote === undefined ? bodyStart : bodyStart + 1;
+  const end = bodyEnd(text, from, lineEnd, quote);
+  const words = splitWords(text, from, end);
+  // Prose such as "Attention: this matters" is not a directive: the first word must be an option.
+  if (words.length > 0) {
+    const first = words[0].text;
+    const key = (first.includes('=') ? first.slice(0, first.indexOf('=')) : first).toLowerCase();
+    if (!first.includes('=') && !(key in KEY_ALIASES)) return undefined;
+  }
+  const options = defaultOptions();
+  const issues: ReadIssue[] = [];
+  for (const word of words) applyWord(word, options, issues);
+  return { start, end: Math.max(end, bodyStart), options, issues };
+}
+
+function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): void {
+  const equals = word.text.indexOf('=');
+  const rawKey = equals === -1 ? word.text : word.text.slice(0, equals);
+  const rawValue = equals === -1 ? undefined : unquote(word.text.slice(equals + 1));
+  const key = KEY_ALIASES[rawKey.toLowerCase()];
+  const keyEnd = word.start + rawKey.length;
+  if (!key) {
+    const guess = closest(rawKey, Object.keys(KEY_ALIASES));
+    issues.push({
+      start: word.start,
+      end: keyEnd,
+      severity: 'error',
+      code: 'unknown-option',
+      message: `Unknown option \`${rawKey}\`. Options: ${KEYS.join(', ')}.`,
+      ...(guess ? { suggestion: `did you mean \`${guess}\`?` } : {}),
+    });
+    return;
+  }
+  const bad = (message: string, suggestion?: string): void => {
+    issues.push({
+      start: equals === -1 ? word.start : keyEnd + 1,
+      end: word.end,
+      severity: 'error',
+      code: 'bad-option-value',
+      message,
+      ...(suggestion ? { suggestion } : {}),
+    });
+  };
+  const choose = <T>(table: Record<string, T>, what: string): T | undefined => {
+    const value = (rawValue ?? '').toLowerCase();
+    if (value in table) return table[value];
+    const guess = closest(value, Object.keys(table));
+    bad(`\`${rawValue ?? ''}\` is not a valid ${what}: use ${Object.keys(table).join(', ')}.`, guess ? `did you mean \`${guess}\`?` : undefined);
+    return undefined;
+  };
+  const flag = (): boolean | undefined => (rawValue === undefined ? true : choose(BOOLEAN, `value for \`${rawKey}\``));
+  switch (key) {
+    case 'heads':
+    case 'kv_heads': {
+      const count = positiveInteger(rawValue);
+      if (count === undefined) {
+        bad(`\`${rawKey}\` must be a whole number of heads from 1 to 1024, e.g. \`${rawKey}=2\`.`);
+      } else if (key === 'heads') options.heads = count;
+      else options.kvHeads = count;
+      return;
+    }
+    case 'scale': {
+      if (rawValue !== undefined && /^(none|default|auto)$/i.test(rawValue)) {
+        delete options.scale;
+        return;
+      }
+      const scale = scaleValue(rawValue);
+      if (scale === undefined) bad('`scale` must be a finite number such as `scale=0.5`, `scale=1/sqrt(2)` or `scale=none` (1/√d_k).');
+      else options.scale = scale;
+      return;
+    }
+    case 'sigma': {
+      const sigma = scaleValue(rawValue);
+      if (sigma === undefined || !(sigma > 0)) bad('`sigma` (the gaussian score width) must be a positive number, e.g. `sigma=1`.');
+      else options.sigma = sigma;
+      return;
+    }
+    case 'score': {
+      const score = choose(SCORES, 'score function');
+      if (score) options.score = score;
+      return;
+    }
+    case 'dtype': {
+      const dtype = choose(DTYPES, 'dtype');
+      if (dtype) options.dtype = dtype;
+      return;
+    }
+    case 'causal': {
+      const causal = rawValue === undefined ? 'top-left' : choose(CAUSAL, 'causal alignment');
+      if (causal) options.causal = causal;
+      else if (causal === false) delete options.causal;
+      return;
+    }
+    case 'pe': {
+      const pe = choose(PE, 'positional encoding');
+      if (pe !== undefined) options.sinusoidalPE = pe;
+      return;
+    }
+    case 'grad': {
+      const on = flag();
+      if (on !== undefined) options.gradients = on;
+      return;
+    }
+    case 'residual': {
+      const on = flag();
+      if (on !== undefined) options.residual = on;
+      return;
+    }
+    case 'name': {
+      if (!rawValue) bad('`name` needs a value, e.g. `name="My example"`.');
+      else options.name = rawValue;
+      return;
+    }
+  }
+}
+
+function unquote(value: string): string {
+  const first = value[0];
+  if ((first === '"' || first === "'") && value.length >= 2 && value.endsWith(first)) return value.slice(1, -1);
+  return value;
+}
+
+function positiveInteger(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,4}$/.test(value)) return undefined;
+  const count = Number(value);
+  return count >= 1 && count <= 1024 ? count : undefined;
+}
+
+/** A number, `a/b`, `1/sqrt(n)` or `sqrt(n)`. */
+function scaleValue(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = String.raw`[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?`;
+  const term = `(?:sqrt\\((${number})\\)|(${number}))`;
+  const match = new RegExp(`^${term}(?:/${term})?$`, 'i').exec(value.replace(/\s+/g, ''));
+  if (!match) return undefined;
+  const read = (root?: string, plain?: string): number | undefined =>
+    root !== undefined ? Math.sqrt(Number(root)) : plain !== undefined ? Number(plain) : undefined;
+  const numerator = read(match[1], match[2]);
+  const denominator = read(match[3], match[4]);
+  const result = denominator === undefined ? numerator : (numerator ?? NaN) / denominator;
+  return result !== undefined && Number.isFinite(result) ? result : undefined;
+}

@@ -1,0 +1,417 @@
+// Problem → AttentionSpec: every shape and option checked before anything is computed, each
+// mismatch reported once, at the matrix that disagrees, naming both matrices and their shapes
+// (`X is 3×4 but W_Q has 5 rows`). A spec returned here is one the engine can compute.
+import { roleLabel } from './parse/names';
+import type { AttentionOptions, AttentionSpec, Diagnostic, Matrix, MatrixDef, Problem, Range, Role, Severity } from './types';
+
+export interface SpecResult {
+  spec?: AttentionSpec;
+  diagnostics: Diagnostic[];
+}
+
+const shape = (m: Matrix): string => `${m.rows}×${m.cols}`;
+
+/** Collects diagnostics; `errors` counts the ones that stop the run. */
+class Report {
+  readonly diagnostics: Diagnostic[] = [];
+  errors = 0;
+
+  constructor(private readonly fallback: Range) {}
+
+  add(range: Range | undefined, severity: Severity, code: string, message: string, suggestion?: string): void {
+    if (severity === 'error') this.errors++;
+    this.diagnostics.push({ range: range ?? this.fallback, severity, code, message, ...(suggestion ? { suggestion } : {}) });
+  }
+
+  error(range: Range | undefined, code: string, message: string, suggestion?: string): void {
+    this.add(range, 'error', code, message, suggestion);
+  }
+}
+
+/** The matrices of a problem by role: whole ones, and per-head ones indexed by head. */
+class Inputs {
+  private readonly whole = new Map<Role, MatrixDef>();
+  private readonly perHead = new Map<Role, MatrixDef[]>();
+
+  constructor(problem: Problem) {
+    for (const def of problem.matrices) {
+      if (!def.role) continue;
+      if (def.head === undefined) {
+        if (!this.whole.has(def.role)) this.whole.set(def.role, def);
+      } else {
+        const list = this.perHead.get(def.role) ?? [];
+        if (!list[def.head]) list[def.head] = def;
+        this.perHead.set(def.role, list);
+      }
+    }
+  }
+
+  get(role: Role): MatrixDef | undefined {
+    return this.whole.get(role);
+  }
+
+  heads(role: Role): MatrixDef[] | undefined {
+    return this.perHead.get(role);
+  }
+
+  has(role: Role): boolean {
+    return this.whole.has(role) || this.perHead.has(role);
+  }
+}
+
+/** Divisors of n, for suggesting head counts. */
+function divisors(n: number): number[] {
+  const out: number[] = [];
+  for (let d = 1; d <= n; d++) if (n % d === 0) out.push(d);
+  return out;
+}
+
+function listOr(values: number[]): string {
+  return values.length <= 1 ? String(values[0] ?? '') : `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+}
+
+export function buildSpec(problem: Problem): SpecResult {
+  const where = problem.directiveRange ?? problem.matrices[0]?.nameRange ?? problem.range;
+  const report = new Report(where);
+  const inputs = new Inputs(problem);
+  const options: AttentionOptions = { ...problem.options };
+  const spec: AttentionSpec = { options };
+
+  const X = inputs.get('X');
+  const context = inputs.get('context');
+  if (X) spec.X = X.value;
+  if (context) spec.context = context.value;
+  for (const role of ['Q', 'K', 'V'] as const) {
+    const def = inputs.get(role);
+    if (def) spec[role] = def.value;
+  }
+
+  resolveHeads(inputs, options, report, where);
+  if (report.errors > 0) return { diagnostics: report.diagnostics };
+
+  if (!X && !spec.Q) {
+    report.error(where, 'missing-input', 'Nothing to attend over: write the input X (one row per token), or Q, K and V directly.', 'add e.g. X = [[1, 0], [0, 1]]');
+    return { diagnostics: report.diagnostics };
+  }
+  checkPositions(inputs, spec, options, report);
+  const streams = checkProjections(inputs, spec, options, report);
+  if (report.errors > 0 || !streams) return { diagnostics: report.diagnostics };
+
+  checkScores(inputs, spec, options, streams, report);
+  checkMasks(inputs, spec, streams, report);
+  checkOutput(inputs, spec, options, streams, report, where);
+  checkTokens(problem, spec, streams, report, where);
+  checkFinite(problem, report);
+  if (report.errors > 0) return { diagnostics: report.diagnostics };
+  if (problem.tokens) spec.tokens = problem.tokens;
+  if (problem.keyTokens) spec.keyTokens = problem.keyTokens;
+  return { spec, diagnostics: report.diagnostics };
+}
+
+/** heads / kv_heads from the directive and from per-head matrices; they must agree. */
+function resolveHeads(inputs: Inputs, options: AttentionOptions, report: Report, where: Range): void {
+  const counted = (role: Role): number | undefined => {
+    const list = inputs.heads(role);
+    if (!list) return undefined;
+    const label = roleLabel(role);
+    const missing = [...list.keys()].filter((head) => !list[head]).map((head) => head + 1);
+    if (missing.length > 0) {
+      const first = list.find(Boolean);
+      report.error(first?.nameRange, 'missing-head', `${label} is given per head but head ${listOr(missing)} is missing.`, `write ${label}${missing[0]} = …`);
+    }
+    if (inputs.get(role)) {
+      report.error(inputs.get(role)?.nameRange, 'mixed-heads', `${label} is given both whole and per head; use one or the other.`);
+    }
+    return list.length;
+  };
+  const queryHeads = counted('WQ');
+  const keyHeads = counted('WK');
+  const valueHeads = counted('WV');
+  if (queryHeads !== undefined) {
+    if (options.heads === 1) options.heads = queryHeads;
+    else if (options.heads !== queryHeads) {
+      report.error(where, 'head-count', `heads=${options.heads} but W_Q is given for ${queryHeads} heads.`, `use heads=${queryHeads}`);
+    }
+  }
+  if (options.kvHeads === undefined && keyHeads !== undefined && keyHeads !== options.heads) options.kvHeads = keyHeads;
+  const kvHeads = options.kvHeads ?? options.heads;
+  if (options.heads % kvHeads !== 0 || kvHeads > options.heads) {
+    report.error(
+      where,
+      'kv-heads',
+      `kv_heads=${kvHeads} does not divide heads=${options.heads}: every key/value head must serve the same number of query heads.`,
+      `use kv_heads=${listOr(divisors(options.heads))}`,
+    );
+  }
+  for (const [label, count] of [['W_K', keyHeads], ['W_V', valueHeads]] as const) {
+    if (count !== undefined && count !== kvHeads) {
+      report.error(where, 'head-count', `${label} is given for ${count} heads but there are ${kvHeads} key/value heads.`, `use kv_heads=${count}`);
+    }
+  }
+}
+
+function checkPositions(inputs: Inputs, spec: AttentionSpec, options: AttentionOptions, report: Report): void {
+  const PE = inputs.get('PE');
+  if (!PE) return;
+  if (!spec.X) {
+    report.add(PE.nameRange, 'warning', 'unused-matrix', 'PE is added to X, but there is no X here: it is not used.');
+    return;
+  }
+  if (PE.value.rows !== spec.X.rows || PE.value.cols !== spec.X.cols) {
+    report.error(PE.nameRange, 'shape-mismatch', `X is ${shape(spec.X)} but PE is ${shape(PE.value)}: PE is added to X, so they need the same shape.`);
+    return;
+  }
+  if (options.sinusoidalPE) report.add(PE.nameRange, 'info', 'pe-given', 'PE is given, so it is used instead of the sinusoidal encoding.');
+  spec.PE = PE.value;
+}
+
+/** Per-head widths and lengths of the three streams, once their matrices fit together. */
+interface Streams {
+  queries: number;
+  keys: number;
+  queryWidth: number;
+  keyWidth: number;
+  valueWidth: number;
+}
+
+/**
+ * Q, K and V: each precomputed, or projected from its source (X, or the context for K/V) by a
+ * whole W split across heads or one W per head.
+ */
+function checkProjections(inputs: Inputs, spec: AttentionSpec, options: AttentionOptions, report: Report): Streams | undefined {
+  const h = options.heads;
+  const g = options.kvHeads ?? h;
+  const xDef = inputs.get('X');
+  const contextDef = inputs.get('context');
+  const kvSource = contextDef ?? xDef;
+  const projected = (['WQ', 'WK', 'WV'] as const).filter((role) => inputs.has(role));
+  if (xDef && projected.length === 0 && !spec.Q && !spec.K && !spec.V) {
+    report.add(xDef.nameRange, 'info', 'identity-projections', 'No W_Q, W_K or W_V: attention runs on X itself (Q = K = V = X).', 'add W_Q, W_K and W_V to project X');
+  } else if (xDef) {
+    for (const role of ['WQ', 'WK', 'WV'] as const) {
+      const stream = role[1] as 'Q' | 'K' | 'V';
+      if (!inputs.has(role) && !spec[stream]) {
+        const source = role === 'WQ' ? 'X' : kvSource === contextDef ? 'the context' : 'X';
+        report.error(
+          xDef.nameRange,
+          'missing-matrix',
+          `${roleLabel(role)} is missing: ${projected.map(roleLabel).join(' and ')} ${projected.length === 1 ? 'is' : 'are'} given, so ${stream} must be projected from ${source} too.`,
+          `add ${roleLabel(role)} = … (${source === 'X' ? 'd_model' : 'context width'} rows)`,
+        );
+      }
+    }
+  }
+  const stream = (role: 'WQ' | 'WK' | 'WV', count: number, sourceDef: MatrixDef | undefined): { rows: number; width: number } | undefined => {
+    const name = role[1] as 'Q' | 'K' | 'V';
+    const given = inputs.get(name);
+    if (given) {
+      if (given.value.cols % count !== 0) {
+        report.error(given.nameRange, 'heads-not-dividing', `${name} has ${given.value.cols} columns, which ${count} heads cannot share equally.`, `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(given.value.cols))}`);
+        return undefined;
+      }
+      return { rows: given.value.rows, width: given.value.cols / count };
+    }
+    if (!sourceDef) {
+      report.error(undefined, 'missing-input', `${name} has nothing to come from: give ${name} itself, or X and ${roleLabel(role)}.`);
+      return undefined;
+    }
+    const source = sourceDef.value;
+    const label = roleLabel(role);
+    const perHead = inputs.heads(role);
+    const whole = inputs.get(role);
+    if (!perHead && !whole) {
+      // No projection: the heads are column blocks of the source itself.
+      if (source.cols % count === 0) return { rows: source.rows, width: source.cols / count };
+      report.error(sourceDef.nameRange, 'heads-not-dividing', `${count} heads cannot split ${sourceDef.name}'s ${source.cols} columns evenly.`, `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(source.cols))}`);
+      return undefined;
+    }
+    const weights = perHead ?? [whole as MatrixDef];
+    let ok = true;
+    for (const w of weights) {
+      if (w.value.rows !== source.cols) {
+        report.error(w.nameRange, 'shape-mismatch', `${sourceDef.name} is ${shape(source)} but ${w.name} has ${w.value.rows} rows: ${w.name} needs one row per column of ${sourceDef.name} (${source.cols}).`);
+        ok = false;
+      }
+    }
+    if (!ok) return undefined;
+    if (perHead) {
+      const first = perHead[0];
+      const odd = perHead.find((w) => w.value.cols !== first.value.cols);
+      if (odd) {
+        report.error(odd.nameRange, 'shape-mismatch', `${odd.name} is ${shape(odd.value)} but ${first.name} is ${shape(first.value)}: every head's ${label} needs the same shape.`);
+        return undefined;
+      }
+      if (perHead.length === count) {
+        if (!spec[role]) spec[role] = perHead.map((w) => w.value);
+        return { rows: source.rows, width: first.value.cols };
+      }
+      return undefined; // a head count mismatch, reported by resolveHeads
+    }
+    const w = (whole as MatrixDef).value;
+    if (w.cols % count !== 0) {
+      const what = count === h ? `heads=${count}` : `kv_heads=${count}`;
+      const dModel = w.cols === source.cols ? ` (d_model=${w.cols})` : '';
+      report.error(
+        (whole as MatrixDef).nameRange,
+        'heads-not-dividing',
+        `${what} cannot split ${label}'s ${w.cols} columns${dModel} evenly: each head takes the same number of columns.`,
+        `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(w.cols))}`,
+      );
+      return undefined;
+    }
+    spec[role] = [w];
+    return { rows: source.rows, width: w.cols / count };
+  };
+  const q = stream('WQ', h, xDef);
+  const k = stream('WK', g, kvSource);
+  const v = stream('WV', g, kvSource);
+  if (!q || !k || !v) return undefined;
+  if (k.rows !== v.rows) {
+    const kDef = inputs.get('K');
+    const vDef = inputs.get('V');
+    report.error(vDef?.nameRange ?? kDef?.nameRange, 'shape-mismatch', `K has ${k.rows} rows but V has ${v.rows}: every key needs a value.`);
+    return undefined;
+  }
+  return { queries: q.rows, keys: k.rows, queryWidth: q.width, keyWidth: k.width, valueWidth: v.width };
+}
+
+function checkScores(inputs: Inputs, spec: AttentionSpec, options: AttentionOptions, streams: Streams, report: Report): void {
+  const { queryWidth: dq, keyWidth: dk } = streams;
+  const needs: Record<string, Role[]> = { general: ['Wa'], additive: ['W1', 'W2', 'va'] };
+  const used = needs[options.score] ?? [];
+  for (const role of ['Wa', 'W1', 'W2', 'va'] as const) {
+    const def = inputs.get(role);
+    if (def && !used.includes(role)) {
+      const score = role === 'Wa' ? 'general' : 'additive';
+      report.add(def.nameRange, 'warning', 'unused-matrix', `${def.name} is only used by score=${score}; this problem uses score=${options.score}.`, `add score=${score} to the directive`);
+    }
+  }
+  if (options.score === 'scaled_dot' || options.score === 'dot' || options.score === 'gaussian') {
+    if (dq !== dk) {
+      report.error(inputs.get('WK')?.nameRange ?? inputs.get('K')?.nameRange, 'shape-mismatch', `Each head's queries have ${dq} columns but its keys have ${dk}: score=${options.score} compares them entry by entry, so W_Q and W_K need the same number of columns per head.`);
+    }
+    return;
+  }
+  const missing = used.filter((role) => !inputs.get(role));
+  if (missing.length > 0) {
+    const shapes: Record<string, string> = { Wa: `${dq}×${dk}`, W1: `${dq}×d_a`, W2: `${dk}×d_a`, va: 'd_a entries' };
+    report.error(
+      undefined,
+      'missing-score-matrix',
+      `score=${options.score} needs ${missing.map((role) => `${roleLabel(role)} (${shapes[role]})`).join(', ')}.`,
+      options.score === 'general' ? `add W_a = … (${dq}×${dk})` : 'add W_1, W_2 and v_a',
+    );
+    return;
+  }
+  if (options.score === 'general') {
+    const Wa = inputs.get('Wa') as MatrixDef;
+    if (Wa.value.rows !== dq || Wa.value.cols !== dk) {
+      report.error(Wa.nameRange, 'shape-mismatch', `${Wa.name} is ${shape(Wa.value)} but score=general needs ${dq}×${dk} (query width × key width per head).`);
+    } else spec.Wa = Wa.value;
+    return;
+  }
+  const [W1, W2, va] = (['W1', 'W2', 'va'] as const).map((role) => inputs.get(role) as MatrixDef);
+  const da = W1.value.cols;
+  const vaLength = va.value.rows === 1 ? va.value.cols : va.value.cols === 1 ? va.value.rows : -1;
+  if (W1.value.rows !== dq) report.error(W1.nameRange, 'shape-mismatch', `Queries have ${dq} columns per head but ${W1.name} has ${W1.value.rows} rows.`);
+  else if (W2.value.rows !== dk) report.error(W2.nameRange, 'shape-mismatch', `Keys have ${dk} columns per head but ${W2.name} has ${W2.value.rows} rows.`);
+  else if (W2.value.cols !== da) report.error(W2.nameRange, 'shape-mismatch', `${W1.name} is ${shape(W1.value)} but ${W2.name} is ${shape(W2.value)}: both need ${da} columns (the attention width d_a).`);
+  else if (vaLength !== da) report.error(va.nameRange, 'shape-mismatch', `${va.name} is ${shape(va.value)} but needs ${da} entries (one per column of ${W1.name}).`);
+  else {
+    spec.W1 = W1.value;
+    spec.W2 = W2.value;
+    spec.va = va.value;
+  }
+}
+
+function checkMasks(inputs: Inputs, spec: AttentionSpec, streams: Streams, report: Report): void {
+  const { queries, keys } = streams;
+  const mask = inputs.get('mask');
+  if (mask) {
+    const m = mask.value;
+    if (m.rows === queries && m.cols === keys) spec.mask = { kind: mask.boolean ? 'boolean' : 'additive', value: m };
+    else if (m.rows === 1 && m.cols === keys && queries > 1) {
+      // One row for every query, as PyTorch broadcasting would.
+      const data = new Float64Array(queries * keys);
+      for (let i = 0; i < queries; i++) data.set(m.data, i * keys);
+      spec.mask = { kind: mask.boolean ? 'boolean' : 'additive', value: { rows: queries, cols: keys, data } };
+    } else {
+      report.error(mask.nameRange, 'shape-mismatch', `${mask.name} is ${shape(m)} but the scores are ${queries}×${keys} (${queries} queries × ${keys} keys): the mask needs that shape.`);
+    }
+    if (spec.mask?.kind === 'additive' && m.data.every((x) => x === 0 || x === 1) && m.data.some((x) => x === 1)) {
+      report.add(
+        mask.nameRange,
+        'warning',
+        'numeric-mask',
+        `${mask.name} holds only 0s and 1s, so it is added to the scores (a float mask, as in PyTorch) and blocks nothing.`,
+        'to block positions write true/false (true = may attend) or 0/-inf',
+      );
+    }
+  }
+  const padding = inputs.get('padding');
+  if (padding) {
+    const p = padding.value;
+    const length = p.rows === 1 ? p.cols : p.cols === 1 ? p.rows : -1;
+    if (length !== keys) {
+      report.error(padding.nameRange, 'shape-mismatch', `${padding.name} is ${shape(p)} but there are ${keys} keys: key padding needs one true/false per key.`);
+    } else if (!p.data.every((x) => x === 0 || x === 1)) {
+      report.error(padding.nameRange, 'bad-padding', `${padding.name} marks padded keys: write true (padded, ignored) or false for each key.`);
+    } else spec.padding = { rows: 1, cols: keys, data: p.data };
+  }
+}
+
+function checkOutput(inputs: Inputs, spec: AttentionSpec, options: AttentionOptions, streams: Streams, report: Report, where: Range): void {
+  const concatWidth = streams.valueWidth * options.heads;
+  const WO = inputs.get('WO');
+  let outputWidth = concatWidth;
+  if (WO) {
+    if (WO.value.rows !== concatWidth) {
+      const parts = options.heads > 1 ? `${options.heads} heads × ${streams.valueWidth} columns = ${concatWidth}` : `${concatWidth}`;
+      report.error(WO.nameRange, 'shape-mismatch', `Concat(heads) has ${parts} columns but ${WO.name} has ${WO.value.rows} rows.`, `give ${WO.name} ${concatWidth} rows`);
+      return;
+    }
+    spec.WO = WO.value;
+    outputWidth = WO.value.cols;
+  }
+  if (options.residual) {
+    if (!spec.X) report.error(where, 'residual-needs-input', 'residual adds the output back to X, but there is no X here.', 'remove `residual` or give X');
+    else if (spec.X.cols !== outputWidth || spec.X.rows !== streams.queries) {
+      report.error(
+        WO?.nameRange ?? where,
+        'shape-mismatch',
+        `residual adds the output (${streams.queries}×${outputWidth}) to X (${shape(spec.X)}): their shapes differ.`,
+        WO ? `give ${WO.name} ${spec.X.cols} columns` : `add W_O (${outputWidth}×${spec.X.cols}) or remove residual`,
+      );
+    }
+  }
+  const dO = inputs.get('dO');
+  if (dO) {
+    if (dO.value.rows !== streams.queries || dO.value.cols !== outputWidth) {
+      report.error(dO.nameRange, 'shape-mismatch', `${dO.name} is ${shape(dO.value)} but the output is ${streams.queries}×${outputWidth}: the upstream gradient needs the output's shape.`);
+    } else {
+      spec.dO = dO.value;
+      options.gradients = true; // writing dO asks for the backward pass
+    }
+  }
+}
+
+function checkTokens(problem: Problem, spec: AttentionSpec, streams: Streams, report: Report, where: Range): void {
+  const crossAttention = Boolean(spec.context) || streams.queries !== streams.keys;
+  if (problem.tokens && problem.tokens.length !== streams.queries) {
+    report.add(where, 'warning', 'token-count', `There are ${problem.tokens.length} tokens but ${streams.queries} queries (rows of ${spec.X ? 'X' : 'Q'}): labels may not line up.`);
+  }
+  if (problem.keyTokens && problem.keyTokens.length !== streams.keys) {
+    report.add(where, 'warning', 'token-count', `There are ${problem.keyTokens.length} key tokens but ${streams.keys} keys: labels may not line up.`);
+  } else if (!problem.keyTokens && problem.tokens && crossAttention) {
+    report.add(where, 'info', 'key-tokens', 'Keys come from another sequence here: add key_tokens = [...] to label them.');
+  }
+}
+
+function checkFinite(problem: Problem, report: Report): void {
+  for (const def of problem.matrices) {
+    if (!def.role || def.role === 'mask') continue;
+    if (def.value.data.some((x) => !Number.isFinite(x))) {
+      report.add(def.nameRange, 'warning', 'non-finite-input', `${def.name} contains Infinity or NaN: every result it reaches will be NaN or infinite.`);
+    }
+  }
+}
