@@ -63,7 +63,7 @@ export function backward(spec: AttentionSpec, pass: ForwardPass, control: RunCon
     dWO,
   };
   // Inputs no gradient reached (precomputed Q, K and V) get none.
-  if (dX && (projections.Q.source === input || projections.K.source === input)) gradients.dX = dX;
+  if (dX && Object.values(projections).some((p) => p.source === input)) gradients.dX = dX;
   if (dContext) gradients.dContext = dContext;
   return gradients;
 }

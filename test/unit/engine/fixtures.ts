@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AttentionOptions, AttentionSpec, DType, Matrix } from '../../../src/core/types';
+import type { AttentionOptions, AttentionResult, AttentionSpec, DType, Matrix } from '../../../src/core/types';
 
 export type JsonNumber = number | 'Infinity' | '-Infinity' | 'NaN';
 export type JsonMatrix = JsonNumber[][];
@@ -47,13 +47,13 @@ export function matrix(rows: ReadonlyArray<ReadonlyArray<JsonNumber>>): Matrix {
 }
 
 const SINGLE_MATRICES = ['X', 'context', 'PE', 'WO', 'Q', 'K', 'V', 'padding', 'Wa', 'W1', 'W2', 'va', 'dO'] as const;
-const HEAD_MATRICES = ['WQ', 'WK', 'WV'] as const;
+const PER_HEAD_WEIGHTS = ['WQ', 'WK', 'WV'] as const;
 
 export function specOf(fixture: Fixture): AttentionSpec {
   const s = fixture.spec;
   const spec: AttentionSpec = { options: s.options };
   for (const name of SINGLE_MATRICES) if (s[name]) spec[name] = matrix(s[name] as JsonMatrix);
-  for (const name of HEAD_MATRICES) if (s[name]) spec[name] = (s[name] as JsonMatrix[]).map(matrix);
+  for (const name of PER_HEAD_WEIGHTS) if (s[name]) spec[name] = (s[name] as JsonMatrix[]).map(matrix);
   if (s.mask) {
     const mask = s.mask as { kind: 'boolean' | 'additive'; value: JsonMatrix };
     spec.mask = { kind: mask.kind, value: matrix(mask.value) };
@@ -83,4 +83,34 @@ export function assertMatrixClose(actual: Matrix | null | undefined, expected: J
     }
     assert.ok(Math.abs(a - w) <= tol * (Math.abs(w) + scale), `${where}: ${a} but expected ${w} (tolerance ${tol})`);
   }
+}
+
+const HEAD_MATRICES = ['Q', 'K', 'V', 'scores', 'scaled', 'masked', 'weights', 'output'] as const;
+const RESULT_MATRICES = ['input', 'concat', 'output', 'residual'] as const;
+
+/** Every forward intermediate of `result` (whichever engine path made it) against the fixture. */
+export function assertForwardMatches(result: AttentionResult, fixture: Fixture): void {
+  const { expected, tolerance: tol } = fixture;
+  const storage = fixture.dtype === 'float32' ? Float32Array : Float64Array;
+  assert.equal(result.dtype, fixture.dtype);
+  assert.ok(result.output.data instanceof storage, 'output stored in the requested dtype');
+  for (const key of RESULT_MATRICES) {
+    if (expected[key]) assertMatrixClose(result[key], expected[key] as JsonMatrix, tol, key);
+    else assert.equal(result[key], undefined, `${key} should be absent`);
+  }
+  assert.equal(result.heads.length, expected.heads.length, 'number of heads');
+  result.heads.forEach((head, h) => {
+    const want = expected.heads[h];
+    for (const key of HEAD_MATRICES) assertMatrixClose(head[key], want[key] as JsonMatrix, tol, `head ${h + 1} ${key}`);
+    if (want.mask) assertMatrixClose(head.mask, want.mask as JsonMatrix, tol, `head ${h + 1} mask`);
+    else assert.equal(head.mask, null, `head ${h + 1}: no mask`);
+    assert.equal(head.kvHead, want.kvHead, `head ${h + 1} kvHead`);
+  });
+}
+
+/** Σ of a row range [from, to) of a matrix's storage. */
+export function sumOf(m: Matrix, from = 0, to = m.data.length): number {
+  let sum = 0;
+  for (let p = from; p < to; p++) sum += m.data[p];
+  return sum;
 }
