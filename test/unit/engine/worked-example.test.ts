@@ -1,11 +1,12 @@
 // examples/01-worked-example.md step by step against numpy (fixture `worked-example`): the
 // engine's numbers, the tables printed in the note, and the note read through the file reader.
 import * as assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine';
 import { parseDocument } from '../../../src/core/parse';
-import type { AttentionSpec, Diagnostic, Problem } from '../../../src/core/types';
+import { buildSpec } from '../../../src/core/spec';
+import type { Diagnostic } from '../../../src/core/types';
 import { assertMatrixClose, type JsonMatrix, loadFixture, matrix, specOf, sumOf } from './fixtures';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -56,13 +57,7 @@ describe('worked example (examples/01-worked-example.md)', () => {
     for (const role of ['WQ', 'WK', 'WV'] as const) assert.deepEqual(byRole.get(role), inputs[role]?.[0]);
   });
 
-  it('gives the fixture’s numbers when read through parseDocument and buildSpec', function () {
-    // core/spec is another engineer's module; until it lands this test is skipped, not faked.
-    const specModule = join(ROOT, 'src', 'core', 'spec.ts');
-    if (!existsSync(specModule)) this.skip();
-    const { buildSpec } = require(specModule) as {
-      buildSpec(problem: Problem): { spec?: AttentionSpec; diagnostics: Diagnostic[] };
-    };
+  it('gives the fixture’s numbers when read through parseDocument and buildSpec', () => {
     const built = buildSpec(parseDocument(NOTE).problems[0]);
     assert.deepEqual(errors(built.diagnostics), []);
     assert.ok(built.spec);
