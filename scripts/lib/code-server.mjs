@@ -137,13 +137,14 @@ export function writeUserSettings(settingsPath, settings) {
 }
 
 /**
- * Starts code-server on 127.0.0.1 with a throwaway profile and waits until it answers.
+ * Starts code-server on 127.0.0.1 (on `port`, or a free one) with a throwaway profile and waits
+ * until it answers.
  * `log` receives its output lines. Returns its origin, port, the profile's settings.json path
  * and `stop()`.
  */
-export async function startCodeServer({ folder, settings = {}, log = () => {}, timeoutMs = 60_000 }) {
+export async function startCodeServer({ folder, port, settings = {}, log = () => {}, timeoutMs = 60_000 }) {
   const entry = ensureCodeServer();
-  const port = await freePort();
+  port ??= await freePort();
   const profile = mkdtempSync(join(tmpdir(), 'attention-lens-code-server-'));
   const settingsPath = join(profile, 'user-data', 'User', 'settings.json');
   writeUserSettings(settingsPath, settings);
@@ -156,6 +157,7 @@ export async function startCodeServer({ folder, settings = {}, log = () => {}, t
     '--disable-workspace-trust',
     '--user-data-dir', join(profile, 'user-data'),
     '--extensions-dir', join(profile, 'extensions'),
+    '--config', join(profile, 'config.yaml'),
     folder,
   ], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,6 @@
 // @vscode/test-electron when it can be downloaded (or is cached) and displayed, otherwise
 // code-server in Chromium. Prints which host ran; fails, never skips, when neither can.
 // ATTENTION_LENS_TEST_HOST=electron|code-server forces a host.
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { runOrThrow, spawnGroup, stopGroup } from '../../scripts/lib/system.mjs';
