@@ -11,10 +11,10 @@ enum { MASK_NONE = 0, MASK_BOOLEAN = 1, MASK_ADDITIVE = 2 };
    fields, byte offsets for pointers (0 = absent). Keep the order in step with ATTN_FIELDS there. */
 typedef struct {
   double scale;
-  int q, ldq, kt, v, ldv, nq, nk, d, dv;
+  int q, ldq, k_packed, v_packed, nq, nk, d, dv; /* K and V packed by pack_* */
   int scores, scaled, mask_out, masked, weights, out, ldo;
   int mask, mask_kind, causal, causal_offset, padding, masked_any;
-  int row_flags, row_sums, scratch, scratch_stride;
+  int row_flags, row_sums, scratch, scratch_stride, threads;
 } Attn;
 
 static inline float hmax_f32(v128_t v) {

@@ -5,6 +5,9 @@
 'use strict';
 const { parentPort } = require('node:worker_threads');
 
+/** Calls per kernel per thread: V8 switches a wasm function to optimised code between calls. */
+const CHUNKS = 8;
+
 parentPort.on('message', ({ module, runMemory, control, phases, thread, threads }) => {
   const state = new Int32Array(control);
   let error = null;
@@ -20,7 +23,9 @@ parentPort.on('message', ({ module, runMemory, control, phases, thread, threads 
     // After a failure the thread still meets the others at every barrier, so none waits forever.
     if (!error) {
       try {
-        for (const { kernel, args } of phase) kernels[kernel](...args, thread, threads);
+        for (const { kernel, args } of phase) {
+          for (let chunk = 0; chunk < CHUNKS; chunk++) kernels[kernel](...args, thread + threads * chunk, threads * CHUNKS);
+        }
       } catch (e) {
         error = e instanceof Error ? e.message : String(e);
       }

@@ -3,6 +3,9 @@
 // VHMAX VHSUM. Everything is a loop over row-major storage addressed by raw pointers into the
 // shared memory; nothing here touches the C stack (no arrays, no address-taken locals), because
 // every thread's instance starts with the same stack pointer in the one shared memory.
+// Every export ends in (part, parts) and does the round-robin share `part` of `parts` of its work.
+// fast-thread.js calls each one for several parts in turn rather than once per thread: V8 runs a
+// wasm function's first calls on baseline code and switches to optimised code only between calls.
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -50,13 +53,20 @@ static void FN(edge)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, in
     }
 }
 
-/* C[0:M, 0:N] (+)= A · B, column blocks outermost so each B block stays in L1 across row quads. */
-static void FN(block)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int M, int N, int K, int acc) {
-  int M4 = M - M % MR, Nb = N - N % NB;
-  for (int j = 0; j < Nb; j += NB)
-    for (int i = 0; i < M4; i += MR) FN(micro)(A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, K, acc);
-  if (M4 < M) FN(edge)(A + M4 * lda, lda, B, ldb, C + M4 * ldc, ldc, M - M4, Nb, K, acc);
-  if (Nb < N) FN(edge)(A, lda, B + Nb, ldb, C + Nb, ldc, M, N - Nb, K, acc);
+/* C[0:M, 0:N] (+)= A · B with B packed in panels of NB columns (panel p at BP + p·stride, its
+   row k at + k·NB: contiguous, so the micro-kernel streams it without cache-set conflicts). Panels
+   outermost, so each stays in L1 while every row quad passes over it. */
+static void FN(block)(const T *A, int lda, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc) {
+  int M4 = M - M % MR;
+  for (int j = 0, p = 0; j < N; j += NB, p++) {
+    const T *panel = BP + p * stride;
+    int nc = N - j < NB ? N - j : NB;
+    if (nc == NB)
+      for (int i = 0; i < M4; i += MR) FN(micro)(A + i * lda, lda, panel, NB, C + i * ldc + j, ldc, K, acc);
+    else
+      FN(edge)(A, lda, panel, NB, C + j, ldc, M4, nc, K, acc);
+    if (M4 < M) FN(edge)(A + M4 * lda, lda, panel, NB, C + M4 * ldc + j, ldc, M - M4, nc, K, acc);
+  }
 }
 
 /* Vector exp: n = round(x·log2 e), r = x − n·ln 2 (Cody–Waite), Taylor series of e^r on
@@ -110,28 +120,36 @@ static inline v128_t exp_f64(v128_t x) {
 }
 #endif
 
-/* C = A · B for rows [0, M), blocks of 16 rows dealt round-robin to the threads; 64-column
-   panels of B outermost so a panel (64 x K) stays in L2 while every row block passes over it. */
-EXPORT(gemm) void FN(gemm)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int M, int N, int K,
-                           int thread, int threads) {
+/* C = A · B, B packed by `pack`, for rows [0, M) in blocks of 16 dealt round-robin to the
+   parts; 64-column slabs of B outermost so a slab (K x 64) stays in L2 while the rows pass. */
+EXPORT(gemm) void FN(gemm)(const T *A, int lda, const T *BP, T *C, int ldc, int M, int N, int K, int part, int parts) {
   for (int j = 0; j < N; j += 64) {
     int nc = N - j < 64 ? N - j : 64;
-    for (int i = 16 * thread; i < M; i += 16 * threads) {
+    for (int i = 16 * part; i < M; i += 16 * parts) {
       int mr = M - i < 16 ? M - i : 16;
-      FN(block)(A + i * lda, lda, B + j, ldb, C + i * ldc + j, ldc, mr, nc, K, 0);
+      FN(block)(A + i * lda, lda, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0);
     }
   }
 }
 
-/* dst (cols x rows) = srcᵀ, src rows x cols with leading dimension ld; columns split by thread. */
-EXPORT(transpose) void FN(transpose)(const T *src, int ld, T *dst, int rows, int cols, int thread, int threads) {
-  for (int c = thread; c < cols; c += threads)
-    for (int r = 0; r < rows; r++) dst[c * rows + r] = src[r * ld + c];
+/* Packs B (K x N) into panels of NB columns, zero-padded: dst[p][k][c] = B[k][p·NB + c], where
+   B[k][j] = src[k·ld + j], or src[j·ld + k] when `transposed` (Kᵀ from K without a transpose).
+   Panels round-robin over parts. */
+EXPORT(pack) void FN(pack)(const T *src, int ld, int transposed, T *dst, int K, int N, int part, int parts) {
+  int panels = (N + NB - 1) / NB;
+  for (int p = part; p < panels; p += parts) {
+    T *panel = dst + p * K * NB;
+    for (int k = 0; k < K; k++)
+      for (int c = 0; c < NB; c++) {
+        int j = p * NB + c;
+        panel[k * NB + c] = j < N ? (transposed ? src[j * ld + k] : src[k * ld + j]) : 0;
+      }
+  }
 }
 
 /* dst[r, c] = src[r, c] for an r x c block between two leading dimensions (heads ⇄ concat). */
-EXPORT(copy2d) void FN(copy2d)(const T *src, int lds, T *dst, int ldd, int rows, int cols, int thread, int threads) {
-  for (int r = thread; r < rows; r += threads)
+EXPORT(copy2d) void FN(copy2d)(const T *src, int lds, T *dst, int ldd, int rows, int cols, int part, int parts) {
+  for (int r = part; r < rows; r += parts)
     for (int c = 0; c < cols; c++) dst[r * ldd + c] = src[r * lds + c];
 }
 
@@ -220,16 +238,16 @@ static void FN(zero_rows)(T *p, int ld, int rows, int cols) {
 }
 
 /* Full attention with every n x n step materialised, one fused pass per tile of TR query rows:
-   raw scores of the tile (micro-kernel over Kᵀ), then per row scale/mask/max, exp/sum,
-   normalise while the row is in cache, then the tile's A·V in key panels of 128 so the V panel
-   stays in L1/L2. Tiles go round-robin to threads, which balances causal masks. */
-EXPORT(attention) void FN(attention)(const Attn *a, int thread, int threads) {
+   raw scores of the tile (micro-kernel over packed Kᵀ panels), then per row scale/mask/max, exp/sum,
+   normalise while the row is in cache, then the tile's A·V in chunks of 128 keys so the packed V
+   panels stay in L1/L2. Tiles go round-robin to parts, which balances causal masks. */
+EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts) {
   const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
-  const T *Q = (const T *)a->q, *KT = (const T *)a->kt, *V = (const T *)a->v;
+  const T *Q = (const T *)a->q, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *S = (T *)a->scores, *W = (T *)a->weights, *O = (T *)a->out;
-  for (int i0 = TR * thread; i0 < nq; i0 += TR * threads) {
+  for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
-    FN(block)(Q + i0 * a->ldq, a->ldq, KT, nk, S + i0 * nk, nk, rows, nk, d, 0);
+    FN(block)(Q + i0 * a->ldq, a->ldq, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0);
     for (int i = i0; i < i0 + rows; i++) {
       long off = (long)i * nk;
       T *w = W + off;
@@ -246,26 +264,27 @@ EXPORT(attention) void FN(attention)(const Attn *a, int thread, int threads) {
     FN(zero_rows)(O + i0 * a->ldo, a->ldo, rows, dv);
     for (int k0 = 0; k0 < nk; k0 += 128) {
       int kc = nk - k0 < 128 ? nk - k0 : 128;
-      FN(block)(W + i0 * nk + k0, nk, V + k0 * a->ldv, a->ldv, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+      FN(block)(W + i0 * nk + k0, nk, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
     }
   }
 }
 
 /* Output only, O(n·d) memory: online softmax (FlashAttention) over key blocks of FB. Each thread
-   keeps its tile's scores, running max and running sum in its own scratch slice. */
-EXPORT(flash) void FN(flash)(const Attn *a, int thread, int threads) {
+   keeps its tile's scores, running max and running sum in its own scratch slice (parts
+   p, p + threads, … all run on thread p). */
+EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts) {
   const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
-  const T *Q = (const T *)a->q, *KT = (const T *)a->kt, *V = (const T *)a->v;
+  const T *Q = (const T *)a->q, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *O = (T *)a->out;
-  T *S = (T *)(a->scratch + thread * a->scratch_stride); /* TR x FB scores of the tile */
+  T *S = (T *)(a->scratch + part % a->threads * a->scratch_stride); /* TR x FB scores of the tile */
   T *m = S + TR * FB, *l = m + TR;                        /* running max and sum per row */
-  for (int i0 = TR * thread; i0 < nq; i0 += TR * threads) {
+  for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
     FN(zero_rows)(O + i0 * a->ldo, a->ldo, rows, dv);
     for (int r = 0; r < rows; r++) { m[r] = -__builtin_inf(); l[r] = 0; }
     for (int k0 = 0; k0 < nk; k0 += FB) {
       int kc = nk - k0 < FB ? nk - k0 : FB;
-      FN(block)(Q + i0 * a->ldq, a->ldq, KT + k0, nk, S, FB, rows, kc, d, 0);
+      FN(block)(Q + i0 * a->ldq, a->ldq, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0);
       for (int r = 0; r < rows; r++) {
         T *s = S + r * FB;
         T bmax = FN(prepare_row)(a, i0 + r, k0, kc, s, 0, 0, 0, s);
@@ -279,7 +298,7 @@ EXPORT(flash) void FN(flash)(const Attn *a, int thread, int threads) {
         m[r] = mnew;
         l[r] += FN(exp_row)(s, kc, mnew);
       }
-      FN(block)(S, FB, V + k0 * a->ldv, a->ldv, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+      FN(block)(S, FB, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
     }
     for (int r = 0; r < rows; r++) {
       if (m[r] == -__builtin_inf()) { ((unsigned char *)a->row_flags)[i0 + r] = 1; continue; }

@@ -10,14 +10,16 @@ import type { KernelCall, Phase } from './pool';
 
 /** The Attn struct of attention.c: a float64 scale, then int32 fields in this order. */
 const ATTN_FIELDS = [
-  'q', 'ldq', 'kt', 'v', 'ldv', 'nq', 'nk', 'd', 'dv',
+  'q', 'ldq', 'kPacked', 'vPacked', 'nq', 'nk', 'd', 'dv',
   'scores', 'scaled', 'maskOut', 'masked', 'weights', 'out', 'ldo',
   'mask', 'maskKind', 'causal', 'causalOffset', 'padding', 'maskedAny',
-  'rowFlags', 'rowSums', 'scratch', 'scratchStride',
+  'rowFlags', 'rowSums', 'scratch', 'scratchStride', 'threads',
 ] as const;
 export type AttnField = (typeof ATTN_FIELDS)[number];
 const ATTN_BYTES = 8 + 4 * ATTN_FIELDS.length;
 const MASK_KIND = { none: 0, boolean: 1, additive: 2 } as const;
+/** Columns per packed panel: the micro-kernel's width, two SIMD vectors (NB in kernel.h). */
+const PANEL: Record<DType, number> = { float32: 8, float64: 4 };
 /** Per-thread scratch of the online-softmax path: a tile of scores plus running max and sum. */
 const FLASH_SCRATCH_BYTES = 32 * 1024;
 
@@ -58,6 +60,8 @@ export interface RunPlan {
 
 interface Projected {
   heads: MatrixBlock[];
+  /** Packing the weights, then computing (or copying out) the heads. */
+  packs: KernelCall[];
   calls: KernelCall[];
 }
 
@@ -77,6 +81,11 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   };
   const kernel = (name: string): string => `${name}_${dtype === 'float32' ? 'f32' : 'f64'}`;
   const size = bytesOf(dtype);
+  /** B (K×N) of a product, packed into panels: from src with leading dimension ld (Bᵀ if transposed). */
+  const packed = (src: number, ld: number, transposed: boolean, K: number, N: number): { block: Block; call: KernelCall } => {
+    const block = arena.reserve(Math.ceil(N / PANEL[dtype]) * PANEL[dtype] * K * size);
+    return { block, call: { kernel: kernel('pack'), args: [src, ld, transposed ? 1 : 0, block.offset, K, N] } };
+  };
 
   let inputValue: Matrix | undefined;
   if (spec.X) {
@@ -90,14 +99,14 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   const project = (count: number, precomputed: Matrix | undefined, W: Matrix[] | undefined, source: MatrixBlock | undefined): Projected | undefined => {
     const split = (whole: MatrixBlock): Projected | undefined => {
       if (whole.cols % count !== 0) return undefined;
-      if (count === 1) return { heads: [whole], calls: [] };
+      if (count === 1) return { heads: [whole], packs: [], calls: [] };
       const width = whole.cols / count;
       const heads = Array.from({ length: count }, () => arena.matrix(whole.rows, width, dtype));
       const calls = heads.map((head, i) => ({
         kernel: kernel('copy2d'),
         args: [whole.offset + i * width * size, whole.cols, head.offset, width, whole.rows, width],
       }));
-      return { heads, calls };
+      return { heads, packs: [], calls };
     };
     if (precomputed) return split(put(precomputed));
     if (!source) return undefined;
@@ -109,15 +118,16 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
     const width = blocks.length === 1 ? blocks[0].cols / count : blocks[0].cols;
     if (blocks.some((w) => w.cols !== (blocks.length === 1 ? width * count : width))) return undefined;
     const heads = Array.from({ length: count }, () => arena.matrix(source.rows, width, dtype));
-    const calls = heads.map((head, i) => {
+    const weights = heads.map((_, i) => {
       const w = blocks.length === 1 ? blocks[0] : blocks[i];
       const column = blocks.length === 1 ? i * width : 0;
-      return {
-        kernel: kernel('gemm'),
-        args: [source.offset, source.cols, w.offset + column * size, w.cols, head.offset, width, source.rows, width, source.cols],
-      };
+      return packed(w.offset + column * size, w.cols, false, source.cols, width);
     });
-    return { heads, calls };
+    const calls = heads.map((head, i) => ({
+      kernel: kernel('gemm'),
+      args: [source.offset, source.cols, weights[i].block.offset, head.offset, width, source.rows, width, source.cols],
+    }));
+    return { heads, packs: weights.map((w) => w.call), calls };
   };
 
   const Q = project(h, spec.Q, spec.WQ, input);
@@ -138,8 +148,9 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   const maskedAny = Boolean(mask || padding || options.causal);
   const maskOut = maskedAny && materialize ? arena.matrix(queries, keys, dtype) : undefined;
 
-  const KT = K.heads.map((k) => arena.matrix(k.cols, k.rows, dtype));
-  const transposes = K.heads.map((k, i) => ({ kernel: kernel('transpose'), args: [k.offset, k.cols, KT[i].offset, k.rows, k.cols] }));
+  // Kᵀ (d_k × keys) and V (keys × d_v) as the right-hand sides of QKᵀ and AV.
+  const KP = K.heads.map((k) => packed(k.offset, k.cols, true, k.cols, k.rows));
+  const VP = V.heads.map((v) => packed(v.offset, v.cols, false, v.rows, v.cols));
   const scratch = materialize ? undefined : arena.reserve(FLASH_SCRATCH_BYTES * threads);
 
   const heads: HeadPlan[] = [];
@@ -153,14 +164,14 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
     const weights = square();
     const output = arena.matrix(queries, dV, dtype);
     const fields: Record<AttnField, number> = {
-      q: Q.heads[i].offset, ldq: dK, kt: KT[kvHead].offset, v: V.heads[kvHead].offset, ldv: dV,
+      q: Q.heads[i].offset, ldq: dK, kPacked: KP[kvHead].block.offset, vPacked: VP[kvHead].block.offset,
       nq: queries, nk: keys, d: dK, dv: dV,
       scores: scores?.offset ?? 0, scaled: scaled?.offset ?? 0, maskOut: i === 0 ? (maskOut?.offset ?? 0) : 0,
       masked: masked?.offset ?? 0, weights: weights?.offset ?? 0, out: output.offset, ldo: dV,
       mask: maskIn?.offset ?? 0, maskKind: MASK_KIND[mask?.kind ?? 'none'],
       causal: options.causal ? 1 : 0, causalOffset: options.causal === 'bottom-right' ? keys - queries : 0,
       padding: paddingIn?.offset ?? 0, maskedAny: maskedAny ? 1 : 0,
-      rowFlags: 0, rowSums: 0, scratch: scratch?.offset ?? 0, scratchStride: FLASH_SCRATCH_BYTES,
+      rowFlags: 0, rowSums: 0, scratch: scratch?.offset ?? 0, scratchStride: FLASH_SCRATCH_BYTES, threads,
     };
     const rowFlags = arena.reserve(queries);
     const rowSums = arena.matrix(queries, 1, dtype);
@@ -171,7 +182,12 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   }
 
   const attention = heads.map((head) => ({ kernel: kernel(materialize ? 'attention' : 'flash'), args: [head.attn.offset] }));
-  const phases: Phase[] = [[...Q.calls, ...K.calls, ...V.calls], transposes, attention];
+  const phases: Phase[] = [
+    [...Q.packs, ...K.packs, ...V.packs],
+    [...Q.calls, ...K.calls, ...V.calls],
+    [...KP, ...VP].map((p) => p.call),
+    attention,
+  ];
   let concat = heads[0].output;
   if (h > 1) {
     concat = arena.matrix(queries, dV * h, dtype);
@@ -184,8 +200,10 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   if (spec.WO) {
     if (spec.WO.rows !== concat.cols) return undefined;
     const WO = put(spec.WO);
+    const WOP = packed(WO.offset, WO.cols, false, WO.rows, WO.cols);
+    phases[0].push(WOP.call);
     output = arena.matrix(queries, WO.cols, dtype);
-    phases.push([{ kernel: kernel('gemm'), args: [concat.offset, concat.cols, WO.offset, WO.cols, output.offset, WO.cols, queries, WO.cols, concat.cols] }]);
+    phases.push([{ kernel: kernel('gemm'), args: [concat.offset, concat.cols, WOP.block.offset, output.offset, WO.cols, queries, WO.cols, concat.cols] }]);
   }
   return {
     dtype, arena, writes, phases: phases.filter((phase) => phase.length > 0), input, heads,

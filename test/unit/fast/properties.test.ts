@@ -1,0 +1,155 @@
+// The fast path against the reference engine on random problems (fast-check): ragged sizes
+// around the kernels' blocks (4-row micro-kernel, 8/16-row tiles, 4/8-column vectors, 128/256-key
+// panels), every mask kind, causal in both alignments, key padding, heads with GQA, W_O, both
+// dtypes. The output-only (online softmax) path against the same reference outputs.
+import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { runAttention } from '../../../src/core/engine';
+import { attentionOutputFast, runAttentionFast } from '../../../src/core/engine/fast';
+import type { AttentionSpec, DType, Matrix } from '../../../src/core/types';
+
+/** float64 agrees to 1e-12 of each entry plus the matrix's scale, float32 to 1e-5. */
+const TOLERANCE: Record<DType, number> = { float64: 1e-12, float32: 1e-5 };
+
+export function assertClose(actual: Matrix | null, expected: Matrix | null, dtype: DType, label: string): void {
+  if (expected === null) return assert.equal(actual, null, `${label}: absent`);
+  assert.ok(actual, `${label}: missing`);
+  assert.equal(`${actual.rows}×${actual.cols}`, `${expected.rows}×${expected.cols}`, `${label}: shape`);
+  let scale = 0;
+  for (const w of expected.data) if (Number.isFinite(w)) scale = Math.max(scale, Math.abs(w));
+  const tol = TOLERANCE[dtype];
+  for (let p = 0; p < expected.data.length; p++) {
+    const a = actual.data[p];
+    const w = expected.data[p];
+    if (!Number.isFinite(w)) assert.ok(Object.is(a, w), `${label}[${p}]: ${a}, expected ${w}`);
+    else assert.ok(Math.abs(a - w) <= tol * (Math.abs(w) + scale), `${label}[${p}]: ${a}, expected ${w}`);
+  }
+}
+
+function random(rows: number, cols: number, seed: number, spread = 1): Matrix {
+  // xorshift: the arbitraries choose the seed, so a failure replays exactly.
+  let s = seed | 1;
+  const data = new Float64Array(rows * cols);
+  for (let p = 0; p < data.length; p++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    data[p] = ((s >>> 0) / 2 ** 32 - 0.5) * 2 * spread;
+  }
+  return { rows, cols, data };
+}
+
+const problem = fc
+  .record({
+    queries: fc.integer({ min: 1, max: 70 }),
+    keys: fc.integer({ min: 1, max: 300 }),
+    headWidth: fc.integer({ min: 1, max: 19 }),
+    heads: fc.constantFrom(1, 2, 3, 4),
+    groups: fc.constantFrom(1, 2),
+    dtype: fc.constantFrom<DType>('float64', 'float32'),
+    source: fc.constantFrom('projected', 'per-head', 'precomputed', 'cross'),
+    mask: fc.constantFrom('none', 'boolean', 'additive'),
+    causal: fc.constantFrom(undefined, 'top-left', 'bottom-right'),
+    padding: fc.boolean(),
+    WO: fc.boolean(),
+    score: fc.constantFrom('scaled_dot', 'dot'),
+    scale: fc.option(fc.double({ min: 0.05, max: 2, noNaN: true }), { nil: undefined }),
+    seed: fc.integer({ min: 1, max: 2 ** 30 }),
+  })
+  .map((p): AttentionSpec => {
+    const kvHeads = p.heads % p.groups === 0 ? p.groups : 1;
+    const dModel = p.headWidth * p.heads;
+    const keys = p.source === 'cross' || p.source === 'precomputed' ? p.keys : p.queries;
+    const seed = (k: number) => p.seed * 31 + k;
+    const spec: AttentionSpec = {
+      options: { heads: p.heads, kvHeads, dtype: p.dtype, score: p.score as 'dot', scale: p.scale, causal: p.causal as undefined },
+    };
+    const kvWidth = p.headWidth * kvHeads;
+    if (p.source === 'precomputed') {
+      spec.Q = random(p.queries, dModel, seed(1), 2);
+      spec.K = random(keys, kvWidth, seed(2), 2);
+      spec.V = random(keys, kvWidth, seed(3));
+    } else {
+      spec.X = random(p.queries, dModel, seed(4));
+      if (p.source === 'cross') spec.context = random(keys, dModel, seed(5));
+      if (p.source === 'per-head') {
+        spec.WQ = Array.from({ length: p.heads }, (_, i) => random(dModel, p.headWidth, seed(10 + i)));
+        spec.WK = Array.from({ length: kvHeads }, (_, i) => random(dModel, p.headWidth, seed(20 + i)));
+        spec.WV = Array.from({ length: kvHeads }, (_, i) => random(dModel, p.headWidth, seed(30 + i)));
+      } else {
+        spec.WQ = [random(dModel, dModel, seed(6))];
+        spec.WK = [random(dModel, kvWidth, seed(7))];
+        spec.WV = [random(dModel, kvWidth, seed(8))];
+      }
+    }
+    if (p.mask !== 'none') {
+      const value = random(p.queries, keys, seed(9), 3);
+      // Boolean: about one key in five blocked; additive: -inf there, finite values elsewhere.
+      for (let k = 0; k < value.data.length; k++) {
+        const blocked = value.data[k] > 1.8;
+        value.data[k] = p.mask === 'boolean' ? (blocked ? 0 : 1) : blocked ? -Infinity : value.data[k];
+      }
+      spec.mask = { kind: p.mask as 'boolean', value };
+    }
+    if (p.padding) {
+      const padding = random(1, keys, seed(40));
+      for (let k = 0; k < keys; k++) padding.data[k] = padding.data[k] > 0.6 ? 1 : 0;
+      spec.padding = padding;
+    }
+    if (p.WO) spec.WO = random(p.headWidth * p.heads, dModel, seed(50));
+    return spec;
+  });
+
+const HEAD_MATRICES = ['Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output'] as const;
+
+describe('fast path against the reference engine (fast-check)', () => {
+  it('every intermediate of every head, the output, warnings and checks agree', async () => {
+    await fc.assert(
+      fc.asyncProperty(problem, async (spec) => {
+        const reference = runAttention(spec);
+        const fast = await runAttentionFast(spec);
+        const dtype = spec.options.dtype;
+        assert.equal(fast.heads.length, reference.heads.length);
+        fast.heads.forEach((head, h) => {
+          for (const key of HEAD_MATRICES) assertClose(head[key], reference.heads[h][key], dtype, `head ${h + 1} ${key}`);
+          assert.equal(head.kvHead, reference.heads[h].kvHead);
+        });
+        assertClose(fast.concat, reference.concat, dtype, 'concat');
+        assertClose(fast.output, reference.output, dtype, 'output');
+        assert.deepEqual(fast.warnings, reference.warnings);
+        assert.equal(fast.checks.rowsSumToOne, reference.checks.rowsSumToOne);
+        assert.equal(fast.checks.flops, reference.checks.flops);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('the output-only path gives the same output and warnings', async () => {
+    await fc.assert(
+      fc.asyncProperty(problem, async (spec) => {
+        const reference = runAttention(spec);
+        const fast = await attentionOutputFast(spec);
+        assertClose(fast.output, reference.output, spec.options.dtype, 'output');
+        assert.deepEqual(fast.warnings, reference.warnings);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('shapes that do not fit get the reference error', async () => {
+    const spec: AttentionSpec = {
+      options: { heads: 2, dtype: 'float64', score: 'scaled_dot' },
+      X: random(3, 4, 1),
+      WQ: [random(5, 4, 2)],
+    };
+    const expected = (() => {
+      try {
+        runAttention(spec);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'no error';
+    })();
+    await assert.rejects(runAttentionFast(spec), { message: expected });
+  });
+});
