@@ -1,1 +1,120 @@
-export {};
+// attention-lens: the command-line front end over core/ — read a file, run every problem, print
+// a step-by-step report or JSON.
+//   exit 0: no error diagnostic · 1: an error diagnostic · 2: usage error
+import { readFileSync } from 'node:fs';
+import { version } from '../../package.json';
+import { runAttention } from '../core/engine/index';
+import { type ProblemOutcome, allDiagnostics, toJsonReport, toTextReport } from '../core/format';
+import { parseDocument } from '../core/parse/index';
+import { buildSpec } from '../core/spec';
+import type { Diagnostic, Problem, Range } from '../core/types';
+
+const USAGE = `attention-lens ${version} — see attention computed on the matrices in a file
+
+Usage:
+  attention-lens run FILE [--json] [--problem N]
+      Read FILE (Markdown, Python, LaTeX, MATLAB, JSON or any text), run every attention
+      problem in it and print each step; --json prints one JSON object instead;
+      --problem N runs only the N-th problem (1-based).
+  attention-lens --help | --version
+
+Exit status: 0 when nothing is wrong, 1 when a diagnostic is an error, 2 on a usage error.
+`;
+
+class UsageError extends Error {}
+
+interface Arguments {
+  command: 'run';
+  file: string;
+  json: boolean;
+  problem?: number;
+}
+
+function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
+  if (argv.includes('--help') || argv.includes('-h')) return 'help';
+  if (argv.includes('--version') || argv.includes('-v')) return 'version';
+  const [command, ...rest] = argv;
+  if (command !== 'run') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
+  const parsed: Partial<Arguments> = { command, json: false };
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i];
+    if (arg === '--json') parsed.json = true;
+    else if (arg === '--problem') {
+      const n = Number(rest[++i]);
+      if (!Number.isInteger(n) || n < 1) throw new UsageError('--problem needs a problem number from 1');
+      parsed.problem = n;
+    } else if (arg.startsWith('-')) throw new UsageError(`unknown option \`${arg}\``);
+    else if (parsed.file === undefined) parsed.file = arg;
+    else throw new UsageError(`unexpected argument \`${arg}\``);
+  }
+  if (parsed.file === undefined) throw new UsageError('no FILE given');
+  return parsed as Arguments;
+}
+
+function contains(outer: Range, inner: Range): boolean {
+  const before = (a: Range['start'], b: Range['start']): boolean => a.line < b.line || (a.line === b.line && a.character <= b.character);
+  return before(outer.start, inner.start) && before(inner.end, outer.end);
+}
+
+/** Reads and runs the problems of one text; a spec the engine still rejects becomes a diagnostic. */
+function runText(text: string, only?: number): { readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] } {
+  const read = parseDocument(text);
+  if (only !== undefined && only > read.problems.length) {
+    throw new UsageError(`--problem ${only}: the file has ${read.problems.length} ${read.problems.length === 1 ? 'problem' : 'problems'}`);
+  }
+  const chosen = only === undefined ? read.problems : [read.problems[only - 1]];
+  const outcomes = chosen.map((problem): ProblemOutcome => {
+    const { spec, diagnostics } = buildSpec(problem);
+    if (!spec) return { problem, diagnostics };
+    try {
+      return { problem, diagnostics, result: runAttention(spec) };
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { problem, diagnostics: [...diagnostics, { range: problem.range, severity: 'error', code: 'engine-error', message: `Could not compute: ${message}` }] };
+    }
+  });
+  let readDiagnostics = only === undefined ? read.diagnostics : read.diagnostics.filter((d) => contains(chosen[0].range, d.range));
+  if (read.problems.length === 0) {
+    const start = { line: 0, character: 0 };
+    readDiagnostics = [
+      ...readDiagnostics,
+      { range: { start, end: start }, severity: 'error', code: 'no-problems', message: 'No attention problem found: write matrices such as X = [[1, 0], [0, 1]], W_Q = …, W_K = …, W_V = …' },
+    ];
+  }
+  return { readDiagnostics, outcomes, problems: chosen };
+}
+
+function main(argv: string[]): number {
+  const args = parseArguments(argv);
+  if (args === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (args === 'version') {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
+  let text: string;
+  try {
+    text = readFileSync(args.file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  const { readDiagnostics, outcomes } = runText(text, args.problem);
+  const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
+  if (args.json) process.stdout.write(`${JSON.stringify(toJsonReport(readDiagnostics, outcomes))}\n`);
+  else process.stdout.write(toTextReport(args.file, readDiagnostics, outcomes));
+  return failed ? 1 : 0;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof UsageError) {
+    process.stderr.write(`attention-lens: ${error.message}\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  }
+}
