@@ -3,7 +3,7 @@
 //   → Concat(heads) (· W_O).
 // Query rows are processed in blocks so a long run can be cancelled between blocks.
 import type { AttentionSpec, DType, HeadResult, Matrix } from '../types';
-import { addColumns, addRows, inDtype, matmul, rowSoftmax, scaleRows, zeros } from './kernels';
+import { addColumns, addRows, dtypeOf, inDtype, matmul, rowSoftmax, scaleRows, zeros } from './kernels';
 import { combinedMask, requireShape } from './masks';
 import { sinusoidalPositionalEncoding } from './positional';
 import { project, type Projection } from './projections';
@@ -145,7 +145,16 @@ function positioned(spec: AttentionSpec, X: Matrix, dtype: DType): Matrix {
 }
 
 /** "query 2 "love"": 1-based, with the token when there is one. */
-function describeQuery(spec: AttentionSpec, row: number): string {
+export function describeQuery(spec: AttentionSpec, row: number): string {
   const token = spec.tokens?.[row];
   return token === undefined ? `query ${row + 1}` : `query ${row + 1} ${JSON.stringify(token)}`;
+}
+
+/** E' = E + ΔE: the input plus the attention output. */
+export function residual(input: Matrix | undefined, output: Matrix): Matrix {
+  if (!input) throw new RangeError('the residual E + ΔE needs the input X');
+  requireShape(output, input.rows, input.cols, 'the output (for the residual)');
+  const out = zeros(input.rows, input.cols, dtypeOf(output));
+  addRows(out, input, output);
+  return out;
 }

@@ -1,13 +1,12 @@
 // The attention engine: pure TypeScript, float64 by default, float32 on request. The readable
 // reference path; kernels.ts holds its loops.
-import type { AttentionResult, AttentionSpec, Matrix } from '../types';
-import { forward, type RunControl } from './attention';
+import type { AttentionResult, AttentionSpec } from '../types';
+import { forward, residual, type RunControl } from './attention';
 import { backward } from './backward';
 import { runChecks } from './checks';
-import { addRows, zeros } from './kernels';
-import { requireShape } from './masks';
 
-export { CancelledError, type RunControl } from './attention';
+export { CancelledError, describeQuery, residual, type RunControl } from './attention';
+export { judge, permutationApplies, reversedRows, type Measured } from './checks';
 export { attentionCost, type AttentionCost, type AttentionShape } from './cost';
 export { sinusoidalPositionalEncoding } from './positional';
 
@@ -33,13 +32,4 @@ export function runAttention(spec: AttentionSpec, control: RunControl = {}): Att
   if (spec.options.gradients) result.gradients = backward(spec, pass, control);
   result.elapsedMs = performance.now() - started;
   return result;
-}
-
-/** E' = E + ΔE: the input plus the attention output. */
-function residual(input: Matrix | undefined, output: Matrix): Matrix {
-  if (!input) throw new RangeError('the residual E + ΔE needs the input X');
-  requireShape(output, input.rows, input.cols, 'the output (for the residual)');
-  const out = zeros(input.rows, input.cols, output.data instanceof Float32Array ? 'float32' : 'float64');
-  addRows(out, input, output);
-  return out;
 }

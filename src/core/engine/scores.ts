@@ -60,13 +60,11 @@ function dotScores(Q: Matrix, K: Matrix, dtype: DType): HeadScores {
   requireWidth(K, Q.cols, 'K');
   return {
     rows: (out, r0, r1) => matmulTransB(out, Q, K, r0, r1),
-    backward: (dScores) => {
-      const dQ = zeros(Q.rows, Q.cols, dtype);
-      const dK = zeros(K.rows, K.cols, dtype);
-      matmul(dQ, dScores, K);
-      matmulTransA(dK, dScores, Q);
-      return { dQ, dK };
-    },
+    backward: (dScores) =>
+      queryKeyGradients(Q, K, dtype, (dQ, dK) => {
+        matmul(dQ, dScores, K);
+        matmulTransA(dK, dScores, Q);
+      }),
   };
 }
 
@@ -79,11 +77,10 @@ function generalScores(Wa: Matrix, Q: Matrix, K: Matrix, dtype: DType): HeadScor
     backward: (dScores) => {
       const dSK = zeros(Q.rows, K.cols, dtype);
       matmul(dSK, dScores, K);
-      const dQ = zeros(Q.rows, Q.cols, dtype);
-      matmulTransB(dQ, dSK, Wa);
-      const dK = zeros(K.rows, K.cols, dtype);
-      matmulTransA(dK, dScores, QWa);
-      return { dQ, dK };
+      return queryKeyGradients(Q, K, dtype, (dQ, dK) => {
+        matmulTransB(dQ, dSK, Wa);
+        matmulTransA(dK, dScores, QWa);
+      });
     },
   };
 }
@@ -105,11 +102,10 @@ function bahdanauScores(W1: Matrix, W2: Matrix, va: Matrix, Q: Matrix, K: Matrix
       const dP = zeros(P.rows, width, dtype);
       const dR = zeros(R.rows, width, dtype);
       additiveScoresBackward(dP, dR, dScores, P, R, va);
-      const dQ = zeros(Q.rows, Q.cols, dtype);
-      const dK = zeros(K.rows, K.cols, dtype);
-      matmulTransB(dQ, dP, W1);
-      matmulTransB(dK, dR, W2);
-      return { dQ, dK };
+      return queryKeyGradients(Q, K, dtype, (dQ, dK) => {
+        matmulTransB(dQ, dP, W1);
+        matmulTransB(dK, dR, W2);
+      });
     },
   };
 }
@@ -118,13 +114,17 @@ function radialScores(sigma: number, Q: Matrix, K: Matrix, dtype: DType): HeadSc
   requireWidth(K, Q.cols, 'K');
   return {
     rows: (out, r0, r1) => gaussianScores(out, Q, K, sigma, r0, r1),
-    backward: (dScores) => {
-      const dQ = zeros(Q.rows, Q.cols, dtype);
-      const dK = zeros(K.rows, K.cols, dtype);
-      gaussianScoresBackward(dQ, dK, dScores, Q, K, sigma);
-      return { dQ, dK };
-    },
+    backward: (dScores) =>
+      queryKeyGradients(Q, K, dtype, (dQ, dK) => gaussianScoresBackward(dQ, dK, dScores, Q, K, sigma)),
   };
+}
+
+/** Fresh dQ and dK shaped like Q and K, filled by `fill`. */
+function queryKeyGradients(Q: Matrix, K: Matrix, dtype: DType, fill: (dQ: Matrix, dK: Matrix) => void): { dQ: Matrix; dK: Matrix } {
+  const dQ = zeros(Q.rows, Q.cols, dtype);
+  const dK = zeros(K.rows, K.cols, dtype);
+  fill(dQ, dK);
+  return { dQ, dK };
 }
 
 function need(m: Matrix | undefined, name: string, score: ScoreFunction): Matrix {
