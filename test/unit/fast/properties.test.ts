@@ -136,6 +136,26 @@ describe('fast path against the reference engine (fast-check)', () => {
     );
   });
 
+  it('recycling an earlier result\'s memory gives the same results as fresh memory', async () => {
+    await fc.assert(
+      fc.asyncProperty(problem, problem, async (first, second) => {
+        const earlier = await runAttentionFast(first);
+        const fast = await runAttentionFast(second, { recycle: earlier });
+        const reference = runAttention(second);
+        fast.heads.forEach((head, h) => {
+          for (const key of HEAD_MATRICES) assertClose(head[key], reference.heads[h][key], second.options.dtype, `head ${h + 1} ${key}`);
+        });
+        assertClose(fast.output, reference.output, second.options.dtype, 'output');
+        assert.deepEqual(fast.warnings, reference.warnings);
+      }),
+      { numRuns: 30 },
+    );
+    const big: AttentionSpec = { options: { heads: 1, dtype: 'float32', score: 'dot' }, X: random(64, 8, 7) };
+    const earlier = await runAttentionFast(big);
+    const again = await runAttentionFast(big, { recycle: earlier });
+    assert.equal(again.output.data.buffer, earlier.output.data.buffer, 'same memory when it is large enough');
+  });
+
   it('shapes that do not fit get the reference error', async () => {
     const spec: AttentionSpec = {
       options: { heads: 2, dtype: 'float64', score: 'scaled_dot' },

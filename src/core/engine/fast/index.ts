@@ -25,6 +25,14 @@ export interface FastForward {
   warnings: string[];
 }
 
+export interface FastControl extends RunControl {
+  /**
+   * An earlier fast result the caller no longer reads (e.g. the run this one replaces): its
+   * memory is reused and its matrices are overwritten. Saves the page faults of fresh n×n memory.
+   */
+  recycle?: { output: Matrix };
+}
+
 export interface OutputOnlyResult {
   dtype: AttentionResult['dtype'];
   concat: Matrix;
@@ -42,9 +50,9 @@ export function referenceOnly(spec: AttentionSpec): string | undefined {
 }
 
 /** Drop-in for `runAttention`: same result, computed by the fast kernels where they apply. */
-export async function runAttentionFast(spec: AttentionSpec, control: RunControl = {}): Promise<AttentionResult> {
+export async function runAttentionFast(spec: AttentionSpec, control: FastControl = {}): Promise<AttentionResult> {
   const started = performance.now();
-  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true) : undefined;
+  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, control.recycle) : undefined;
   if (!pass) return runAttention(spec, control);
   const result: AttentionResult = {
     dtype: spec.options.dtype,
@@ -62,11 +70,11 @@ export async function runAttentionFast(spec: AttentionSpec, control: RunControl 
 }
 
 /** Output (and residual) only, by online softmax: no n×n matrix is ever stored. */
-export async function attentionOutputFast(spec: AttentionSpec): Promise<OutputOnlyResult> {
+export async function attentionOutputFast(spec: AttentionSpec, control: FastControl = {}): Promise<OutputOnlyResult> {
   const started = performance.now();
   const reason = referenceOnly(spec);
   if (reason) throw new RangeError(`the output-only path does not cover ${reason}`);
-  const pass = await forwardFast(spec, false);
+  const pass = await forwardFast(spec, false, control.recycle);
   if (!pass) {
     runAttention(spec); // throws the reference's message for the shapes that do not fit
     throw new RangeError('the output-only path cannot run this problem');
@@ -81,7 +89,7 @@ export async function attentionOutputFast(spec: AttentionSpec): Promise<OutputOn
  * The forward pass on the fast kernels (`materialize` false: output only), or undefined when the
  * spec's shapes do not fit (the reference engine then reports them).
  */
-export async function forwardFast(spec: AttentionSpec, materialize: boolean): Promise<FastForward | undefined> {
+export async function forwardFast(spec: AttentionSpec, materialize: boolean, recycle?: { output: Matrix }): Promise<FastForward | undefined> {
   const pool = threadPool();
   const plan = planRun(spec, materialize, pool.size);
   if (!plan) return undefined;
@@ -89,9 +97,12 @@ export async function forwardFast(spec: AttentionSpec, materialize: boolean): Pr
     const gib = (plan.arena.totalBytes / 2 ** 30).toFixed(1);
     throw new RangeError(`keeping every n×n step of this problem needs ${gib} GiB, more than WebAssembly can address (4 GiB): run it output-only`);
   }
-  const arena = new Arena(plan.arena, plan.dtype);
+  const arena = new Arena(plan.arena, plan.dtype, recycle?.output);
   for (const { block, value } of plan.writes) arena.write(block, value);
-  for (const head of plan.heads) writeAttn(arena.buffer, head);
+  for (const head of plan.heads) {
+    writeAttn(arena.buffer, head);
+    arena.bytes(head.rowFlags).fill(0); // the kernels only mark fully masked rows
+  }
   await pool.run(arena.memory, plan.phases);
 
   const mask = plan.mask ? arena.view(plan.mask) : null;
