@@ -114,6 +114,14 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
       }
       matmul(head.output, head.weights, V, r0, r1);
     }
+    const undefinedRows = rowsWithNaN(head.weights);
+    if (undefinedRows.length > 0) {
+      warnings.push(
+        `${describeQuery(spec, undefinedRows[0])} (head ${i + 1})` +
+          (undefinedRows.length > 1 ? ` and ${undefinedRows.length - 1} more queries` : '') +
+          ' got NaN weights: a score there is NaN or +∞',
+      );
+    }
     heads.push(head);
     internals.push({ scale, scores });
   }
@@ -142,6 +150,19 @@ function positioned(spec: AttentionSpec, X: Matrix, dtype: DType): Matrix {
   const out = zeros(X.rows, X.cols, dtype);
   addRows(out, x, inDtype(pe, dtype));
   return out;
+}
+
+function rowsWithNaN(m: Matrix): number[] {
+  const rows: number[] = [];
+  for (let i = 0; i < m.rows; i++) {
+    for (let j = 0; j < m.cols; j++) {
+      if (Number.isNaN(m.data[i * m.cols + j])) {
+        rows.push(i);
+        break;
+      }
+    }
+  }
+  return rows;
 }
 
 /** "query 2 "love"": 1-based, with the token when there is one. */

@@ -103,7 +103,7 @@ export function accumulate(acc: Matrix, a: Matrix): void {
 /**
  * Stable row softmax of a[r0:r1] into out: subtract the row max, exponentiate, normalise.
  * A row whose max is −∞ (every key masked) becomes all zeros instead of NaN; its index is
- * returned so the caller can say so. Finite inputs never give NaN: x − max ≤ 0, so exp ≤ 1
+ * returned so the caller can say so. A row holding NaN stays NaN. Finite inputs never give NaN: x − max ≤ 0, so exp ≤ 1
  * and the sum is ≥ 1.
  */
 export function rowSoftmax(out: Matrix, a: Matrix, r0 = 0, r1 = a.rows): number[] {
@@ -114,7 +114,14 @@ export function rowSoftmax(out: Matrix, a: Matrix, r0 = 0, r1 = a.rows): number[
   for (let i = r0; i < r1; i++) {
     const off = i * n;
     let max = -Infinity;
-    for (let j = 0; j < n; j++) if (ad[off + j] > max) max = ad[off + j];
+    for (let j = 0; j < n; j++) {
+      const x = ad[off + j];
+      if (x > max) max = x;
+      else if (Number.isNaN(x)) {
+        max = NaN; // as numpy and torch: one NaN makes the whole row NaN, never "fully masked"
+        break;
+      }
+    }
     if (max === -Infinity) {
       od.fill(0, off, off + n);
       fullyMasked.push(i);

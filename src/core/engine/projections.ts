@@ -27,6 +27,9 @@ export function project(
     throw new RangeError(`W_${name} has ${W.length} per-head matrices but ${count} heads need it`);
   }
   const whole = W.map((w) => inDtype(w, dtype));
+  if (whole.some((w) => w.rows !== whole[0].rows || w.cols !== whole[0].cols)) {
+    throw new RangeError(`the per-head W_${name} matrices differ in shape: ${whole.map((w) => `${w.rows}×${w.cols}`).join(', ')}`);
+  }
   const weights = whole.length === 1 ? splitColumns(whole[0], count, `W_${name}`) : whole;
   const heads = weights.map((w) => {
     if (w.rows !== source.cols) {

@@ -101,3 +101,14 @@ describe('sinusoidalPositionalEncoding', () => {
     assert.deepEqual([...pe.data.subarray(0, 5)], [0, 1, 0, 1, 0]);
   });
 });
+
+describe('non-finite inputs', () => {
+  it('says which query got NaN weights instead of failing silently', () => {
+    const X = ramp(3, 2);
+    X.data[2] = NaN; // token 2
+    const result = runAttention({ options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, X, tokens: ['a', 'b', 'c'] });
+    assert.deepEqual(result.warnings, ['query 1 "a" (head 1) and 2 more queries got NaN weights: a score there is NaN or +∞']);
+    assert.equal(result.checks.weightsInBounds, false);
+    assert.equal(result.checks.rowsSumToOne, false);
+  });
+});
