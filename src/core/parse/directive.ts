@@ -166,8 +166,9 @@ function bodyEnd(text: string, start: number, lineEnd: number, quote: string | u
   }
   while (end > start && /\s/.test(text[end - 1])) end--;
   if (quote !== undefined) {
-    if (text[end - 1] === ',') end--;
-    if (text[end - 1] === quote) end--;
+    // The options end at the string's closing quote (other JSON keys may follow on the line).
+    const close = text.indexOf(quote, start);
+    if (close !== -1 && close < end) end = close;
   }
   return end;
 }

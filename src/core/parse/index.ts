@@ -83,7 +83,8 @@ function nameBefore(text: string, opStart: number): { name: string; start: numbe
   if (start === end) return undefined;
   const match = NAME_AT_END.exec(text.slice(start, end));
   if (!match) return undefined;
-  return { name: match[1] ?? match[2] ?? match[3], start: start + match.index, end };
+  const quoted = match[3] === undefined; // a JSON key: the name is inside the quotes
+  return { name: match[1] ?? match[2] ?? match[3], start: start + match.index + (quoted ? 1 : 0), end: quoted ? end - 1 : end };
 }
 
 /** Where the assignment sign at `at` ends, or -1 when `at` is no assignment (`==`, `<=`, `=>`…). */
