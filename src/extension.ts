@@ -1,2 +1,50 @@
-export function activate(): void {}
+// Activation wires the features together and does nothing heavy: documents are read after
+// activation returns, and the worker thread starts with the first run.
+import * as vscode from 'vscode';
+import { registerPanel } from './panel';
+import { registerAnalysis } from './features/analysis';
+import { registerCodeLens } from './features/codeLens';
+import { registerCommands } from './features/commands';
+import { registerHover } from './features/hover';
+import { registerInlineHeatmap } from './features/inlineHeatmap';
+import { registerLiveUpdate } from './features/liveUpdate';
+import { Results } from './features/results';
+import { Runner } from './features/runner';
+import { registerStatusBar } from './features/statusBar';
+import { AttentionWorker } from './worker/client';
+
+/** What `activate` returns: for other extensions and for the integration tests. */
+export interface AttentionLensApi {
+  /** Milliseconds `activate` took. */
+  activationMs: number;
+  results: Results;
+  worker: Pick<AttentionWorker, 'kill' | 'starts' | 'running'>;
+}
+
+/** V8 heap of the worker. Matrices live in typed arrays outside this heap; their size is bounded
+ * before a run starts by `attentionLens.maxMatrixElements`. */
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64, stackSizeMb: 4 };
+
+export function activate(context: vscode.ExtensionContext): AttentionLensApi {
+  const started = performance.now();
+  const log = vscode.window.createOutputChannel('Attention Lens', { log: true });
+  const results = new Results();
+  const worker = new AttentionWorker(context.asAbsolutePath('dist/worker.js'), WORKER_LIMITS, (message) => log.info(message));
+  context.subscriptions.push(log, results, { dispose: () => worker.dispose() });
+
+  const analyzer = registerAnalysis(context, results, log);
+  const runner = new Runner(analyzer, results, worker, log);
+  const panel = registerPanel(context, results, log);
+  registerCodeLens(context, analyzer, results);
+  registerHover(context, analyzer, results);
+  registerInlineHeatmap(context, results);
+  registerStatusBar(context, results);
+  registerLiveUpdate(context, analyzer, runner);
+  registerCommands(context, { analyzer, runner, results, panel, log });
+
+  const activationMs = performance.now() - started;
+  log.info(`activated in ${activationMs.toFixed(1)} ms`);
+  return { activationMs, results, worker };
+}
+
 export function deactivate(): void {}

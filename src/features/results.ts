@@ -7,6 +7,8 @@ import type { AttentionResult, ParseResult, Problem } from '../core/types';
 
 export interface ProblemRun {
   problem: Problem;
+  /** The document version this run was computed from (older than `DocumentRun.version` after an edit). */
+  version: number;
   result?: AttentionResult;
   error?: string;
   elapsedMs: number;

@@ -2,15 +2,17 @@
 // Requests are handled one at a time, in arrival order; each can be cancelled through its shared
 // flag while it runs (between heads / row blocks) or while it waits in the queue.
 import { parentPort } from 'node:worker_threads';
-import { CancelledError, runAttention } from '../core/engine';
+import { CancelledError } from '../core/engine';
+import { runAttentionFast } from '../core/engine/fast';
 import type { AttentionResult, AttentionSpec } from '../core/types';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse } from '../protocol';
 import { transferablesOf } from './transfer';
 
 type Control = { isCancelled: () => boolean };
-/** The compute function: swapping in a faster engine (sync or async) is this one line. */
+/** The compute function — the WebAssembly fast path, which hands what it does not cover to the
+ * reference `runAttention`. Swapping engines (sync or async) is this one line. */
 const compute: (spec: AttentionSpec, control: Control) => AttentionResult | Promise<AttentionResult> =
-  runAttention;
+  runAttentionFast;
 
 const port = parentPort;
 if (!port) throw new Error('src/worker/main.ts must run inside a worker thread');
@@ -27,7 +29,10 @@ async function handle(request: WorkerRequest): Promise<void> {
     for (const { index, spec } of request.problems) {
       if (control.isCancelled()) throw new CancelledError();
       try {
-        outcomes.push({ index, result: await compute(spec, control) });
+        const result = await compute(spec, control);
+        // The fast path cannot stop inside its kernels: a run superseded meanwhile is dropped here.
+        if (control.isCancelled()) throw new CancelledError();
+        outcomes.push({ index, result });
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         outcomes.push({ index, error: messageOf(error) });

@@ -1,0 +1,99 @@
+// CodeLenses: above each problem `▶ Run attention`, `Show heatmap` and (after a run) its summary;
+// above each matrix its role and shape. Ranges are computed in provideCodeLenses, commands in
+// resolveCodeLens; lenses refresh whenever a read or a run lands in `Results`.
+import * as vscode from 'vscode';
+import type { DocumentAnalyzer } from './analysis';
+import { COMMANDS } from './commandIds';
+import { matrixTitle, runSummary } from './describe';
+import { SELECTOR } from './languages';
+import type { Results } from './results';
+import { readSettings } from './settings';
+import { toVsRange } from './vsRange';
+
+type LensKind =
+  | { kind: 'run' | 'show' | 'summary'; problem: number }
+  | { kind: 'matrix'; problem: number; matrix: number };
+
+class AttentionLens extends vscode.CodeLens {
+  constructor(
+    range: vscode.Range,
+    readonly uri: vscode.Uri,
+    readonly target: LensKind,
+  ) {
+    super(range);
+  }
+}
+
+class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens> {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.changed.event;
+
+  constructor(
+    private readonly analyzer: DocumentAnalyzer,
+    private readonly results: Results,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire();
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): AttentionLens[] {
+    const { parse } = this.analyzer.analyze(document);
+    const runs = this.results.get(document.uri.toString())?.runs ?? [];
+    const lenses: AttentionLens[] = [];
+    for (const problem of parse.problems) {
+      const line = toVsRange(problem.directiveRange ?? problem.range).start.line;
+      const top = new vscode.Range(line, 0, line, 0);
+      const problemLens = (kind: 'run' | 'show' | 'summary') =>
+        new AttentionLens(top, document.uri, { kind, problem: problem.index });
+      lenses.push(problemLens('run'), problemLens('show'));
+      if (runs[problem.index]) lenses.push(problemLens('summary'));
+      problem.matrices.forEach((def, matrix) => {
+        const at = toVsRange(def.nameRange).start;
+        lenses.push(
+          new AttentionLens(new vscode.Range(at, at), document.uri, { kind: 'matrix', problem: problem.index, matrix }),
+        );
+      });
+    }
+    return lenses;
+  }
+
+  resolveCodeLens(lens: AttentionLens): AttentionLens {
+    const { uri, target } = lens;
+    const documentRun = this.results.get(uri.toString());
+    const problem = documentRun?.parse.problems[target.problem];
+    switch (target.kind) {
+      case 'run':
+        lens.command = { title: '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
+        break;
+      case 'show':
+        lens.command = { title: 'Show heatmap', command: COMMANDS.showPanel, arguments: [uri, target.problem] };
+        break;
+      case 'summary': {
+        const run = documentRun?.runs[target.problem];
+        const outdated = run && documentRun && run.version !== documentRun.version && !readSettings(uri).liveUpdate;
+        const title = run ? runSummary(run) + (outdated ? ' · outdated: run again' : '') : '';
+        lens.command = { title, command: COMMANDS.showPanel, arguments: [uri, target.problem] };
+        break;
+      }
+      case 'matrix': {
+        const def = problem?.matrices[target.matrix];
+        lens.command = { title: def ? matrixTitle(def) : '', command: '' };
+        break;
+      }
+    }
+    return lens;
+  }
+}
+
+export function registerCodeLens(
+  context: vscode.ExtensionContext,
+  analyzer: DocumentAnalyzer,
+  results: Results,
+): void {
+  const provider = new AttentionCodeLensProvider(analyzer, results);
+  context.subscriptions.push(
+    vscode.languages.registerCodeLensProvider(SELECTOR, provider),
+    results.onDidChange(() => provider.refresh()),
+  );
+}

@@ -1,0 +1,10 @@
+// Command ids, as declared in package.json `contributes.commands`.
+export const COMMANDS = {
+  runFile: 'attentionLens.runFile',
+  runProblem: 'attentionLens.runProblem',
+  showPanel: 'attentionLens.showPanel',
+  insertExample: 'attentionLens.insertExample',
+  setOptions: 'attentionLens.setOptions',
+  exportResults: 'attentionLens.exportResults',
+  toggleLiveUpdate: 'attentionLens.toggleLiveUpdate',
+} as const;

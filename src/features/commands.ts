@@ -1,0 +1,164 @@
+// Every `Attention: …` command. Each accepts optional arguments so CodeLenses, keybindings and
+// tests can call it without pickers; each returns what it did (tests read it).
+import * as vscode from 'vscode';
+import type { Problem } from '../core/types';
+import type { PanelApi } from '../panel';
+import type { DocumentAnalyzer } from './analysis';
+import { COMMANDS } from './commandIds';
+import { EXAMPLES } from './examples';
+import { exportResults, type ExportArgs } from './export';
+import { directiveLine, isSupported } from './languages';
+import type { Results } from './results';
+import type { RunOutcome, Runner } from './runner';
+import { setOption, type SetOptionArgs } from './setOptions';
+import { readSettings, updateSetting } from './settings';
+
+export interface CommandDeps {
+  analyzer: DocumentAnalyzer;
+  runner: Runner;
+  results: Results;
+  panel: PanelApi;
+  log: vscode.LogOutputChannel;
+}
+
+export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
+  const { analyzer, runner, results, panel } = deps;
+  const register = (id: string, handler: (...args: never[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(id, reportingErrors(deps.log, handler)));
+
+  register(COMMANDS.runFile, async (uri?: vscode.Uri) => {
+    const document = await documentFor(uri);
+    const problems = analyzer.analyze(document).parse.problems;
+    if (problems.length === 0) {
+      void vscode.window.showInformationMessage('Attention: no matrices found in this file. Try "Attention: Insert Example…".');
+      return undefined;
+    }
+    const outcome = await runner.run(document);
+    reportOutcome(outcome);
+    if (!outcome.cancelled) panel.show(document.uri, firstSucceeded(outcome) ?? 0);
+    return outcome;
+  });
+
+  register(COMMANDS.runProblem, async (uri?: vscode.Uri, index?: number) => {
+    const document = await documentFor(uri);
+    const problem = index === undefined ? problemAtCursor(document, analyzer) : analyzer.analyze(document).parse.problems[index];
+    if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
+    const outcome = await runner.run(document, [problem.index]);
+    reportOutcome(outcome);
+    if (!outcome.cancelled) panel.show(document.uri, problem.index);
+    return outcome;
+  });
+
+  register(COMMANDS.showPanel, async (uri?: vscode.Uri, index?: number) => {
+    const document = await documentFor(uri);
+    const problem = index ?? problemAtCursor(document, analyzer)?.index ?? 0;
+    const version = analyzer.analyze(document).version;
+    const run = results.get(document.uri.toString())?.runs[problem];
+    // The panel shows results; a problem never run (or edited since) is run first.
+    if (!run || run.version !== version) reportOutcome(await runner.run(document, [problem]));
+    panel.show(document.uri, problem);
+  });
+
+  register(COMMANDS.insertExample, async (id?: string) => {
+    const editor = activeEditor();
+    const example = id
+      ? EXAMPLES.find((candidate) => candidate.id === id)
+      : (await vscode.window.showQuickPick(
+          EXAMPLES.map((candidate) => ({ label: candidate.label, detail: candidate.detail, example: candidate })),
+          { title: 'Attention: Insert Example', placeHolder: 'Which worked example?' },
+        ))?.example;
+    if (!example) {
+      if (id) throw new Error(`Unknown example "${id}". Known: ${EXAMPLES.map((e) => e.id).join(', ')}.`);
+      return false;
+    }
+    const directive = directiveLine(editor.document, example.directive);
+    if (directive === undefined) throw new Error('Examples cannot be inserted into JSON (no comments for the directive); open a Markdown or Python file.');
+    const at = editor.selection.active;
+    const lead = editor.document.lineAt(at.line).text.slice(0, at.character).trim() === '' ? '' : '\n';
+    return editor.edit((edit) => edit.insert(at, `${lead}${directive}\n${example.body}\n`));
+  });
+
+  register(COMMANDS.setOptions, async (args?: SetOptionArgs) => {
+    const editor = activeEditor();
+    const problem = problemAtCursor(editor.document, analyzer);
+    if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first (no matrices found here).');
+    return setOption(editor, problem, args);
+  });
+
+  register(COMMANDS.exportResults, async (args?: ExportArgs) => {
+    const document = activeEditor().document;
+    const outcome = await runner.run(document);
+    reportOutcome(outcome);
+    const run = results.get(document.uri.toString());
+    if (!run || outcome.cancelled) return undefined;
+    return exportResults(context, document, analyzer.analyze(document), run, args);
+  });
+
+  // The dtype control of the panel re-runs its problem with that dtype.
+  context.subscriptions.push(
+    panel.onDidRequestDtype(async ({ uri, problemIndex, dtype }) => {
+      reportOutcome(await runner.pickDType(await vscode.workspace.openTextDocument(uri), problemIndex, dtype));
+    }),
+    vscode.workspace.onDidCloseTextDocument((document) => runner.forget(document)),
+  );
+
+  register(COMMANDS.toggleLiveUpdate, async () => {
+    const enabled = !readSettings().liveUpdate;
+    await updateSetting('liveUpdate', enabled);
+    void vscode.window.showInformationMessage(`Attention: live update ${enabled ? 'on — results follow your edits' : 'off — run explicitly'}.`);
+    return enabled;
+  });
+}
+
+/** Shows thrown errors to the user (and the log) instead of a silent failed command. */
+function reportingErrors<A extends never[]>(log: vscode.LogOutputChannel, handler: (...args: A) => unknown) {
+  return async (...args: A) => {
+    try {
+      return await handler(...args);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      log.error(message);
+      void vscode.window.showErrorMessage(`Attention: ${message}`);
+      return undefined;
+    }
+  };
+}
+
+function reportOutcome(outcome: RunOutcome): void {
+  const [first, ...rest] = outcome.failures;
+  if (!first) return;
+  const more = rest.length > 0 ? ` (and ${rest.length} more; see the "Attention Lens" output)` : '';
+  void vscode.window.showErrorMessage(`Attention: ${first.error}${more}`);
+}
+
+function firstSucceeded(outcome: RunOutcome): number | undefined {
+  const index = outcome.run?.runs.findIndex((run) => run?.result !== undefined) ?? -1;
+  return index >= 0 ? index : undefined;
+}
+
+function activeEditor(): vscode.TextEditor {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor) throw new Error('Open a file first.');
+  return editor;
+}
+
+async function documentFor(uri: vscode.Uri | undefined): Promise<vscode.TextDocument> {
+  const document = uri ? await vscode.workspace.openTextDocument(uri) : activeEditor().document;
+  if (!isSupported(document)) {
+    throw new Error(`Attention Lens does not read ${document.languageId} files (Markdown, Python, LaTeX, MATLAB, JSON, YAML and plain text).`);
+  }
+  return document;
+}
+
+/** The problem whose range holds the cursor, else the nearest one above it, else the first. */
+function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Problem | undefined {
+  const { problems } = analyzer.analyze(document).parse;
+  const editor = vscode.window.activeTextEditor;
+  const line = editor?.document === document ? editor.selection.active.line : 0;
+  let best: Problem | undefined;
+  for (const problem of problems) {
+    if (problem.range.start.line <= line) best = problem;
+    if (problem.range.start.line <= line && line <= problem.range.end.line) return problem;
+  }
+  return best ?? problems[0];
+}

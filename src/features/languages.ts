@@ -1,0 +1,50 @@
+// The documents Attention Lens reads, and how a directive line is written as a comment in each.
+import * as vscode from 'vscode';
+
+/** Language ids with an `onLanguage:` activation event in package.json (keep the two in step).
+ * `objective-c` is what VS Code calls a `.m` file when no MATLAB extension is installed. */
+export const LANGUAGES = [
+  'markdown',
+  'python',
+  'latex',
+  'tex',
+  'matlab',
+  'octave',
+  'objective-c',
+  'json',
+  'jsonc',
+  'yaml',
+  'plaintext',
+] as const;
+
+export const SELECTOR: vscode.DocumentSelector = LANGUAGES.map((language) => ({ language }));
+
+export function isSupported(document: vscode.TextDocument): boolean {
+  return (LANGUAGES as readonly string[]).includes(document.languageId);
+}
+
+/** `attention: …` wrapped as a comment of the document's language, or undefined when the
+ * language has no comments (JSON). */
+export function directiveLine(document: vscode.TextDocument, args: string): string | undefined {
+  const directive = `attention: ${args}`.trimEnd();
+  switch (document.languageId) {
+    case 'markdown':
+      return `<!-- ${directive} -->`;
+    case 'python':
+    case 'yaml':
+      return `# ${directive}`;
+    case 'latex':
+    case 'tex':
+    case 'matlab':
+    case 'octave':
+      return `% ${directive}`;
+    case 'objective-c':
+      return document.uri.path.endsWith('.m') ? `% ${directive}` : `// ${directive}`;
+    case 'json':
+      return undefined;
+    case 'jsonc':
+      return `// ${directive}`;
+    default:
+      return directive;
+  }
+}

@@ -1,0 +1,212 @@
+// Runs problems of a document in the worker and stores the outcome in `Results`. Refuses, before
+// anything starts, a run that would keep more numbers than `attentionLens.maxMatrixElements`.
+// Runs that take longer than a moment show a cancellable progress notification.
+import * as vscode from 'vscode';
+import { attentionCost } from '../core/engine/cost';
+import type { AttentionSpec, DType, Problem, Range } from '../core/types';
+import { RunCancelledError, type AttentionWorker } from '../worker/client';
+import type { DocumentAnalyzer } from './analysis';
+import { hasDirectiveKey } from './directive';
+import type { DocumentRun, ProblemRun, Results } from './results';
+import { readSettings, type Settings } from './settings';
+import { toVsRange } from './vsRange';
+
+/** Runs quicker than this never flash a notification. */
+const PROGRESS_DELAY_MS = 400;
+
+export interface RunOutcome {
+  run?: DocumentRun;
+  /** Problems that could not run or failed, with the reason (already in `run.runs[i].error`). */
+  failures: { index: number; error: string }[];
+  cancelled: boolean;
+  /** The worker itself failed (crashed, was killed, ran out of memory). */
+  workerError?: string;
+}
+
+export class Runner {
+  /** dtypes picked in the panel, per document and problem: they win over directive and setting. */
+  private readonly dtypePicks = new Map<string, Map<number, DType>>();
+
+  constructor(
+    private readonly analyzer: DocumentAnalyzer,
+    private readonly results: Results,
+    private readonly worker: AttentionWorker,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  /** Remembers a dtype picked in the panel for one problem and runs it again with it. */
+  pickDType(document: vscode.TextDocument, index: number, dtype: DType): Promise<RunOutcome> {
+    const key = document.uri.toString();
+    const picks = this.dtypePicks.get(key) ?? new Map<number, DType>();
+    picks.set(index, dtype);
+    this.dtypePicks.set(key, picks);
+    return this.run(document, [index]);
+  }
+
+  forget(document: vscode.TextDocument): void {
+    this.dtypePicks.delete(document.uri.toString());
+  }
+
+  /** Runs the given problems (default: all) of the document's current version. */
+  async run(document: vscode.TextDocument, indices?: number[]): Promise<RunOutcome> {
+    const analysis = this.analyzer.analyze(document);
+    const version = analysis.version;
+    const settings = readSettings(document.uri);
+    const selected = indices ?? analysis.parse.problems.map((_, index) => index);
+    const refused: ProblemRun[] = [];
+    const runnable: { index: number; spec: AttentionSpec }[] = [];
+    for (const index of selected) {
+      const problem = analysis.parse.problems[index];
+      if (!problem) continue;
+      const built = analysis.specs[index];
+      const error = [...analysis.parse.diagnostics.filter((d) => within(d.range, problem.range)), ...built.diagnostics].find(
+        (d) => d.severity === 'error',
+      );
+      const reason =
+        error || !built.spec
+          ? `${label(problem)} cannot run: ${error?.message ?? 'its matrices are incomplete'}`
+          : refusal(built.spec, problem, settings);
+      if (reason || !built.spec) refused.push({ problem, version, error: reason, elapsedMs: 0 });
+      else runnable.push({ index, spec: this.withDType(built.spec, document, problem, settings) });
+    }
+
+    const key = document.uri.toString();
+    const started = performance.now();
+    const failures = refused.map((run) => ({ index: run.problem.index, error: run.error! }));
+    let runs: ProblemRun[] = refused;
+    let cancelled = false;
+    let workerError: string | undefined;
+    if (runnable.length > 0) {
+      const job = this.worker.run(key, runnable);
+      this.showProgressIfSlow(job.outcomes, job.cancel, document);
+      try {
+        const outcomes = await job.outcomes;
+        const elapsedMs = performance.now() - started;
+        for (const outcome of outcomes) {
+          const problem = analysis.parse.problems[outcome.index];
+          if ('result' in outcome) {
+            runs.push({ problem, version, result: outcome.result, elapsedMs });
+            this.log.info(`ran ${label(problem)} of ${document.uri.fsPath}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
+            for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);
+          } else {
+            runs.push({ problem, version, error: outcome.error, elapsedMs });
+            failures.push({ index: outcome.index, error: outcome.error });
+          }
+        }
+      } catch (error) {
+        if (error instanceof RunCancelledError) {
+          cancelled = true;
+          this.log.info(`run of ${document.uri.fsPath} cancelled`);
+        } else {
+          const message = error instanceof Error ? error.message : String(error);
+          workerError = message;
+          for (const { index } of runnable) {
+            runs.push({ problem: analysis.parse.problems[index], version, error: message, elapsedMs: 0 });
+            failures.push({ index, error: message });
+          }
+        }
+      }
+    }
+    for (const failure of failures) this.log.warn(failure.error);
+    if (cancelled) runs = refused;
+    return { run: this.store(key, version, runs), failures, cancelled, workerError };
+  }
+
+  /** The dtype a run uses: picked in the panel, else the directive's, else `attentionLens.dtype`. */
+  private withDType(spec: AttentionSpec, document: vscode.TextDocument, problem: Problem, settings: Settings): AttentionSpec {
+    const picked = this.dtypePicks.get(document.uri.toString())?.get(problem.index);
+    const directive = problem.directiveRange && hasDirectiveKey(document.getText(toVsRange(problem.directiveRange)), 'dtype');
+    const dtype = picked ?? (directive ? spec.options.dtype : settings.dtype);
+    return dtype === spec.options.dtype ? spec : { ...spec, options: { ...spec.options, dtype } };
+  }
+
+  private store(key: string, version: number, runs: ProblemRun[]): DocumentRun | undefined {
+    const current = this.results.get(key);
+    if (!current) return undefined;
+    if (current.version !== version) {
+      this.log.info(`results for version ${version} dropped: the document changed during the run`);
+      return current;
+    }
+    if (runs.length === 0) return current;
+    const merged = [...current.runs];
+    for (const run of runs) merged[run.problem.index] = run;
+    const next: DocumentRun = { ...current, runs: merged };
+    this.results.set(next);
+    return next;
+  }
+
+  private showProgressIfSlow(done: Promise<unknown>, cancel: () => void, document: vscode.TextDocument): void {
+    let finished = false;
+    const settle = () => (finished = true);
+    done.then(settle, settle);
+    setTimeout(() => {
+      if (finished) return;
+      void vscode.window.withProgress(
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Attention: computing ${vscode.workspace.asRelativePath(document.uri)}…`,
+          cancellable: true,
+        },
+        (_progress, token) => {
+          token.onCancellationRequested(cancel);
+          return done.catch(() => undefined);
+        },
+      );
+    }, PROGRESS_DELAY_MS);
+  }
+}
+
+export function label(problem: Problem): string {
+  return problem.name ? `problem ${problem.index + 1} ("${problem.name}")` : `problem ${problem.index + 1}`;
+}
+
+function within(inner: Range, outer: Range): boolean {
+  const before = (a: Range['start'], b: Range['start']) => a.line < b.line || (a.line === b.line && a.character <= b.character);
+  return before(outer.start, inner.start) && before(inner.end, outer.end);
+}
+
+/** Why this spec must not start (too many numbers to keep), or undefined when it may. */
+function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): string | undefined {
+  const heads = spec.options.heads;
+  const queries = spec.X?.rows ?? spec.Q?.rows ?? 0;
+  const keys = spec.context?.rows ?? spec.K?.rows ?? spec.X?.rows ?? 0;
+  const width = (whole: number | undefined, perHead: number | undefined) =>
+    perHead !== undefined ? perHead : Math.ceil((whole ?? 0) / heads);
+  const split = (matrices: { cols: number }[] | undefined) =>
+    matrices && matrices.length > 1 ? matrices[0].cols : undefined;
+  const dtype = spec.options.dtype;
+  const cost = attentionCost({
+    queries,
+    keys,
+    dModel: spec.X?.cols ?? spec.Q?.cols ?? 0,
+    dK: width(spec.WQ?.[0].cols ?? spec.Q?.cols, split(spec.WQ)),
+    dV: width(spec.WV?.[0].cols ?? spec.V?.cols, split(spec.WV)),
+    heads,
+    kvHeads: spec.options.kvHeads,
+    dtype,
+    projections: spec.X !== undefined,
+    outputProjection: spec.WO !== undefined,
+    gradients: spec.options.gradients,
+  });
+  const bytesPerNumber = dtype === 'float32' ? 4 : 8;
+  const numbers = cost.totalBytes / bytesPerNumber;
+  if (numbers <= settings.maxMatrixElements) return undefined;
+  return (
+    `${label(problem)} was not run: it would keep ${numbers.toLocaleString('en-US')} numbers ` +
+    `(${formatBytes(cost.totalBytes)} as ${dtype}; ${heads} head${heads === 1 ? '' : 's'} of ${queries}×${keys} attention), ` +
+    `more than attentionLens.maxMatrixElements = ${settings.maxMatrixElements.toLocaleString('en-US')}. ` +
+    'Raise that setting or use fewer tokens.'
+  );
+}
+
+function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${value.toFixed(value < 10 && unit > 0 ? 1 : 0)} ${units[unit]}`;
+}
+

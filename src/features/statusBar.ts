@@ -1,0 +1,36 @@
+// The status bar item: how many attention problems the active file holds and its last run's time.
+import * as vscode from 'vscode';
+import { COMMANDS } from './commandIds';
+import { formatMs } from './describe';
+import { isSupported } from './languages';
+import type { Results } from './results';
+
+export function registerStatusBar(context: vscode.ExtensionContext, results: Results): void {
+  const item = vscode.window.createStatusBarItem('attentionLens.status', vscode.StatusBarAlignment.Right, 100);
+  item.name = 'Attention Lens';
+  item.command = COMMANDS.runFile;
+
+  const update = () => {
+    const document = vscode.window.activeTextEditor?.document;
+    const run = document && isSupported(document) ? results.get(document.uri.toString()) : undefined;
+    const count = run?.parse.problems.length ?? 0;
+    if (!run || count === 0) {
+      item.hide();
+      return;
+    }
+    const ran = run.runs.filter((r) => r?.result);
+    const last = ran.length > 0 ? ` · ${formatMs(Math.max(...ran.map((r) => r!.elapsedMs)))}` : '';
+    item.text = `$(symbol-array) ${count} attention problem${count === 1 ? '' : 's'}${last}`;
+    item.tooltip = ran.length > 0 ? 'Attention Lens: last run time (host ⇄ worker round trip). Click to run this file again.' : 'Attention Lens: click to run every problem in this file.';
+    item.show();
+  };
+
+  context.subscriptions.push(
+    item,
+    results.onDidChange(({ uri }) => {
+      if (uri === vscode.window.activeTextEditor?.document.uri.toString()) update();
+    }),
+    vscode.window.onDidChangeActiveTextEditor(update),
+  );
+  update();
+}
