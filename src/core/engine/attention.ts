@@ -7,7 +7,7 @@ import { addColumns, addRows, dtypeOf, inDtype, matmul, rowSoftmax, scaleRows, z
 import { combinedMask, requireShape } from './masks';
 import { sinusoidalPositionalEncoding } from './positional';
 import { project, type Projection } from './projections';
-import { bindScores, scoreScale, type HeadScores } from './scores';
+import { bindScores, type HeadScores, type ScoreParameters, scoreScale } from './scores';
 
 export class CancelledError extends Error {
   constructor() {
@@ -46,7 +46,20 @@ export function checkCancelled(control: RunControl): void {
   if (control.isCancelled?.()) throw new CancelledError();
 }
 
-export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
+/** Everything before the heads: the input, per-head Q/K/V, the mask, the score parameters. */
+interface Setup {
+  dtype: DType;
+  input?: Matrix;
+  context?: Matrix;
+  projections: { Q: Projection; K: Projection; V: Projection };
+  queries: number;
+  keys: number;
+  mask: Matrix | null;
+  scoreParameters: ScoreParameters;
+  groupSize: number; // query heads per KV head
+}
+
+function setUp(spec: AttentionSpec): Setup {
   const { options } = spec;
   const dtype = options.dtype;
   const h = options.heads;
@@ -54,7 +67,6 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
   if (!Number.isInteger(h) || h < 1 || !Number.isInteger(g) || g < 1 || h % g !== 0) {
     throw new RangeError(`heads=${h} must be a positive multiple of kv_heads=${g}`);
   }
-
   const input = spec.X ? positioned(spec, spec.X, dtype) : undefined;
   const context = spec.context ? inDtype(spec.context, dtype) : undefined;
   const kvSource = context ?? input;
@@ -68,28 +80,58 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
   if (projections.V.heads[0].rows !== keys) {
     throw new RangeError(`K has ${keys} rows but V has ${projections.V.heads[0].rows}`);
   }
-  const mask = combinedMask(spec, queries, keys, dtype);
-  const scoreParameters = {
-    score: options.score,
-    sigma: options.sigma ?? 1,
-    Wa: spec.Wa && inDtype(spec.Wa, dtype),
-    W1: spec.W1 && inDtype(spec.W1, dtype),
-    W2: spec.W2 && inDtype(spec.W2, dtype),
-    va: spec.va && inDtype(spec.va, dtype),
+  return {
+    dtype,
+    input,
+    context,
+    projections,
+    queries,
+    keys,
+    mask: combinedMask(spec, queries, keys, dtype),
+    scoreParameters: {
+      score: options.score,
+      sigma: options.sigma ?? 1,
+      Wa: spec.Wa && inDtype(spec.Wa, dtype),
+      W1: spec.W1 && inDtype(spec.W1, dtype),
+      W2: spec.W2 && inDtype(spec.W2, dtype),
+      va: spec.va && inDtype(spec.va, dtype),
+    },
+    groupSize: h / g,
   };
+}
 
+/** The matrices one head's steps write; the same matrix may stand for several (in place). */
+type HeadSteps = Pick<HeadResult, 'scores' | 'scaled' | 'masked' | 'weights' | 'output'>;
+
+/** One head, query rows block by block; returns the fully masked rows. */
+function attend(steps: HeadSteps, scores: HeadScores, scale: number, mask: Matrix | null, V: Matrix, control: RunControl): number[] {
+  const fullyMasked: number[] = [];
+  for (let r0 = 0; r0 < steps.scores.rows; r0 += ROW_BLOCK) {
+    checkCancelled(control);
+    const r1 = Math.min(steps.scores.rows, r0 + ROW_BLOCK);
+    scores.rows(steps.scores, r0, r1);
+    scaleRows(steps.scaled, steps.scores, scale, r0, r1);
+    if (mask) addRows(steps.masked, steps.scaled, mask, r0, r1);
+    fullyMasked.push(...rowSoftmax(steps.weights, steps.masked, r0, r1));
+    matmul(steps.output, steps.weights, V, r0, r1);
+  }
+  return fullyMasked;
+}
+
+/** The forward pass with every intermediate of every head kept. */
+export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
+  const setup = setUp(spec);
+  const { dtype, projections, queries, keys, mask, groupSize } = setup;
   const heads: HeadResult[] = [];
   const internals: HeadInternals[] = [];
   const warnings: string[] = [];
-  const groupSize = h / g;
-  for (let i = 0; i < h; i++) {
+  projections.Q.heads.forEach((Q, i) => {
     checkCancelled(control);
     const kvHead = Math.floor(i / groupSize);
-    const Q = projections.Q.heads[i];
     const K = projections.K.heads[kvHead];
     const V = projections.V.heads[kvHead];
     const scale = scoreScale(spec, Q.cols);
-    const scores = bindScores(scoreParameters, Q, K, dtype);
+    const scores = bindScores(setup.scoreParameters, Q, K, dtype);
     const scaled = zeros(queries, keys, dtype);
     const head: HeadResult = {
       Q,
@@ -103,16 +145,8 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
       output: zeros(queries, V.cols, dtype),
       kvHead,
     };
-    for (let r0 = 0; r0 < queries; r0 += ROW_BLOCK) {
-      checkCancelled(control);
-      const r1 = Math.min(queries, r0 + ROW_BLOCK);
-      scores.rows(head.scores, r0, r1);
-      scaleRows(head.scaled, head.scores, scale, r0, r1);
-      if (mask) addRows(head.masked, head.scaled, mask, r0, r1);
-      for (const row of rowSoftmax(head.weights, head.masked, r0, r1)) {
-        warnings.push(`${describeQuery(spec, row)} (head ${i + 1}) is fully masked: its output row is 0`);
-      }
-      matmul(head.output, head.weights, V, r0, r1);
+    for (const row of attend(head, scores, scale, mask, V, control)) {
+      warnings.push(`${describeQuery(spec, row)} (head ${i + 1}) is fully masked: its output row is 0`);
     }
     const undefinedRows = rowsWithNaN(head.weights);
     if (undefinedRows.length > 0) {
@@ -124,21 +158,43 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
     }
     heads.push(head);
     internals.push({ scale, scores });
-  }
-
-  const width = heads[0].output.cols;
-  const concat = zeros(queries, width * h, dtype);
-  heads.forEach((head, i) => addColumns(concat, head.output, i * width));
-  let output = concat;
+  });
   const WO = spec.WO && inDtype(spec.WO, dtype);
-  if (WO) {
-    if (WO.rows !== concat.cols) {
-      throw new RangeError(`Concat(heads) has ${concat.cols} columns but W_O has ${WO.rows} rows`);
-    }
-    output = zeros(queries, WO.cols, dtype);
-    matmul(output, concat, WO);
+  const { concat, output } = combineHeads(heads.map((head) => head.output), WO, dtype);
+  return { dtype, input: setup.input, context: setup.context, heads, internals, projections, concat, output, WO, warnings };
+}
+
+/**
+ * The final output alone (for checks that rerun a problem): every head's steps run in place in
+ * one Lq×Lk scratch matrix, so it keeps one n×n matrix instead of four per head.
+ */
+export function forwardOutput(spec: AttentionSpec, control: RunControl): Matrix {
+  const setup = setUp(spec);
+  const { dtype, projections, queries, keys, mask, groupSize } = setup;
+  const scratch = zeros(queries, keys, dtype);
+  const outputs = projections.Q.heads.map((Q, i) => {
+    checkCancelled(control);
+    const K = projections.K.heads[Math.floor(i / groupSize)];
+    const V = projections.V.heads[Math.floor(i / groupSize)];
+    const steps = { scores: scratch, scaled: scratch, masked: scratch, weights: scratch, output: zeros(queries, V.cols, dtype) };
+    attend(steps, bindScores(setup.scoreParameters, Q, K, dtype), scoreScale(spec, Q.cols), mask, V, control);
+    return steps.output;
+  });
+  return combineHeads(outputs, spec.WO && inDtype(spec.WO, dtype), dtype).output;
+}
+
+/** Concat(head outputs), then · W_O when given. */
+function combineHeads(outputs: Matrix[], WO: Matrix | undefined, dtype: DType): { concat: Matrix; output: Matrix } {
+  const width = outputs[0].cols;
+  const concat = zeros(outputs[0].rows, width * outputs.length, dtype);
+  outputs.forEach((out, i) => addColumns(concat, out, i * width));
+  if (!WO) return { concat, output: concat };
+  if (WO.rows !== concat.cols) {
+    throw new RangeError(`Concat(heads) has ${concat.cols} columns but W_O has ${WO.rows} rows`);
   }
-  return { dtype, input, context, heads, internals, projections, concat, output, WO, warnings };
+  const output = zeros(concat.rows, WO.cols, dtype);
+  matmul(output, concat, WO);
+  return { concat, output };
 }
 
 /** X + PE (given, or sinusoidal on request), in the run's dtype. */

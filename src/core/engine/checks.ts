@@ -2,7 +2,7 @@
 // rows permutes the output rows (where that holds), and what the run costs. The pieces are
 // exported so every engine path (this reference, the WebAssembly one) judges the same way.
 import type { AttentionSpec, Checks, DType, Matrix } from '../types';
-import { type ForwardPass, forward, type RunControl } from './attention';
+import { type ForwardPass, forwardOutput, type RunControl } from './attention';
 import { attentionCost, type AttentionShape } from './cost';
 import { maxAbs, zeros } from './kernels';
 
@@ -26,7 +26,7 @@ export function runChecks(spec: AttentionSpec, pass: ForwardPass, control: RunCo
   }
   const head = pass.heads[0];
   const permuted = permutationApplies(spec)
-    ? forward({ ...spec, X: reversedRows(spec.X as Matrix), tokens: undefined }, control).output
+    ? forwardOutput({ ...spec, X: reversedRows(spec.X as Matrix) }, control)
     : undefined;
   return judge(
     spec,

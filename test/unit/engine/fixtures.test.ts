@@ -2,6 +2,7 @@
 // torch.float32 (1e-5), gradients against torch autograd.
 import * as assert from 'node:assert/strict';
 import { runAttention } from '../../../src/core/engine';
+import { forwardOutput } from '../../../src/core/engine/attention';
 import type { Matrix } from '../../../src/core/types';
 import { assertForwardMatches, assertMatrixClose, type JsonMatrix, loadFixtures, specOf } from './fixtures';
 
@@ -48,6 +49,11 @@ describe('checks on the fixtures', () => {
       if (checks.permutationEquivariant !== undefined) {
         assert.ok(checks.permutationEquivariant, `permutation error ${checks.permutationMaxError}`);
       }
+    });
+
+    it(`${fixture.name}: the output-only rerun (in one scratch matrix) gives the same output bit for bit`, () => {
+      const spec = specOf(fixture);
+      assert.deepEqual(forwardOutput(spec, {}), runAttention(spec).output);
     });
   }
 });
