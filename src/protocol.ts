@@ -31,3 +31,200 @@ export type WorkerResponse =
 
 // ---- extension host ⇄ webview (owned by the panel work) ----
 
+/**
+ * What a heatmap shows of one matrix: the whole matrix when it fits (block 1×1), else a max-pooled
+ * overview (each cell = max of a rowBlock×colBlock block), or the detail of a zoomed region.
+ * `data` holds rows×cols displayed cells, row-major; the source matrix is sourceRows×sourceCols.
+ */
+export interface MatrixView {
+  sourceRows: number;
+  sourceCols: number;
+  rowStart: number; // first source row shown
+  colStart: number;
+  rowBlock: number; // source rows per displayed cell (1 = exact values)
+  colBlock: number;
+  rows: number;
+  cols: number;
+  data: Float64Array | Float32Array;
+}
+
+/** A named matrix of the panel: `head` is undefined for whole-layer matrices (concat, output…). */
+export type MatrixKey =
+  | 'Q' | 'K' | 'V' | 'scores' | 'scaled' | 'mask' | 'masked' | 'weights' | 'output'
+  | 'dQ' | 'dK' | 'dV' | 'dA' | 'dS'
+  | 'input' | 'concat' | 'WO' | 'layerOutput' | 'residual';
+
+export interface HeadView {
+  kvHead: number;
+  Q: MatrixView;
+  K: MatrixView;
+  V: MatrixView;
+  scores: MatrixView;
+  scaled: MatrixView;
+  mask: MatrixView | null;
+  masked: MatrixView;
+  weights: MatrixView;
+  output: MatrixView;
+  gradients?: { dQ: MatrixView; dK: MatrixView; dV: MatrixView; dA: MatrixView; dS: MatrixView };
+}
+
+export interface ResultView {
+  dtype: 'float64' | 'float32';
+  elapsedMs: number;
+  warnings: string[];
+  checks: {
+    rowSumsMaxError: number;
+    rowsSumToOne: boolean;
+    weightsInBounds: boolean;
+    permutationEquivariant?: boolean;
+    permutationMaxError?: number;
+    flops: number;
+    attentionBytes: number;
+  };
+  /** Cost of this problem's shape and of a realistic layer, from the engine's cost model. */
+  cost: CostView[];
+  heads: HeadView[];
+  input?: MatrixView;
+  concat: MatrixView;
+  WO?: MatrixView;
+  layerOutput: MatrixView;
+  residual?: MatrixView;
+}
+
+export interface CostView {
+  label: string; // e.g. "this problem", "12 layers × 12 heads, n = 512, d_model = 768"
+  flops: number;
+  attentionBytes: number;
+}
+
+/** Everything a panel shows about one problem of one document. */
+export interface PanelData {
+  uri: string;
+  fileName: string;
+  problemIndex: number;
+  problems: { index: number; label: string }[];
+  title: string;
+  tokens?: string[];
+  keyTokens?: string[];
+  /** Options as read, for the formulas (scale, causal…). */
+  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string };
+  /** d_k of head 1, for the formula √d_k. */
+  dk?: number;
+  result?: ResultView;
+  /** Why there is no result: not run yet, parse error, engine error. */
+  message?: string;
+}
+
+/** Panel view state kept by the webview (getState/setState) and by the serializer. */
+export interface PanelState {
+  uri?: string;
+  problemIndex: number;
+  view: 'steps' | 'heads' | 'mask' | 'gradients' | 'checks';
+  head: number;
+  step: 'all' | 'projections' | 'scores' | 'scaled' | 'masked' | 'weights' | 'output';
+  colorScale: 'Viridis' | 'Cividis' | 'Blues' | 'Greys' | 'RdBu' | 'Theme';
+  showNumbers: boolean;
+  /** Zoom of the overview, source coordinates, per heatmap id. */
+  zoom: Record<string, { rowStart: number; rowEnd: number; colStart: number; colEnd: number }>;
+}
+
+export type HostToWebview =
+  | { type: 'data'; data: PanelData; focusHead?: number }
+  | { type: 'region'; requestId: number; view: MatrixView | null };
+
+export type WebviewToHost =
+  | { type: 'ready' }
+  | { type: 'state'; state: PanelState }
+  | { type: 'selectProblem'; problemIndex: number }
+  | { type: 'reveal'; problemIndex: number; head: number; matrix: MatrixKey; row: number; col: number }
+  | { type: 'requestRegion'; requestId: number; problemIndex: number; head: number; matrix: MatrixKey;
+      rowStart: number; rowEnd: number; colStart: number; colEnd: number }
+  | { type: 'export'; format: 'png' | 'svg'; fileName: string; text?: string; base64?: string }
+  | { type: 'exportMatrix'; format: 'csv' | 'json'; problemIndex: number; head: number; matrix: MatrixKey }
+  | { type: 'exportHtml' }
+  | { type: 'setDtype'; dtype: 'float64' | 'float32' };
+
+const MATRIX_KEYS: readonly MatrixKey[] = [
+  'Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output',
+  'dQ', 'dK', 'dV', 'dA', 'dS', 'input', 'concat', 'WO', 'layerOutput', 'residual',
+];
+const VIEWS: readonly PanelState['view'][] = ['steps', 'heads', 'mask', 'gradients', 'checks'];
+const STEPS: readonly PanelState['step'][] = ['all', 'projections', 'scores', 'scaled', 'masked', 'weights', 'output'];
+const COLOR_SCALES: readonly PanelState['colorScale'][] = ['Viridis', 'Cividis', 'Blues', 'Greys', 'RdBu', 'Theme'];
+/** Largest image the host accepts from a webview (characters of SVG text or PNG base64). */
+const MAX_EXPORT_CHARS = 64 * 1024 * 1024;
+
+type Fields = Record<string, unknown>;
+const isRecord = (value: unknown): value is Fields =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isIndex = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < 1e9;
+const isOneOf = <T>(values: readonly T[], value: unknown): value is T => values.includes(value as T);
+const isSafeFileName = (value: unknown): value is string =>
+  typeof value === 'string' && /^[\w.\- ]{1,120}$/.test(value) && !value.startsWith('.');
+
+/** The webview's view state, or undefined when any field is malformed. */
+export function parsePanelState(raw: unknown): PanelState | undefined {
+  if (!isRecord(raw)) return undefined;
+  const { uri, problemIndex, view, head, step, colorScale, showNumbers, zoom } = raw;
+  if (uri !== undefined && typeof uri !== 'string') return undefined;
+  if (!isIndex(problemIndex) || !isIndex(head) || typeof showNumbers !== 'boolean') return undefined;
+  if (!isOneOf(VIEWS, view) || !isOneOf(STEPS, step) || !isOneOf(COLOR_SCALES, colorScale)) return undefined;
+  if (!isRecord(zoom)) return undefined;
+  const zoomOut: PanelState['zoom'] = {};
+  for (const [id, region] of Object.entries(zoom)) {
+    if (!isRecord(region)) return undefined;
+    const { rowStart, rowEnd, colStart, colEnd } = region;
+    if (![rowStart, rowEnd, colStart, colEnd].every(isIndex)) return undefined;
+    zoomOut[id] = { rowStart, rowEnd, colStart, colEnd } as PanelState['zoom'][string];
+  }
+  return { ...(uri === undefined ? {} : { uri }), problemIndex, view, head, step, colorScale, showNumbers, zoom: zoomOut };
+}
+
+/** A message from a webview, or undefined when it is malformed (the caller logs and ignores it). */
+export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
+  if (!isRecord(raw)) return undefined;
+  switch (raw.type) {
+    case 'ready':
+    case 'exportHtml':
+      return { type: raw.type };
+    case 'state': {
+      const state = parsePanelState(raw.state);
+      return state && { type: 'state', state };
+    }
+    case 'selectProblem':
+      return isIndex(raw.problemIndex) ? { type: 'selectProblem', problemIndex: raw.problemIndex } : undefined;
+    case 'reveal': {
+      const { problemIndex, head, matrix, row, col } = raw;
+      if (![problemIndex, head, row, col].every(isIndex) || !isOneOf(MATRIX_KEYS, matrix)) return undefined;
+      return { type: 'reveal', problemIndex, head, matrix, row, col } as WebviewToHost;
+    }
+    case 'requestRegion': {
+      const { requestId, problemIndex, head, matrix, rowStart, rowEnd, colStart, colEnd } = raw;
+      const indices = [requestId, problemIndex, head, rowStart, rowEnd, colStart, colEnd];
+      if (!indices.every(isIndex) || !isOneOf(MATRIX_KEYS, matrix)) return undefined;
+      if ((rowEnd as number) <= (rowStart as number) || (colEnd as number) <= (colStart as number)) return undefined;
+      return { type: 'requestRegion', requestId, problemIndex, head, matrix, rowStart, rowEnd, colStart, colEnd } as WebviewToHost;
+    }
+    case 'export': {
+      const { format, fileName, text, base64 } = raw;
+      if (!isOneOf(['png', 'svg'] as const, format) || !isSafeFileName(fileName)) return undefined;
+      const payload = format === 'png' ? base64 : text;
+      if (typeof payload !== 'string' || payload.length > MAX_EXPORT_CHARS) return undefined;
+      if (format === 'png' && !/^[A-Za-z0-9+/]*={0,2}$/.test(payload)) return undefined;
+      return format === 'png'
+        ? { type: 'export', format, fileName, base64: payload }
+        : { type: 'export', format, fileName, text: payload };
+    }
+    case 'exportMatrix': {
+      const { format, problemIndex, head, matrix } = raw;
+      if (!isOneOf(['csv', 'json'] as const, format) || !isIndex(problemIndex) || !isIndex(head)) return undefined;
+      return isOneOf(MATRIX_KEYS, matrix) ? { type: 'exportMatrix', format, problemIndex, head, matrix } : undefined;
+    }
+    case 'setDtype':
+      return raw.dtype === 'float64' || raw.dtype === 'float32' ? { type: 'setDtype', dtype: raw.dtype } : undefined;
+    default:
+      return undefined;
+  }
+}
+

@@ -1,0 +1,119 @@
+// Inline heatmaps: after a run, each row of X (or Q) gets a strip of small coloured cells after
+// its line — that query's attention weights over the keys, one strip per head — with a hover
+// giving the numbers. Toggled by `Attention: Toggle Inline Heatmaps` and the setting
+// `attentionLens.inlineHeatmap`.
+import * as vscode from 'vscode';
+import type { AttentionResult, MatrixDef, Problem } from '../core/types';
+import type { DocumentRun, Results } from './results';
+
+export const INLINE_HEATMAP_SETTING = 'inlineHeatmap';
+export const TOGGLE_INLINE_HEATMAP = 'attentionLens.toggleInlineHeatmap';
+
+/** Strips wider than this many keys, or more heads than this, would not fit after a line. */
+const MAX_KEYS = 64;
+const MAX_HEADS = 4;
+
+/** Viridis at 9 stops: perceptually even, readable on light and dark editor backgrounds. */
+const VIRIDIS = ['#440154', '#472d7b', '#3b528b', '#2c728e', '#21918c', '#28ae80', '#5ec962', '#addc30', '#fde725'];
+
+function colorOf(weight: number): string {
+  const clamped = Math.min(1, Math.max(0, Number.isFinite(weight) ? weight : 0));
+  return VIRIDIS[Math.round(clamped * (VIRIDIS.length - 1))];
+}
+
+function enabled(): boolean {
+  return vscode.workspace.getConfiguration('attentionLens').get<boolean>(INLINE_HEATMAP_SETTING, true);
+}
+
+const sameOffsets = (a: Uint32Array, b: Uint32Array) => a.length === b.length && a.every((offset, i) => offset === b[i]);
+
+/** The rows' source: X, else Q — only while its text is where it was when the result was computed. */
+function rowSource(current: Problem, ran: Problem): MatrixDef | undefined {
+  for (const role of ['X', 'Q'] as const) {
+    const now = current.matrices.find((def) => def.role === role && def.head === undefined);
+    const then = ran.matrices.find((def) => def.role === role && def.head === undefined);
+    if (now && then && sameOffsets(now.cellOffsets, then.cellOffsets)) return now;
+    if (now || then) return undefined;
+  }
+  return undefined;
+}
+
+function hoverOf(problem: Problem, result: AttentionResult, row: number): vscode.MarkdownString {
+  const keyNames = problem.keyTokens ?? problem.tokens;
+  const keyName = (j: number) => keyNames?.[j] ?? `k${j + 1}`;
+  const query = problem.tokens?.[row] !== undefined ? `query ${row + 1} (${problem.tokens[row]})` : `query ${row + 1}`;
+  const lines = [`**Attention weights of ${query}**`, ''];
+  const keys = result.heads[0]?.weights.cols ?? 0;
+  lines.push(`| head | ${Array.from({ length: keys }, (_, j) => keyName(j).replace(/\|/g, '\\|')).join(' | ')} |`);
+  lines.push(`|---|${'---:|'.repeat(keys)}`);
+  result.heads.forEach((head, h) => {
+    const weights = Array.from({ length: keys }, (_, j) => head.weights.data[row * keys + j].toFixed(4));
+    lines.push(`| ${h + 1} | ${weights.join(' | ')} |`);
+  });
+  return new vscode.MarkdownString(lines.join('\n'));
+}
+
+export function inlineDecorations(document: vscode.TextDocument, run: DocumentRun): vscode.DecorationOptions[] {
+  const decorations: vscode.DecorationOptions[] = [];
+  for (const problem of run.parse.problems) {
+    const problemRun = run.runs[problem.index];
+    const result = problemRun?.result;
+    const source = result && rowSource(problem, problemRun.problem);
+    if (!result || !source) continue;
+    const keys = result.heads[0]?.weights.cols ?? 0;
+    if (keys === 0 || keys > MAX_KEYS) continue;
+    const rowLines = Array.from({ length: source.value.rows }, (_, r) =>
+      document.positionAt(source.cellOffsets[r * source.value.cols + source.value.cols - 1]).line);
+    // A strip belongs after its row's line; rows sharing a line would be ambiguous.
+    if (new Set(rowLines).size !== rowLines.length) continue;
+    rowLines.forEach((line, row) => {
+      if (row >= (result.heads[0]?.weights.rows ?? 0)) return;
+      const end = document.lineAt(line).range.end;
+      const range = new vscode.Range(end, end);
+      const hoverMessage = hoverOf(problem, result, row);
+      result.heads.slice(0, MAX_HEADS).forEach((head, h) => {
+        for (let j = 0; j < keys; j++) {
+          const weight = head.weights.data[row * keys + j];
+          decorations.push({
+            range,
+            hoverMessage,
+            renderOptions: {
+              after: {
+                contentText: '\u2009',
+                backgroundColor: colorOf(weight),
+                width: '0.8em',
+                height: '0.8em',
+                margin: j === 0 ? (h === 0 ? '0 1px 0 2em' : '0 1px 0 0.8em') : '0 1px 0 0',
+              },
+            },
+          });
+        }
+      });
+    });
+  }
+  return decorations;
+}
+
+export function registerInlineHeatmap(context: vscode.ExtensionContext, results: Results): void {
+  const decorationType = vscode.window.createTextEditorDecorationType({});
+  const refresh = (editor: vscode.TextEditor) => {
+    const run = results.get(editor.document.uri.toString());
+    const current = enabled() && run && run.version === editor.document.version;
+    editor.setDecorations(decorationType, current ? inlineDecorations(editor.document, run) : []);
+  };
+  const refreshAll = () => vscode.window.visibleTextEditors.forEach(refresh);
+  context.subscriptions.push(
+    decorationType,
+    results.onDidChange(({ uri }) => vscode.window.visibleTextEditors.filter((e) => e.document.uri.toString() === uri).forEach(refresh)),
+    vscode.window.onDidChangeVisibleTextEditors(refreshAll),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration(`attentionLens.${INLINE_HEATMAP_SETTING}`)) refreshAll();
+    }),
+    vscode.commands.registerCommand(TOGGLE_INLINE_HEATMAP, async () => {
+      const config = vscode.workspace.getConfiguration('attentionLens');
+      await config.update(INLINE_HEATMAP_SETTING, !enabled(), vscode.ConfigurationTarget.Global);
+      return enabled();
+    }),
+  );
+  refreshAll();
+}

@@ -1,0 +1,77 @@
+// The HTML of every Attention Lens webview (panel, bottom view) and the frame of the standalone
+// report. Pure — no `vscode` import — so the browser tests load exactly what VS Code loads; the
+// caller turns files into webview URIs (`asWebviewUri`) and passes `webview.cspSource`.
+
+export type WebviewMode = 'panel' | 'compact';
+
+export interface ContentSecurity {
+  nonce: string;
+  /** Origins allowed for style sheets, images and fonts besides inline data (webview.cspSource). */
+  resourceSource?: string;
+}
+
+/**
+ * Nothing runs or loads unless listed: scripts only with this page's nonce (no 'unsafe-eval');
+ * 'unsafe-inline' styles only because plotly sets style attributes and injects <style>; data:
+ * images because plotly draws heatmaps into a canvas and shows it as a data: <image>, and blob:
+ * because plotly's PNG export rasterises its SVG through an object URL.
+ */
+export function contentSecurityPolicy({ nonce, resourceSource }: ContentSecurity): string {
+  const own = resourceSource ? `${resourceSource} ` : '';
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${own}'unsafe-inline'`,
+    `img-src ${own}data: blob:`,
+    `font-src ${own}data:`,
+  ].join('; ');
+}
+
+/** 128 bits from the platform's CSPRNG, fresh for every page. */
+export function newNonce(): string {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+}
+
+export interface PanelHtml {
+  cspSource: string;
+  scriptUri: string;
+  styleUri: string;
+  nonce: string;
+  mode: WebviewMode;
+  title: string;
+}
+
+export function panelHtml({ cspSource, scriptUri, styleUri, nonce, mode, title }: PanelHtml): string {
+  return htmlPage({
+    csp: contentSecurityPolicy({ nonce, resourceSource: cspSource }),
+    title,
+    head: `<link rel="stylesheet" href="${escapeHtml(styleUri)}">`,
+    bodyAttributes: `data-mode="${mode}"`,
+    body: `<script type="module" nonce="${nonce}" src="${escapeHtml(scriptUri)}"></script>`,
+  });
+}
+
+/** The page frame shared by the webviews and the standalone report. */
+export function htmlPage(page: { csp: string; title: string; head: string; bodyAttributes: string; body: string }): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(page.csp)}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<title>${escapeHtml(page.title)}</title>
+${page.head}
+</head>
+<body ${page.bodyAttributes}>
+<main id="app" aria-live="polite"><p class="message">Loading attention…</p></main>
+${page.body}
+</body>
+</html>
+`;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}

@@ -1,0 +1,101 @@
+// The attention panel beside the editor (a WebviewPanel that survives restarts through its
+// serializer) and the compact "Attention" view in the bottom panel area (a WebviewView), both
+// following the problem under the cursor and updating when results change.
+import * as vscode from 'vscode';
+import type { DocumentRun, Results } from '../features/results';
+import { parsePanelState } from '../protocol';
+import { WebviewSession, type DtypeRequest, type Log } from './session';
+
+export const PANEL_VIEW_TYPE = 'attentionLens.panel';
+export const BOTTOM_VIEW_ID = 'attentionLens.attentionView';
+
+export interface PanelApi {
+  /** Opens (or reveals) the panel beside the editor on this problem and head. */
+  show(uri: vscode.Uri, problemIndex?: number, head?: number): void;
+  /** The user picked a dtype in the panel: re-run that problem with it. */
+  onDidRequestDtype: vscode.Event<DtypeRequest>;
+}
+
+interface Cursor {
+  uri: vscode.Uri;
+  problemIndex: number;
+  head: number | undefined;
+}
+
+/** The problem (and per-head matrix, if any) under an editor's cursor. */
+function cursorOf(editor: vscode.TextEditor, run: DocumentRun | undefined): Cursor | undefined {
+  if (!run) return undefined;
+  const position = editor.selection.active;
+  const contains = (range: { start: { line: number; character: number }; end: { line: number; character: number } }) =>
+    new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character).contains(position);
+  const problem = run.parse.problems.find((p) => contains(p.range));
+  if (!problem) return undefined;
+  const def = problem.matrices.find((m) => m.head !== undefined && contains(m.range));
+  return { uri: editor.document.uri, problemIndex: problem.index, head: def?.head };
+}
+
+export function registerPanel(context: vscode.ExtensionContext, results: Results, log: Log = console): PanelApi {
+  const dtypeRequests = new vscode.EventEmitter<DtypeRequest>();
+  const deps = { extensionUri: context.extensionUri, results, log, onDtype: (request: DtypeRequest) => dtypeRequests.fire(request) };
+  let panel: { webviewPanel: vscode.WebviewPanel; session: WebviewSession } | undefined;
+  let bottom: WebviewSession | undefined;
+
+  const adopt = (webviewPanel: vscode.WebviewPanel): WebviewSession => {
+    const session = new WebviewSession(webviewPanel.webview, 'panel', deps);
+    panel = { webviewPanel, session };
+    webviewPanel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'attention.svg');
+    webviewPanel.onDidDispose(() => {
+      session.dispose();
+      if (panel?.session === session) panel = undefined;
+    });
+    return session;
+  };
+
+  const show = (uri: vscode.Uri, problemIndex = 0, head?: number) => {
+    if (!panel) {
+      const webviewPanel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Attention', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {});
+      adopt(webviewPanel);
+    } else {
+      panel.webviewPanel.reveal(vscode.ViewColumn.Beside, true);
+    }
+    panel!.session.show(uri, problemIndex, head);
+  };
+
+  context.subscriptions.push(
+    dtypeRequests,
+    { dispose: () => panel?.webviewPanel.dispose() },
+    vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, {
+      async deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
+        const session = adopt(webviewPanel);
+        const state = parsePanelState(saved);
+        if (state?.uri) session.show(vscode.Uri.parse(state.uri), state.problemIndex);
+      },
+    }),
+    vscode.window.registerWebviewViewProvider(BOTTOM_VIEW_ID, {
+      resolveWebviewView(view: vscode.WebviewView) {
+        const session = new WebviewSession(view.webview, 'compact', deps);
+        bottom = session;
+        view.onDidDispose(() => {
+          session.dispose();
+          if (bottom === session) bottom = undefined;
+        });
+        const editor = vscode.window.activeTextEditor;
+        const cursor = editor && cursorOf(editor, results.get(editor.document.uri.toString()));
+        if (cursor) session.show(cursor.uri, cursor.problemIndex, cursor.head);
+      },
+    }),
+    // Both surfaces follow the problem under the cursor; the bottom view also follows its head.
+    vscode.window.onDidChangeTextEditorSelection(({ textEditor }) => {
+      const cursor = cursorOf(textEditor, results.get(textEditor.document.uri.toString()));
+      if (!cursor) return;
+      const moved = (session: WebviewSession) =>
+        session.uri?.toString() !== cursor.uri.toString() || session.problemIndex !== cursor.problemIndex;
+      if (bottom && (moved(bottom) || cursor.head !== undefined)) bottom.show(cursor.uri, cursor.problemIndex, cursor.head);
+      if (panel?.webviewPanel.visible && moved(panel.session)) panel.session.show(cursor.uri, cursor.problemIndex, cursor.head);
+    }),
+    results.onDidChange(({ uri }) => {
+      for (const session of [panel?.session, bottom]) if (session?.uri?.toString() === uri) session.refresh();
+    }),
+  );
+  return { show, onDidRequestDtype: dtypeRequests.event };
+}

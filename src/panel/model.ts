@@ -1,0 +1,189 @@
+// What the panel shows, built from one problem and its result: every matrix becomes a MatrixView
+// that fits a heatmap (exact when at most 512×512, else a max-pooled overview), and zoomed
+// regions are cut from the full matrices on request. Pure: no `vscode` import, so the host, the
+// standalone report, the browser tests and the benchmark all build the very same data.
+import { attentionCost, type AttentionShape } from '../core/engine/cost';
+import type { AttentionResult, Matrix, Problem } from '../core/types';
+import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, ResultView } from '../protocol';
+
+/** Largest number of rows or columns a heatmap draws cell by cell. */
+export const MAX_CELLS_PER_SIDE = 512;
+
+export interface Region {
+  rowStart: number;
+  rowEnd: number; // exclusive
+  colStart: number;
+  colEnd: number; // exclusive
+}
+
+/**
+ * The region of `matrix` as at most MAX_CELLS_PER_SIDE² cells: exact values when it fits, else
+ * the maximum of each block. Max pooling keeps a sharp attention peak visible in the overview,
+ * where a mean would dilute it by the block size.
+ */
+export function viewOf(matrix: Matrix, region: Region = wholeOf(matrix)): MatrixView {
+  const rowStart = clamp(region.rowStart, 0, matrix.rows - 1);
+  const colStart = clamp(region.colStart, 0, matrix.cols - 1);
+  const rowEnd = clamp(region.rowEnd, rowStart + 1, matrix.rows);
+  const colEnd = clamp(region.colEnd, colStart + 1, matrix.cols);
+  const rowBlock = Math.ceil((rowEnd - rowStart) / MAX_CELLS_PER_SIDE);
+  const colBlock = Math.ceil((colEnd - colStart) / MAX_CELLS_PER_SIDE);
+  const rows = Math.ceil((rowEnd - rowStart) / rowBlock);
+  const cols = Math.ceil((colEnd - colStart) / colBlock);
+  const base = { sourceRows: matrix.rows, sourceCols: matrix.cols, rowStart, colStart, rowBlock, colBlock, rows, cols };
+  if (matrix.rows === 0 || matrix.cols === 0) return { ...base, rows: 0, cols: 0, data: new Float64Array(0) };
+  const source = matrix.data;
+  const data = new Float64Array(rows * cols);
+  if (rowBlock === 1 && colBlock === 1) {
+    for (let r = 0; r < rows; r++) {
+      const from = (rowStart + r) * matrix.cols + colStart;
+      data.set(source.subarray(from, from + cols), r * cols);
+    }
+    return { ...base, data };
+  }
+  data.fill(-Infinity);
+  for (let sourceRow = rowStart; sourceRow < rowEnd; sourceRow++) {
+    const outRow = ((sourceRow - rowStart) / rowBlock) | 0;
+    const rowOffset = sourceRow * matrix.cols;
+    for (let c = 0; c < cols; c++) {
+      const from = rowOffset + colStart + c * colBlock;
+      const to = Math.min(from + colBlock, rowOffset + colEnd);
+      let max = data[outRow * cols + c];
+      for (let k = from; k < to; k++) {
+        const value = source[k];
+        // NaN wins: a pooled cell must not hide a NaN in its block.
+        if (value > max || value !== value) max = value;
+        if (max !== max) break;
+      }
+      data[outRow * cols + c] = max;
+    }
+  }
+  return { ...base, data };
+}
+
+function wholeOf(matrix: Matrix): Region {
+  return { rowStart: 0, rowEnd: matrix.rows, colStart: 0, colEnd: matrix.cols };
+}
+
+function clamp(value: number, low: number, high: number): number {
+  return Math.max(low, Math.min(high, value));
+}
+
+type LayerKey = 'input' | 'concat' | 'WO' | 'layerOutput' | 'residual';
+type GradientKey = 'dQ' | 'dK' | 'dV' | 'dA' | 'dS';
+const LAYER_KEYS = new Set<MatrixKey>(['input', 'concat', 'WO', 'layerOutput', 'residual']);
+const GRADIENT_KEYS = new Set<MatrixKey>(['dQ', 'dK', 'dV', 'dA', 'dS']);
+
+/** Where a panel matrix lives: in the layer, in a head's gradients, or in the head itself. */
+function pick<T>(
+  key: MatrixKey,
+  layer: Partial<Record<LayerKey, T>>,
+  head: Partial<Record<MatrixKey, T | null | number | object>> | undefined,
+  gradients: Partial<Record<GradientKey, T>> | undefined,
+): T | undefined {
+  if (LAYER_KEYS.has(key)) return layer[key as LayerKey];
+  if (GRADIENT_KEYS.has(key)) return gradients?.[key as GradientKey];
+  return (head?.[key] as T | null | undefined) ?? undefined;
+}
+
+/** The full matrix behind a panel heatmap, or undefined when that result does not have it. */
+export function matrixOf(result: AttentionResult, problem: Problem, head: number, key: MatrixKey): Matrix | undefined {
+  const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
+  const layer = { input: result.input, concat: result.concat, WO, layerOutput: result.output, residual: result.residual };
+  return pick<Matrix>(key, layer, result.heads[head] as never, result.heads[head]?.gradients);
+}
+
+/** A BERT-base / GPT-2-small layer stack in float32, to put the problem's cost in perspective. */
+const REALISTIC: AttentionShape = { queries: 512, keys: 512, dModel: 768, dK: 64, dV: 64, heads: 12, layers: 12, dtype: 'float32' };
+
+function realisticCost(): CostView {
+  const { flops, attentionBytes } = attentionCost(REALISTIC);
+  return { label: `${REALISTIC.layers} layers × ${REALISTIC.heads} heads, n = ${REALISTIC.queries}, d_model = ${REALISTIC.dModel}, float32`, flops, attentionBytes };
+}
+
+export function problemLabel(problem: Problem): string {
+  return problem.name ?? problem.options.name ?? `Problem ${problem.index + 1}`;
+}
+
+export interface PanelSource {
+  uri: string;
+  fileName: string;
+  problems: Problem[];
+  problemIndex: number;
+  result?: AttentionResult;
+  message?: string;
+}
+
+export function panelDataOf(source: PanelSource): PanelData {
+  const problem = source.problems[source.problemIndex];
+  const base = {
+    uri: source.uri,
+    fileName: source.fileName,
+    problemIndex: source.problemIndex,
+    problems: source.problems.map((p) => ({ index: p.index, label: problemLabel(p) })),
+  };
+  if (!problem) {
+    return { ...base, title: source.fileName, options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, message: source.message ?? 'No attention problem in this file.' };
+  }
+  const { heads, kvHeads, scale, score, causal, dtype } = problem.options;
+  const data: PanelData = {
+    ...base,
+    title: problemLabel(problem),
+    options: { heads, kvHeads, scale, score, causal, dtype },
+    ...(problem.tokens ? { tokens: problem.tokens } : {}),
+    ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
+  };
+  if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
+  return { ...data, dk: source.result.heads[0]?.Q.cols, result: resultViewOf(source.result, problem) };
+}
+
+function resultViewOf(result: AttentionResult, problem: Problem): ResultView {
+  const heads = result.heads.map((head): HeadView => ({
+    kvHead: head.kvHead,
+    Q: viewOf(head.Q),
+    K: viewOf(head.K),
+    V: viewOf(head.V),
+    scores: viewOf(head.scores),
+    scaled: viewOf(head.scaled),
+    mask: head.mask ? viewOf(head.mask) : null,
+    masked: viewOf(head.masked),
+    weights: viewOf(head.weights),
+    output: viewOf(head.output),
+    ...(head.gradients
+      ? {
+          gradients: {
+            dQ: viewOf(head.gradients.dQ),
+            dK: viewOf(head.gradients.dK),
+            dV: viewOf(head.gradients.dV),
+            dA: viewOf(head.gradients.dA),
+            dS: viewOf(head.gradients.dS),
+          },
+        }
+      : {}),
+  }));
+  const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
+  const first = result.heads[0];
+  const n = first?.weights.cols ?? 0;
+  return {
+    dtype: result.dtype,
+    elapsedMs: result.elapsedMs,
+    warnings: result.warnings,
+    checks: { ...result.checks },
+    cost: [
+      { label: `this problem (${result.heads.length} head${result.heads.length === 1 ? '' : 's'}, n = ${n})`, flops: result.checks.flops, attentionBytes: result.checks.attentionBytes },
+      realisticCost(),
+    ],
+    heads,
+    ...(result.input ? { input: viewOf(result.input) } : {}),
+    concat: viewOf(result.concat),
+    ...(WO ? { WO: viewOf(WO) } : {}),
+    layerOutput: viewOf(result.output),
+    ...(result.residual ? { residual: viewOf(result.residual) } : {}),
+  };
+}
+
+/** The view of a panel matrix as sent to the webview (the standalone report's only copy). */
+export function viewOfKey(data: PanelData, head: number, key: MatrixKey): MatrixView | undefined {
+  const result = data.result;
+  return result && pick<MatrixView>(key, result, result.heads[head] as never, result.heads[head]?.gradients);
+}

@@ -1,0 +1,184 @@
+// One webview showing Attention Lens data — the panel beside the editor or the bottom view — and
+// the host's side of its messages. Every message is validated first; a malformed one is logged
+// and dropped.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { parseWebviewMessage, type HostToWebview, type PanelState, type WebviewToHost } from '../protocol';
+import { renderReportHtml } from '../report/standaloneHtml';
+import type { Results } from '../features/results';
+import { newNonce, panelHtml, type WebviewMode } from './html';
+import { labelsOf, matrixExportText } from './matrixExport';
+import { matrixOf, panelDataOf, viewOf } from './model';
+import { sourceRanges } from './reveal';
+
+export interface Log {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface DtypeRequest {
+  uri: vscode.Uri;
+  problemIndex: number;
+  dtype: 'float64' | 'float32';
+}
+
+export interface SessionDeps {
+  extensionUri: vscode.Uri;
+  results: Results;
+  log: Log;
+  onDtype(request: DtypeRequest): void;
+}
+
+/** The webview options both surfaces use: scripts on, resources only from dist/ and media/. */
+export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')],
+  };
+}
+
+export class WebviewSession implements vscode.Disposable {
+  uri: vscode.Uri | undefined;
+  problemIndex = 0;
+  /** Head to show when the next data goes out (the bottom view follows the cursor's head). */
+  focusHead: number | undefined;
+  state: PanelState | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    readonly webview: vscode.Webview,
+    readonly mode: WebviewMode,
+    private readonly deps: SessionDeps,
+  ) {
+    webview.options = webviewOptions(deps.extensionUri);
+    webview.html = panelHtml({
+      cspSource: webview.cspSource,
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'dist', 'webview.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'media', 'panel.css')).toString(),
+      nonce: newNonce(),
+      mode,
+      title: 'Attention',
+    });
+    this.disposables.push(webview.onDidReceiveMessage((raw: unknown) => this.receive(raw)));
+  }
+
+  /** Shows this problem (and head) of this document; sends the data when the page is ready. */
+  show(uri: vscode.Uri, problemIndex: number, head?: number): void {
+    this.uri = uri;
+    this.problemIndex = problemIndex;
+    this.focusHead = head;
+    this.refresh();
+  }
+
+  refresh(): void {
+    if (!this.uri) return;
+    const run = this.deps.results.get(this.uri.toString());
+    const problems = run?.parse.problems ?? [];
+    const problemRun = run?.runs[this.problemIndex];
+    const data = panelDataOf({
+      uri: this.uri.toString(),
+      fileName: path.basename(this.uri.path),
+      problems,
+      problemIndex: Math.min(this.problemIndex, Math.max(0, problems.length - 1)),
+      result: problemRun?.result,
+      message: problemRun?.error ?? (run ? undefined : 'This file has not been read yet: run attention on it.'),
+    });
+    this.post({ type: 'data', data, ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}) });
+    this.focusHead = undefined;
+  }
+
+  private post(message: HostToWebview): void {
+    void this.webview.postMessage(message);
+  }
+
+  private receive(raw: unknown): void {
+    const message = parseWebviewMessage(raw);
+    if (!message) {
+      this.deps.log.warn(`Attention panel: ignored a malformed message from the webview: ${JSON.stringify(raw)?.slice(0, 200)}`);
+      return;
+    }
+    void this.handle(message).catch((error: unknown) => {
+      this.deps.log.warn(`Attention panel: ${message.type} failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+  }
+
+  private current() {
+    if (!this.uri) return undefined;
+    const run = this.deps.results.get(this.uri.toString());
+    const problemRun = run?.runs[this.problemIndex];
+    return problemRun?.result ? { uri: this.uri, problem: problemRun.problem, result: problemRun.result } : undefined;
+  }
+
+  private async handle(message: WebviewToHost): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        return this.refresh();
+      case 'state':
+        this.state = message.state;
+        return;
+      case 'selectProblem':
+        this.problemIndex = message.problemIndex;
+        return this.refresh();
+      case 'setDtype':
+        if (this.uri) this.deps.onDtype({ uri: this.uri, problemIndex: this.problemIndex, dtype: message.dtype });
+        return;
+      case 'reveal':
+        return this.reveal(message);
+      case 'requestRegion': {
+        const shown = this.current();
+        const matrix = shown && message.problemIndex === this.problemIndex ? matrixOf(shown.result, shown.problem, message.head, message.matrix) : undefined;
+        return this.post({ type: 'region', requestId: message.requestId, view: matrix ? viewOf(matrix, message) : null });
+      }
+      case 'export': {
+        const bytes = message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
+        return this.save(message.fileName, bytes, message.format === 'png' ? { 'PNG image': ['png'] } : { 'SVG image': ['svg'] });
+      }
+      case 'exportMatrix': {
+        const shown = this.current();
+        const matrix = shown && matrixOf(shown.result, shown.problem, message.head, message.matrix);
+        if (!shown || !matrix) return;
+        const labels = labelsOf(message.matrix, matrix.rows, matrix.cols, shown.problem.tokens, shown.problem.keyTokens);
+        const name = `problem${this.problemIndex + 1}-head${message.head + 1}-${message.matrix}`;
+        const text = matrixExportText(message.format, name, matrix, labels);
+        return this.save(`${name}.${message.format}`, new TextEncoder().encode(text), message.format === 'csv' ? { CSV: ['csv'] } : { JSON: ['json'] });
+      }
+      case 'exportHtml': {
+        const shown = this.current();
+        if (!shown) return;
+        const read = async (file: string) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(this.deps.extensionUri, file)));
+        const [script, css] = await Promise.all([read('dist/webview.js'), read('media/panel.css')]);
+        const html = renderReportHtml([{ problem: shown.problem, result: shown.result }], { script, css });
+        return this.save(`${path.basename(shown.uri.path).replace(/\.[^.]*$/, '')}.attention.html`, new TextEncoder().encode(html), { HTML: ['html'] });
+      }
+    }
+  }
+
+  /** Webviews cannot download: the host asks where to save and writes the bytes. */
+  private async save(fileName: string, bytes: Uint8Array, filters: Record<string, string[]>): Promise<void> {
+    const folder = this.uri ? vscode.Uri.joinPath(this.uri, '..') : vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({
+      ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, fileName) } : {}),
+      filters,
+      title: 'Attention: save export',
+    });
+    if (!target) return;
+    await vscode.workspace.fs.writeFile(target, bytes);
+    this.deps.log.info(`Attention panel: wrote ${target.fsPath}`);
+  }
+
+  private async reveal(cell: Extract<WebviewToHost, { type: 'reveal' }>): Promise<void> {
+    const problemRun = this.uri && this.deps.results.get(this.uri.toString())?.runs[cell.problemIndex];
+    if (!this.uri || !problemRun) return;
+    const document = await vscode.workspace.openTextDocument(this.uri);
+    const ranges = sourceRanges(document, problemRun.problem, { key: cell.matrix, head: cell.head, row: cell.row, col: cell.col });
+    if (ranges.length === 0) return;
+    const visible = vscode.window.visibleTextEditors.find((editor) => editor.document.uri.toString() === this.uri?.toString());
+    const editor = await vscode.window.showTextDocument(document, { viewColumn: visible?.viewColumn ?? vscode.ViewColumn.One, preserveFocus: false });
+    editor.selections = ranges.map((range) => new vscode.Selection(range.start, range.end));
+    editor.revealRange(ranges[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) disposable.dispose();
+  }
+}

@@ -1,0 +1,144 @@
+// Loads the built panel (dist/webview.js, media/panel.css, HTML from src/panel/html.ts) into
+// Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
+// stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { newNonce, panelHtml, type WebviewMode } from '../../src/panel/html';
+import type { HostToWebview, PanelState, WebviewToHost } from '../../src/protocol';
+import { themed, type ThemeName } from './themes';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+/** Stands in for the webview's origin (webview.cspSource); every request to it is answered locally. */
+export const ORIGIN = 'https://webview.test';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+const FILES: Record<string, { file: string; type: string }> = {
+  '/dist/webview.js': { file: 'dist/webview.js', type: 'text/javascript' },
+  '/media/panel.css': { file: 'media/panel.css', type: 'text/css' },
+};
+
+export interface PanelPage {
+  page: Page;
+  /** Messages the page posted to the host, in order. */
+  posted(): Promise<WebviewToHost[]>;
+  /** CSP violations the page reported ("directive: blocked URI"). */
+  violations(): Promise<string[]>;
+  /** Uncaught exceptions and console errors of the page. */
+  errors: string[];
+  /** Delivers a host message and waits until the page has drawn every heatmap. */
+  send(message: HostToWebview): Promise<void>;
+  /** Runs `action` and waits for the render it causes to finish. */
+  rendered(action: () => Promise<unknown>): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  theme?: ThemeName;
+  mode?: WebviewMode;
+  state?: PanelState;
+  /** A whole page to serve instead of the panel (the standalone report). */
+  html?: string;
+  viewport?: { width: number; height: number };
+}
+
+/**
+ * Page script: a stand-in for VS Code's acquireVsCodeApi (none for standalone pages) and a CSP
+ * violation recorder. Plain text, because functions compiled by tsx reference its helpers.
+ */
+function shim(initialState: PanelState | undefined, standalone: boolean): string {
+  return `
+    window.posted = [];
+    window.violations = [];
+    window.savedState = ${JSON.stringify(initialState ?? null)} ?? undefined;
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.violations.push(event.violatedDirective + ': ' + (event.blockedURI || event.sample));
+    });
+    ${standalone ? '' : `window.acquireVsCodeApi = () => ({
+      postMessage: (message) => window.posted.push(message),
+      getState: () => window.savedState,
+      setState: (state) => { window.savedState = state; },
+    });`}
+  `;
+}
+
+export async function openPanel(browser: Browser, options: OpenOptions = {}): Promise<PanelPage> {
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  const html = options.html ?? themed(panelHtml({
+    cspSource: ORIGIN,
+    scriptUri: `${ORIGIN}/dist/webview.js`,
+    styleUri: `${ORIGIN}/media/panel.css`,
+    nonce: newNonce(),
+    mode: options.mode ?? 'panel',
+    title: 'Attention',
+  }), options.theme ?? 'light');
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.origin !== ORIGIN) return route.abort();
+    if (url.pathname === '/index.html') return route.fulfill({ body: html, contentType: 'text/html' });
+    const served = FILES[url.pathname];
+    if (!served) return route.fulfill({ status: 404, body: '' });
+    return route.fulfill({ body: readFileSync(path.join(ROOT, served.file)), contentType: served.type });
+  });
+  await page.addInitScript(shim(options.state, options.html !== undefined));
+  await page.goto(`${ORIGIN}/index.html`);
+  const generation = () => page.evaluate(() => Number(document.body.dataset.rendered ?? 0));
+  const rendered = async (action: () => Promise<unknown>) => {
+    const before = await generation();
+    await action();
+    await page.waitForFunction((previous) => Number(document.body.dataset.rendered ?? 0) > previous, before);
+  };
+  if (!options.html) {
+    await page
+      .waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'ready'), undefined, { timeout: 15_000 })
+      .catch((error: Error) => Promise.reject(new Error(`the panel never said ready: ${errors.join('; ') || error.message}`)));
+  }
+  return {
+    page,
+    errors,
+    posted: () => page.evaluate(() => (window as unknown as { posted: WebviewToHost[] }).posted),
+    violations: () => page.evaluate(() => (window as unknown as { violations: string[] }).violations),
+    send: (message) => rendered(() => page.evaluate((m) => window.postMessage(m, '*'), message)),
+    rendered,
+    close: () => context.close(),
+  };
+}
+
+/** z values of the plotly heatmap in a card (null where plotly leaves a gap). */
+export function heatmapZ(page: Page, cardId: string): Promise<(number | null)[][]> {
+  return page.evaluate((id) => {
+    const plot = document.querySelector(`#${id} .plot`) as unknown as { data: { z: (number | null)[][] }[] };
+    return plot.data[0].z;
+  }, cardId);
+}
+
+/** Moves the mouse over cell (row, col) of a card's heatmap and returns the tooltip's text. */
+export async function hoverCell(page: Page, cardId: string, row: number, col: number): Promise<string> {
+  const dragLayer = page.locator(`#${cardId} .plot .nsewdrag`).first();
+  await dragLayer.scrollIntoViewIfNeeded();
+  const area = await dragLayer.boundingBox();
+  const z = await heatmapZ(page, cardId);
+  if (!area) throw new Error(`no plot area in ${cardId}`);
+  const x = area.x + ((col + 0.5) / z[0].length) * area.width;
+  const y = area.y + ((row + 0.5) / z.length) * area.height;
+  await page.mouse.move(x - 3, y - 3);
+  await page.mouse.move(x, y, { steps: 2 });
+  await page.waitForFunction(() => !(document.getElementById('tooltip') as HTMLElement).hidden);
+  return page.evaluate(() => document.getElementById('tooltip')!.textContent ?? '');
+}
+
+export function readJson<T>(relative: string): T {
+  return JSON.parse(readFileSync(path.join(ROOT, relative), 'utf8')) as T;
+}

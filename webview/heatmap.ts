@@ -1,0 +1,365 @@
+// One heatmap card: title, formula, the plotly heatmap (hover tooltip, click to reveal the source,
+// zoom), a one-line reading, a keyboard-reachable table of the values and export buttons. Large
+// matrices arrive as a max-pooled overview; zooming into one fetches the exact region.
+import Plotly from 'plotly.js-dist-min';
+import type { MatrixKey, MatrixView, PanelState } from '../src/protocol';
+import { cellText, named, num } from './format';
+import { colorScaleOf, type ThemeColors } from './theme';
+import { button } from './toolkit';
+
+export interface Axis {
+  kind: string; // 'query', 'key', 'dim', 'row'…
+  tokens?: string[];
+}
+
+/** One cell of a heatmap in source coordinates; `exact` is false for a pooled block. */
+export interface Cell {
+  row: number;
+  col: number;
+  rowEnd: number; // exclusive; row + 1 when exact
+  colEnd: number;
+  value: number;
+  exact: boolean;
+}
+
+export interface HeatmapSpec {
+  id: string;
+  title: string;
+  formula?: string;
+  reading?: string;
+  key: MatrixKey;
+  head: number;
+  view: MatrixView;
+  rows: Axis;
+  cols: Axis;
+  /** weights: fixed 0…1; values: auto range; mask: two colours, blocked vs allowed. */
+  scale: 'weights' | 'values' | 'mask';
+  /** Tooltip text of a cell (may look up the same cell in related matrices). */
+  describe(cell: Cell): string;
+}
+
+export interface HeatmapContext {
+  state: PanelState;
+  colors: ThemeColors;
+  compact: boolean;
+  reveal(key: MatrixKey, head: number, row: number, col: number): void;
+  setZoom(id: string, region: PanelState['zoom'][string] | undefined): void;
+  requestRegion(key: MatrixKey, head: number, region: PanelState['zoom'][string]): Promise<MatrixView | null>;
+  exportImage(format: 'png' | 'svg', fileName: string, data: string): void;
+  exportMatrix(key: MatrixKey, head: number, format: 'csv' | 'json'): void;
+}
+
+/** Numbers are printed in the cells of matrices up to this size. */
+const MAX_CELLS_WITH_NUMBERS = 16;
+/** The table view lists at most this many rows and columns of displayed cells. */
+const MAX_TABLE_SIDE = 64;
+
+const tooltip = (() => {
+  const element = document.createElement('div');
+  element.id = 'tooltip';
+  element.setAttribute('role', 'tooltip');
+  element.hidden = true;
+  document.body.append(element);
+  return element;
+})();
+
+function showTooltip(text: string, x: number, y: number): void {
+  tooltip.textContent = text;
+  tooltip.hidden = false;
+  const { width, height } = tooltip.getBoundingClientRect();
+  tooltip.style.left = `${Math.max(4, Math.min(x + 14, window.innerWidth - width - 4))}px`;
+  tooltip.style.top = `${Math.max(4, y + 18 + height > window.innerHeight ? y - height - 10 : y + 18)}px`;
+}
+
+function hideTooltip(): void {
+  tooltip.hidden = true;
+}
+
+export function isPooled(view: MatrixView): boolean {
+  return view.rowBlock > 1 || view.colBlock > 1;
+}
+
+function cellAt(view: MatrixView, displayRow: number, displayCol: number): Cell {
+  const row = view.rowStart + displayRow * view.rowBlock;
+  const col = view.colStart + displayCol * view.colBlock;
+  return {
+    row,
+    col,
+    rowEnd: Math.min(row + view.rowBlock, view.sourceRows),
+    colEnd: Math.min(col + view.colBlock, view.sourceCols),
+    value: view.data[displayRow * view.cols + displayCol],
+    exact: !isPooled(view),
+  };
+}
+
+/** "queries 9–16 × keys 1–8 (max of the 8×8 block)" for a pooled cell. */
+export function blockText(cell: Cell, rows: Axis, cols: Axis): string {
+  const span = (start: number, end: number, axis: Axis) =>
+    end - start === 1 ? named(axis.kind, start, axis.tokens) : `${axis.kind}s ${start + 1}–${end}`;
+  return `${span(cell.row, cell.rowEnd, rows)} × ${span(cell.col, cell.colEnd, cols)} (max of the ${cell.rowEnd - cell.row}×${cell.colEnd - cell.col} block)`;
+}
+
+function axisLabel(axis: Axis, index: number): string {
+  return axis.tokens?.[index] ?? `${axis.kind[0]}${index + 1}`;
+}
+
+/** Tick positions (display indices) and texts: every cell when few, else about ten. */
+function ticks(count: number, start: number, block: number, axis: Axis): { tickvals: number[]; ticktext: string[] } {
+  const step = count <= 32 ? 1 : Math.ceil(count / 10);
+  const tickvals = [];
+  for (let i = 0; i < count; i += step) tickvals.push(i);
+  return { tickvals, ticktext: tickvals.map((i) => axisLabel(axis, start + i * block)) };
+}
+
+function zMatrix(view: MatrixView, scale: HeatmapSpec['scale']): (number | null)[][] {
+  const z: (number | null)[][] = [];
+  for (let r = 0; r < view.rows; r++) {
+    const row: (number | null)[] = new Array(view.cols);
+    for (let c = 0; c < view.cols; c++) {
+      const value = view.data[r * view.cols + c];
+      row[c] = scale === 'mask' ? (value === -Infinity ? 1 : 0) : Number.isFinite(value) ? value : null;
+    }
+    z.push(row);
+  }
+  return z;
+}
+
+function cellTexts(view: MatrixView, scale: HeatmapSpec['scale']): string[][] {
+  const text: string[][] = [];
+  for (let r = 0; r < view.rows; r++) {
+    const row: string[] = [];
+    for (let c = 0; c < view.cols; c++) {
+      const value = view.data[r * view.cols + c];
+      row.push(scale === 'mask' ? (value === -Infinity ? '✕' : '') : cellText(value));
+    }
+    text.push(row);
+  }
+  return text;
+}
+
+function trace(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): object {
+  const small = view.rows <= MAX_CELLS_WITH_NUMBERS && view.cols <= MAX_CELLS_WITH_NUMBERS;
+  const { colors, state } = context;
+  const base = {
+    type: 'heatmap',
+    z: zMatrix(view, spec.scale),
+    hoverinfo: 'none',
+    xgap: small ? 1 : 0,
+    ygap: small ? 1 : 0,
+    ...(small && (state.showNumbers || spec.scale === 'mask')
+      ? { text: cellTexts(view, spec.scale), texttemplate: '%{text}', textfont: { family: colors.fontFamily, size: 11 } }
+      : {}),
+  };
+  if (spec.scale === 'mask') {
+    return { ...base, zmin: 0, zmax: 1, colorscale: [[0, colors.background], [0.5, colors.background], [0.5, colors.blocked], [1, colors.blocked]], showscale: false };
+  }
+  const colorscale = colorScaleOf(state.colorScale, colors);
+  const bar = { colorbar: { thickness: 10, outlinewidth: 0, tickfont: { color: colors.foreground, size: 10 } } };
+  if (spec.scale === 'weights') return { ...base, ...bar, colorscale, zmin: 0, zmax: 1 };
+  return { ...base, ...bar, colorscale, ...(state.colorScale === 'RdBu' ? { zmid: 0 } : {}) };
+}
+
+function layout(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): object {
+  const { colors, compact } = context;
+  const cell = view.rows <= MAX_CELLS_WITH_NUMBERS ? (compact ? 22 : 30) : 1;
+  const height = Math.max(compact ? 140 : 180, Math.min(compact ? 320 : 540, view.rows * cell + 80));
+  const font = { family: colors.fontFamily, color: colors.foreground, size: compact ? 10 : 11 };
+  const axis = { ...font, showgrid: false, zeroline: false, ticks: '', tickfont: font, linecolor: colors.grid };
+  const x = ticks(view.cols, view.colStart, view.colBlock, spec.cols);
+  const y = ticks(view.rows, view.rowStart, view.rowBlock, spec.rows);
+  const zoom = context.state.zoom[spec.id];
+  const toDisplay = (value: number, start: number, block: number) => (value - start) / block - 0.5;
+  return {
+    height,
+    margin: { l: 70, r: 10, t: 44, b: 10 },
+    paper_bgcolor: 'rgba(0,0,0,0)',
+    plot_bgcolor: colors.muted,
+    font,
+    dragmode: compact ? false : 'zoom',
+    xaxis: {
+      ...axis, ...x, side: 'top', tickangle: x.tickvals.length > 8 ? -45 : 0,
+      title: { text: `${spec.cols.kind}s`, font, standoff: 4 },
+      ...(zoom ? { range: [toDisplay(zoom.colStart, view.colStart, view.colBlock), toDisplay(zoom.colEnd, view.colStart, view.colBlock)] } : {}),
+    },
+    yaxis: {
+      ...axis, ...y,
+      title: { text: `${spec.rows.kind}s`, font, standoff: 4 },
+      autorange: zoom ? undefined : 'reversed',
+      ...(zoom ? { range: [toDisplay(zoom.rowEnd, view.rowStart, view.rowBlock), toDisplay(zoom.rowStart, view.rowStart, view.rowBlock)] } : {}),
+    },
+  };
+}
+
+/** The source region a plotly relayout event zoomed to, or undefined when it was reset. */
+function zoomOf(event: Record<string, unknown>, view: MatrixView): PanelState['zoom'][string] | undefined | 'unchanged' {
+  if (event['xaxis.autorange'] || event['yaxis.autorange']) return undefined;
+  const x0 = event['xaxis.range[0]'];
+  const y0 = event['yaxis.range[0]'];
+  if (typeof x0 !== 'number' || typeof y0 !== 'number') return 'unchanged';
+  const x1 = event['xaxis.range[1]'] as number;
+  const y1 = event['yaxis.range[1]'] as number;
+  const toSource = (display: number, start: number, block: number, size: number) =>
+    Math.max(0, Math.min(size, Math.round(start + (display + 0.5) * block)));
+  const colStart = toSource(Math.min(x0, x1), view.colStart, view.colBlock, view.sourceCols);
+  const colEnd = toSource(Math.max(x0, x1), view.colStart, view.colBlock, view.sourceCols);
+  const rowStart = toSource(Math.min(y0, y1), view.rowStart, view.rowBlock, view.sourceRows);
+  const rowEnd = toSource(Math.max(y0, y1), view.rowStart, view.rowBlock, view.sourceRows);
+  if (colEnd <= colStart || rowEnd <= rowStart) return 'unchanged';
+  return { rowStart, rowEnd, colStart, colEnd };
+}
+
+function fileBase(spec: HeatmapSpec): string {
+  return `attention-${spec.id}`.replace(/[^\w.-]/g, '-');
+}
+
+function tableView(spec: HeatmapSpec, view: MatrixView): HTMLElement {
+  const details = document.createElement('details');
+  details.className = 'table-view';
+  const summary = document.createElement('summary');
+  summary.textContent = `Table of values (${view.sourceRows}×${view.sourceCols}${isPooled(view) ? `, overview: max of ${view.rowBlock}×${view.colBlock} blocks` : ''})`;
+  details.append(summary);
+  details.addEventListener('toggle', () => {
+    if (!details.open || details.querySelector('table')) return;
+    const rows = Math.min(view.rows, MAX_TABLE_SIDE);
+    const cols = Math.min(view.cols, MAX_TABLE_SIDE);
+    const scroller = document.createElement('div');
+    scroller.className = 'table-scroll';
+    scroller.tabIndex = 0;
+    scroller.setAttribute('role', 'region');
+    scroller.setAttribute('aria-label', `${spec.title}: values`);
+    const table = document.createElement('table');
+    const caption = document.createElement('caption');
+    caption.textContent = rows < view.rows || cols < view.cols ? `${spec.title} (first ${rows}×${cols} cells)` : spec.title;
+    const head = document.createElement('tr');
+    head.append(document.createElement('th'));
+    for (let c = 0; c < cols; c++) {
+      const th = document.createElement('th');
+      th.scope = 'col';
+      th.textContent = axisLabel(spec.cols, view.colStart + c * view.colBlock);
+      head.append(th);
+    }
+    table.append(caption, head);
+    for (let r = 0; r < rows; r++) {
+      const tr = document.createElement('tr');
+      const th = document.createElement('th');
+      th.scope = 'row';
+      th.textContent = axisLabel(spec.rows, view.rowStart + r * view.rowBlock);
+      tr.append(th);
+      for (let c = 0; c < cols; c++) {
+        const cell = cellAt(view, r, c);
+        const td = document.createElement('td');
+        td.textContent = num(cell.value);
+        td.title = spec.describe(cell);
+        tr.append(td);
+      }
+      table.append(tr);
+    }
+    scroller.append(table);
+    details.append(scroller);
+  });
+  return details;
+}
+
+async function drawPlot(root: HTMLElement, spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, onZoom?: (event: Record<string, unknown>) => void): Promise<void> {
+  const plot = await Plotly.newPlot(root, [trace(spec, view, context)], layout(spec, view, context), {
+    displayModeBar: false,
+    responsive: true,
+    doubleClick: 'reset',
+  });
+  const cellOf = (x: number, y: number) => cellAt(view, Math.round(y), Math.round(x));
+  plot.on('plotly_hover', (event) => {
+    const point = event.points[0];
+    if (point) showTooltip(spec.describe(cellOf(point.x, point.y)), event.event.clientX, event.event.clientY);
+  });
+  plot.on('plotly_unhover', hideTooltip);
+  plot.on('plotly_click', (event) => {
+    const point = event.points[0];
+    if (!point) return;
+    const cell = cellOf(point.x, point.y);
+    context.reveal(spec.key, spec.head, cell.row, cell.col);
+  });
+  if (onZoom) plot.on('plotly_relayout', onZoom);
+}
+
+export function textElement(tag: string, className: string, text?: string): HTMLElement {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export interface HeatmapCard {
+  element: HTMLElement;
+  /** Draws the plot; call once the element is in the document (plotly measures it). */
+  draw(): Promise<void>;
+}
+
+export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): HeatmapCard {
+  const { view } = spec;
+  const card = document.createElement('section');
+  card.className = 'card heatmap';
+  card.id = `card-${spec.id}`;
+  Object.assign(card.dataset, { key: spec.key, head: String(spec.head), rows: String(view.rows), cols: String(view.cols) });
+  card.append(textElement('h3', '', spec.title));
+  if (spec.formula) card.append(textElement('p', 'formula', spec.formula));
+  const plot = document.createElement('div');
+  plot.className = 'plot';
+  plot.setAttribute('role', 'img');
+  const pooling = isPooled(view) ? `; overview: each cell is the max of a ${view.rowBlock}×${view.colBlock} block, zoom in for exact values` : '';
+  plot.setAttribute('aria-label', `${spec.title}: heatmap of ${view.sourceRows}×${view.sourceCols} values${pooling}; the table of values follows`);
+  card.append(plot);
+  if (isPooled(view)) {
+    card.append(textElement('p', 'note', `Overview of ${view.sourceRows}×${view.sourceCols}: each cell is the maximum of a ${view.rowBlock}×${view.colBlock} block (max pooling). Drag to zoom: the zoomed region is shown below with its exact values.`));
+  }
+  if (spec.reading) card.append(textElement('p', 'reading', spec.reading));
+  const detail = document.createElement('div');
+  detail.className = 'detail';
+  card.append(detail);
+  if (!context.compact) {
+    card.append(tableView(spec, view));
+    const actions = document.createElement('div');
+    actions.className = 'actions';
+    const image = (format: 'png' | 'svg') => async () => {
+      const url = await Plotly.toImage(plot, { format, scale: format === 'png' ? 2 : 1 });
+      const payload = url.slice(url.indexOf(',') + 1);
+      context.exportImage(format, `${fileBase(spec)}.${format}`, format === 'png' ? payload : decodeURIComponent(payload));
+    };
+    actions.append(
+      button('PNG', image('png'), { title: `Save ${spec.title} as PNG` }),
+      button('SVG', image('svg'), { title: `Save ${spec.title} as SVG` }),
+      button('CSV', () => context.exportMatrix(spec.key, spec.head, 'csv'), { title: `Save the values of ${spec.title} as CSV` }),
+      button('JSON', () => context.exportMatrix(spec.key, spec.head, 'json'), { title: `Save the values of ${spec.title} as JSON` }),
+    );
+    card.append(actions);
+  }
+
+  const showDetail = async (region: PanelState['zoom'][string] | undefined) => {
+    Plotly.purge(detail);
+    detail.replaceChildren();
+    if (!region || !isPooled(view)) return;
+    const exact = await context.requestRegion(spec.key, spec.head, region);
+    const heading = document.createElement('h4');
+    heading.textContent = `Detail: ${spec.rows.kind}s ${region.rowStart + 1}–${region.rowEnd} × ${spec.cols.kind}s ${region.colStart + 1}–${region.colEnd}`;
+    if (!exact) {
+      heading.textContent += ' — not available here (overview only)';
+      detail.append(heading);
+      return;
+    }
+    const plotElement = document.createElement('div');
+    plotElement.className = 'plot';
+    detail.append(heading, plotElement);
+    const detailSpec = { ...spec, id: `${spec.id}-detail` };
+    await drawPlot(plotElement, detailSpec, exact, { ...context, state: { ...context.state, zoom: {} } });
+  };
+
+  const draw = async () => {
+    await drawPlot(plot, spec, view, context, (event) => {
+      const region = zoomOf(event, view);
+      if (region === 'unchanged') return;
+      context.setZoom(spec.id, region);
+      void showDetail(region);
+    });
+    await showDetail(context.state.zoom[spec.id]);
+  };
+  return { element: card, draw };
+}
