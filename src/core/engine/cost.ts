@@ -45,11 +45,12 @@ export function attentionCost(shape: AttentionShape): AttentionCost {
   const outputFlops = outputProjection ? 2 * q * h * dV * dModel : 0;
 
   const scores = q * k;
-  // Kept per head: scores, scaled, masked, weights (+ dA, dS); one mask shared by all heads.
+  // Kept per head: scores, scaled, masked, weights (+ dA, dS); shared by all heads: the mask and
+  // the scratch matrix of the permutation check's output-only rerun.
   const squarePerHead = shape.gradients ? 6 : 4;
   const perHeadVectors = q * dK + k * dK + k * dV + q * dV;
   const problemVectors = (project ? q * dModel : 0) + q * h * dV + q * (outputProjection ? dModel : h * dV);
-  const elements = h * (squarePerHead * scores + perHeadVectors * (shape.gradients ? 2 : 1)) + scores + problemVectors;
+  const elements = h * (squarePerHead * scores + perHeadVectors * (shape.gradients ? 2 : 1)) + 2 * scores + problemVectors;
 
   return {
     flops: layers * (projectionFlops + attentionFlops + outputFlops),
