@@ -115,8 +115,8 @@ export function findDirectives(text: string): Directive[] {
     const match = DIRECTIVE.exec(text);
     if (!match) continue;
     const bodyStart = lineStart + match[0].length;
-    let lineEnd = text.indexOf('\n', bodyStart);
-    if (lineEnd === -1) lineEnd = text.length;
+    const lineEnd = boundedLineEnd(text, bodyStart);
+    if (lineEnd === -1) continue;
     const nameStart = lineStart + match[0].lastIndexOf(match[2]) - match[1].length;
     const directive = readDirective(text, nameStart, bodyStart, lineEnd);
     if (directive) {
@@ -125,6 +125,16 @@ export function findDirectives(text: string): Directive[] {
     }
   }
   return found;
+}
+
+/** Longest directive body read; a longer line is prose or data, not options. */
+const MAX_DIRECTIVE = 1000;
+
+/** End of the line starting a directive body, or -1 when the line is longer than a directive. */
+function boundedLineEnd(text: string, from: number): number {
+  const limit = Math.min(text.length, from + MAX_DIRECTIVE);
+  for (let at = from; at < limit; at++) if (text.charCodeAt(at) === 10) return at;
+  return limit === text.length ? limit : -1;
 }
 
 interface Word {
@@ -160,15 +170,16 @@ function splitWords(text: string, start: number, end: number): Word[] {
 /** The end of the directive's options: before a closing comment, or a JSON string's closing quote. */
 function bodyEnd(text: string, start: number, lineEnd: number, quote: string | undefined): number {
   let end = lineEnd;
+  const line = text.slice(start, lineEnd);
   for (const closer of ['-->', '*/']) {
-    const at = text.indexOf(closer, start);
-    if (at !== -1 && at < end) end = at;
+    const at = line.indexOf(closer);
+    if (at !== -1) end = Math.min(end, start + at);
   }
   while (end > start && /\s/.test(text[end - 1])) end--;
   if (quote !== undefined) {
     // The options end at the string's closing quote (other JSON keys may follow on the line).
-    const close = text.indexOf(quote, start);
-    if (close !== -1 && close < end) end = close;
+    const close = line.indexOf(quote);
+    if (close !== -1) end = Math.min(end, start + close);
   }
   return end;
 }

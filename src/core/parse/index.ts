@@ -153,11 +153,11 @@ function readDefinition(
   meaning: NameMeaning,
   issues: ReadIssue[],
 ): Definition | undefined {
-  const literal = readLiteral(text, start, name.name);
+  const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown');
   if (literal.kind === 'none') return undefined;
   if (meaning.kind === 'unknown') {
     // Code is full of lists that are not matrices: keep unknown names only when they read cleanly.
-    if (literal.kind !== 'matrix' || literal.matrix.broken || literal.matrix.issues.length > 0) return undefined;
+    if (literal.kind !== 'matrix' || literal.matrix.broken || literal.matrix.issueCount > 0) return undefined;
   } else if (literal.kind === 'strings') {
     issues.push(...literal.issues);
     if (meaning.kind === 'matrix') {

@@ -42,11 +42,14 @@ const CH = {
 
 const LATEX_BEGIN = /\\begin\{(bmatrix|pmatrix|Bmatrix|vmatrix|Vmatrix|smallmatrix|matrix|array)(\*?)\}/y;
 
-/** Reads the literal starting at `at` (a `[`, `{` or `\begin{…}`), naming it `label` in messages. */
-export function readLiteral(text: string, at: number, label: string): Literal {
+/**
+ * Reads the literal starting at `at` (a `[`, `{` or `\begin{…}`), naming it `label` in messages.
+ * `quiet`: only count issues (the name is unknown, so a failed read is silently dropped).
+ */
+export function readLiteral(text: string, at: number, label: string, quiet = false): Literal {
   const code = text.charCodeAt(at);
-  if (code === CH.open || code === CH.braceOpen) return readBrackets(text, at, label);
-  if (code === CH.backslash) return readLatex(text, at, label);
+  if (code === CH.open || code === CH.braceOpen) return readBrackets(text, at, new MatrixBuilder(label, quiet));
+  if (code === CH.backslash) return readLatex(text, at, new MatrixBuilder(label, quiet));
   return { kind: 'none' };
 }
 
@@ -136,7 +139,8 @@ function unclosed(matrix: MatrixBuilder, open: number, what: string, end: number
   return { kind: 'matrix', end, matrix };
 }
 
-function readBrackets(text: string, open: number, label: string): Literal {
+function readBrackets(text: string, open: number, matrix: MatrixBuilder): Literal {
+  const label = matrix.label;
   const closeCode = text.charCodeAt(open) === CH.braceOpen ? CH.braceClose : CH.close;
   let first = open + 1;
   while (isSpace(text.charCodeAt(first)) || text.charCodeAt(first) === CH.newline) first++;
@@ -146,7 +150,6 @@ function readBrackets(text: string, open: number, label: string): Literal {
     return readStrings(text, open, closeCode, label);
   }
   if (closeCode === CH.braceClose) return { kind: 'none' }; // `{…}` holds tokens only
-  const matrix = new MatrixBuilder(label);
   const nested = firstCode === CH.open;
   let depth = nested ? 1 : 0; // 0: a flat or MATLAB literal; 1/2: between / inside rows
   let lastWasEntry = false;
@@ -225,6 +228,8 @@ function readBrackets(text: string, open: number, label: string): Literal {
       return tooDeep(text, matrix, open, at);
     }
     if (depth === 1) {
+      // On a later line, this is text after a literal whose `]` is missing.
+      if (text.lastIndexOf('\n', at) >= lastEnd) return unclosed(matrix, open, '[', lastEnd);
       const end = strayEnd(text, at);
       matrix.broken = true;
       matrix.issue(at, end, 'error', 'expected-row', `Expected \`[\` starting the next row of ${label}, or \`]\` closing it.`);
@@ -321,7 +326,8 @@ function readStrings(text: string, open: number, closeCode: number, label: strin
   }
 }
 
-function readLatex(text: string, begin: number, label: string): Literal {
+function readLatex(text: string, begin: number, matrix: MatrixBuilder): Literal {
+  const label = matrix.label;
   LATEX_BEGIN.lastIndex = begin;
   const head = LATEX_BEGIN.exec(text);
   if (!head) return { kind: 'none' };
@@ -334,7 +340,6 @@ function readLatex(text: string, begin: number, label: string): Literal {
     argument.lastIndex = at;
     if (argument.exec(text)) at = argument.lastIndex;
   }
-  const matrix = new MatrixBuilder(label);
   const number: ScannedNumber = { value: 0, end: 0, boolean: false, overflow: false };
   let cellFilled = false;
   let lastEnd = at;

@@ -4,6 +4,11 @@ import type { ReadIssue } from './issues';
 /** At most this many entry-level issues per literal: one bad paste must not flood the panel. */
 const MAX_ISSUES_PER_LITERAL = 20;
 
+// Scratch buffers shared by every builder (grown by doubling): a read is synchronous and one
+// literal is finished before the next starts, and allocating typed arrays per literal is what
+// made files with many small matrices slow. Finished matrices get exact-size copies.
+const scratch = { values: new Float64Array(1024), offsets: new Uint32Array(1024) };
+
 /** Collects a matrix's entries row by row while a literal is read, checking the rows agree. */
 export class MatrixBuilder {
   readonly issues: ReadIssue[] = [];
@@ -16,27 +21,31 @@ export class MatrixBuilder {
   private rowCells = 0;
   private rowStart = -1;
   private suppressed = 0;
-  // Grown by doubling while reading; the finished matrix gets exact-size copies.
-  private valueBuffer = new Float64Array(64);
-  private offsetBuffer = new Uint32Array(64);
 
-  constructor(readonly label: string) {}
+  /** Issues found; in a quiet builder they are only counted. */
+  issueCount = 0;
+
+  /** `quiet`: reading a name nobody asked about, where a failure is silence, not a diagnostic. */
+  constructor(
+    readonly label: string,
+    private readonly quiet = false,
+  ) {}
 
   get cellsInRow(): number {
     return this.rowCells;
   }
 
   push(value: number, offset: number, isBoolean: boolean): void {
-    if (this.count === this.valueBuffer.length) {
+    if (this.count === scratch.values.length) {
       const values = new Float64Array(this.count * 2);
-      values.set(this.valueBuffer);
-      this.valueBuffer = values;
+      values.set(scratch.values);
+      scratch.values = values;
       const offsets = new Uint32Array(this.count * 2);
-      offsets.set(this.offsetBuffer);
-      this.offsetBuffer = offsets;
+      offsets.set(scratch.offsets);
+      scratch.offsets = offsets;
     }
-    this.valueBuffer[this.count] = value;
-    this.offsetBuffer[this.count] = offset;
+    scratch.values[this.count] = value;
+    scratch.offsets[this.count] = offset;
     this.count++;
     if (this.rowCells === 0) this.rowStart = offset;
     this.rowCells++;
@@ -62,6 +71,8 @@ export class MatrixBuilder {
   }
 
   issue(start: number, end: number, severity: Severity, code: string, message: string, suggestion?: string): void {
+    this.issueCount++;
+    if (this.quiet) return;
     if (this.issues.length >= MAX_ISSUES_PER_LITERAL) {
       this.suppressed++;
       return;
@@ -86,11 +97,11 @@ export class MatrixBuilder {
   }
 
   values(): Float64Array {
-    return this.valueBuffer.slice(0, this.count);
+    return scratch.values.slice(0, this.count);
   }
 
   offsets(): Uint32Array {
-    return this.offsetBuffer.slice(0, this.count);
+    return scratch.offsets.slice(0, this.count);
   }
 }
 
