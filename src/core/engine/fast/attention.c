@@ -33,6 +33,54 @@ static inline double hmax_f64(v128_t v) {
 }
 static inline double hsum_f64(v128_t v) { return wasm_f64x2_extract_lane(v, 0) + wasm_f64x2_extract_lane(v, 1); }
 
+/* Vector exp: n = round(x·log2 e), r = x − n·ln 2 (Cody–Waite), Taylor series of e^r on
+   |r| ≤ ln2/2, times 2^n built in the exponent bits. Inputs below the underflow bound give 0
+   (so −∞ from a mask gives exactly 0). */
+static inline v128_t exp_f32(v128_t x) {
+  v128_t under = wasm_f32x4_lt(x, wasm_f32x4_splat(-87.0f));
+  x = wasm_f32x4_pmin(x, wasm_f32x4_splat(88.0f));
+  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.0f));
+  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t p = wasm_f32x4_splat(1.0f / 5040);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  v128_t pow2 = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  return wasm_v128_andnot(wasm_f32x4_mul(p, pow2), under);
+}
+static inline v128_t exp_f64(v128_t x) {
+  v128_t under = wasm_f64x2_lt(x, wasm_f64x2_splat(-708.0));
+  x = wasm_f64x2_pmin(x, wasm_f64x2_splat(709.0));
+  x = wasm_f64x2_pmax(x, wasm_f64x2_splat(-708.0));
+  v128_t n = wasm_f64x2_nearest(wasm_f64x2_mul(x, wasm_f64x2_splat(1.4426950408889634)));
+  v128_t r = wasm_f64x2_sub(x, wasm_f64x2_mul(n, wasm_f64x2_splat(6.93147180369123816490e-01)));
+  r = wasm_f64x2_sub(r, wasm_f64x2_mul(n, wasm_f64x2_splat(1.90821492927058770002e-10)));
+  /* Taylor to r^13: the remainder r^14/14! < 5e-18 on |r| ≤ 0.347, below half an ulp. */
+  v128_t p = wasm_f64x2_splat(1.0 / 6227020800.0);
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 479001600.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 39916800.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 3628800.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 362880.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 40320.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 5040.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 720.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 120.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 24.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 6.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(0.5));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
+  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
+  v128_t e = wasm_i64x2_extend_low_i32x4(wasm_i32x4_trunc_sat_f64x2_zero(n));
+  v128_t pow2 = wasm_i64x2_shl(wasm_i64x2_add(e, wasm_i64x2_splat(1023)), 52);
+  return wasm_v128_andnot(wasm_f64x2_mul(p, pow2), under);
+}
+
 #define T float
 #define LANES 4
 #define SUF _f32

@@ -1,7 +1,7 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
-// Expects T, LANES, SUF (name suffix), and the vector helpers VADD VMUL VSUB VMAX VSPLAT VEXP,
-// VHMAX VHSUM. Everything is a loop over row-major storage addressed by raw pointers into the
-// shared memory; nothing here touches the C stack (no arrays, no address-taken locals), because
+// Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VSUB VMAX VSPLAT
+// VLANE0 VEXP VHMAX VHSUM (attention.c). Everything is a loop over row-major storage addressed by
+// raw pointers into the shared memory; nothing here touches the C stack (no arrays, no address-taken locals), because
 // every thread's instance starts with the same stack pointer in the one shared memory.
 // Every export ends in (part, parts) and does the round-robin share `part` of `parts` of its work.
 // fast-thread.js calls each one for several parts in turn rather than once per thread: V8 runs a
@@ -68,57 +68,6 @@ static void FN(block)(const T *A, int lda, const T *BP, int stride, T *C, int ld
     if (M4 < M) FN(edge)(A + M4 * lda, lda, panel, NB, C + M4 * ldc + j, ldc, M - M4, nc, K, acc);
   }
 }
-
-/* Vector exp: n = round(x·log2 e), r = x − n·ln 2 (Cody–Waite), Taylor series of e^r on
-   |r| ≤ ln2/2, times 2^n built in the exponent bits. Inputs below the underflow bound give 0
-   (so −∞ from a mask gives exactly 0). */
-#ifndef EXP_DEFINED_F32
-#define EXP_DEFINED_F32
-static inline v128_t exp_f32(v128_t x) {
-  v128_t under = wasm_f32x4_lt(x, wasm_f32x4_splat(-87.0f));
-  x = wasm_f32x4_pmin(x, wasm_f32x4_splat(88.0f));
-  x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-87.0f));
-  v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
-  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
-  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
-  v128_t p = wasm_f32x4_splat(1.0f / 5040);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  v128_t pow2 = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
-  return wasm_v128_andnot(wasm_f32x4_mul(p, pow2), under);
-}
-static inline v128_t exp_f64(v128_t x) {
-  v128_t under = wasm_f64x2_lt(x, wasm_f64x2_splat(-708.0));
-  x = wasm_f64x2_pmin(x, wasm_f64x2_splat(709.0));
-  x = wasm_f64x2_pmax(x, wasm_f64x2_splat(-708.0));
-  v128_t n = wasm_f64x2_nearest(wasm_f64x2_mul(x, wasm_f64x2_splat(1.4426950408889634)));
-  v128_t r = wasm_f64x2_sub(x, wasm_f64x2_mul(n, wasm_f64x2_splat(6.93147180369123816490e-01)));
-  r = wasm_f64x2_sub(r, wasm_f64x2_mul(n, wasm_f64x2_splat(1.90821492927058770002e-10)));
-  /* Taylor to r^13: the remainder r^14/14! < 5e-18 on |r| ≤ 0.347, below half an ulp. */
-  v128_t p = wasm_f64x2_splat(1.0 / 6227020800.0);
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 479001600.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 39916800.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 3628800.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 362880.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 40320.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 5040.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 720.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 120.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 24.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 6.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(0.5));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
-  v128_t e = wasm_i64x2_extend_low_i32x4(wasm_i32x4_trunc_sat_f64x2_zero(n));
-  v128_t pow2 = wasm_i64x2_shl(wasm_i64x2_add(e, wasm_i64x2_splat(1023)), 52);
-  return wasm_v128_andnot(wasm_f64x2_mul(p, pow2), under);
-}
-#endif
 
 /* C = A · B, B packed by `pack`, for rows [0, M) in blocks of 16 dealt round-robin to the
    parts; 64-column slabs of B outermost so a slab (K x 64) stays in L2 while the rows pass. */

@@ -1,0 +1,271 @@
+// `npm run bench [-- --json] [--rounds N]`: numpy (OpenBLAS), the plain-TypeScript reference and
+// the WebAssembly fast path compute the same attention on the same inputs in one process tree,
+// alternating round by round; medians are quoted (this machine's timings drift ±20–30%).
+// Every implementation does the same work: the forward pass with scores, scaled scores, weights
+// and output of every head kept (the panel shows them all); the checks are not timed.
+// Then: the event-loop delay of a host thread while a worker runs a 4096-token problem, and the
+// reader/panel benchmarks (bench/reader.ts, bench/panel.ts) when present.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { Worker } from 'node:worker_threads';
+import { forward } from '../src/core/engine/attention';
+import { attentionCost } from '../src/core/engine/cost';
+import { forwardFast } from '../src/core/engine/fast/index';
+import type { AttentionSpec, DType, Matrix } from '../src/core/types';
+
+const json = process.argv.includes('--json');
+const roundsFlag = process.argv.indexOf('--rounds');
+const ROUNDS = roundsFlag === -1 ? 7 : Number(process.argv[roundsFlag + 1]);
+/** The reference takes seconds per run at these sizes: fewer rounds, still interleaved. */
+const REFERENCE_ROUNDS = Math.min(3, ROUNDS);
+const D_K = 64;
+
+interface Case {
+  name: string;
+  kind: 'sdpa' | 'mha';
+  n: number;
+  dtype: DType;
+  dModel?: number;
+  heads?: number;
+}
+
+const CASES: Case[] = [
+  { name: 'sdpa n=1024 float64', kind: 'sdpa', n: 1024, dtype: 'float64' },
+  { name: 'sdpa n=2048 float32', kind: 'sdpa', n: 2048, dtype: 'float32' },
+  { name: 'sdpa n=4096 float32', kind: 'sdpa', n: 4096, dtype: 'float32' },
+  { name: 'mha n=1024 dm=512 h=8 float32', kind: 'mha', n: 1024, dtype: 'float32', dModel: 512, heads: 8 },
+];
+
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+const log = (line: string): void => {
+  if (!json) console.log(line);
+};
+
+/** Uniform in [−spread, spread), from a fixed seed: the same inputs on every run. */
+function random(rows: number, cols: number, seed: number, spread: number): Matrix {
+  let s = seed >>> 0;
+  const data = new Float64Array(rows * cols);
+  for (let p = 0; p < data.length; p++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    data[p] = (s / 2 ** 32 - 0.5) * 2 * spread;
+  }
+  return { rows, cols, data };
+}
+
+function specOf(c: Case): { spec: AttentionSpec; inputs: Record<string, Matrix> } {
+  const options = { heads: c.heads ?? 1, score: 'scaled_dot' as const, dtype: c.dtype };
+  if (c.kind === 'sdpa') {
+    const inputs = { Q: random(c.n, D_K, 1, 1), K: random(c.n, D_K, 2, 1), V: random(c.n, D_K, 3, 1) };
+    return { spec: { options, ...inputs }, inputs };
+  }
+  const dm = c.dModel as number;
+  const w = 1 / Math.sqrt(dm);
+  const inputs = {
+    X: random(c.n, dm, 4, 1),
+    WQ: random(dm, dm, 5, w),
+    WK: random(dm, dm, 6, w),
+    WV: random(dm, dm, 7, w),
+    WO: random(dm, dm, 8, w),
+  };
+  return { spec: { options, X: inputs.X, WQ: [inputs.WQ], WK: [inputs.WK], WV: [inputs.WV], WO: inputs.WO }, inputs };
+}
+
+function flopsOf(c: Case): number {
+  return attentionCost({
+    queries: c.n,
+    keys: c.n,
+    dModel: c.kind === 'mha' ? (c.dModel as number) : 0,
+    dK: D_K,
+    dV: D_K,
+    heads: c.heads ?? 1,
+    dtype: c.dtype,
+    projections: c.kind === 'mha',
+    outputProjection: c.kind === 'mha',
+  }).flops;
+}
+
+/** numpy in a child process, one JSON command per line. */
+class Numpy {
+  private readonly child;
+  private readonly replies: Array<(line: string) => void> = [];
+
+  constructor() {
+    const env = { ...process.env };
+    delete env.OPENBLAS_CORETYPE; // let OpenBLAS choose its kernel, as on a user's machine
+    delete env.OPENBLAS_L2_SIZE;
+    this.child = spawn('/usr/bin/python3', [join(__dirname, 'numpy_attention.py')], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.replies.shift()?.(line));
+  }
+
+  ask<T>(command: object): Promise<T> {
+    return new Promise((resolve) => {
+      this.replies.push((line) => resolve(JSON.parse(line) as T));
+      this.child.stdin.write(`${JSON.stringify(command)}\n`);
+    });
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function timed(run: () => unknown): number {
+  const started = performance.now();
+  run();
+  return performance.now() - started;
+}
+
+async function timedAsync(run: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await run();
+  return performance.now() - started;
+}
+
+interface Row {
+  name: string;
+  numpy_ms: number;
+  reference_ms: number;
+  fast_ms: number;
+  fast_fresh_memory_ms: number;
+  gflops: number;
+  ratio_fast_to_numpy: number;
+  samples: Record<string, number[]>;
+}
+
+async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
+  const { spec, inputs } = specOf(c);
+  const caseDir = join(dir, c.name.replace(/[^a-z0-9]+/gi, '-'));
+  rmSync(caseDir, { recursive: true, force: true });
+  mkdirSync(caseDir);
+  const shapes: Record<string, [number, number]> = {};
+  for (const [name, m] of Object.entries(inputs)) {
+    writeFileSync(join(caseDir, `${name}.f64`), Buffer.from(m.data.buffer));
+    shapes[name] = [m.rows, m.cols];
+  }
+  await numpy.ask({ op: 'load', case: c.name, kind: c.kind, dtype: c.dtype, heads: c.heads ?? 1, dir: caseDir, shapes });
+
+  let previous = await forwardFast(spec, true); // warm-up (also compiles and starts the threads)
+  await numpy.ask({ op: 'run', case: c.name });
+  const samples: Record<string, number[]> = { numpy: [], reference: [], fast: [], fastFresh: [] };
+  const implementations: Array<[string, () => Promise<number>]> = [
+    ['numpy', async () => (await numpy.ask<{ ms: number }>({ op: 'run', case: c.name })).ms],
+    ['fast', () => timedAsync(async () => (previous = (await forwardFast(spec, true, previous)) ?? previous))],
+    ['fastFresh', () => timedAsync(() => forwardFast(spec, true))],
+    ['reference', async () => timed(() => forward(spec, {}))],
+  ];
+  for (let round = 0; round < ROUNDS; round++) {
+    // Rotate the order every round so no implementation always runs after the same one.
+    for (let k = 0; k < implementations.length; k++) {
+      const [name, run] = implementations[(round + k) % implementations.length];
+      if (name === 'reference' && round >= REFERENCE_ROUNDS) continue;
+      gc();
+      samples[name].push(await run());
+    }
+  }
+  const numpyMs = median(samples.numpy);
+  const fastMs = median(samples.fast);
+  return {
+    name: c.name,
+    numpy_ms: round2(numpyMs),
+    reference_ms: round2(median(samples.reference)),
+    fast_ms: round2(fastMs),
+    fast_fresh_memory_ms: round2(median(samples.fastFresh)),
+    gflops: round2(flopsOf(c) / fastMs / 1e6),
+    ratio_fast_to_numpy: round2(fastMs / numpyMs),
+    samples: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map(round2)])),
+  };
+}
+
+function round2(x: number): number {
+  return Math.round(x * 100) / 100;
+}
+
+/** Delay of this (host) thread's event loop while a worker runs a 4096-token float32 problem. */
+async function eventLoopDelay(): Promise<Record<string, number>> {
+  const worker = new Worker(join(__dirname, 'loop-worker.js'));
+  const { spec } = specOf({ name: 'loop', kind: 'sdpa', n: 4096, dtype: 'float32' });
+  const once = (): Promise<{ elapsedMs: number }> =>
+    new Promise((resolve) => {
+      worker.once('message', resolve);
+      worker.postMessage(spec);
+    });
+  await once(); // warm-up: thread start, compilation
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  const started = performance.now();
+  const { elapsedMs } = await once();
+  const roundTripMs = performance.now() - started;
+  histogram.disable();
+  await worker.terminate();
+  return {
+    max_ms: round2(histogram.max / 1e6),
+    p99_ms: round2(histogram.percentile(99) / 1e6),
+    mean_ms: round2(histogram.mean / 1e6),
+    run_ms: round2(elapsedMs),
+    round_trip_ms: round2(roundTripMs),
+  };
+}
+
+/** bench/reader.ts or bench/panel.ts (written by their owners) with --json, when present. */
+function companion(name: string): unknown {
+  const file = join(__dirname, `${name}.ts`);
+  if (!existsSync(file)) return undefined;
+  const run = spawnSync(process.execPath, ['--import', 'tsx', file, '--json'], { encoding: 'utf8' });
+  const last = run.stdout.trim().split('\n').pop() ?? '';
+  try {
+    return JSON.parse(last);
+  } catch {
+    return { exitCode: run.status, output: run.stdout.trim(), error: run.stderr.trim().slice(-500) };
+  }
+}
+
+async function main(): Promise<void> {
+  const numpy = new Numpy();
+  const blas = await numpy.ask<Record<string, unknown>>({ op: 'blas' });
+  const machine = {
+    cpu: cpus()[0]?.model,
+    cores: cpus().length,
+    memoryGiB: round2(totalmem() / 2 ** 30),
+    node: process.version,
+    v8: process.versions.v8,
+    loadAverageAtStart: loadavg().map(round2),
+    numpy: blas,
+  };
+  log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
+  log(`numpy ${blas.numpy} on ${blas.openblas ?? 'NOT OpenBLAS'} (kernel ${blas.kernel}, ${blas.threads} threads): ${(blas.libraries as string[]).join(', ')}`);
+  log(`medians of ${ROUNDS} interleaved rounds (reference: ${REFERENCE_ROUNDS}); forward pass with every n×n step kept\n`);
+  const header = ['case', 'numpy ms', 'reference ms', 'fast ms', 'fast (fresh memory) ms', 'GFLOP/s', 'fast ÷ numpy'];
+  log(header.join(' | '));
+  const dir = mkdtempSync(join(tmpdir(), 'attention-bench-'));
+  const cases: Row[] = [];
+  try {
+    for (const c of CASES) {
+      const row = await measure(c, numpy, dir);
+      cases.push(row);
+      log([row.name, row.numpy_ms, row.reference_ms, row.fast_ms, row.fast_fresh_memory_ms, row.gflops, row.ratio_fast_to_numpy].join(' | '));
+    }
+  } finally {
+    numpy.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const eventLoop = await eventLoopDelay();
+  log(`\nhost event loop while a worker runs sdpa n=4096 float32 (${eventLoop.run_ms} ms): max ${eventLoop.max_ms} ms, p99 ${eventLoop.p99_ms} ms`);
+  const reader = companion('reader');
+  const panel = companion('panel');
+  if (reader !== undefined) log(`reader: ${JSON.stringify(reader)}`);
+  if (panel !== undefined) log(`panel: ${JSON.stringify(panel)}`);
+  const report = { machine: { ...machine, loadAverageAtEnd: loadavg().map(round2) }, cases, event_loop: eventLoop, reader, panel };
+  if (json) console.log(JSON.stringify(report));
+}
+
+void main();
