@@ -17,10 +17,14 @@ export const LANGUAGES = [
   'plaintext',
 ] as const;
 
-export const SELECTOR: vscode.DocumentSelector = LANGUAGES.map((language) => ({ language }));
+/** Files the user edits (on disk, unsaved, or in a virtual workspace) — not diff views,
+ * output channels or git's copies of old versions. */
+const SCHEMES = ['file', 'untitled', 'vscode-vfs'];
+
+export const SELECTOR: vscode.DocumentSelector = LANGUAGES.flatMap((language) => SCHEMES.map((scheme) => ({ language, scheme })));
 
 export function isSupported(document: vscode.TextDocument): boolean {
-  return (LANGUAGES as readonly string[]).includes(document.languageId);
+  return (LANGUAGES as readonly string[]).includes(document.languageId) && SCHEMES.includes(document.uri.scheme);
 }
 
 /** `attention: …` wrapped as a comment of the document's language, or undefined when the

@@ -77,4 +77,39 @@ describe('diagnostics and live update', () => {
     assertClose(rowsOf(run.heads[0].weights), expected.heads[0].weights, 1e-12, 'weights');
     assertClose(rowsOf(run.output), expected.output, 1e-12, 'output');
   });
+
+  it('a shape mismatch names both matrices at the name of the one that does not fit, until it is fixed', async () => {
+    const api = await activateApi();
+    const { spec } = engineFixture('worked-example') as unknown as { spec: WorkedSpec };
+    const editor = await openUntitled('markdown', workedExampleNote(JSON.stringify(spec.WV[0])));
+    const { document } = editor;
+    await vscode.commands.executeCommand('attentionLens.runFile', document.uri);
+    const line = 3; // W_Q
+    const original = document.lineAt(line).text;
+    const fiveRows = `W_Q = ${JSON.stringify([...spec.WQ[0], [1, 1]])}`;
+
+    await editor.edit((edit) => edit.replace(document.lineAt(line).range, fiveRows));
+    const [diagnostic] = await eventually(() => {
+      const found = ourDiagnostics(document.uri);
+      return found.length > 0 ? found : undefined;
+    }, 'the shape-mismatch diagnostic');
+    assert.equal(diagnostic.code, 'shape-mismatch');
+    assert.equal(diagnostic.message, 'X is 3×4 but W_Q has 5 rows: W_Q needs one row per column of X (4).');
+    assert.deepEqual([diagnostic.range.start.line, diagnostic.range.start.character, diagnostic.range.end.line, diagnostic.range.end.character], [line, 0, line, 3]);
+    // Live update leaves text with errors alone: the last good result stays on screen.
+    const kept = api.results.get(document.uri.toString())?.runs[0];
+    assert.ok(kept?.result);
+    assert.ok(kept.version < document.version);
+    const refused = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runFile', document.uri);
+    assert.match(refused?.failures[0]?.error ?? '', /cannot run: X is 3×4 but W_Q has 5 rows/);
+
+    const edited = Date.now();
+    await editor.edit((edit) => edit.replace(document.lineAt(line).range, original));
+    await eventually(() => {
+      const problemRun = api.results.get(document.uri.toString())?.runs[0];
+      return problemRun?.result && problemRun.version === document.version ? true : undefined;
+    }, 'the fixed problem to run again');
+    console.log(`      edit → new result in Results: ${Date.now() - edited} ms (polled every 50 ms)`);
+    assert.deepEqual(ourDiagnostics(document.uri), []);
+  });
 });
