@@ -2,7 +2,10 @@
 // per matrix) in a folder, or as one standalone HTML report that opens offline.
 import * as vscode from 'vscode';
 import { matrixToCsv, toJsonReport } from '../core/format';
-import type { AttentionResult, Matrix, Problem } from '../core/types';
+import type { AttentionResult, Problem } from '../core/types';
+import { labelsOf, matrixExportText } from '../panel/matrixExport';
+import { matrixOf } from '../panel/model';
+import type { MatrixKey } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import type { Analysis } from './analysis';
 import type { DocumentRun } from './results';
@@ -75,7 +78,7 @@ async function filesFor(
       return [{ name: 'results.json', text: `${JSON.stringify(toJsonReport(analysis.parse.diagnostics, outcomes), null, 2)}\n` }];
     }
     case 'csv':
-      return runs.flatMap((r) => namedMatrices(r).map(({ name, matrix }) => ({ name: `problem${r.problem.index + 1}-${name}.csv`, text: matrixToCsv(matrix) })));
+      return runs.flatMap(csvFiles);
     case 'html': {
       const read = async (path: string) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(context.extensionUri, path)));
       const [script, css] = await Promise.all([read('dist/webview.js'), read('media/panel.css')]);
@@ -84,36 +87,24 @@ async function filesFor(
   }
 }
 
-/** Every matrix of a result with a file-name-safe name: `head1-weights`, `output`, … */
-function namedMatrices({ result }: Run): { name: string; matrix: Matrix }[] {
-  const named: { name: string; matrix: Matrix }[] = [];
-  if (result.input) named.push({ name: 'input', matrix: result.input });
-  result.heads.forEach((head, h) => {
-    const steps: [string, Matrix | null][] = [
-      ['Q', head.Q],
-      ['K', head.K],
-      ['V', head.V],
-      ['scores', head.scores],
-      ['scaled', head.scaled],
-      ['mask', head.mask],
-      ['masked', head.masked],
-      ['weights', head.weights],
-      ['output', head.output],
-    ];
-    for (const [name, matrix] of steps) if (matrix) named.push({ name: `head${h + 1}-${name}`, matrix });
-    const gradients = head.gradients;
-    if (gradients) {
-      for (const [name, matrix] of Object.entries(gradients)) named.push({ name: `head${h + 1}-${name}`, matrix });
-    }
-  });
-  named.push({ name: 'concat', matrix: result.concat }, { name: 'output', matrix: result.output });
-  if (result.residual) named.push({ name: 'residual', matrix: result.residual });
-  const gradients = result.gradients;
-  if (gradients) {
-    for (const name of ['dX', 'dWQ', 'dWK', 'dWV', 'dWO'] as const) {
-      const matrix = gradients[name];
-      if (matrix) named.push({ name, matrix });
-    }
+const HEAD_KEYS: MatrixKey[] = ['Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output', 'dQ', 'dK', 'dV', 'dA', 'dS'];
+const LAYER_FILES: [MatrixKey, string][] = [['input', 'input'], ['concat', 'concat'], ['layerOutput', 'output'], ['residual', 'residual']];
+
+/** Every matrix of a result as labelled CSV (the panel's "Export matrix" format), named
+ * `head1-weights`, `output`, …; whole-model gradients unlabelled. */
+function csvFiles({ problem, result }: Run): { name: string; text: string }[] {
+  const files: { name: string; text: string }[] = [];
+  const add = (name: string, key: MatrixKey, head: number) => {
+    const matrix = matrixOf(result, problem, head, key);
+    if (!matrix) return;
+    const labels = labelsOf(key, matrix.rows, matrix.cols, problem.tokens, problem.keyTokens);
+    files.push({ name: `problem${problem.index + 1}-${name}.csv`, text: matrixExportText('csv', name, matrix, labels) });
+  };
+  result.heads.forEach((_, head) => HEAD_KEYS.forEach((key) => add(`head${head + 1}-${key}`, key, head)));
+  for (const [key, name] of LAYER_FILES) add(name, key, 0);
+  for (const name of ['dX', 'dWQ', 'dWK', 'dWV', 'dWO'] as const) {
+    const matrix = result.gradients?.[name];
+    if (matrix) files.push({ name: `problem${problem.index + 1}-${name}.csv`, text: matrixToCsv(matrix) });
   }
-  return named;
+  return files;
 }

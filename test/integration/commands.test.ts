@@ -122,10 +122,10 @@ describe('commands', () => {
     await vscode.commands.executeCommand('attentionLens.exportResults', { format: 'csv', target: csvFolder });
     const files = readdirSync(csvFolder.fsPath).sort();
     assert.ok(files.includes('problem1-head1-weights.csv'), files.join(', '));
-    const weights = readFileSync(join(csvFolder.fsPath, 'problem1-head1-weights.csv'), 'utf8')
-      .trim()
-      .split('\n')
-      .map((line) => line.split(',').map(Number));
+    const [header, ...rows] = readFileSync(join(csvFolder.fsPath, 'problem1-head1-weights.csv'), 'utf8').trim().split('\n');
+    assert.equal(header, ',I,love,cats', 'a header of key tokens');
+    assert.deepEqual(rows.map((row) => row.split(',')[0]), ['I', 'love', 'cats'], 'a first column of query tokens');
+    const weights = rows.map((row) => row.split(',').slice(1).map(Number));
     assertClose(weights, expected.heads[0].weights, 1e-12, 'CSV weights');
 
     const html = vscode.Uri.file(join(folder, 'report.html'));
