@@ -217,9 +217,10 @@ async function eventLoopDelay(): Promise<Record<string, number>> {
 }
 
 /** bench/reader.ts or bench/panel.ts (written by their owners) with --json, when present. */
-function companion(name: string): unknown {
+function companion(name: string, needsBuild = false): unknown {
   const file = join(__dirname, `${name}.ts`);
   if (!existsSync(file)) return undefined;
+  if (needsBuild) spawnSync(process.execPath, [join(__dirname, '..', 'esbuild.mjs')], { cwd: join(__dirname, '..') });
   const run = spawnSync(process.execPath, ['--import', 'tsx', file, '--json'], { encoding: 'utf8' });
   const last = run.stdout.trim().split('\n').pop() ?? '';
   try {
@@ -261,7 +262,7 @@ async function main(): Promise<void> {
   const eventLoop = await eventLoopDelay();
   log(`\nhost event loop while a worker runs sdpa n=4096 float32 (${eventLoop.run_ms} ms): max ${eventLoop.max_ms} ms, p99 ${eventLoop.p99_ms} ms`);
   const reader = companion('reader');
-  const panel = companion('panel');
+  const panel = companion('panel', true); // renders dist/webview.js in Chromium
   if (reader !== undefined) log(`reader: ${JSON.stringify(reader)}`);
   if (panel !== undefined) log(`panel: ${JSON.stringify(panel)}`);
   const report = { machine: { ...machine, loadAverageAtEnd: loadavg().map(round2) }, cases, event_loop: eventLoop, reader, panel };

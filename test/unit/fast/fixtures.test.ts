@@ -9,6 +9,9 @@ import { referenceOnly, runAttentionFast } from '../../../src/core/engine/fast';
 import type { AttentionSpec } from '../../../src/core/types';
 import { assertForwardMatches, type Fixture, loadFixtures, specOf } from '../engine/fixtures';
 
+/** The fixtures are small: make the fast path take them (it hands small problems to the reference). */
+const ALWAYS_FAST = { referenceBelowFlops: 0 };
+
 function forwardSpecOf(fixture: Fixture): AttentionSpec {
   const spec = specOf(fixture);
   return { ...spec, options: { ...spec.options, gradients: false } };
@@ -24,12 +27,14 @@ describe('fast path against numpy/PyTorch fixtures', () => {
 
   for (const fixture of covered) {
     it(`${fixture.name}: ${fixture.description}`, async () => {
-      assertForwardMatches(await runAttentionFast(forwardSpecOf(fixture)), fixture);
+      const result = await runAttentionFast(forwardSpecOf(fixture), ALWAYS_FAST);
+      assert.ok(result.output.data.buffer instanceof SharedArrayBuffer, 'computed by the wasm kernels');
+      assertForwardMatches(result, fixture);
     });
 
     it(`${fixture.name}: same checks and warnings as the reference`, async () => {
       const spec = forwardSpecOf(fixture);
-      const fast = await runAttentionFast(spec);
+      const fast = await runAttentionFast(spec, ALWAYS_FAST);
       const reference = runAttention(spec);
       assert.deepEqual(fast.warnings, reference.warnings);
       const { rowSumsMaxError, permutationMaxError, ...verdicts } = fast.checks;
@@ -41,9 +46,16 @@ describe('fast path against numpy/PyTorch fixtures', () => {
     });
   }
 
+  it('hands problems under 2 MFLOP to the reference by default', async () => {
+    const spec = forwardSpecOf(fixtures.find((f) => f.name === 'worked-example') as Fixture);
+    const { elapsedMs: _fast, ...fast } = await runAttentionFast(spec);
+    const { elapsedMs: _reference, ...reference } = runAttention(spec);
+    assert.deepEqual(fast, reference);
+  });
+
   for (const fixture of fixtures.filter((f) => referenceOnly(specOf(f)) !== undefined)) {
     it(`${fixture.name}: left to the reference (${referenceOnly(specOf(fixture))})`, async () => {
-      const { elapsedMs: _fast, ...fast } = await runAttentionFast(specOf(fixture));
+      const { elapsedMs: _fast, ...fast } = await runAttentionFast(specOf(fixture), ALWAYS_FAST);
       const { elapsedMs: _reference, ...reference } = runAttention(specOf(fixture));
       assert.deepEqual(fast, reference);
     });

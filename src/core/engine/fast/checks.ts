@@ -2,8 +2,8 @@
 // attention kernel (summed while each row was in cache), and the permutation check reruns on the
 // output-only path, so checking a 4096-token run costs no n×n pass in JavaScript.
 import type { AttentionSpec, Checks, Matrix } from '../../types';
-import { attentionCost } from '../cost';
 import type { FastForward } from './index';
+import { planCost } from './plan';
 
 // As in core/engine/checks.ts.
 const EPSILON = { float64: 2 ** -52, float32: 2 ** -23 } as const;
@@ -21,20 +21,8 @@ export async function fastChecks(spec: AttentionSpec, pass: FastForward, outputO
       if (sum !== 0) rowSumsMaxError = Math.max(rowSumsMaxError, Math.abs(sum - 1)); // 0: fully masked
     }
   }
-  const head = pass.heads[0];
-  const keys = head.K.rows;
-  const cost = attentionCost({
-    queries: head.Q.rows,
-    keys,
-    dModel: pass.input?.cols ?? 0,
-    dK: head.Q.cols,
-    dV: head.V.cols,
-    heads: pass.heads.length,
-    kvHeads: spec.options.kvHeads,
-    dtype,
-    projections: pass.plan.projected,
-    outputProjection: pass.plan.hasOutputProjection,
-  });
+  const keys = pass.heads[0].K.rows;
+  const cost = planCost(spec, pass.plan);
   const checks: Checks = {
     rowSumsMaxError,
     rowsSumToOne: rowSumsMaxError <= SLACK * keys * eps,

@@ -1,6 +1,7 @@
 // The fast path: the same forward pass as the reference engine, computed by WebAssembly SIMD
 // kernels on every core over one shared memory, results handed back as views on that memory.
-//   runAttentionFast(spec)  ≡ runAttention(spec) (await it), every n×n step materialised;
+//   runAttentionFast(spec)  ≡ runAttention(spec) (await it), every n×n step materialised; problems
+//                           under 2 MFLOP go straight to the reference (quicker than the threads);
 //   attentionOutputFast(spec): output only, online softmax, O(n·d) memory (n = 16384 fits).
 // Covered: score scaled_dot and dot, from X (+ PE, sinusoidal) or context through whole or
 // per-head W_Q/W_K/W_V (or none), or from precomputed Q/K/V; heads, kv_heads (GQA), W_O,
@@ -12,8 +13,8 @@ import { addRows, zeros } from '../kernels';
 import { requireShape } from '../masks';
 import { Arena, MAX_BYTES } from './arena';
 import { fastChecks } from './checks';
-import { planRun, writeAttn, type RunPlan } from './plan';
-import { threadPool } from './pool';
+import { planCost, planRun, writeAttn, type RunPlan } from './plan';
+import { kernelsModule, threadPool } from './pool';
 
 export interface FastForward {
   plan: RunPlan;
@@ -25,7 +26,12 @@ export interface FastForward {
   warnings: string[];
 }
 
+/** Below this many FLOPs the reference engine answers before a trip to the threads would. */
+const REFERENCE_BELOW_FLOPS = 2e6;
+
 export interface FastControl extends RunControl {
+  /** Problems smaller than this (FLOPs) run on the reference engine; default 2e6, 0: never. */
+  referenceBelowFlops?: number;
   /**
    * An earlier fast result the caller no longer reads (e.g. the run this one replaces): its
    * memory is reused and its matrices are overwritten. Saves the page faults of fresh n×n memory.
@@ -52,7 +58,8 @@ export function referenceOnly(spec: AttentionSpec): string | undefined {
 /** Drop-in for `runAttention`: same result, computed by the fast kernels where they apply. */
 export async function runAttentionFast(spec: AttentionSpec, control: FastControl = {}): Promise<AttentionResult> {
   const started = performance.now();
-  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, control.recycle) : undefined;
+  const small = (plan: RunPlan): boolean => planCost(spec, plan).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
+  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, control.recycle, small) : undefined;
   if (!pass) return runAttention(spec, control);
   const result: AttentionResult = {
     dtype: spec.options.dtype,
@@ -85,14 +92,25 @@ export async function attentionOutputFast(spec: AttentionSpec, control: FastCont
   return out;
 }
 
+/** Starts the compute threads and compiles the kernels ahead of the first run. */
+export function startFastThreads(): void {
+  kernelsModule();
+  threadPool();
+}
+
 /**
  * The forward pass on the fast kernels (`materialize` false: output only), or undefined when the
- * spec's shapes do not fit (the reference engine then reports them).
+ * spec's shapes do not fit (the reference engine then reports them) or `declines` the plan.
  */
-export async function forwardFast(spec: AttentionSpec, materialize: boolean, recycle?: { output: Matrix }): Promise<FastForward | undefined> {
+export async function forwardFast(
+  spec: AttentionSpec,
+  materialize: boolean,
+  recycle?: { output: Matrix },
+  declines: (plan: RunPlan) => boolean = () => false,
+): Promise<FastForward | undefined> {
   const pool = threadPool();
   const plan = planRun(spec, materialize, pool.size);
-  if (!plan) return undefined;
+  if (!plan || declines(plan)) return undefined;
   if (plan.arena.totalBytes > MAX_BYTES) {
     const gib = (plan.arena.totalBytes / 2 ** 30).toFixed(1);
     throw new RangeError(`keeping every n×n step of this problem needs ${gib} GiB, more than WebAssembly can address (4 GiB): run it output-only`);

@@ -3,6 +3,7 @@
 // kernel calls the threads execute. Shapes are checked as the plan is made; a spec that does not
 // fit returns undefined and the caller lets the reference engine report it.
 import type { AttentionSpec, DType, Matrix } from '../../types';
+import { attentionCost, type AttentionCost } from '../cost';
 import { scoreScale } from '../scores';
 import { sinusoidalPositionalEncoding } from '../positional';
 import { ArenaPlan, bytesOf, type Block, type MatrixBlock } from './arena';
@@ -209,6 +210,23 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
     dtype, arena, writes, phases: phases.filter((phase) => phase.length > 0), input, heads,
     mask: maskOut, concat, output, projected: Boolean(!spec.Q && spec.WQ?.length), hasOutputProjection: Boolean(spec.WO),
   };
+}
+
+/** What the run costs, as the reference's checks count it. */
+export function planCost(spec: AttentionSpec, plan: RunPlan): AttentionCost {
+  const head = plan.heads[0];
+  return attentionCost({
+    queries: head.Q.rows,
+    keys: head.K.rows,
+    dModel: plan.input?.cols ?? 0,
+    dK: head.Q.cols,
+    dV: head.V.cols,
+    heads: plan.heads.length,
+    kvHeads: spec.options.kvHeads,
+    dtype: plan.dtype,
+    projections: plan.projected,
+    outputProjection: plan.hasOutputProjection,
+  });
 }
 
 /** Writes a head's Attn struct (the scale as float64, then the int32 fields). */
