@@ -8,9 +8,11 @@ import { colorScaleOf, type ThemeColors } from './theme';
 import { button } from './toolkit';
 
 export interface Axis {
-  kind: string; // 'query', 'key', 'dim', 'row'…
+  kind: 'query' | 'key' | 'dim' | 'token';
   tokens?: string[];
 }
+
+const AXIS_TITLES: Record<Axis['kind'], string> = { query: 'queries', key: 'keys', dim: 'dimensions', token: 'tokens' };
 
 /** One cell of a heatmap in source coordinates; `exact` is false for a pooled block. */
 export interface Cell {
@@ -95,7 +97,7 @@ function cellAt(view: MatrixView, displayRow: number, displayCol: number): Cell 
 /** "queries 9–16 × keys 1–8 (max of the 8×8 block)" for a pooled cell. */
 export function blockText(cell: Cell, rows: Axis, cols: Axis): string {
   const span = (start: number, end: number, axis: Axis) =>
-    end - start === 1 ? named(axis.kind, start, axis.tokens) : `${axis.kind}s ${start + 1}–${end}`;
+    end - start === 1 ? named(axis.kind, start, axis.tokens) : `${AXIS_TITLES[axis.kind]} ${start + 1}–${end}`;
   return `${span(cell.row, cell.rowEnd, rows)} × ${span(cell.col, cell.colEnd, cols)} (max of the ${cell.rowEnd - cell.row}×${cell.colEnd - cell.col} block)`;
 }
 
@@ -178,12 +180,12 @@ function layout(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): o
     dragmode: compact ? false : 'zoom',
     xaxis: {
       ...axis, ...x, side: 'top', tickangle: x.tickvals.length > 8 ? -45 : 0,
-      title: { text: `${spec.cols.kind}s`, font, standoff: 4 },
+      title: { text: AXIS_TITLES[spec.cols.kind], font, standoff: 4 },
       ...(zoom ? { range: [toDisplay(zoom.colStart, view.colStart, view.colBlock), toDisplay(zoom.colEnd, view.colStart, view.colBlock)] } : {}),
     },
     yaxis: {
       ...axis, ...y,
-      title: { text: `${spec.rows.kind}s`, font, standoff: 4 },
+      title: { text: AXIS_TITLES[spec.rows.kind], font, standoff: 4 },
       autorange: zoom ? undefined : 'reversed',
       ...(zoom ? { range: [toDisplay(zoom.rowEnd, view.rowStart, view.rowBlock), toDisplay(zoom.rowStart, view.rowStart, view.rowBlock)] } : {}),
     },
@@ -339,7 +341,7 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
     if (!region || !isPooled(view)) return;
     const exact = await context.requestRegion(spec.key, spec.head, region);
     const heading = document.createElement('h4');
-    heading.textContent = `Detail: ${spec.rows.kind}s ${region.rowStart + 1}–${region.rowEnd} × ${spec.cols.kind}s ${region.colStart + 1}–${region.colEnd}`;
+    heading.textContent = `Detail: ${AXIS_TITLES[spec.rows.kind]} ${region.rowStart + 1}–${region.rowEnd} × ${AXIS_TITLES[spec.cols.kind]} ${region.colStart + 1}–${region.colEnd}`;
     if (!exact) {
       heading.textContent += ' — not available here (overview only)';
       detail.append(heading);
