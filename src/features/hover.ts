@@ -14,6 +14,8 @@ import { toVsRange } from './vsRange';
 const MAX_TABLE_KEYS = 12;
 const TOP_KEYS = 3;
 const BAR_WIDTH = 10;
+/** More heads than this are left to the panel. */
+const MAX_HEADS = 4;
 
 class AttentionHoverProvider implements vscode.HoverProvider {
   constructor(
@@ -84,7 +86,7 @@ function cellHover(
   const markdown = new vscode.MarkdownString();
   markdown.appendMarkdown(
     `**${escape(def.name)}** row ${row + 1}${tokenSuffix(rowTokens(def, problem), row)}, ` +
-      `column ${col + 1}${tokenSuffix(colTokens(def, problem), col)}: \`${format(value, decimals)}\``,
+      `column ${col + 1}${tokenSuffix(colTokens(def, problem), col)}: \`${def.boolean ? String(value !== 0) : format(value, decimals)}\``,
   );
   if (def.role === 'X' && result) markdown.appendMarkdown(`\n\n${queryWeights(problem, result, row, decimals)}`);
   return markdown;
@@ -120,7 +122,7 @@ function queryWeights(problem: Problem, result: AttentionResult, row: number, de
   const keyLabels = problem.keyTokens ?? problem.tokens;
   const keyName = (key: number) => keyLabels?.[key] ?? `k${key + 1}`;
   const sections: string[] = [];
-  result.heads.forEach((head, h) => {
+  result.heads.slice(0, MAX_HEADS).forEach((head, h) => {
     const { weights } = head;
     if (row >= weights.rows) return;
     const rowWeights = Array.from(weights.data.subarray(row * weights.cols, (row + 1) * weights.cols));
@@ -139,6 +141,8 @@ function queryWeights(problem: Problem, result: AttentionResult, row: number, de
     }
     sections.push(lines.join('\n'));
   });
+  const hidden = result.heads.length - MAX_HEADS;
+  if (hidden > 0) sections.push(`…and ${hidden} more head${hidden === 1 ? '' : 's'}: see the panel (Attention: Show Heatmap Panel).`);
   return sections.join('\n\n');
 }
 

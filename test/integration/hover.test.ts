@@ -26,6 +26,28 @@ describe('hover', () => {
     assert.equal(first, '**X** row 2 (“cat”), column 2: `2`');
   });
 
+  it('on a key-padding entry: the key token it blocks, as a boolean', async () => {
+    const { document } = await openExample('03-padding-mask.md');
+    const line = lineStartingWith(document, 'padding =');
+    const character = document.lineAt(line).text.indexOf('true') + 1;
+    assert.equal(await hoverText(document.uri, new vscode.Position(line, character)), '**padding** row 1, column 3 (“\\<pad\\>”): `true`');
+  });
+
+  it('after a multi-head run, on a row of X: the weights of that query in every head, as computed', async () => {
+    const api = await activateApi();
+    const { document } = await openExample('04-multi-head.md');
+    await vscode.commands.executeCommand('attentionLens.runFile', document.uri);
+    const result = api.results.get(document.uri.toString())?.runs[0]?.result;
+    assert.ok(result);
+    const line = lineStartingWith(document, 'X =');
+    const hover = await hoverText(document.uri, new vscode.Position(line, document.lineAt(line).text.search(/\d/)));
+    for (const [h, head] of result.heads.entries()) {
+      assert.ok(hover.includes(`**Head ${h + 1}: query 1** attends most to`), hover);
+      const cells = Array.from(head.weights.data.subarray(0, head.weights.cols), (w) => ` ${Number(w.toFixed(4))} `);
+      for (const cell of cells) assert.ok(hover.includes(cell), `${cell} missing in ${hover}`);
+    }
+  });
+
   it('outside any matrix: nothing', async () => {
     const { document } = await openExample('02-causal-mask.md');
     assert.equal(await hoverText(document.uri, new vscode.Position(0, 2)), '');
