@@ -1,0 +1,149 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { runAttention } from '../../../src/core/engine/index';
+import { type JsonReport, matrixRows } from '../../../src/core/format';
+import type { Matrix } from '../../../src/core/types';
+
+// The CLI as a user runs it: bundled by esbuild as for dist/cli.js (here into a temporary
+// folder, so the test does not depend on a prior build), run as a separate node process on files.
+const root = join(__dirname, '..', '..', '..');
+const notations = join(root, 'examples', 'notations');
+const bundleDir = mkdtempSync(join(tmpdir(), 'attention-lens-bin-'));
+const bundle = join(bundleDir, 'cli.js');
+
+function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const run = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd: root });
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+}
+
+function json(...args: string[]): { status: number | null; report: JsonReport } {
+  const run = cli('run', '--json', ...args);
+  return { status: run.status, report: JSON.parse(run.stdout) as JsonReport };
+}
+
+describe('CLI: attention-lens run', function () {
+  this.timeout(60000);
+  let dir: string;
+  before(() => {
+    buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
+    dir = mkdtempSync(join(tmpdir(), 'attention-lens-cli-'));
+  });
+  after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(bundleDir, { recursive: true, force: true });
+  });
+
+  const write = (name: string, text: string): string => {
+    const file = join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+
+  it('reads one problem in five notations (Markdown, Python, LaTeX, MATLAB, JSON) with identical results, equal to the engine on the canonical numbers', () => {
+    const files = readdirSync(notations).sort();
+    assert.deepEqual(files, ['example.json', 'example.m', 'example.py', 'example.tex', 'note.md']);
+    const problems = files.map((file) => {
+      const { status, report } = json(join(notations, file));
+      assert.equal(status, 0, file);
+      assert.deepEqual(report.diagnostics, [], file);
+      assert.equal(report.problems.length, 1, file);
+      const { line: _line, ...problem } = report.problems[0];
+      return problem;
+    });
+    for (let k = 1; k < problems.length; k++) assert.deepEqual(problems[k], problems[0], `${files[k]} differs from ${files[0]}`);
+
+    // The canonical numbers: the JSON example read by JSON.parse, not by our reader.
+    const canonical = JSON.parse(readFileSync(join(notations, 'example.json'), 'utf8')) as Record<string, (number | string)[][]>;
+    const toMatrix = (rows: (number | string)[][]): Matrix => ({ rows: rows.length, cols: rows[0].length, data: Float64Array.from(rows.flat().map(Number)) });
+    const expected = runAttention({
+      options: { heads: 1, score: 'scaled_dot', dtype: 'float64' },
+      X: toMatrix(canonical.X),
+      WQ: [toMatrix(canonical.W_Q)],
+      WK: [toMatrix(canonical.W_K)],
+      WV: [toMatrix(canonical.W_V)],
+      mask: { kind: 'additive', value: toMatrix(canonical.M) },
+    });
+    const [head] = problems[0].heads;
+    assert.deepEqual(head.weights, matrixRows(expected.heads[0].weights));
+    assert.deepEqual(head.mask, matrixRows(expected.heads[0].mask as Matrix));
+    assert.deepEqual(problems[0].output, matrixRows(expected.output));
+    assert.deepEqual(problems[0].tokens, ['the', 'cat', 'sat']);
+    assert.equal(problems[0].name, 'One problem, five notations');
+  });
+
+  it('prints the JSON shape of issue 2: matrices as rows, non-finite as strings, mask null without one', () => {
+    const { status, report } = json(join(root, 'examples', '04-multi-head.md'));
+    assert.equal(status, 0);
+    const [problem] = report.problems;
+    assert.deepEqual(Object.keys(problem).sort(), ['checks', 'concat', 'gradients', 'heads', 'index', 'keyTokens', 'line', 'name', 'options', 'output', 'residual', 'tokens', 'warnings']);
+    assert.deepEqual(Object.keys(problem.heads[0]).sort(), ['K', 'Q', 'V', 'kvHead', 'mask', 'output', 'scaled', 'scores', 'weights']);
+    assert.equal(problem.heads.length, 2);
+    assert.equal(problem.heads[0].mask, null);
+    assert.equal(problem.residual?.length, 4);
+    assert.equal(problem.line, 10);
+    const causal = json(join(root, 'examples', '02-causal-mask.md')).report.problems[0];
+    assert.deepEqual(causal.heads[0].mask?.[0], [0, '-Infinity', '-Infinity', '-Infinity']);
+  });
+
+  it('exit 1 with 1-based diagnostics when the file has an error; the other problems still run', () => {
+    const file = write('bad.md', 'X = [[1, 2],\n     [3]]\n\n<!-- attention: heads=1 -->\nX = [[1, 0]]\n');
+    const { status, report } = json(file);
+    assert.equal(status, 1);
+    assert.deepEqual(report.diagnostics.map((d) => [d.line, d.column, d.endLine, d.endColumn, d.severity, d.code]), [
+      [2, 7, 2, 8, 'error', 'ragged-row'],
+      [5, 1, 5, 2, 'info', 'identity-projections'],
+    ]);
+    assert.equal(report.problems.length, 1);
+    assert.ok(report.problems[0].output, 'the clean problem ran');
+  });
+
+  it('exit 1 for a spec error, and the problem is listed without results', () => {
+    const file = write('shape.py', 'X = [[1, 0, 1]]\nW_Q = [[1], [0]]\nW_K = [[1], [0], [1]]\nW_V = [[1], [0], [1]]\n');
+    const { status, report } = json(file);
+    assert.equal(status, 1);
+    assert.match(report.diagnostics[0].message, /^X is 1×3 but W_Q has 2 rows/);
+    assert.deepEqual([report.diagnostics[0].line, report.diagnostics[0].column], [2, 1]);
+    assert.deepEqual([report.problems[0].output, report.problems[0].heads], [null, []]);
+  });
+
+  it('exit 1 for a file without any problem', () => {
+    const { status, report } = json(write('empty.txt', 'nothing here\n'));
+    assert.equal(status, 1);
+    assert.equal(report.diagnostics[0].code, 'no-problems');
+  });
+
+  it('--problem N runs only that problem', () => {
+    const file = write('two.md', '# attention: name="one"\nX = [[1]]\n# attention: name="two"\nX = [[2]]\n');
+    const { report } = json(file, '--problem', '2');
+    assert.deepEqual(report.problems.map((p) => [p.index, p.name, p.output]), [[2, 'two', [[2]]]]);
+  });
+
+  it('usage errors exit 2 with the usage text', () => {
+    for (const args of [[], ['frobnicate'], ['run'], ['run', 'x.md', '--bogus'], ['run', join(dir, 'missing.md')], ['run', join(notations, 'note.md'), '--problem', '0'], ['run', join(notations, 'note.md'), '--problem', '3']]) {
+      const run = cli(...args);
+      assert.equal(run.status, 2, args.join(' '));
+      assert.match(run.stderr, /Usage:/, args.join(' '));
+    }
+  });
+
+  it('--help and --version', () => {
+    const help = cli('--help');
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /attention-lens run FILE \[--json\] \[--problem N\]/);
+    const version = cli('--version');
+    assert.equal(version.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+  });
+
+  it('the text report walks through each step with token labels', () => {
+    const run = cli('run', join(root, 'examples', '02-causal-mask.md'));
+    assert.equal(run.status, 0);
+    for (const step of ['Problem 1 "Causal mask"', '1. Q (4×2)', '2. scores S = Q·Kᵀ', '3. scaled S × 0.7071 (1/√2)', '4. + mask', '5. weights A = softmax', '6. output A·V', '✓ rows of A sum to 1']) {
+      assert.ok(run.stdout.includes(step), `missing ${step}`);
+    }
+    assert.match(run.stdout, /The +\[ 0\.0000 +-∞ +-∞ +-∞ \]/);
+  });
+});
