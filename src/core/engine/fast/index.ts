@@ -8,6 +8,7 @@
 // boolean/additive masks, causal (both alignments), key padding, residual. The reference runs
 // everything else: the other score functions and the backward pass (`gradients`).
 import type { AttentionResult, AttentionSpec, HeadResult, Matrix } from '../../types';
+import { checkCancelled } from '../attention';
 import { runAttention, type RunControl } from '../index';
 import { addRows, zeros } from '../kernels';
 import { requireShape } from '../masks';
@@ -58,6 +59,7 @@ export function referenceOnly(spec: AttentionSpec): string | undefined {
 /** Drop-in for `runAttention`: same result, computed by the fast kernels where they apply. */
 export async function runAttentionFast(spec: AttentionSpec, control: FastControl = {}): Promise<AttentionResult> {
   const started = performance.now();
+  checkCancelled(control); // the kernels cannot stop midway: a run cancelled while queued never starts
   const small = (plan: RunPlan): boolean => planCost(spec, plan).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
   const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, control.recycle, small) : undefined;
   if (!pass) return runAttention(spec, control);
