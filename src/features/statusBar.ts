@@ -18,10 +18,15 @@ export function registerStatusBar(context: vscode.ExtensionContext, results: Res
       item.hide();
       return;
     }
-    const ran = run.runs.filter((r) => r?.result);
-    const last = ran.length > 0 ? ` · ${formatMs(Math.max(...ran.map((r) => r!.elapsedMs)))}` : '';
-    item.text = `$(symbol-array) ${count} attention problem${count === 1 ? '' : 's'}${last}`;
-    item.tooltip = ran.length > 0 ? 'Attention Lens: last run time (host ⇄ worker round trip). Click to run this file again.' : 'Attention Lens: click to run every problem in this file.';
+    const ran = run.runs.flatMap((r) => (r?.result ? [r] : []));
+    // The engine's time, as CodeLens and panel show it; the round trip (worker start, transfer) in the tooltip.
+    const compute = ran.reduce((sum, r) => sum + r.result!.elapsedMs, 0);
+    const roundTrip = Math.max(0, ...ran.map((r) => r.elapsedMs));
+    item.text = `$(symbol-array) ${count} attention problem${count === 1 ? '' : 's'}${ran.length > 0 ? ` · ${formatMs(compute)}` : ''}`;
+    item.tooltip =
+      ran.length > 0
+        ? `Attention Lens: last run computed in ${formatMs(compute)} (${formatMs(roundTrip)} with the trip to the worker). Click to run this file again.`
+        : 'Attention Lens: click to run every problem in this file.';
     item.show();
   };
 
