@@ -130,8 +130,8 @@ const defaultSettings = {
   'workbench.tips.enabled': false,
 };
 
-/** Writes the user settings of a profile made by startCodeServer; the running editor applies them. */
-export function writeUserSettings(settingsPath, settings) {
+/** Writes the user settings of a profile made by startCodeServer. */
+function writeUserSettings(settingsPath, settings) {
   mkdirSync(dirname(settingsPath), { recursive: true });
   writeFileSync(settingsPath, `${JSON.stringify({ ...defaultSettings, ...settings }, null, 2)}\n`);
 }
@@ -139,8 +139,7 @@ export function writeUserSettings(settingsPath, settings) {
 /**
  * Starts code-server on 127.0.0.1 (on `port`, or a free one) with a throwaway profile and waits
  * until it answers.
- * `log` receives its output lines. Returns its origin, port, the profile's settings.json path
- * and `stop()`.
+ * `log` receives its output lines. Returns its origin, port and `stop()`.
  */
 export async function startCodeServer({ folder, port, settings = {}, log = () => {}, timeoutMs = 60_000 }) {
   const entry = ensureCodeServer();
@@ -179,7 +178,7 @@ export async function startCodeServer({ folder, port, settings = {}, log = () =>
     await stop();
     throw error;
   }
-  return { origin, port, settingsPath, stop };
+  return { origin, port, stop };
 }
 
 async function waitUntilHealthy(origin, child, timeoutMs) {

@@ -1,0 +1,154 @@
+// End to end, through the UI a user sees: open an example in VS Code (code-server in Chromium),
+// click `▶ Run attention` on its CodeLens, read the panel's heatmaps and a tooltip from inside the
+// webview, switch heads, screenshot light and dark, and see a bad row reach the Problems panel.
+// Expected numbers come from numpy (scripts/gen_e2e_expected.py → expected.json).
+import * as assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { paths } from '../runner/paths.mjs';
+import { clickCodeLens, goToLineEnd, openFile, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
+
+const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
+const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
+/** The panel prints 4 decimals; half a unit in the last place, and float noise. */
+const PRINTED = 5.01e-5;
+
+/** A number as the panel prints it (`0.7679`, `1.234e-4`, `−∞`). */
+function parsePrinted(text) {
+  const normalized = text.trim().replace('−', '-').replace('∞', 'Infinity');
+  const value = Number(normalized);
+  assert.ok(!Number.isNaN(value) || normalized === 'NaN', `not a number: "${text}"`);
+  return value;
+}
+
+function assertClose(actual, wanted, what) {
+  assert.ok(Math.abs(actual - wanted) <= PRINTED, `${what}: panel shows ${actual}, numpy says ${wanted}`);
+}
+
+/** The heatmap card of a head's weights (head is 0-based, as in the card's data attributes). */
+function weightsCard(panel, head) {
+  return panel.locator(`section.card.heatmap[data-key="weights"][data-head="${head}"]`).first();
+}
+
+/** Opens the card's table view and returns its values, row by row. */
+async function tableValues(card) {
+  const details = card.locator('details.table-view');
+  if (!(await details.evaluate((node) => node.open))) await details.locator('summary').click();
+  const rows = details.locator('table tr:has(td)');
+  await rows.first().waitFor();
+  const texts = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  return texts.map((row) => row.map(parsePrinted));
+}
+
+function assertMatrixClose(actual, wanted, what) {
+  assert.equal(actual.length, wanted.length, `${what}: rows`);
+  actual.forEach((row, i) => {
+    assert.equal(row.length, wanted[i].length, `${what}: columns of row ${i + 1}`);
+    row.forEach((value, j) => assertClose(value, wanted[i][j], `${what}[${i + 1}][${j + 1}]`));
+  });
+}
+
+/** Hovers cell (row, col) of a card's plot: the plot area is split evenly into the cells. */
+async function hoverCell(page, card, row, col) {
+  const rows = Number(await card.getAttribute('data-rows'));
+  const cols = Number(await card.getAttribute('data-cols'));
+  const box = await card.locator('.plot .nsewdrag').first().boundingBox();
+  assert.ok(box, 'the heatmap has no plot area');
+  await page.mouse.move(box.x + ((col + 0.5) * box.width) / cols, box.y + ((row + 0.5) * box.height) / rows);
+}
+
+describe('Attention Lens end to end (VS Code in Chromium)', function () {
+  this.timeout(180_000);
+  let workbench;
+  let page;
+  let panel;
+
+  before(async () => {
+    workbench = await openWorkbench();
+    page = workbench.page;
+    mkdirSync(screenshots, { recursive: true });
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state !== 'failed' || !page) return;
+    const file = join(screenshots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`);
+    await page.screenshot({ path: file }).catch(() => {});
+    console.log(`    screenshot of the failure: ${file}`);
+    if (workbench.pageErrors.length) console.log(`    page errors:\n      ${workbench.pageErrors.join('\n      ')}`);
+  });
+
+  after(async () => {
+    await workbench?.close();
+  });
+
+  it('runs the worked example from its ▶ Run attention CodeLens and opens the panel', async () => {
+    await openFile(page, '01-worked-example.md');
+    await clickCodeLens(page, '▶ Run attention');
+    panel = await webviewFrame(page, 'section.card.heatmap[data-key="weights"]');
+    const card = weightsCard(panel, 0);
+    assert.equal(await card.getAttribute('data-rows'), '3');
+    assert.equal(await card.getAttribute('data-cols'), '3');
+    await card.locator('.plot .heatmaplayer').first().waitFor();
+  });
+
+  it('shows the attention weights numpy computes', async () => {
+    const reference = expected['01-worked-example.md'].heads[0];
+    assertMatrixClose(await tableValues(weightsCard(panel, 0)), reference.weights, 'A');
+  });
+
+  it('explains a hovered cell in a tooltip', async () => {
+    const { tokens, heads } = expected['01-worked-example.md'];
+    await hoverCell(page, weightsCard(panel, 0), 0, 1);
+    const tooltip = panel.locator('#tooltip');
+    await tooltip.waitFor({ state: 'visible' });
+    const text = await tooltip.innerText();
+    const match = /^query 1 \((\w+)\) → key 2 \((\w+)\): score (\S+), scaled (\S+), mask none, weight (\S+)$/.exec(text);
+    assert.ok(match, `unexpected tooltip: "${text}"`);
+    assert.deepEqual([match[1], match[2]], [tokens[0], tokens[1]]);
+    assertClose(parsePrinted(match[3]), heads[0].scores[0][1], 'score');
+    assertClose(parsePrinted(match[4]), heads[0].scaled[0][1], 'scaled');
+    assertClose(parsePrinted(match[5]), heads[0].weights[0][1], 'weight');
+    await page.mouse.move(5, 500);
+  });
+
+  it('switches heads on a two-head example', async () => {
+    const { heads } = expected['04-multi-head.md'];
+    await openFile(page, '04-multi-head.md');
+    await clickCodeLens(page, '▶ Run attention');
+    // The panel follows the run: its document may be a new frame now.
+    panel = await webviewFrame(page, 'section.card.heatmap[data-key="weights"][data-rows="4"]');
+    assertMatrixClose(await tableValues(weightsCard(panel, 0)), heads[0].weights, 'A1');
+
+    const headControl = panel.locator('vscode-dropdown[data-control="Head"]');
+    await headControl.click();
+    await headControl.locator('vscode-option', { hasText: 'Head 2' }).click();
+    const head2 = weightsCard(panel, 1);
+    await head2.waitFor();
+    assert.match(await head2.locator('h3').innerText(), /head 2/);
+    assertMatrixClose(await tableValues(head2), heads[1].weights, 'A2');
+  });
+
+  it('saves screenshots of the editor and the panel in light and dark themes', async () => {
+    for (const theme of ['light', 'dark']) {
+      await workbench.setTheme(theme);
+      panel = await webviewFrame(page, `body.vscode-${theme} section.card.heatmap[data-key="weights"][data-head="1"] .plot .heatmaplayer`);
+      const file = join(screenshots, `editor-and-panel-${theme}.png`);
+      await page.screenshot({ path: file });
+      console.log(`    ${file}`);
+    }
+  });
+
+  it('shows a diagnostic in the Problems panel after a bad row is typed', async () => {
+    // Give the second row of X a fifth entry: X's rows then disagree in length.
+    const lines = readFileSync(join(workbench.folder, '04-multi-head.md'), 'utf8').split('\n');
+    const secondRow = lines.findIndex((line) => line.startsWith('X = [[')) + 2;
+    await openFile(page, '04-multi-head.md');
+    await goToLineEnd(page, secondRow);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.type(', 7');
+    const rows = await problemsContaining(page, 'Row 2 of X');
+    const row = rows.find((text) => text.includes('Row 2 of X'));
+    assert.match(row, new RegExp(`Ln ${secondRow}\\b`), `diagnostic on the wrong line: ${row}`);
+  });
+});

@@ -1,0 +1,123 @@
+// Drives the real VS Code UI for the end-to-end tests: code-server with the extension under
+// development, its workbench in Chromium, and the few gestures the tests need (quick open,
+// CodeLens clicks, the webview's nested frames, the Problems panel, the colour theme).
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { launchChromium } from '../../scripts/lib/browser.mjs';
+import { startCodeServer, workbenchUrl } from '../../scripts/lib/code-server.mjs';
+import { paths } from '../runner/paths.mjs';
+
+/** The text box of the open quick input (Quick Open, the palette, Go to Line). */
+const quickInput = (page) => page.locator('.quick-input-widget input.input').filter({ visible: true });
+
+/** The colour themes the screenshots use, by their names in the theme picker. */
+const THEMES = { light: 'Light Modern', dark: 'Dark Modern' };
+
+/**
+ * Starts code-server on a scratch copy of examples/ (the tests edit files; the repository's
+ * examples stay untouched) and opens its workbench. `close()` stops everything.
+ */
+export async function openWorkbench() {
+  const folder = mkdtempSync(join(tmpdir(), 'attention-lens-e2e-'));
+  cpSync(paths.examples, folder, { recursive: true });
+  const settings = { 'workbench.colorTheme': 'Default Dark Modern', 'files.autoSave': 'off', 'editor.minimap.enabled': false };
+  const serverLog = [];
+  const server = await startCodeServer({ folder, settings, log: (line) => serverLog.push(line) });
+  const browser = await launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+  const pageErrors = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(workbenchUrl({ ...server, folder, extensionPath: paths.repoRoot }));
+  await page.locator('.monaco-workbench').waitFor();
+  await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor();
+  return {
+    page,
+    folder,
+    serverLog,
+    pageErrors,
+    /** Applies a colour theme the way a user does: Preferences: Color Theme in the palette. */
+    async setTheme(theme) {
+      await runCommand(page, 'Preferences: Color Theme');
+      await page.locator('.quick-input-widget input.input[placeholder*="Color Theme"]').waitFor();
+      await pickQuickItem(page, THEMES[theme]);
+      await page.locator(`.monaco-workbench.${theme === 'dark' ? 'vs-dark' : 'vs'}`).waitFor();
+    },
+    async close() {
+      await browser.close();
+      await server.stop();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Types `query` into the open quick input and clicks the item labelled exactly `label`. */
+async function pickQuickItem(page, label, query = label) {
+  const input = quickInput(page);
+  await input.waitFor();
+  await input.fill(query);
+  const exact = new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: exact }) });
+  await row.first().click();
+}
+
+/** Runs a command by its palette title. */
+export async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  await pickQuickItem(page, title, `>${title}`);
+}
+
+/** Opens a file of the workspace in the first editor group through Quick Open; focuses its editor. */
+export async function openFile(page, name) {
+  // Into the first editor group, whichever part (a webview, say) has the focus now.
+  await page.locator('.part.sidebar .composite.title').click();
+  await page.keyboard.press('Control+1');
+  await page.keyboard.press('Control+P');
+  await pickQuickItem(page, name);
+  await page.locator(`.tab.active[aria-label^="${name}"]`).waitFor();
+  // Keys typed next go to the editor once it has the focus back from Quick Open.
+  await page.locator('.editor-instance .monaco-editor.focused').waitFor();
+}
+
+/** Clicks the first CodeLens of the active editor whose text contains `text`. */
+export async function clickCodeLens(page, text) {
+  const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).first();
+  await lens.waitFor({ timeout: 30_000 });
+  await lens.click();
+}
+
+/**
+ * The frame of a webview whose document matches `selector`. A webview is two iframes deep: the
+ * workbench's `iframe.webview` hosts VS Code's guard page, which loads the extension's HTML into
+ * its own `#active-frame`.
+ */
+export async function webviewFrame(page, selector, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    for (const outer of await page.locator('iframe.webview').elementHandles()) {
+      const guard = await outer.contentFrame();
+      const inner = await (await guard?.$('iframe#active-frame'))?.contentFrame();
+      if (inner && (await inner.$(selector))) return inner;
+    }
+    await page.waitForTimeout(250);
+  }
+  throw new Error(`no webview shows ${selector} within ${timeoutMs / 1000} s`);
+}
+
+/** Moves the cursor to the end of line `lineNumber` (1-based) through Go to Line. */
+export async function goToLineEnd(page, lineNumber) {
+  await page.keyboard.press('Control+G');
+  const input = quickInput(page);
+  await input.waitFor();
+  await input.fill(`:${lineNumber}`);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('End');
+}
+
+/** Opens the Problems panel and returns the text of its rows once `expected` appears. */
+export async function problemsContaining(page, expected) {
+  await page.keyboard.press('Control+Shift+M');
+  const row = page.locator('.markers-panel .monaco-list-row', { hasText: expected }).first();
+  await row.waitFor({ timeout: 30_000 });
+  return page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+}
