@@ -1,6 +1,7 @@
 // `npm test`: everything, from a fresh machine. Installs what is missing (npm packages; on Debian as
 // root the system packages; code-server into .vscode-test/), then runs every suite — type check,
-// lint, unit, build, browser, integration (inside VS Code), e2e — even after a failure, so one run
+// lint, unit, build, browser, integration (inside VS Code), package (the .vsix installed in
+// code-server), e2e — even after a failure, so one run
 // shows every problem. Ends with one line `N passed, N failed`: tests counted across suites, and
 // each check without tests of its own (prerequisites, type check, lint, build) counted as one.
 // Exits non-zero on any failure.
@@ -70,6 +71,7 @@ const steps = [
   ['build', 'build'],
   ['browser', 'test:browser'],
   ['integration', 'test:integration'],
+  ['package', 'test:package'],
   ['e2e', 'test:e2e'],
 ];
 

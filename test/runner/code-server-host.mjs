@@ -9,13 +9,17 @@ import { paths } from './paths.mjs';
 
 /**
  * Runs the suite; `onLine` receives each line of the tests' output. Resolves to the extension
- * host's exit code; rejects when the run cannot start or exceeds `timeoutMs`.
+ * host's exit code; rejects when the run cannot start or exceeds `timeoutMs`. By default the
+ * extension under development is this repository and the tests are the integration suite;
+ * `prepare(server)` runs once the server answers, before the workbench opens (e.g. to install a
+ * .vsix into its extensions folder).
  */
-export async function runInCodeServer({ timeoutMs, onLine }) {
+export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths.repoRoot, testsPath = paths.integrationEntry, prepare }) {
   const serverLog = [];
   const server = await startCodeServer({ folder: paths.examples, log: (line) => serverLog.push(line) });
   let browser;
   try {
+    await prepare?.(server);
     browser = await launchChromium();
     const page = await browser.newPage();
     const exitCode = new Promise((resolve) => page.exposeFunction('codeAutomationExit', resolve));
@@ -24,7 +28,7 @@ export async function runInCodeServer({ timeoutMs, onLine }) {
       const text = format(...(Array.isArray(args) ? args : [args]));
       for (const line of text.split('\n')) onLine(line, type);
     });
-    await page.goto(workbenchUrl({ ...server, folder: paths.examples, extensionPath: paths.repoRoot, testsPath: paths.integrationEntry }));
+    await page.goto(workbenchUrl({ ...server, folder: paths.examples, extensionPath, testsPath }));
     let timer;
     const timeout = new Promise((_, reject) => {
       timer = setTimeout(() => reject(new Error(`integration tests did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
