@@ -1,4 +1,4 @@
-// `npm run bench [-- --json] [--rounds N]`: numpy (OpenBLAS), the plain-TypeScript reference and
+// `npm run bench [-- --json] [--rounds N] [--case TEXT]`: numpy (OpenBLAS), the plain-TypeScript reference and
 // the WebAssembly fast path compute the same attention on the same inputs in one process tree,
 // alternating round by round; medians are quoted (this machine's timings drift ±20–30%).
 // Every implementation does the same work: the forward pass with scores, scaled scores, weights
@@ -22,6 +22,9 @@ const roundsFlag = process.argv.indexOf('--rounds');
 const ROUNDS = roundsFlag === -1 ? 7 : Number(process.argv[roundsFlag + 1]);
 /** The reference takes seconds per run at these sizes: fewer rounds, still interleaved. */
 const REFERENCE_ROUNDS = Math.min(3, ROUNDS);
+const caseFlag = process.argv.indexOf('--case');
+/** Only the cases whose name contains this text (e.g. `--case 4096`). */
+const CASE_FILTER = caseFlag === -1 ? '' : process.argv[caseFlag + 1];
 const D_K = 64;
 
 interface Case {
@@ -250,7 +253,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'attention-bench-'));
   const cases: Row[] = [];
   try {
-    for (const c of CASES) {
+    for (const c of CASES.filter((k) => k.name.includes(CASE_FILTER))) {
       const row = await measure(c, numpy, dir);
       cases.push(row);
       log([row.name, row.numpy_ms, row.reference_ms, row.fast_ms, row.fast_fresh_memory_ms, row.gflops, row.ratio_fast_to_numpy].join(' | '));
