@@ -1,13 +1,15 @@
 // attention-lens: the command-line front end over core/ — read a file, run every problem, print
-// a step-by-step report or JSON.
+// a step-by-step report or JSON, or write a standalone HTML report.
 //   exit 0: no error diagnostic · 1: an error diagnostic · 2: usage error
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { version } from '../../package.json';
 import { runAttention } from '../core/engine/index';
-import { type ProblemOutcome, allDiagnostics, toJsonReport, toTextReport } from '../core/format';
+import { type ProblemOutcome, allDiagnostics, diagnosticLine, toJsonReport, toTextReport } from '../core/format';
 import { parseDocument } from '../core/parse/index';
 import { buildSpec } from '../core/spec';
 import type { Diagnostic, Problem, Range } from '../core/types';
+import { renderReportHtml } from '../report/standaloneHtml';
 
 const USAGE = `attention-lens ${version} — see attention computed on the matrices in a file
 
@@ -16,38 +18,47 @@ Usage:
       Read FILE (Markdown, Python, LaTeX, MATLAB, JSON or any text), run every attention
       problem in it and print each step; --json prints one JSON object instead;
       --problem N runs only the N-th problem (1-based).
+  attention-lens render FILE -o REPORT.html [--problem N]
+      Write one self-contained HTML report with the panel's views (opens offline).
   attention-lens --help | --version
 
 Exit status: 0 when nothing is wrong, 1 when a diagnostic is an error, 2 on a usage error.
 `;
 
 class UsageError extends Error {}
+/** A failure the user can act on (exit 1, message without a stack trace). */
+class CliError extends Error {}
 
 interface Arguments {
-  command: 'run';
+  command: 'run' | 'render';
   file: string;
   json: boolean;
   problem?: number;
+  output?: string;
 }
 
 function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   if (argv.includes('--version') || argv.includes('-v')) return 'version';
   const [command, ...rest] = argv;
-  if (command !== 'run') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
+  if (command !== 'run' && command !== 'render') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
   const parsed: Partial<Arguments> = { command, json: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    if (arg === '--json') parsed.json = true;
+    if (arg === '--json' && command === 'run') parsed.json = true;
     else if (arg === '--problem') {
       const n = Number(rest[++i]);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('--problem needs a problem number from 1');
       parsed.problem = n;
+    } else if ((arg === '-o' || arg === '--output') && command === 'render') {
+      parsed.output = rest[++i];
+      if (!parsed.output) throw new UsageError(`${arg} needs a file name`);
     } else if (arg.startsWith('-')) throw new UsageError(`unknown option \`${arg}\``);
     else if (parsed.file === undefined) parsed.file = arg;
     else throw new UsageError(`unexpected argument \`${arg}\``);
   }
   if (parsed.file === undefined) throw new UsageError('no FILE given');
+  if (command === 'render' && parsed.output === undefined) throw new UsageError('render needs -o REPORT.html');
   return parsed as Arguments;
 }
 
@@ -102,9 +113,30 @@ function main(argv: string[]): number {
   }
   const { readDiagnostics, outcomes } = runText(text, args.problem);
   const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
-  if (args.json) process.stdout.write(`${JSON.stringify(toJsonReport(readDiagnostics, outcomes))}\n`);
+  if (args.command === 'render') {
+    render(args.output as string, outcomes);
+    for (const d of allDiagnostics(readDiagnostics, outcomes)) process.stderr.write(`${diagnosticLine(args.file, d)}\n`);
+  } else if (args.json) process.stdout.write(`${JSON.stringify(toJsonReport(readDiagnostics, outcomes))}\n`);
   else process.stdout.write(toTextReport(args.file, readDiagnostics, outcomes));
   return failed ? 1 : 0;
+}
+
+/**
+ * Writes the standalone HTML report of every problem that ran. The panel's script is the
+ * webview bundle beside this one (dist/webview.js), its CSS media/panel.css of the package.
+ */
+function render(output: string, outcomes: ProblemOutcome[]): void {
+  const asset = (file: string): string => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      throw new CliError(`render needs ${file}; build the package first (npm run build) and run dist/cli.js`);
+    }
+  };
+  const script = asset(join(__dirname, 'webview.js'));
+  const css = asset(join(__dirname, '..', 'media', 'panel.css'));
+  const runs = outcomes.flatMap(({ problem, result }) => (result ? [{ problem, result }] : []));
+  writeFileSync(output, renderReportHtml(runs, { script, css }));
 }
 
 try {
@@ -113,6 +145,9 @@ try {
   if (error instanceof UsageError) {
     process.stderr.write(`attention-lens: ${error.message}\n\n${USAGE}`);
     process.exitCode = 2;
+  } else if (error instanceof CliError) {
+    process.stderr.write(`attention-lens: ${error.message}\n`);
+    process.exitCode = 1;
   } else {
     process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exitCode = 1;

@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
@@ -8,12 +8,13 @@ import { runAttention } from '../../../src/core/engine/index';
 import { type JsonReport, matrixRows } from '../../../src/core/format';
 import type { Matrix } from '../../../src/core/types';
 
-// The CLI as a user runs it: bundled by esbuild as for dist/cli.js (here into a temporary
-// folder, so the test does not depend on a prior build), run as a separate node process on files.
+// The CLI as a user runs it: bundled by esbuild as for dist/ (here into a temporary copy of the
+// package layout — dist/cli.js, dist/webview.js, media/panel.css — so the test does not depend
+// on a prior build), run as a separate node process on files.
 const root = join(__dirname, '..', '..', '..');
 const notations = join(root, 'examples', 'notations');
-const bundleDir = mkdtempSync(join(tmpdir(), 'attention-lens-bin-'));
-const bundle = join(bundleDir, 'cli.js');
+const packageDir = mkdtempSync(join(tmpdir(), 'attention-lens-package-'));
+const bundle = join(packageDir, 'dist', 'cli.js');
 
 function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const run = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd: root });
@@ -30,11 +31,15 @@ describe('CLI: attention-lens run', function () {
   let dir: string;
   before(() => {
     buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
+    const webview = join(packageDir, 'dist', 'webview.js');
+    buildSync({ entryPoints: [join(root, 'webview', 'main.ts')], outfile: webview, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
+    mkdirSync(join(packageDir, 'media'));
+    copyFileSync(join(root, 'media', 'panel.css'), join(packageDir, 'media', 'panel.css'));
     dir = mkdtempSync(join(tmpdir(), 'attention-lens-cli-'));
   });
   after(() => {
     rmSync(dir, { recursive: true, force: true });
-    rmSync(bundleDir, { recursive: true, force: true });
+    rmSync(packageDir, { recursive: true, force: true });
   });
 
   const write = (name: string, text: string): string => {
@@ -145,5 +150,26 @@ describe('CLI: attention-lens run', function () {
       assert.ok(run.stdout.includes(step), `missing ${step}`);
     }
     assert.match(run.stdout, /The +\[ 0\.0000 +-∞ +-∞ +-∞ \]/);
+  });
+
+  it('render writes one self-contained HTML report (CSP with a nonce, the panel script inlined, nothing fetched)', () => {
+    const output = join(dir, 'report.html');
+    const run = cli('render', join(notations, 'note.md'), '-o', output);
+    assert.equal(run.status, 0, run.stderr);
+    const html = readFileSync(output, 'utf8');
+    assert.match(html, /^<!DOCTYPE html>/);
+    assert.match(html, /Content-Security-Policy" content="default-src &#39;none&#39;; script-src &#39;nonce-[0-9a-f]+&#39;/);
+    assert.match(html, /<title>One problem, five notations<\/title>/);
+    assert.ok(html.length > readFileSync(join(packageDir, 'dist', 'webview.js'), 'utf8').length, 'the script is inlined');
+    assert.doesNotMatch(html, /<script[^>]+src=|<link[^>]+href=["']?https?:/);
+  });
+
+  it('render: errors exit 1 (the clean problems are still written), a missing -o exits 2', () => {
+    const output = join(dir, 'partial.html');
+    const run = cli('render', write('partial.md', 'X = [[1, 2], [3]]\n\n<!-- attention: name="fine" -->\nX = [[1, 0]]\n'), '-o', output);
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, /partial\.md:1:15: error: Row 2 of X has 1 entry but row 1 has 2/);
+    assert.ok(existsSync(output));
+    assert.equal(cli('render', join(notations, 'note.md')).status, 2);
   });
 });
