@@ -46,5 +46,3 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   log.info(`activated in ${activationMs.toFixed(1)} ms`);
   return { activationMs, results, worker };
 }
-
-export function deactivate(): void {}
