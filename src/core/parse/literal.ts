@@ -1,6 +1,6 @@
 import type { ReadIssue } from './issues';
 import { MatrixBuilder } from './matrixBuilder';
-import { scanNumber, type ScannedNumber } from './numbers';
+import { scanDecimal, scanNumber, type ScannedNumber } from './numbers';
 
 // Matrix literals: bracket lists (nested `[[1, 2], [3, 4]]`, flat `[1, 2]`, MATLAB `[1 2; 3 4]`
 // and rows on separate lines), LaTeX `\begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix}`, and lists
@@ -72,12 +72,12 @@ function blankLineFollows(text: string, at: number): boolean {
 /** Characters that may follow an entry. */
 function endsEntry(code: number): boolean {
   return (
-    code !== code || // NaN: end of text
+    code === CH.comma ||
+    code === CH.close ||
     isSpace(code) ||
     code === CH.newline ||
-    code === CH.comma ||
+    code !== code || // NaN: end of text
     code === CH.semicolon ||
-    code === CH.close ||
     code === CH.braceClose ||
     code === CH.ampersand ||
     code === CH.backslash ||
@@ -167,8 +167,10 @@ function readBrackets(text: string, open: number, matrix: MatrixBuilder): Litera
       at++;
       continue;
     }
-    // The hot path: an entry starting with a digit or a minus sign.
-    if (depth !== 1 && ((code >= 48 && code <= 57) || code === CH.minus) && scanNumber(text, at, number) && endsEntry(text.charCodeAt(number.end))) {
+    // The hot path: a plain decimal, maybe negative.
+    const digitAt = code === CH.minus ? at + 1 : at;
+    const digit = text.charCodeAt(digitAt);
+    if (depth !== 1 && digit >= 48 && digit <= 57 && scanDecimal(text, digitAt, code === CH.minus, number) && endsEntry(text.charCodeAt(number.end))) {
       pushEntry(matrix, text, at, number);
       lastEnd = at = number.end;
       lastWasEntry = true;

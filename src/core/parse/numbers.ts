@@ -128,7 +128,8 @@ function finish(out: ScannedNumber, value: number, end: number, overflow: boolea
   return true;
 }
 
-function scanDecimal(text: string, start: number, negative: boolean, out: ScannedNumber): boolean {
+/** Reads a decimal whose first digit (or `.`) is at `start`; the sign was read by the caller. */
+export function scanDecimal(text: string, start: number, negative: boolean, out: ScannedNumber): boolean {
   let at = start;
   let mantissa = 0;
   let significant = 0;
