@@ -124,6 +124,17 @@ describe('reader: notations', () => {
     assert.equal(matrix(problem, 'M').boolean, false);
   });
 
+  it('YAML-ish `NAME:`, `:=`, LaTeX font commands and align `&=`', () => {
+    const text = 'X: [[1, 2]]\nW_Q := [[1], [0]]\n$\\mathbf{W}^K = \\begin{bmatrix} 1 \\\\ 2 \\end{bmatrix}$\n\\begin{align} W_V &= \\begin{bmatrix} 3 \\\\ 4 \\end{bmatrix} \\end{align}';
+    const problem = readOne(text);
+    assert.deepEqual(problem.matrices.map((m) => [m.name, m.role, rows(m)]), [
+      ['X', 'X', [[1, 2]]],
+      ['W_Q', 'WQ', [[1], [0]]],
+      ['\\mathbf{W}^K', 'WK', [[1], [2]]],
+      ['W_V', 'WV', [[3], [4]]],
+    ]);
+  });
+
   it('cellOffsets map a position back to its cell', () => {
     const text = 'X = [[10, 20],\n     [30, 40]]';
     const X = matrix(readOne(text), 'X');
