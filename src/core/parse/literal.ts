@@ -299,6 +299,8 @@ function readStrings(text: string, open: number, closeCode: number, label: strin
     }
     if (code === closeCode) return { kind: 'strings', end: at + 1, strings, issues, broken: false };
     if (code !== CH.quote && code !== CH.apostrophe) {
+      // `{"type": …}` is a JSON object, not MATLAB's cell array of tokens.
+      if (code === CH.colon && closeCode === CH.braceClose) return { kind: 'none' };
       if (code === CH.equals || code === CH.colon) return fail(open, open + 1, 'unclosed', `The list of ${label} is never closed.`);
       const end = strayEnd(text, at);
       return fail(at, end, 'not-a-token', `${label} holds quoted tokens; \`${text.slice(at, Math.min(end, at + 40))}\` is not one.`);

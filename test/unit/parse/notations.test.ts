@@ -143,8 +143,8 @@ describe('reader: notations', () => {
     assert.equal(cellAtOffset(X.cellOffsets, 0), -1);
   });
 
-  it('ignores lists that are not matrices in code, and prose', () => {
-    const result = parseDocument('names = ["a", "b"]\nfor i in range(3): print(i)\nsizes = [n for n in xs]\nThe ratio: 3 = 3\n');
+  it('ignores lists that are not matrices in code, JSON objects, and prose', () => {
+    const result = parseDocument('names = ["a", "b"]\nfor i in range(3): print(i)\nsizes = [n for n in xs]\nThe ratio: 3 = 3\n{"mask": {"type": "causal"}}\n');
     assert.deepEqual(result, { problems: [], diagnostics: [] });
   });
 });
