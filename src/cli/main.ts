@@ -78,7 +78,7 @@ function runText(text: string, only?: number): { readDiagnostics: Diagnostic[]; 
     const { spec, diagnostics } = buildSpec(problem);
     if (!spec) return { problem, diagnostics };
     try {
-      return { problem, diagnostics, result: runAttention(spec) };
+      return { problem, diagnostics, options: spec.options, result: runAttention(spec) };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       return { problem, diagnostics: [...diagnostics, { range: problem.range, severity: 'error', code: 'engine-error', message: `Could not compute: ${message}` }] };

@@ -1,12 +1,14 @@
 // Results → what people take away: the CLI/export JSON (issue 2's shape), CSV of one matrix,
 // and a readable step-by-step text report. Pure: the CLI and the extension's export share it.
 import { scoreScale } from './engine/scores';
-import type { AttentionResult, Checks, Diagnostic, Matrix, Problem, Severity } from './types';
+import type { AttentionOptions, AttentionResult, Checks, Diagnostic, Matrix, Problem, Severity } from './types';
 
 /** One problem of a file: what was read, what its spec check said, and the run, if it ran. */
 export interface ProblemOutcome {
   problem: Problem;
   diagnostics: Diagnostic[];
+  /** The options the run used (the spec's: heads inferred from per-head matrices, …). */
+  options?: AttentionOptions;
   result?: AttentionResult;
 }
 
@@ -103,7 +105,7 @@ export function toJsonReport(readDiagnostics: Diagnostic[], outcomes: ProblemOut
   };
 }
 
-function jsonProblem({ problem, result }: ProblemOutcome): JsonProblem {
+function jsonProblem({ problem, options, result }: ProblemOutcome): JsonProblem {
   const gradients = result?.gradients;
   const wholeGradients: Record<string, JsonMatrix> = {};
   for (const key of ['dX', 'dWQ', 'dWK', 'dWV', 'dWO'] as const) {
@@ -114,7 +116,7 @@ function jsonProblem({ problem, result }: ProblemOutcome): JsonProblem {
     index: problem.index + 1,
     name: problem.name ?? null,
     line: problem.range.start.line + 1,
-    options: problem.options,
+    options: options ?? problem.options,
     tokens: problem.tokens ?? null,
     keyTokens: problem.keyTokens ?? null,
     heads: (result?.heads ?? []).map((head) => ({
@@ -201,8 +203,7 @@ export function matrixToText(m: Matrix, indent = '    ', rowLabels?: string[]): 
   return lines.join('\n');
 }
 
-function describeOptions(problem: Problem): string {
-  const o = problem.options;
+function describeOptions(o: AttentionOptions): string {
   const parts = [`heads=${o.heads}`];
   if (o.kvHeads !== undefined) parts.push(`kv_heads=${o.kvHeads}`);
   parts.push(`score=${o.score}`);
@@ -222,8 +223,8 @@ export function diagnosticLine(file: string, d: Diagnostic): string {
 }
 
 /** The readable step-by-step report of one problem's run. */
-export function problemToText({ problem, result, diagnostics }: ProblemOutcome): string {
-  const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (line ${problem.range.start.line + 1}) — ${describeOptions(problem)}`;
+export function problemToText({ problem, options = problem.options, result, diagnostics }: ProblemOutcome): string {
+  const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (line ${problem.range.start.line + 1}) — ${describeOptions(options)}`;
   const out: string[] = [title, '='.repeat(Math.min(title.length, 100))];
   if (!result) {
     const errors = diagnostics.filter((d) => d.severity === 'error');
@@ -233,16 +234,17 @@ export function problemToText({ problem, result, diagnostics }: ProblemOutcome):
   const tokens = problem.tokens;
   const keyTokens = problem.keyTokens ?? (result.heads[0]?.K.rows === tokens?.length ? tokens : undefined);
   if (tokens) out.push(`  tokens: ${tokens.join(' | ')}`);
-  if (result.input) out.push(`  input X${problem.matrices.some((m) => m.role === 'PE') || problem.options.sinusoidalPE ? ' + PE' : ''} (${result.input.rows}×${result.input.cols})`, matrixToText(result.input, '    ', tokens));
+  if (result.input) out.push(`  input X${problem.matrices.some((m) => m.role === 'PE') || options.sinusoidalPE ? ' + PE' : ''} (${result.input.rows}×${result.input.cols})`, matrixToText(result.input, '    ', tokens));
+  const grouped = result.heads.some((head, h) => head.kvHead !== h);
   result.heads.forEach((head, h) => {
-    const label = result.heads.length > 1 ? `Head ${h + 1}${head.kvHead !== h ? ` (uses KV head ${head.kvHead + 1})` : ''}` : 'Attention';
-    const scale = scoreScale({ options: problem.options }, head.Q.cols);
-    const dot = problem.options.score === 'scaled_dot' || problem.options.score === 'dot';
+    const label = result.heads.length > 1 ? `Head ${h + 1}${grouped ? ` (uses KV head ${head.kvHead + 1})` : ''}` : 'Attention';
+    const scale = scoreScale({ options }, head.Q.cols);
+    const dot = options.score === 'scaled_dot' || options.score === 'dot';
     out.push('', `  ${label}`);
     out.push(`  1. Q (${head.Q.rows}×${head.Q.cols}), K (${head.K.rows}×${head.K.cols}), V (${head.V.rows}×${head.V.cols})`);
     out.push('    Q', matrixToText(head.Q, '      ', tokens), '    K', matrixToText(head.K, '      ', keyTokens), '    V', matrixToText(head.V, '      ', keyTokens));
-    out.push(`  2. scores S = ${dot ? 'Q·Kᵀ' : problem.options.score}`, matrixToText(head.scores, '    ', tokens));
-    out.push(`  3. scaled S × ${formatEntry(scale)}${problem.options.scale === undefined && problem.options.score === 'scaled_dot' ? ` (1/√${head.Q.cols})` : ''}`, matrixToText(head.scaled, '    ', tokens));
+    out.push(`  2. scores S = ${dot ? 'Q·Kᵀ' : options.score}`, matrixToText(head.scores, '    ', tokens));
+    out.push(`  3. scaled S × ${formatEntry(scale)}${options.scale === undefined && options.score === 'scaled_dot' ? ` (1/√${head.Q.cols})` : ''}`, matrixToText(head.scaled, '    ', tokens));
     if (head.mask) out.push('  4. + mask (0 = may attend, -∞ = blocked)', matrixToText(head.mask, '    ', tokens));
     out.push(`  ${head.mask ? 5 : 4}. weights A = softmax(rows) — each row sums to 1`, matrixToText(head.weights, '    ', tokens));
     out.push(`  ${head.mask ? 6 : 5}. output A·V`, matrixToText(head.output, '    ', tokens));

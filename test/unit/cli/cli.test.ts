@@ -121,6 +121,15 @@ describe('CLI: attention-lens run', function () {
     assert.equal(report.diagnostics[0].code, 'no-problems');
   });
 
+  it('reports the options the run used (heads inferred from per-head matrices)', () => {
+    const file = write('heads.md', 'X = [[1, 0], [0, 1]]\nW_Q1 = [[1], [0]]\nW_Q2 = [[0], [1]]\nW_K1 = [[1], [0]]\nW_K2 = [[0], [1]]\nW_V1 = [[1], [0]]\nW_V2 = [[0], [1]]\n');
+    const { status, report } = json(file);
+    assert.equal(status, 0);
+    assert.equal(report.problems[0].options.heads, 2);
+    assert.equal(report.problems[0].heads.length, 2);
+    assert.match(cli('run', file).stdout, /— heads=2 score=scaled_dot/);
+  });
+
   it('--problem N runs only that problem', () => {
     const file = write('two.md', '# attention: name="one"\nX = [[1]]\n# attention: name="two"\nX = [[2]]\n');
     const { report } = json(file, '--problem', '2');
