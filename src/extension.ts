@@ -39,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerHover(context, analyzer, results);
   registerInlineHeatmap(context, results);
   registerStatusBar(context, results);
-  registerLiveUpdate(context, analyzer, runner);
+  registerLiveUpdate(context, analyzer, runner, results);
   registerCommands(context, { analyzer, runner, results, panel, log });
 
   const activationMs = performance.now() - started;

@@ -35,7 +35,3 @@ export async function updateSetting<K extends keyof Settings>(key: K, value: Set
       : vscode.ConfigurationTarget.Global;
   await config.update(key, value, target);
 }
-
-export function affectsSettings(event: vscode.ConfigurationChangeEvent): boolean {
-  return event.affectsConfiguration(SECTION);
-}

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../src/features/runner';
-import { activateApi, assertClose, closeAllEditors, engineFixture, eventually, openExample, openUntitled, ourDiagnostics, rowsOf } from './support';
+import { activateApi, assertClose, closeAllEditors, codeLenses, engineFixture, eventually, openExample, openUntitled, ourDiagnostics, rowsOf } from './support';
 
 interface WorkedSpec {
   X: number[][];
@@ -29,7 +29,8 @@ describe('diagnostics and live update', () => {
   before(activateApi);
   afterEach(closeAllEditors);
 
-  it('the bundled examples read without a single diagnostic', async () => {
+  it('the bundled examples read without a single diagnostic', async function () {
+    this.timeout(90_000); // seven editors on a busy machine
     for (const name of ['01-worked-example.md', '02-causal-mask.md', '03-padding-mask.md', '04-multi-head.md', '05-cross-attention.py', '06-grouped-query.md', '07-gradients.md']) {
       const { document } = await openExample(name);
       await vscode.commands.executeCommand('vscode.executeCodeLensProvider', document.uri); // reads it now
@@ -111,5 +112,32 @@ describe('diagnostics and live update', () => {
     }, 'the fixed problem to run again');
     console.log(`      edit → new result in Results: ${Date.now() - edited} ms (polled every 50 ms)`);
     assert.deepEqual(ourDiagnostics(document.uri), []);
+  });
+
+  it('with live update off, an edit keeps the last result and its CodeLens says it is outdated until run again', async () => {
+    const api = await activateApi();
+    const config = vscode.workspace.getConfiguration('attentionLens');
+    await config.update('liveUpdate', false, vscode.ConfigurationTarget.Global);
+    try {
+      const { spec } = engineFixture('worked-example') as unknown as { spec: WorkedSpec };
+      const editor = await openUntitled('markdown', workedExampleNote(JSON.stringify(spec.WV[0])));
+      const { document } = editor;
+      await vscode.commands.executeCommand('attentionLens.runFile', document.uri);
+      const ranVersion = api.results.get(document.uri.toString())?.runs[0]?.version;
+      assert.equal(ranVersion, document.version);
+
+      const line = 5; // W_V
+      await editor.edit((edit) => edit.replace(document.lineAt(line).range, 'W_V = [[2, 0], [0, 1], [1, 1], [0, 2]]'));
+      const summary = await eventually(async () => (await codeLenses(document.uri)).find((lens) => lens.line === 0 && lens.title.includes('rows sum'))?.title, 'the summary lens');
+      assert.match(summary, / · outdated: run again$/);
+      assert.equal(api.results.get(document.uri.toString())?.runs[0]?.version, ranVersion, 'no run without live update');
+
+      await vscode.commands.executeCommand('attentionLens.runFile', document.uri);
+      assert.equal(api.results.get(document.uri.toString())?.runs[0]?.version, document.version);
+      const fresh = (await codeLenses(document.uri)).find((lens) => lens.line === 0 && lens.title.includes('rows sum'))?.title;
+      assert.doesNotMatch(fresh ?? '', /outdated/);
+    } finally {
+      await config.update('liveUpdate', undefined, vscode.ConfigurationTarget.Global);
+    }
   });
 });
