@@ -53,6 +53,8 @@ export interface HeatmapContext {
 
 /** Numbers are printed in the cells of matrices up to this size. */
 const MAX_CELLS_WITH_NUMBERS = 16;
+/** Heatmaps with more cells than this are drawn as one scaled image. */
+const LARGE_CELLS = 128 * 128;
 /** The table view lists at most this many rows and columns of displayed cells. */
 const MAX_TABLE_SIDE = 64;
 
@@ -113,6 +115,12 @@ function ticks(count: number, start: number, block: number, axis: Axis): { tickv
   return { tickvals, ticktext: tickvals.map((i) => axisLabel(axis, start + i * block)) };
 }
 
+function largest(view: MatrixView): number {
+  let max = -Infinity;
+  for (const value of view.data) if (value > max) max = value;
+  return max;
+}
+
 function zMatrix(view: MatrixView, scale: HeatmapSpec['scale']): (number | null)[][] {
   const z: (number | null)[][] = [];
   for (let r = 0; r < view.rows; r++) {
@@ -146,6 +154,9 @@ function trace(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): ob
     type: 'heatmap',
     z: zMatrix(view, spec.scale),
     hoverinfo: 'none',
+    // Above ~16k cells plotly paints one pixel per cell and scales the image (much faster than
+    // one rectangle per cell); blocks stay sharp because the canvas is scaled without smoothing.
+    ...(view.rows * view.cols > LARGE_CELLS ? { zsmooth: 'fast' } : {}),
     xgap: small ? 1 : 0,
     ygap: small ? 1 : 0,
     ...(small && (state.showNumbers || spec.scale === 'mask')
@@ -157,13 +168,15 @@ function trace(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): ob
   }
   const colorscale = colorScaleOf(state.colorScale, colors);
   const bar = { colorbar: { thickness: 10, outlinewidth: 0, tickfont: { color: colors.foreground, size: 10 } } };
-  if (spec.scale === 'weights') return { ...base, ...bar, colorscale, zmin: 0, zmax: 1 };
+  // Weights start at 0; the top is the largest weight shown, so that a long sequence's small
+  // weights (≈ 1/n) still spread over the whole colour scale.
+  if (spec.scale === 'weights') return { ...base, ...bar, colorscale, zmin: 0, zmax: Math.max(largest(view), Number.MIN_VALUE) };
   return { ...base, ...bar, colorscale, ...(state.colorScale === 'RdBu' ? { zmid: 0 } : {}) };
 }
 
 function layout(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): object {
   const { colors, compact } = context;
-  const cell = view.rows <= MAX_CELLS_WITH_NUMBERS ? (compact ? 22 : 30) : 1;
+  const cell = view.rows <= MAX_CELLS_WITH_NUMBERS ? (compact ? 22 : 30) : Math.max(1, Math.min(30, 480 / view.rows));
   const height = Math.max(compact ? 140 : 180, Math.min(compact ? 320 : 540, view.rows * cell + 80));
   const font = { family: colors.fontFamily, color: colors.foreground, size: compact ? 10 : 11 };
   const axis = { ...font, showgrid: false, zeroline: false, ticks: '', tickfont: font, linecolor: colors.grid };
@@ -267,6 +280,7 @@ async function drawPlot(root: HTMLElement, spec: HeatmapSpec, view: MatrixView, 
     displayModeBar: false,
     responsive: true,
     doubleClick: 'reset',
+    showTips: false,
   });
   const cellOf = (x: number, y: number) => cellAt(view, Math.round(y), Math.round(x));
   plot.on('plotly_hover', (event) => {

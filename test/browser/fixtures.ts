@@ -1,36 +1,14 @@
-// The PyTorch reference results of fixtures/attention.json (see make_fixture.py) as the core's
-// types, so the tests feed the panel exactly what the extension host would.
+// The panel's fixtures: fixtures/attention.md read by the real reader and spec builder and
+// computed by the real engine — what the extension host would send — plus PyTorch's values for
+// the same note (fixtures/attention.json, from make_fixture.py) to hold the engine's numbers to.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AttentionResult, HeadResult, Matrix, Problem } from '../../src/core/types';
+import { runAttention } from '../../src/core/engine';
+import { parseDocument } from '../../src/core/parse';
+import { buildSpec } from '../../src/core/spec';
+import type { AttentionResult, Matrix, Problem } from '../../src/core/types';
 
-interface JsonMatrix {
-  rows: number;
-  cols: number;
-  data: (number | '-inf')[];
-}
-
-interface JsonProblem {
-  problem: { name: string; heads: number; causal: 'top-left' | null; tokens: string[] | null; WO: JsonMatrix | null };
-  result: Omit<AttentionResult, 'input' | 'heads' | 'concat' | 'output' | 'residual'> & {
-    input: JsonMatrix;
-    heads: (Record<'Q' | 'K' | 'V' | 'scores' | 'scaled' | 'masked' | 'weights' | 'output', JsonMatrix> & {
-      mask: JsonMatrix | null;
-      kvHead: number;
-      gradients: Record<'dQ' | 'dK' | 'dV' | 'dA' | 'dS', JsonMatrix>;
-    })[];
-    concat: JsonMatrix;
-    output: JsonMatrix;
-    residual: JsonMatrix | null;
-  };
-}
-
-export function matrixOfJson(json: JsonMatrix): Matrix {
-  return { rows: json.rows, cols: json.cols, data: Float64Array.from(json.data, (v) => (v === '-inf' ? -Infinity : v)) };
-}
-
-const ZERO = { line: 0, character: 0 };
-const NOWHERE = { start: ZERO, end: ZERO };
+const FIXTURES = path.join(__dirname, 'fixtures');
 
 export interface Fixture {
   problems: Problem[];
@@ -38,43 +16,51 @@ export interface Fixture {
 }
 
 export function loadFixture(): Fixture {
-  const text = readFileSync(path.join(__dirname, 'fixtures', 'attention.json'), 'utf8');
-  const json = JSON.parse(text) as { problems: JsonProblem[] };
-  const problems = json.problems.map(({ problem }, index): Problem => ({
-    index,
-    name: problem.name,
-    range: NOWHERE,
-    options: { heads: problem.heads, score: 'scaled_dot', dtype: 'float64', ...(problem.causal ? { causal: problem.causal } : {}) },
-    matrices: problem.WO
-      ? [{ name: 'W_O', role: 'WO', value: matrixOfJson(problem.WO), boolean: false, nameRange: NOWHERE, range: NOWHERE, cellOffsets: new Uint32Array(problem.WO.data.length) }]
-      : [],
-    ...(problem.tokens ? { tokens: problem.tokens } : {}),
-  }));
-  const results = json.problems.map(({ result: { residual, ...result } }): AttentionResult => ({
-    ...result,
-    input: matrixOfJson(result.input),
-    heads: result.heads.map((head): HeadResult => ({
-      Q: matrixOfJson(head.Q),
-      K: matrixOfJson(head.K),
-      V: matrixOfJson(head.V),
-      scores: matrixOfJson(head.scores),
-      scaled: matrixOfJson(head.scaled),
-      mask: head.mask ? matrixOfJson(head.mask) : null,
-      masked: matrixOfJson(head.masked),
-      weights: matrixOfJson(head.weights),
-      output: matrixOfJson(head.output),
-      kvHead: head.kvHead,
-      gradients: {
-        dQ: matrixOfJson(head.gradients.dQ),
-        dK: matrixOfJson(head.gradients.dK),
-        dV: matrixOfJson(head.gradients.dV),
-        dA: matrixOfJson(head.gradients.dA),
-        dS: matrixOfJson(head.gradients.dS),
-      },
+  const parsed = parseDocument(readFileSync(path.join(FIXTURES, 'attention.md'), 'utf8'));
+  if (parsed.diagnostics.some((d) => d.severity === 'error')) throw new Error(`fixture note: ${JSON.stringify(parsed.diagnostics)}`);
+  const results = parsed.problems.map((problem) => {
+    const { spec, diagnostics } = buildSpec(problem);
+    if (!spec) throw new Error(`fixture problem ${problem.index + 1}: ${JSON.stringify(diagnostics)}`);
+    return runAttention(spec);
+  });
+  return { problems: parsed.problems, results };
+}
+
+interface JsonMatrix {
+  rows: number;
+  cols: number;
+  data: (number | '-inf')[];
+}
+
+type HeadKey = 'Q' | 'K' | 'V' | 'scores' | 'scaled' | 'mask' | 'masked' | 'weights' | 'output';
+type GradientKey = 'dQ' | 'dK' | 'dV' | 'dA' | 'dS';
+
+export interface TorchReference {
+  heads: (Record<HeadKey, Matrix | null> & { gradients: Record<GradientKey, Matrix> })[];
+  concat: Matrix;
+  output: Matrix;
+  residual: Matrix | null;
+}
+
+function matrixOfJson(json: JsonMatrix): Matrix {
+  return { rows: json.rows, cols: json.cols, data: Float64Array.from(json.data, (v) => (v === '-inf' ? -Infinity : v)) };
+}
+
+/** PyTorch's values of every problem of the note. */
+export function torchReference(): TorchReference[] {
+  type JsonHead = Record<HeadKey, JsonMatrix | null> & { gradients: Record<GradientKey, JsonMatrix> };
+  const json = JSON.parse(readFileSync(path.join(FIXTURES, 'attention.json'), 'utf8')) as {
+    problems: { result: { heads: JsonHead[]; concat: JsonMatrix; output: JsonMatrix; residual: JsonMatrix | null } }[];
+  };
+  const convert = <K extends string>(record: Record<K, JsonMatrix | null>) =>
+    Object.fromEntries(Object.entries(record).map(([key, value]) => [key, value && typeof value === 'object' && 'rows' in value ? matrixOfJson(value as JsonMatrix) : value])) as Record<K, Matrix | null>;
+  return json.problems.map(({ result }) => ({
+    heads: result.heads.map((head) => ({
+      ...convert<HeadKey>(head),
+      gradients: convert<GradientKey>(head.gradients) as Record<GradientKey, Matrix>,
     })),
     concat: matrixOfJson(result.concat),
     output: matrixOfJson(result.output),
-    ...(residual ? { residual: matrixOfJson(residual) } : {}),
+    residual: result.residual && matrixOfJson(result.residual),
   }));
-  return { problems, results };
 }

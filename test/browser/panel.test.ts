@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import type { AttentionResult, Matrix, Problem } from '../../src/core/types';
+import type { Matrix, Problem } from '../../src/core/types';
 import { panelDataOf, viewOf } from '../../src/panel/model';
 import { parsePanelState, type PanelData, type PanelState, type WebviewToHost } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { loadFixture } from './fixtures';
 import { heatmapZ, hoverCell, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
+import { syntheticResult, syntheticWeights } from './synthetic';
 
 const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
 const fixture = loadFixture();
@@ -291,6 +292,8 @@ describe('attention panel in Chromium', function () {
     assert.equal(detail[0].length, request.colEnd - request.colStart);
     const row = request.rowStart + 5;
     assert.deepEqual(detail[5], Array.from(weights.data.subarray(row * n + request.colStart, row * n + request.colEnd)));
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await panel.page.screenshot({ path: path.join(SCREENSHOTS, 'panel-overview-1024-light.png'), fullPage: true });
     const saved = parsePanelState(await panel.page.evaluate(() => (window as unknown as { savedState: unknown }).savedState));
     const { rowStart, rowEnd, colStart, colEnd } = request;
     assert.deepEqual(saved?.zoom['h1-weights'], { rowStart, rowEnd, colStart, colEnd });
@@ -326,34 +329,3 @@ describe('attention panel in Chromium', function () {
     });
   }
 });
-
-/** Rows of a softmax over deterministic pseudo-random scores (a long-sequence weights matrix). */
-export function syntheticWeights(n: number): Matrix {
-  const data = new Float64Array(n * n);
-  let seed = 12345;
-  for (let r = 0; r < n; r++) {
-    let sum = 0;
-    for (let c = 0; c < n; c++) {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      const value = Math.exp((seed / 2147483648) * 8);
-      data[r * n + c] = value;
-      sum += value;
-    }
-    for (let c = 0; c < n; c++) data[r * n + c] /= sum;
-  }
-  return { rows: n, cols: n, data };
-}
-
-/** A one-head result whose every n×n step is `weights` (enough for the panel's drawing). */
-export function syntheticResult(weights: Matrix): AttentionResult {
-  const column: Matrix = { rows: weights.rows, cols: 1, data: new Float64Array(weights.rows) };
-  return {
-    dtype: 'float64',
-    heads: [{ Q: column, K: column, V: column, scores: weights, scaled: weights, mask: null, masked: weights, weights, output: column, kvHead: 0 }],
-    concat: column,
-    output: column,
-    checks: { rowSumsMaxError: 0, rowsSumToOne: true, weightsInBounds: true, flops: 0, attentionBytes: weights.rows * weights.cols * 8 },
-    warnings: [],
-    elapsedMs: 0,
-  };
-}

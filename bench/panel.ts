@@ -1,0 +1,75 @@
+// Time to overview of an n×n attention-weights matrix in the panel, in Debian's Chromium:
+// the host's max pooling to at most 512×512 (src/panel/model.ts, in node) plus, in the page, the
+// postMessage of the panel data and plotly drawing the heatmap (dist/webview.js; build first).
+// Targets (issue 5): 4096×4096 under 1.5 s, 512×512 under 0.5 s. Prints a table, or with
+// --json one JSON line for bench/run.ts.
+import { cpus, loadavg } from 'node:os';
+import type { PanelState } from '../src/protocol';
+import { panelDataOf, viewOf } from '../src/panel/model';
+import { launchChromium, openPanel } from '../test/browser/harness';
+import { syntheticResult, syntheticWeights } from '../test/browser/synthetic';
+
+const SIZES = [{ n: 512, targetMs: 500 }, { n: 4096, targetMs: 1500 }];
+const RUNS = 3;
+/** The first draw in a fresh page (plotly's code not yet optimised) is reported apart. */
+const json = process.argv.includes('--json');
+
+/** Page script (text: tsx-compiled functions reference helpers the page lacks): post the data,
+ * resolve with the milliseconds until the panel marks the render done. */
+const POST_AND_DRAW = `new Promise((resolve) => {
+  const before = Number(document.body.dataset.rendered ?? 0);
+  const start = performance.now();
+  window.postMessage({ type: 'data', data: window.benchData }, '*');
+  const poll = () => (Number(document.body.dataset.rendered ?? 0) > before ? resolve(performance.now() - start) : requestAnimationFrame(poll));
+  poll();
+})`;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const round = (value: number) => Math.round(value * 10) / 10;
+
+async function main(): Promise<void> {
+  const browser = await launchChromium();
+  const state: PanelState = { problemIndex: 0, view: 'steps', head: 0, step: 'weights', colorScale: 'Viridis', showNumbers: true, zoom: {} };
+  const cases = [];
+  try {
+    for (const { n, targetMs } of SIZES) {
+      const weights = syntheticWeights(n);
+      const problem = { index: 0, name: `${n}×${n}`, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, options: { heads: 1, score: 'scaled_dot' as const, dtype: 'float64' as const }, matrices: [] };
+      const data = panelDataOf({ uri: 'file:///bench.md', fileName: 'bench.md', problems: [problem], problemIndex: 0, result: syntheticResult(weights) });
+      const hostRuns: number[] = [];
+      const pageRuns: number[] = [];
+      const panel = await openPanel(browser, { state });
+      // Hand the data to the page once; each timed run posts it to the panel as the host would.
+      await panel.page.evaluate((payload) => {
+        (window as unknown as { benchData: unknown }).benchData = payload;
+      }, data);
+      const coldMs = await panel.page.evaluate<number>(POST_AND_DRAW);
+      for (let run = 0; run < RUNS; run++) {
+        const started = performance.now();
+        viewOf(weights);
+        hostRuns.push(performance.now() - started);
+        pageRuns.push(await panel.page.evaluate<number>(POST_AND_DRAW));
+      }
+      await panel.close();
+      const hostMs = median(hostRuns);
+      const pageMs = median(pageRuns);
+      cases.push({ n, pooled_to: data.result!.heads[0].weights.rows, host_pool_ms: round(hostMs), page_render_ms: round(pageMs), cold_page_render_ms: round(coldMs), total_ms: round(hostMs + pageMs), target_ms: targetMs, within_target: hostMs + pageMs < targetMs });
+    }
+  } finally {
+    await browser.close();
+  }
+  if (json) {
+    console.log(JSON.stringify({ runs: RUNS, statistic: 'median', loadAverage: loadavg().map(round), cases }));
+    return;
+  }
+  console.log(`median of ${RUNS} runs after a cold one; load average ${loadavg().map(round).join(' ')} on ${cpus().length} cores`);
+  console.log('n      overview  host pool ms  page render ms  (cold)  total ms  target ms');
+  for (const c of cases) {
+    console.log(`${String(c.n).padEnd(6)} ${`${c.pooled_to}²`.padEnd(9)} ${String(c.host_pool_ms).padStart(12)} ${String(c.page_render_ms).padStart(15)} ${String(c.cold_page_render_ms).padStart(7)} ${String(c.total_ms).padStart(9)} ${String(c.target_ms).padStart(10)}${c.within_target ? '' : '  (over target)'}`);
+  }
+}
+
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
