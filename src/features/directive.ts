@@ -21,16 +21,22 @@ function sameKey(a: string, b: string): boolean {
   return x === y || ALIASES.some((group) => group.includes(x) && group.includes(y));
 }
 
-/** Where the words after `attention:` start and end in `text` (comment closers excluded). */
-export function argumentSpan(text: string): { start: number; end: number } | undefined {
-  const match = /attention\s*:/i.exec(text);
+/** Where the words after `attention:` start and end in `text`: up to a comment closer, or in
+ * JSON (`"attention": "heads=2"`) up to the string's closing quote. */
+export function argumentSpan(text: string): { start: number; end: number; inJsonString: boolean } | undefined {
+  const match = /attention("?)\s*:\s*("?)/i.exec(text);
   if (!match) return undefined;
   const start = match.index + match[0].length;
+  const inJsonString = match[1] === '"' && match[2] === '"';
+  if (inJsonString) {
+    const close = text.indexOf('"', start);
+    return { start, end: close === -1 ? text.length : close, inJsonString };
+  }
   const lineEnd = text.indexOf('\n', start);
   let end = lineEnd === -1 ? text.length : lineEnd;
   const closer = /(-->|\*\/)\s*$/.exec(text.slice(start, end));
   if (closer) end = start + closer.index;
-  return { start, end };
+  return { start, end, inJsonString };
 }
 
 /** The words of a directive: `heads=2`, `causal`, `name="two words"`. */
@@ -69,9 +75,11 @@ export function hasDirectiveKey(text: string, key: string): boolean {
  * `text` with option `key` set to `word` (e.g. `heads=2`, `causal`), or removed when `word` is
  * undefined. The first occurrence is replaced in place; later duplicates are dropped.
  */
-export function withDirectiveWord(text: string, key: string, word: string | undefined): string {
+export function withDirectiveWord(text: string, key: string, wordAsWritten: string | undefined): string {
   const span = argumentSpan(text);
   if (!span) return text;
+  // Inside a JSON string a double quote would end it: `name='…'` instead.
+  const word = span.inJsonString ? wordAsWritten?.replace(/"/g, "'") : wordAsWritten;
   const matching = directiveWords(text).filter((w) => sameKey(w.key, key));
   let result = text;
   // Right to left, so earlier offsets stay valid.
@@ -88,7 +96,8 @@ export function withDirectiveWord(text: string, key: string, word: string | unde
     const end = argumentSpan(result)!.end;
     const head = result.slice(0, end).replace(/[ \t]+$/, '');
     const tail = result.slice(end);
-    result = `${head} ${word}${tail.length > 0 && !/^\s/.test(tail) ? ' ' : ''}${tail}`;
+    const gap = tail.length > 0 && !/^\s/.test(tail) && !span.inJsonString ? ' ' : ''; // before `-->`, not before `"`
+    result = `${head} ${word}${gap}${tail}`;
   }
   return result;
 }

@@ -2,7 +2,7 @@
 // and the `attention:` directive is written or edited in place — one undoable edit.
 import * as vscode from 'vscode';
 import type { AttentionOptions, Problem } from '../core/types';
-import { withDirectiveWord } from './directive';
+import { argumentSpan, withDirectiveWord } from './directive';
 import { directiveLine } from './languages';
 import { toVsRange } from './vsRange';
 
@@ -68,7 +68,8 @@ export const OPTIONS: OptionSpec[] = [
     label: 'name',
     describe: (o) => o.name ?? '',
     prompt: 'A title for this problem',
-    word: (value) => (value.trim() === '' ? undefined : `name="${value.trim().replace(/"/g, "'")}"`),
+    // Quotes inside the name would end it early (in JSON, the outer quotes become single ones).
+    word: (value) => (value.trim() === '' ? undefined : `name="${value.trim().replace(/["']/g, '’')}"`),
   },
 ];
 
@@ -103,14 +104,21 @@ async function writeDirectiveWord(editor: vscode.TextEditor, problem: Problem, k
     // From the directive's own `attention:` (not an earlier one in prose) to the end of its line.
     const lines = new vscode.Range(range.start, new vscode.Position(range.end.line, document.lineAt(range.end.line).text.length));
     const before = document.getText(lines);
+    if (!argumentSpan(before)) throw new Error(`Could not find the \`attention:\` directive of this problem on line ${range.start.line + 1}.`);
     const after = withDirectiveWord(before, key, word);
     return after === before || editor.edit((edit) => edit.replace(lines, after));
   }
   if (word === undefined) return true; // nothing to remove
   const line = directiveLine(document, word);
-  if (line === undefined) {
-    throw new Error('JSON has no comments, so an `attention:` directive cannot be written here; put the matrices in a Markdown, Python or text file to set options.');
-  }
+  if (line === undefined) return insertJsonDirective(editor, word);
   const start = toVsRange(problem.range).start.line;
   return editor.edit((edit) => edit.insert(new vscode.Position(start, 0), `${line}\n`));
+}
+
+/** JSON has no comments: the directive is the document's `"attention"` key, added first. */
+async function insertJsonDirective(editor: vscode.TextEditor, word: string): Promise<boolean> {
+  const brace = editor.document.getText().indexOf('{');
+  if (brace === -1) throw new Error('This JSON document is not an object, so it cannot hold an "attention" key.');
+  const entry = `"attention": "${word.replace(/"/g, "'")}", `;
+  return editor.edit((edit) => edit.insert(editor.document.positionAt(brace + 1), entry));
 }

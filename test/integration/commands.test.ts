@@ -106,6 +106,17 @@ describe('commands', () => {
     assert.equal(outcome.run?.runs[0]?.result?.dtype, 'float32');
   });
 
+  it('Set Options… in JSON writes and edits the "attention" key', async () => {
+    const editor = await openUntitled('json', '{"X": [[1, 0], [0, 1], [1, 1]], "W_Q": [[1, 0], [0, 1]], "W_K": [[0, 1], [1, 0]], "W_V": [[1, 2], [3, 4]]}\n');
+    await vscode.commands.executeCommand('attentionLens.setOptions', { option: 'heads', value: '2' });
+    assert.equal(editor.document.lineAt(0).text.slice(0, 38), '{"attention": "heads=2", "X": [[1, 0],');
+    await vscode.commands.executeCommand('attentionLens.setOptions', { option: 'name', value: 'Two "heads"' });
+    assert.equal(editor.document.lineAt(0).text.slice(0, 50), `{"attention": "heads=2 name='Two ’heads’'", "X": [`);
+    const outcome = await run('attentionLens.runFile');
+    assert.deepEqual(outcome.failures, []);
+    assert.equal(outcome.run?.runs[0]?.result?.heads.length, 2);
+  });
+
   it('Export Results… writes JSON, one CSV per matrix, and a standalone HTML report', async () => {
     const { document } = await openExample('01-worked-example.md');
     const folder = mkdtempSync(join(tmpdir(), 'attention-lens-export-'));
