@@ -1,6 +1,8 @@
 // Reader speed: a 1024×1024 matrix written as text (~8 MB of nested lists, like a pasted numpy
-// print-out) read by parseDocument, median of several runs. Prints the median in ms (or one JSON
-// line with --json), and the time Python's json + numpy take for the same literal, for scale.
+// print-out) read by parseDocument, median of several runs (after one warm-up). Prints the median
+// wall time in ms and the median CPU time of this process (which other jobs on a shared machine
+// inflate less), or one JSON line with --json, and the time Python's json + numpy take for the
+// same literal, for scale.
 //   npx tsx bench/reader.ts [--json] [--size N]
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,16 +32,23 @@ function matrixText(n: number): string {
 
 const text = matrixText(size);
 const times: number[] = [];
+const cpuTimes: number[] = [];
 let cells = 0;
-for (let run = 0; run < RUNS; run++) {
+for (let run = -1; run < RUNS; run++) {
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const result = parseDocument(text);
-  times.push(performance.now() - started);
+  const elapsed = performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  if (run >= 0) {
+    times.push(elapsed);
+    cpuTimes.push((used.user + used.system) / 1000);
+  }
   cells = result.problems[0]?.matrices[0]?.value.data.length ?? 0;
 }
 if (cells !== size * size) throw new Error(`read ${cells} cells, expected ${size * size}`);
-times.sort((a, b) => a - b);
-const median = times[RUNS >> 1];
+const medianOf = (values: number[]): number => values.slice().sort((a, b) => a - b)[values.length >> 1];
+const median = medianOf(times);
 
 const numpyMs = timeNumpy(text);
 const report = {
@@ -47,12 +56,13 @@ const report = {
   size: `${size}x${size}`,
   megabytes: Number((text.length / 1e6).toFixed(2)),
   medianMs: Number(median.toFixed(1)),
+  medianCpuMs: Number(medianOf(cpuTimes).toFixed(1)),
   numpyMedianMs: numpyMs === undefined ? null : Number(numpyMs.toFixed(1)),
   ratioToNumpy: numpyMs === undefined ? null : Number((median / numpyMs).toFixed(2)),
 };
 if (json) console.log(JSON.stringify(report));
 else {
-  console.log(`reader: ${report.size} (${report.megabytes} MB) median ${report.medianMs} ms over ${RUNS} runs`);
+  console.log(`reader: ${report.size} (${report.megabytes} MB) median ${report.medianMs} ms (CPU ${report.medianCpuMs} ms) over ${RUNS} runs`);
   if (numpyMs !== undefined) console.log(`python json.loads + np.array on the same literal: ${report.numpyMedianMs} ms (ratio ${report.ratioToNumpy})`);
 }
 

@@ -128,37 +128,28 @@ function finish(out: ScannedNumber, value: number, end: number, overflow: boolea
   return true;
 }
 
+/** Largest integer a double holds exactly; below it the digits accumulate without rounding. */
+const EXACT_LIMIT = 2 ** 53;
+
 /** Reads a decimal whose first digit (or `.`) is at `start`; the sign was read by the caller. */
 export function scanDecimal(text: string, start: number, negative: boolean, out: ScannedNumber): boolean {
   let at = start;
-  let mantissa = 0;
-  let significant = 0;
-  let exact = true;
-  let fractionDigits = 0;
-  let underscores = false;
   let code = text.charCodeAt(at);
-  // Integer part (Python allows `1_000`).
-  while (isDigit(code) || (code === CH_UNDERSCORE && isDigit(text.charCodeAt(at + 1)) && at > start)) {
-    if (code === CH_UNDERSCORE) underscores = true;
-    else if (code !== 48 || significant > 0) {
-      if (significant < 15) mantissa = mantissa * 10 + (code - 48);
-      else exact = false;
-      significant++;
-    }
+  let mantissa = 0;
+  let fractionDigits = 0;
+  while (code >= 48 && code <= 57) {
+    mantissa = mantissa * 10 + (code - 48);
     code = text.charCodeAt(++at);
   }
   if (code === CH_DOT) {
     code = text.charCodeAt(++at);
-    while (isDigit(code)) {
-      if (code !== 48 || significant > 0) {
-        if (significant < 15) mantissa = mantissa * 10 + (code - 48);
-        else exact = false;
-        significant++;
-      }
-      if (exact) fractionDigits++;
+    while (code >= 48 && code <= 57) {
+      mantissa = mantissa * 10 + (code - 48);
+      fractionDigits++;
       code = text.charCodeAt(++at);
     }
   }
+  if (code === CH_UNDERSCORE) return scanGroupedDecimal(text, start, negative, out);
   let exponent = 0;
   if (code === 101 || code === 69) {
     let probe = at + 1;
@@ -180,18 +171,37 @@ export function scanDecimal(text: string, start: number, negative: boolean, out:
   const power = exponent - fractionDigits;
   let value: number;
   let overflow = false;
-  if (exact && power <= 0 && power >= -22) value = mantissa / POW10[-power];
-  else if (exact && power > 0 && power <= 22) value = mantissa * POW10[power];
-  else if (significant === 0) value = 0;
+  if (mantissa < EXACT_LIMIT && power <= 0 && power >= -22) value = mantissa / POW10[-power];
+  else if (mantissa < EXACT_LIMIT && power > 0 && power <= 22) value = mantissa * POW10[power];
+  else if (mantissa === 0) value = 0;
   else {
-    let literal = text.slice(start, at);
-    if (underscores) literal = literal.replace(/_/g, '');
-    value = Number(literal);
+    value = Number(text.slice(start, at));
     overflow = !Number.isFinite(value);
   }
   out.value = negative ? -value : value;
   out.end = at;
   out.boolean = false;
   out.overflow = overflow;
+  return true;
+}
+
+/** Python's digit groups (`1_000.5`): rare, so read through `Number` without the underscores. */
+function scanGroupedDecimal(text: string, start: number, negative: boolean, out: ScannedNumber): boolean {
+  let at = start;
+  const digitsFrom = (from: number): number => {
+    let end = from;
+    while (isDigit(text.charCodeAt(end)) || (text.charCodeAt(end) === CH_UNDERSCORE && isDigit(text.charCodeAt(end - 1)) && isDigit(text.charCodeAt(end + 1)))) end++;
+    return end;
+  };
+  at = digitsFrom(at);
+  if (text.charCodeAt(at) === CH_DOT) at = digitsFrom(at + 1);
+  const exponent = /[eE][-+]?\d+/y;
+  exponent.lastIndex = at;
+  if (exponent.test(text)) at = exponent.lastIndex;
+  const value = Number(text.slice(start, at).replace(/_/g, ''));
+  out.value = negative ? -value : value;
+  out.end = at;
+  out.boolean = false;
+  out.overflow = !Number.isFinite(value);
   return true;
 }
