@@ -282,6 +282,8 @@ async function drawPlot(root: HTMLElement, spec: HeatmapSpec, view: MatrixView, 
     doubleClick: 'reset',
     showTips: false,
   });
+  // A newer render may have purged and replaced this plot while plotly was drawing it.
+  if (!root.isConnected || typeof plot.on !== 'function') return;
   const cellOf = (x: number, y: number) => cellAt(view, Math.round(y), Math.round(x));
   plot.on('plotly_hover', (event) => {
     const point = event.points[0];

@@ -101,10 +101,8 @@ function controls(current: PanelData): HTMLElement {
   bar.setAttribute('aria-label', 'Panel controls');
   const heads = current.result?.heads.length ?? current.options.heads;
   bar.append(
-    dropdown('Problem', current.problems.map((p) => ({ value: String(p.index), label: p.label })), String(current.problemIndex), (value) => {
-      if (host.standalone) update({ problemIndex: Number(value), zoom: {} });
-      host.post({ type: 'selectProblem', problemIndex: Number(value) });
-    }),
+    dropdown('Problem', current.problems.map((p) => ({ value: String(p.index), label: p.label })), String(current.problemIndex), (value) =>
+      host.post({ type: 'selectProblem', problemIndex: Number(value) })),
     dropdown('Head', Array.from({ length: heads }, (_, i) => ({ value: String(i), label: `Head ${i + 1}` })), String(Math.min(state.head, heads - 1)), (value) => update({ head: Number(value) })),
     dropdown('Step', STEP_CHOICES, state.step, (value) => update({ step: value as PanelState['step'], view: 'steps' })),
     dropdown('Colour scale', ['Viridis', 'Cividis', 'Blues', 'Greys', 'RdBu', 'Theme'].map((value) => ({ value, label: value })), state.colorScale, (value) => update({ colorScale: value as PanelState['colorScale'] })),
