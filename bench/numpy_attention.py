@@ -5,7 +5,8 @@ OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE removed from its environment so OpenBLAS 
 kernel). Reads one JSON command per line on stdin and answers one JSON line each:
   {"op": "blas"}                                   → which BLAS numpy actually loaded
   {"op": "load", "case": name, "kind": "sdpa"|"mha", "dtype": ..., "heads": h, "dir": path}
-  {"op": "run", "case": name}                      → {"ms": wall time of one forward pass}
+  {"op": "run", "case": name}                      → {"ms": wall time of one forward pass,
+                                                      "cpu_ms": CPU time of all its threads}
 Inputs are float64 little-endian files written by run.ts, converted once to the case's dtype.
 """
 import ctypes
@@ -79,8 +80,8 @@ for line in sys.stdin:
     elif command["op"] == "load":
         answer = load(command)
     else:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = run(cases[command["case"]])
-        answer = {"ms": (time.perf_counter() - started) * 1000}
+        answer = {"ms": (time.perf_counter() - started) * 1000, "cpu_ms": (time.process_time() - cpu) * 1000}
         del result
     print(json.dumps(answer), flush=True)

@@ -122,16 +122,18 @@ function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-function timed(run: () => unknown): number {
-  const started = performance.now();
-  run();
-  return performance.now() - started;
+/** Wall time, and CPU time of every thread of the process (the fast path's helpers included). */
+interface Timing {
+  ms: number;
+  cpu_ms: number;
 }
 
-async function timedAsync(run: () => Promise<unknown>): Promise<number> {
+async function timed(run: () => unknown): Promise<Timing> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   await run();
-  return performance.now() - started;
+  const used = process.cpuUsage(cpu);
+  return { ms: performance.now() - started, cpu_ms: (used.user + used.system) / 1000 };
 }
 
 interface Row {
@@ -142,7 +144,10 @@ interface Row {
   fast_fresh_memory_ms: number;
   gflops: number;
   ratio_fast_to_numpy: number;
-  samples: Record<string, number[]>;
+  /** Median CPU time of all threads: steadier than wall time when other work shares the cores. */
+  numpy_cpu_ms: number;
+  fast_cpu_ms: number;
+  samples: Record<string, Timing[]>;
 }
 
 async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
@@ -159,12 +164,12 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
 
   let previous = await forwardFast(spec, true); // warm-up (also compiles and starts the threads)
   await numpy.ask({ op: 'run', case: c.name });
-  const samples: Record<string, number[]> = { numpy: [], reference: [], fast: [], fastFresh: [] };
-  const implementations: Array<[string, () => Promise<number>]> = [
-    ['numpy', async () => (await numpy.ask<{ ms: number }>({ op: 'run', case: c.name })).ms],
-    ['fast', () => timedAsync(async () => (previous = (await forwardFast(spec, true, previous)) ?? previous))],
-    ['fastFresh', () => timedAsync(() => forwardFast(spec, true))],
-    ['reference', async () => timed(() => forward(spec, {}))],
+  const samples: Record<string, Timing[]> = { numpy: [], reference: [], fast: [], fastFresh: [] };
+  const implementations: Array<[string, () => Promise<Timing>]> = [
+    ['numpy', () => numpy.ask<Timing>({ op: 'run', case: c.name })],
+    ['fast', () => timed(async () => (previous = (await forwardFast(spec, true, previous)) ?? previous))],
+    ['fastFresh', () => timed(() => forwardFast(spec, true))],
+    ['reference', () => timed(() => forward(spec, {}))],
   ];
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate the order every round so no implementation always runs after the same one.
@@ -175,17 +180,21 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
       samples[name].push(await run());
     }
   }
-  const numpyMs = median(samples.numpy);
-  const fastMs = median(samples.fast);
+  const wall = (name: string): number => median(samples[name].map((t) => t.ms));
+  const cpu = (name: string): number => median(samples[name].map((t) => t.cpu_ms));
   return {
     name: c.name,
-    numpy_ms: round2(numpyMs),
-    reference_ms: round2(median(samples.reference)),
-    fast_ms: round2(fastMs),
-    fast_fresh_memory_ms: round2(median(samples.fastFresh)),
-    gflops: round2(flopsOf(c) / fastMs / 1e6),
-    ratio_fast_to_numpy: round2(fastMs / numpyMs),
-    samples: Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.map(round2)])),
+    numpy_ms: round2(wall('numpy')),
+    reference_ms: round2(wall('reference')),
+    fast_ms: round2(wall('fast')),
+    fast_fresh_memory_ms: round2(wall('fastFresh')),
+    gflops: round2(flopsOf(c) / wall('fast') / 1e6),
+    ratio_fast_to_numpy: round2(wall('fast') / wall('numpy')),
+    numpy_cpu_ms: round2(cpu('numpy')),
+    fast_cpu_ms: round2(cpu('fast')),
+    samples: Object.fromEntries(
+      Object.entries(samples).map(([k, v]) => [k, v.map((t) => ({ ms: round2(t.ms), cpu_ms: round2(t.cpu_ms) }))]),
+    ),
   };
 }
 
@@ -203,6 +212,7 @@ async function eventLoopDelay(): Promise<Record<string, number>> {
       worker.postMessage(spec);
     });
   await once(); // warm-up: thread start, compilation
+  gc(); // this thread's own garbage from the cases above is not the worker's doing
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   histogram.enable();
   const started = performance.now();
@@ -248,7 +258,7 @@ async function main(): Promise<void> {
   log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
   log(`numpy ${blas.numpy} on ${blas.openblas ?? 'NOT OpenBLAS'} (kernel ${blas.kernel}, ${blas.threads} threads): ${(blas.libraries as string[]).join(', ')}`);
   log(`medians of ${ROUNDS} interleaved rounds (reference: ${REFERENCE_ROUNDS}); forward pass with every n×n step kept\n`);
-  const header = ['case', 'numpy ms', 'reference ms', 'fast ms', 'fast (fresh memory) ms', 'GFLOP/s', 'fast ÷ numpy'];
+  const header = ['case', 'numpy ms', 'reference ms', 'fast ms', 'fast (fresh memory) ms', 'GFLOP/s', 'fast ÷ numpy', 'CPU ms numpy / fast'];
   log(header.join(' | '));
   const dir = mkdtempSync(join(tmpdir(), 'attention-bench-'));
   const cases: Row[] = [];
@@ -256,7 +266,8 @@ async function main(): Promise<void> {
     for (const c of CASES.filter((k) => k.name.includes(CASE_FILTER))) {
       const row = await measure(c, numpy, dir);
       cases.push(row);
-      log([row.name, row.numpy_ms, row.reference_ms, row.fast_ms, row.fast_fresh_memory_ms, row.gflops, row.ratio_fast_to_numpy].join(' | '));
+      const cpu = `${row.numpy_cpu_ms} / ${row.fast_cpu_ms}`;
+      log([row.name, row.numpy_ms, row.reference_ms, row.fast_ms, row.fast_fresh_memory_ms, row.gflops, row.ratio_fast_to_numpy, cpu].join(' | '));
     }
   } finally {
     numpy.close();
