@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
 import type { AttentionSpec, DType, Problem, Range } from '../core/types';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
-import type { DocumentAnalyzer } from './analysis';
+import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
 import type { DocumentRun, ProblemRun, Results } from './results';
 import { readSettings, type Settings } from './settings';
@@ -51,25 +51,7 @@ export class Runner {
   async run(document: vscode.TextDocument, indices?: number[]): Promise<RunOutcome> {
     const analysis = this.analyzer.analyze(document);
     const version = analysis.version;
-    const settings = readSettings(document.uri);
-    const selected = indices ?? analysis.parse.problems.map((_, index) => index);
-    const refused: ProblemRun[] = [];
-    const runnable: { index: number; spec: AttentionSpec }[] = [];
-    for (const index of selected) {
-      const problem = analysis.parse.problems[index];
-      if (!problem) continue;
-      const built = analysis.specs[index];
-      const error = [...analysis.parse.diagnostics.filter((d) => within(d.range, problem.range)), ...built.diagnostics].find(
-        (d) => d.severity === 'error',
-      );
-      const reason =
-        error || !built.spec
-          ? `${label(problem)} cannot run: ${error?.message ?? 'its matrices are incomplete'}`
-          : refusal(built.spec, problem, settings);
-      if (reason || !built.spec) refused.push({ problem, version, error: reason, elapsedMs: 0 });
-      else runnable.push({ index, spec: this.withDType(built.spec, document, problem, settings) });
-    }
-
+    const { refused, runnable } = this.plan(document, analysis, indices ?? analysis.parse.problems.map((_, index) => index));
     const key = document.uri.toString();
     const started = performance.now();
     const failures = refused.map((run) => ({ index: run.problem.index, error: run.error! }));
@@ -110,6 +92,26 @@ export class Runner {
     for (const failure of failures) this.log.warn(failure.error);
     if (cancelled) runs = refused;
     return { run: this.store(key, version, runs), failures, cancelled, workerError };
+  }
+
+  /** Splits the problems into those that may run (with their spec) and those refused, with why. */
+  private plan(document: vscode.TextDocument, analysis: Analysis, indices: number[]) {
+    const settings = readSettings(document.uri);
+    const refused: ProblemRun[] = [];
+    const runnable: { index: number; spec: AttentionSpec }[] = [];
+    for (const index of indices) {
+      const problem = analysis.parse.problems[index];
+      if (!problem) continue;
+      const { spec, diagnostics } = analysis.specs[index];
+      const error = [...analysis.parse.diagnostics.filter((d) => within(d.range, problem.range)), ...diagnostics].find(
+        (d) => d.severity === 'error',
+      );
+      const reason =
+        error || !spec ? `${label(problem)} cannot run: ${error?.message ?? 'its matrices are incomplete'}` : refusal(spec, problem, settings);
+      if (reason || !spec) refused.push({ problem, version: analysis.version, error: reason, elapsedMs: 0 });
+      else runnable.push({ index, spec: this.withDType(spec, document, problem, settings) });
+    }
+    return { refused, runnable };
   }
 
   /** The dtype a run uses: picked in the panel, else the directive's, else `attentionLens.dtype`. */
