@@ -53,6 +53,28 @@ function hoverOf(problem: Problem, result: AttentionResult, row: number): vscode
   return new vscode.MarkdownString(lines.join('\n'));
 }
 
+/** Pixels of one cell of the strip, and of the gap between heads. */
+const CELL = 9;
+const HEAD_GAP = 6;
+
+/**
+ * One row's strip as an SVG image: a cell per key and head. One image per line, because VS Code
+ * merges identical decorations at one position (equal weights would lose their cells); the thin
+ * grey outline keeps the darkest cells visible on dark editor backgrounds.
+ */
+export function stripSvg(result: AttentionResult, row: number): string {
+  const heads = result.heads.slice(0, MAX_HEADS);
+  const keys = heads[0]?.weights.cols ?? 0;
+  const width = heads.length * keys * CELL + (heads.length - 1) * HEAD_GAP;
+  const cells = heads.flatMap((head, h) =>
+    Array.from({ length: keys }, (_, j) => {
+      const x = h * (keys * CELL + HEAD_GAP) + j * CELL;
+      return `<rect x="${x + 0.5}" y="0.5" width="${CELL - 1}" height="${CELL - 1}" fill="${colorOf(head.weights.data[row * keys + j])}" stroke="#8888" stroke-width="1"/>`;
+    }),
+  );
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${CELL}" viewBox="0 0 ${width} ${CELL}">${cells.join('')}</svg>`;
+}
+
 export function inlineDecorations(document: vscode.TextDocument, run: DocumentRun): vscode.DecorationOptions[] {
   const decorations: vscode.DecorationOptions[] = [];
   for (const problem of run.parse.problems) {
@@ -69,25 +91,11 @@ export function inlineDecorations(document: vscode.TextDocument, run: DocumentRu
     rowLines.forEach((line, row) => {
       if (row >= (result.heads[0]?.weights.rows ?? 0)) return;
       const end = document.lineAt(line).range.end;
-      const range = new vscode.Range(end, end);
-      const hoverMessage = hoverOf(problem, result, row);
-      result.heads.slice(0, MAX_HEADS).forEach((head, h) => {
-        for (let j = 0; j < keys; j++) {
-          const weight = head.weights.data[row * keys + j];
-          decorations.push({
-            range,
-            hoverMessage,
-            renderOptions: {
-              after: {
-                contentText: '\u2009',
-                backgroundColor: colorOf(weight),
-                width: '0.8em',
-                height: '0.8em',
-                margin: j === 0 ? (h === 0 ? '0 1px 0 2em' : '0 1px 0 0.8em') : '0 1px 0 0',
-              },
-            },
-          });
-        }
+      const svg = Buffer.from(stripSvg(result, row)).toString('base64');
+      decorations.push({
+        range: new vscode.Range(end, end),
+        hoverMessage: hoverOf(problem, result, row),
+        renderOptions: { after: { contentIconPath: vscode.Uri.parse(`data:image/svg+xml;base64,${svg}`), margin: '0 0 0 2em' } },
       });
     });
   }
