@@ -73,6 +73,12 @@ function listOr(values: number[]): string {
 export function buildSpec(problem: Problem): SpecResult {
   const where = problem.directiveRange ?? problem.matrices[0]?.nameRange ?? problem.range;
   const report = new Report(where);
+  const unreadable = problem.unreadable?.[0];
+  if (unreadable) {
+    // Its error is already at the definition; checking the rest would only report it missing.
+    report.add(unreadable.range, 'info', 'waiting-for-matrix', `This problem runs once ${unreadable.name} reads cleanly.`);
+    return { diagnostics: report.diagnostics };
+  }
   const inputs = new Inputs(problem);
   const options: AttentionOptions = { ...problem.options };
   const spec: AttentionSpec = { options };

@@ -100,6 +100,8 @@ export interface Problem {
   matrices: MatrixDef[];
   tokens?: string[]; // labels of X's rows (and of keys, unless keyTokens)
   keyTokens?: string[]; // cross-attention labels of keys
+  /** Definitions of known roles that could not be read (ragged, unclosed…): the reader said why. */
+  unreadable?: { name: string; role: Role; range: Range }[];
 }
 
 export interface ParseResult {

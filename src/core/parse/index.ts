@@ -1,4 +1,4 @@
-import type { Diagnostic, MatrixDef, ParseResult, Problem, Range } from '../types';
+import type { Diagnostic, MatrixDef, ParseResult, Problem, Range, Role } from '../types';
 import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
@@ -34,6 +34,8 @@ interface Definition {
   key?: string;
   matrix?: MatrixDef;
   tokens?: { keys: boolean; values: string[] };
+  /** A known role whose literal is broken (the reader reported why). */
+  unreadable?: NonNullable<Problem['unreadable']>[number];
 }
 
 type Event = { at: number; directive: Directive } | { at: number; definition: Definition };
@@ -145,6 +147,11 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): D
   return definitions;
 }
 
+/** What makes two definitions "the same name" for grouping: the role, and the head if any. */
+function groupKey(role: Role, head: number | undefined): string {
+  return head === undefined ? role : `${role}#${head}`;
+}
+
 function readDefinition(
   text: string,
   lines: LineIndex,
@@ -184,7 +191,15 @@ function readDefinition(
       });
       return undefined;
     }
-    if (literal.matrix.broken) return { kind: 'matrix', start: name.start, end: literal.end };
+    if (literal.matrix.broken) {
+      return {
+        kind: 'matrix',
+        start: name.start,
+        end: literal.end,
+        key: groupKey(meaning.role, meaning.head),
+        unreadable: { name: name.name, role: meaning.role, range: lines.range(name.start, literal.end) },
+      };
+    }
   }
   const builder = literal.matrix;
   const values = builder.values();
@@ -207,7 +222,7 @@ function readDefinition(
     kind: 'matrix',
     start: name.start,
     end: literal.end,
-    key: role === undefined ? undefined : head === undefined ? role : `${role}#${head}`,
+    key: role === undefined ? undefined : groupKey(role, head),
     matrix,
   };
 }
@@ -259,6 +274,7 @@ function toProblem(open: OpenProblem, index: number, lines: LineIndex): Problem 
   if (open.directive) problem.directiveRange = lines.range(open.directive.start, open.directive.end);
   for (const definition of open.definitions) {
     if (definition.matrix) problem.matrices.push(definition.matrix);
+    else if (definition.unreadable) (problem.unreadable ??= []).push(definition.unreadable);
     else if (definition.tokens) {
       if (definition.tokens.keys) problem.keyTokens = definition.tokens.values;
       else problem.tokens = definition.tokens.values;

@@ -1,17 +1,24 @@
 import { strict as assert } from 'node:assert';
 import { parseDocument } from '../../../src/core/parse/index';
+import { buildSpec } from '../../../src/core/spec';
 import { diagnostic, matrix, rangeOf, rows } from './helpers';
 
 // Every reader diagnostic: its code, severity, exact range and a message naming the matrix.
 describe('reader: diagnostics', () => {
-  it('ragged rows, at the offending row; the matrix is not used', () => {
-    const text = 'X = [[1, 2, 3],\n     [4, 5],\n     [6, 7, 8]]';
+  it('ragged rows, at the offending row; the matrix is listed as unreadable, not used', () => {
+    const text = 'X = [[1, 2, 3],\n     [4, 5],\n     [6, 7, 8]]\nW_Q = [[1]]';
     const result = parseDocument(text);
     const d = diagnostic(result, 'ragged-row');
     assert.equal(d.severity, 'error');
     assert.deepEqual(d.range, rangeOf(text, '4, 5'));
     assert.match(d.message, /Row 2 of X has 2 entries but row 1 has 3/);
-    assert.deepEqual(result.problems, []);
+    const [problem] = result.problems;
+    assert.deepEqual(problem.matrices.map((m) => m.name), ['W_Q']);
+    assert.deepEqual(problem.unreadable, [{ name: 'X', role: 'X', range: rangeOf(text, text.slice(0, text.indexOf('\nW_Q'))) }]);
+    // The spec waits for X instead of calling it missing.
+    const spec = buildSpec(problem);
+    assert.equal(spec.spec, undefined);
+    assert.deepEqual(spec.diagnostics.map((x) => [x.severity, x.code, x.message]), [['info', 'waiting-for-matrix', 'This problem runs once X reads cleanly.']]);
   });
 
   it('MATLAB ragged rows too', () => {
