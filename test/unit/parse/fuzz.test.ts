@@ -36,6 +36,7 @@ function checkResult(text: string, result: ParseResult): void {
     assert.equal(problem.index, index);
     assertInside(all, problem.range, 'problem');
     if (problem.directiveRange) assertInside(all, problem.directiveRange, 'directive');
+    for (const u of problem.unreadable ?? []) assertInside(all, u.range, `unreadable ${u.name}`);
     for (const m of problem.matrices) {
       assertInside(all, m.nameRange, `name of ${m.name}`);
       assertInside(all, m.range, `range of ${m.name}`);
