@@ -310,7 +310,32 @@ describe('attention panel in Chromium', function () {
     await panel.page.screenshot({ path: path.join(SCREENSHOTS, 'bottom-view-light.png') });
   });
 
-  for (const theme of ['light', 'dark'] as const) {
+  it('reaches every table of values from the keyboard, with visible focus', async () => {
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data: dataOf(1) });
+    let focused = '';
+    for (let presses = 0; presses < 60 && focused !== 'SUMMARY'; presses++) {
+      await panel.page.keyboard.press('Tab');
+      focused = await panel.page.evaluate(() => document.activeElement?.tagName ?? '');
+    }
+    assert.equal(focused, 'SUMMARY', 'a table view is reachable with Tab');
+    const outline = await panel.page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+    assert.equal(outline, 'solid');
+    await panel.page.keyboard.press('Enter');
+    const table = await panel.page.evaluate(() => {
+      const details = document.activeElement!.closest('details')!;
+      const rows = Array.from(details.querySelectorAll('tr'), (tr) => Array.from(tr.children, (cell) => cell.textContent));
+      return { card: details.closest('section')!.id, rows };
+    });
+    assert.equal(table.card, 'card-input');
+    const input = fixture.results[1].input!;
+    assert.deepEqual(table.rows[0], ['', 'd1', 'd2']);
+    assert.deepEqual(table.rows.slice(1).map((row) => row.slice(1)), [0, 1, 2].map((r) => [num(input.data[2 * r]), num(input.data[2 * r + 1])]));
+    const labels = await panel.page.$$eval('.controls vscode-dropdown', (dropdowns) => dropdowns.map((d) => document.getElementById(d.getAttribute('aria-labelledby')!)?.textContent));
+    assert.deepEqual(labels, ['Problem', 'Head', 'Step', 'Colour scale', 'dtype']);
+  });
+
+  for (const theme of ['light', 'dark', 'high-contrast'] as const) {
     it(`renders readably in the ${theme} theme (screenshots in test-output/screenshots/)`, async () => {
       panel = await openPanel(browser, { theme, viewport: { width: 1280, height: 900 } });
       await panel.send({ type: 'data', data: dataOf(0) });
@@ -319,7 +344,8 @@ describe('attention panel in Chromium', function () {
         const plot = document.querySelector('#card-h1-weights .plot') as unknown as { layout: { font: { color: string } } };
         return { background: style.backgroundColor, font: plot.layout.font.color };
       });
-      assert.deepEqual(colors, theme === 'light' ? { background: 'rgb(255, 255, 255)', font: '#3b3b3b' } : { background: 'rgb(31, 31, 31)', font: '#cccccc' });
+      const expected = { light: { background: 'rgb(255, 255, 255)', font: '#3b3b3b' }, dark: { background: 'rgb(31, 31, 31)', font: '#cccccc' }, 'high-contrast': { background: 'rgb(0, 0, 0)', font: '#ffffff' } };
+      assert.deepEqual(colors, expected[theme]);
       mkdirSync(SCREENSHOTS, { recursive: true });
       await panel.page.screenshot({ path: path.join(SCREENSHOTS, `panel-steps-${theme}.png`), fullPage: true });
       await panel.rendered(() => panel!.page.click('vscode-button[data-view="heads"]'));

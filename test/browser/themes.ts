@@ -1,7 +1,7 @@
 // What VS Code adds to a webview page: the theme's colours as CSS variables on <html> and a
 // theme class on <body>. Values of VS Code's "Light Modern" and "Dark Modern" themes, for the
-// variables the panel and the toolkit read.
-export type ThemeName = 'light' | 'dark';
+// variables the panel and the toolkit read (and "Dark High Contrast").
+export type ThemeName = 'light' | 'dark' | 'high-contrast';
 
 const COMMON = {
   '--vscode-font-family': "system-ui, 'Ubuntu', 'Droid Sans', sans-serif",
@@ -66,6 +66,36 @@ const THEMES: Record<ThemeName, { bodyClass: string; variables: Record<string, s
       '--vscode-editorHoverWidget-background': '#202020',
       '--vscode-editorHoverWidget-border': '#454545',
       '--vscode-editorWarning-foreground': '#cca700',
+    },
+  },
+  'high-contrast': {
+    bodyClass: 'vscode-high-contrast',
+    variables: {
+      '--vscode-foreground': '#ffffff',
+      '--vscode-editor-foreground': '#ffffff',
+      '--vscode-editor-background': '#000000',
+      '--vscode-editorWidget-background': '#0c141f',
+      '--vscode-descriptionForeground': '#ffffff',
+      '--vscode-panel-border': '#6fc3df',
+      '--vscode-focusBorder': '#f38518',
+      '--vscode-contrastBorder': '#6fc3df',
+      '--vscode-contrastActiveBorder': '#f38518',
+      '--vscode-charts-blue': '#3794ff',
+      '--vscode-charts-red': '#f48771',
+      '--vscode-button-background': '#000000',
+      '--vscode-button-foreground': '#ffffff',
+      '--vscode-button-border': '#6fc3df',
+      '--vscode-button-secondaryBackground': '#000000',
+      '--vscode-button-secondaryForeground': '#ffffff',
+      '--vscode-dropdown-background': '#000000',
+      '--vscode-dropdown-border': '#6fc3df',
+      '--vscode-dropdown-foreground': '#ffffff',
+      '--vscode-checkbox-background': '#000000',
+      '--vscode-checkbox-border': '#6fc3df',
+      '--vscode-checkbox-foreground': '#ffffff',
+      '--vscode-editorHoverWidget-background': '#0c141f',
+      '--vscode-editorHoverWidget-border': '#6fc3df',
+      '--vscode-editorWarning-foreground': '#fff',
     },
   },
 };
