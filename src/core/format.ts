@@ -197,7 +197,7 @@ export function matrixToText(m: Matrix, indent = '    ', rowLabels?: string[]): 
   const labelWidth = labels ? Math.max(...labels.map((label) => label.length)) : 0;
   const lines = cells.map((row, i) => {
     const label = labels ? `${(labels[i] ?? '').padEnd(labelWidth)}  ` : '';
-    return `${indent}${label}[ ${row.map((cell) => cell.padStart(width)).join('  ')} ]`;
+    return `${indent}${label}[ ${row.map((cell) => (cell === '…' ? cell : cell.padStart(width))).join('  ')} ]`;
   });
   if (rows < m.rows) lines.push(`${indent}… ${m.rows - rows} more rows (${m.rows}×${m.cols} in all)`);
   return lines.join('\n');
