@@ -130,6 +130,12 @@ function resolveHeads(inputs: Inputs, options: AttentionOptions, report: Report,
     }
     return list.length;
   };
+  for (const [key, count] of [['heads', options.heads], ['kv_heads', options.kvHeads]] as const) {
+    if (count !== undefined && !(Number.isInteger(count) && count >= 1)) {
+      report.error(where, 'bad-option-value', `${key}=${count} is not a number of heads: use a whole number from 1.`);
+      return;
+    }
+  }
   const queryHeads = counted('WQ');
   const keyHeads = counted('WK');
   const valueHeads = counted('WV');

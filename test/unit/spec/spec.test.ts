@@ -79,6 +79,15 @@ describe('spec: shapes checked before computing', () => {
     assert.equal(d[0].suggestion, 'use heads=1 or 2');
   });
 
+  it('head counts that are not whole numbers (a Problem built by hand) are refused, not thrown', () => {
+    const { problems } = parseDocument(base);
+    for (const options of [{ heads: 0 }, { heads: 1.5 }, { heads: 2, kvHeads: 0 }]) {
+      const result = buildSpec({ ...problems[0], options: { ...problems[0].options, ...options } });
+      assert.equal(result.spec, undefined);
+      assert.equal(only(result, 'bad-option-value').severity, 'error');
+    }
+  });
+
   it('kv_heads not dividing heads', () => {
     const d = only(build(`# attention: heads=2 kv_heads=3\n${base}`), 'kv-heads');
     assert.match(d.message, /kv_heads=3 does not divide heads=2/);
