@@ -13,6 +13,8 @@ import { toVsRange } from './vsRange';
 
 /** Runs quicker than this never flash a notification. */
 const PROGRESS_DELAY_MS = 400;
+/** After the user's Cancel, how long a run may take to notice before its worker is restarted. */
+const CANCEL_GRACE_MS = 500;
 
 export interface RunOutcome {
   run?: DocumentRun;
@@ -60,7 +62,7 @@ export class Runner {
     let workerError: string | undefined;
     if (runnable.length > 0) {
       const job = this.worker.run(key, runnable);
-      this.showProgressIfSlow(job.outcomes, job.cancel, document);
+      this.showProgressIfSlow(job.outcomes, () => job.stop(CANCEL_GRACE_MS), document);
       try {
         const outcomes = await job.outcomes;
         const elapsedMs = performance.now() - started;

@@ -16,11 +16,17 @@ export class RunCancelledError extends Error {
 
 export interface WorkerRun {
   outcomes: Promise<WorkerProblemOutcome[]>;
+  /** Asks the run to stop (it stops at its next check) — what a newer run of the document does. */
   cancel(): void;
+  /** Stops the run for sure — what the user's Cancel does: if the worker has not let go of it
+   * after `graceMs` (the WebAssembly kernels do not look at the flag), the worker is restarted
+   * and every other pending run is sent to the new one. */
+  stop(graceMs: number): void;
 }
 
 interface Pending {
   documentKey: string;
+  request: WorkerRequest;
   cancelFlag: Int32Array;
   resolve(outcomes: WorkerProblemOutcome[]): void;
   reject(error: Error): void;
@@ -47,12 +53,21 @@ export class AttentionWorker {
     const id = this.nextId++;
     this.latestByDocument.set(documentKey, id);
     const cancelFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-    const outcomes = new Promise<WorkerProblemOutcome[]>((resolve, reject) => {
-      this.pending.set(id, { documentKey, cancelFlag, resolve, reject });
-    });
     const request: WorkerRequest = { type: 'run', id, cancelFlag, problems };
+    const outcomes = new Promise<WorkerProblemOutcome[]>((resolve, reject) => {
+      this.pending.set(id, { documentKey, request, cancelFlag, resolve, reject });
+    });
     this.ensureWorker().postMessage(request);
-    return { outcomes, cancel: () => this.cancel(id) };
+    return {
+      outcomes,
+      cancel: () => this.cancel(id),
+      stop: (graceMs) => {
+        this.cancel(id);
+        setTimeout(() => {
+          if (this.pending.has(id)) this.restart();
+        }, graceMs);
+      },
+    };
   }
 
   /** Ends the worker as a crash would (tests use it to prove the restart). */
@@ -71,6 +86,21 @@ export class AttentionWorker {
     void worker?.terminate();
   }
 
+  /** A fresh worker in place of the busy one: cancelled runs end as cancelled, the others are
+   * sent again. */
+  private restart(): void {
+    const old = this.worker;
+    this.worker = undefined; // its exit is now expected, not a crash
+    void old?.terminate();
+    this.log('worker restarted to stop a cancelled run');
+    for (const [id, pending] of this.pending) {
+      if (Atomics.load(pending.cancelFlag, 0) === 0) continue;
+      this.forget(id, pending);
+      pending.reject(new RunCancelledError());
+    }
+    for (const pending of this.pending.values()) this.ensureWorker().postMessage(pending.request);
+  }
+
   private cancel(id: number): void {
     const pending = this.pending.get(id);
     if (pending) Atomics.store(pending.cancelFlag, 0, 1);
@@ -83,7 +113,7 @@ export class AttentionWorker {
     this.lastError = undefined;
     worker.on('message', (response: WorkerResponse) => this.settle(response));
     worker.on('error', (error) => {
-      this.lastError = error;
+      if (this.worker === worker) this.lastError = error;
       this.log(`worker error: ${error.message}`);
     });
     worker.on('exit', (code) => {

@@ -1,0 +1,88 @@
+// The host's side of the worker thread, against the real worker (src/worker/main.ts) and engine:
+// results equal the reference engine's, a newer run of a document cancels the older, a killed
+// worker fails its runs and the next run starts a fresh one, and the user's Cancel stops a run for
+// sure while other documents' runs survive the restart.
+import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runAttention } from '../../../src/core/engine';
+import { parseDocument } from '../../../src/core/parse';
+import { buildSpec } from '../../../src/core/spec';
+import type { AttentionSpec } from '../../../src/core/types';
+import type { WorkerProblemOutcome } from '../../../src/protocol';
+import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
+
+const root = join(__dirname, '..', '..', '..');
+
+function specOf(example: string): AttentionSpec {
+  const [problem] = parseDocument(readFileSync(join(root, 'examples', example), 'utf8')).problems;
+  const { spec } = buildSpec(problem);
+  assert.ok(spec, `${example} has no computable spec`);
+  return spec;
+}
+
+function resultOf(outcomes: WorkerProblemOutcome[]) {
+  const [outcome] = outcomes;
+  assert.ok(outcome && 'result' in outcome, JSON.stringify(outcome));
+  return outcome.result;
+}
+
+describe('worker client', function () {
+  this.timeout(60_000);
+  const small = specOf('01-worked-example.md');
+  const large = specOf('large/2048-tokens.py');
+  let worker: AttentionWorker;
+  const log: string[] = [];
+
+  beforeEach(() => {
+    log.length = 0;
+    worker = new AttentionWorker(join(__dirname, 'tsWorker.cjs'), { maxOldGenerationSizeMb: 512 }, (line) => log.push(line));
+  });
+  afterEach(() => worker.dispose());
+
+  it('starts on first use and returns what the reference engine computes', async () => {
+    assert.equal(worker.running, false);
+    const result = resultOf(await worker.run('a', [{ index: 0, spec: small }]).outcomes);
+    const reference = runAttention(small);
+    assert.equal(worker.starts, 1);
+    assert.deepEqual(Array.from(result.output.data), Array.from(reference.output.data));
+    assert.deepEqual(Array.from(result.heads[0].weights.data), Array.from(reference.heads[0].weights.data));
+  });
+
+  it('a newer run of the same document cancels the older; another document is not affected', async () => {
+    const older = worker.run('a', [{ index: 0, spec: large }]);
+    const other = worker.run('b', [{ index: 0, spec: small }]);
+    const newer = worker.run('a', [{ index: 0, spec: small }]);
+    await assert.rejects(older.outcomes, RunCancelledError);
+    resultOf(await other.outcomes);
+    resultOf(await newer.outcomes);
+    assert.equal(worker.starts, 1, 'cancelling never restarts the worker');
+  });
+
+  it('a killed worker fails its runs with a clear error; the next run starts a fresh worker', async () => {
+    const running = worker.run('a', [{ index: 0, spec: large }]);
+    await worker.kill();
+    await assert.rejects(running.outcomes, /^Error: The attention worker stopped unexpectedly \(exit code \d+\)\. The next run starts a fresh worker\.$/);
+    assert.equal(worker.running, false);
+    resultOf(await worker.run('a', [{ index: 0, spec: small }]).outcomes);
+    assert.equal(worker.starts, 2);
+  });
+
+  it("the user's Cancel restarts a worker that does not let go, and re-sends the other documents' runs", async () => {
+    const stopped = worker.run('a', [{ index: 0, spec: large }]);
+    const other = worker.run('b', [{ index: 0, spec: small }]);
+    stopped.stop(0);
+    await assert.rejects(stopped.outcomes, RunCancelledError);
+    resultOf(await other.outcomes);
+    assert.equal(worker.starts, 2);
+    assert.ok(log.includes('worker restarted to stop a cancelled run'), log.join('\n'));
+  });
+
+  it('a problem the engine rejects is an error outcome, not a failed worker', async () => {
+    const broken: AttentionSpec = { ...small, WQ: [{ rows: 3, cols: 2, data: new Float64Array(6) }] };
+    const [outcome] = await worker.run('a', [{ index: 0, spec: broken }]).outcomes;
+    assert.ok(outcome && 'error' in outcome && outcome.error.length > 0, JSON.stringify(outcome));
+    resultOf(await worker.run('a', [{ index: 0, spec: small }]).outcomes);
+    assert.equal(worker.starts, 1);
+  });
+});
