@@ -10,6 +10,8 @@ export interface SpecResult {
 }
 
 const shape = (m: Matrix): string => `${m.rows}×${m.cols}`;
+/** `1 row`, `3 rows`. */
+const quantity = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 /** Collects diagnostics; `errors` counts the ones that stop the run. */
 class Report {
@@ -218,7 +220,7 @@ function checkProjections(inputs: Inputs, spec: AttentionSpec, options: Attentio
     const given = inputs.get(name);
     if (given) {
       if (given.value.cols % count !== 0) {
-        report.error(given.nameRange, 'heads-not-dividing', `${name} has ${given.value.cols} columns, which ${count} heads cannot share equally.`, `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(given.value.cols))}`);
+        report.error(given.nameRange, 'heads-not-dividing', `${name} has ${quantity(given.value.cols, 'column')}, which ${count} heads cannot share equally.`, `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(given.value.cols))}`);
         return undefined;
       }
       return { rows: given.value.rows, width: given.value.cols / count };
@@ -234,14 +236,14 @@ function checkProjections(inputs: Inputs, spec: AttentionSpec, options: Attentio
     if (!perHead && !whole) {
       // No projection: the heads are column blocks of the source itself.
       if (source.cols % count === 0) return { rows: source.rows, width: source.cols / count };
-      report.error(sourceDef.nameRange, 'heads-not-dividing', `${count} heads cannot split ${sourceDef.name}'s ${source.cols} columns evenly.`, `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(source.cols))}`);
+      report.error(sourceDef.nameRange, 'heads-not-dividing', `${count} heads cannot split ${sourceDef.name}'s ${quantity(source.cols, 'column')} evenly.`, `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(source.cols))}`);
       return undefined;
     }
     const weights = perHead ?? [whole as MatrixDef];
     let ok = true;
     for (const w of weights) {
       if (w.value.rows !== source.cols) {
-        report.error(w.nameRange, 'shape-mismatch', `${sourceDef.name} is ${shape(source)} but ${w.name} has ${w.value.rows} rows: ${w.name} needs one row per column of ${sourceDef.name} (${source.cols}).`);
+        report.error(w.nameRange, 'shape-mismatch', `${sourceDef.name} is ${shape(source)} but ${w.name} has ${quantity(w.value.rows, 'row')}: ${w.name} needs one row per column of ${sourceDef.name} (${source.cols}).`);
         ok = false;
       }
     }
@@ -266,7 +268,7 @@ function checkProjections(inputs: Inputs, spec: AttentionSpec, options: Attentio
       report.error(
         (whole as MatrixDef).nameRange,
         'heads-not-dividing',
-        `${what} cannot split ${label}'s ${w.cols} columns${dModel} evenly: each head takes the same number of columns.`,
+        `${what} cannot split ${label}'s ${quantity(w.cols, 'column')}${dModel} evenly: each head takes the same number of columns.`,
         `use ${count === h ? 'heads' : 'kv_heads'}=${listOr(divisors(w.cols))}`,
       );
       return undefined;
@@ -281,7 +283,7 @@ function checkProjections(inputs: Inputs, spec: AttentionSpec, options: Attentio
   if (k.rows !== v.rows) {
     const kDef = inputs.get('K');
     const vDef = inputs.get('V');
-    report.error(vDef?.nameRange ?? kDef?.nameRange, 'shape-mismatch', `K has ${k.rows} rows but V has ${v.rows}: every key needs a value.`);
+    report.error(vDef?.nameRange ?? kDef?.nameRange, 'shape-mismatch', `K has ${quantity(k.rows, 'row')} but V has ${v.rows}: every key needs a value.`);
     return undefined;
   }
   return { queries: q.rows, keys: k.rows, queryWidth: q.width, keyWidth: k.width, valueWidth: v.width };
@@ -300,7 +302,7 @@ function checkScores(inputs: Inputs, spec: AttentionSpec, options: AttentionOpti
   }
   if (options.score === 'scaled_dot' || options.score === 'dot' || options.score === 'gaussian') {
     if (dq !== dk) {
-      report.error(inputs.get('WK')?.nameRange ?? inputs.get('K')?.nameRange, 'shape-mismatch', `Each head's queries have ${dq} columns but its keys have ${dk}: score=${options.score} compares them entry by entry, so W_Q and W_K need the same number of columns per head.`);
+      report.error(inputs.get('WK')?.nameRange ?? inputs.get('K')?.nameRange, 'shape-mismatch', `Each head's queries have ${quantity(dq, 'column')} but its keys have ${dk}: score=${options.score} compares them entry by entry, so W_Q and W_K need the same number of columns per head.`);
     }
     return;
   }
@@ -325,9 +327,9 @@ function checkScores(inputs: Inputs, spec: AttentionSpec, options: AttentionOpti
   const [W1, W2, va] = (['W1', 'W2', 'va'] as const).map((role) => inputs.get(role) as MatrixDef);
   const da = W1.value.cols;
   const vaLength = va.value.rows === 1 ? va.value.cols : va.value.cols === 1 ? va.value.rows : -1;
-  if (W1.value.rows !== dq) report.error(W1.nameRange, 'shape-mismatch', `Queries have ${dq} columns per head but ${W1.name} has ${W1.value.rows} rows.`);
-  else if (W2.value.rows !== dk) report.error(W2.nameRange, 'shape-mismatch', `Keys have ${dk} columns per head but ${W2.name} has ${W2.value.rows} rows.`);
-  else if (W2.value.cols !== da) report.error(W2.nameRange, 'shape-mismatch', `${W1.name} is ${shape(W1.value)} but ${W2.name} is ${shape(W2.value)}: both need ${da} columns (the attention width d_a).`);
+  if (W1.value.rows !== dq) report.error(W1.nameRange, 'shape-mismatch', `Queries have ${quantity(dq, 'column')} per head but ${W1.name} has ${quantity(W1.value.rows, 'row')}.`);
+  else if (W2.value.rows !== dk) report.error(W2.nameRange, 'shape-mismatch', `Keys have ${quantity(dk, 'column')} per head but ${W2.name} has ${quantity(W2.value.rows, 'row')}.`);
+  else if (W2.value.cols !== da) report.error(W2.nameRange, 'shape-mismatch', `${W1.name} is ${shape(W1.value)} but ${W2.name} is ${shape(W2.value)}: both need ${quantity(da, 'column')} (the attention width d_a).`);
   else if (vaLength !== da) report.error(va.nameRange, 'shape-mismatch', `${va.name} is ${shape(va.value)} but needs ${da} entries (one per column of ${W1.name}).`);
   else {
     spec.W1 = W1.value;
@@ -378,8 +380,8 @@ function checkOutput(inputs: Inputs, spec: AttentionSpec, options: AttentionOpti
   let outputWidth = concatWidth;
   if (WO) {
     if (WO.value.rows !== concatWidth) {
-      const parts = options.heads > 1 ? `${options.heads} heads × ${streams.valueWidth} columns = ${concatWidth}` : `${concatWidth}`;
-      report.error(WO.nameRange, 'shape-mismatch', `Concat(heads) has ${parts} columns but ${WO.name} has ${WO.value.rows} rows.`, `give ${WO.name} ${concatWidth} rows`);
+      const parts = options.heads > 1 ? `${options.heads} heads × ${quantity(streams.valueWidth, 'column')} = ${concatWidth}` : `${concatWidth}`;
+      report.error(WO.nameRange, 'shape-mismatch', `Concat(heads) has ${parts} ${options.heads > 1 || concatWidth !== 1 ? 'columns' : 'column'} but ${WO.name} has ${quantity(WO.value.rows, 'row')}.`, `give ${WO.name} ${quantity(concatWidth, 'row')}`);
       return;
     }
     spec.WO = WO.value;
@@ -392,7 +394,7 @@ function checkOutput(inputs: Inputs, spec: AttentionSpec, options: AttentionOpti
         WO?.nameRange ?? where,
         'shape-mismatch',
         `residual adds the output (${streams.queries}×${outputWidth}) to X (${shape(spec.X)}): their shapes differ.`,
-        WO ? `give ${WO.name} ${spec.X.cols} columns` : `add W_O (${outputWidth}×${spec.X.cols}) or remove residual`,
+        WO ? `give ${WO.name} ${quantity(spec.X.cols, 'column')}` : `add W_O (${outputWidth}×${spec.X.cols}) or remove residual`,
       );
     }
   }

@@ -137,7 +137,7 @@ describe('spec: shapes checked before computing', () => {
 
   it('W_O must take the concatenated heads; residual needs the output to match X', () => {
     const text = `# attention: heads=2\n${X34}\nW_Q = ${I2.replace(/\]\]$/, '], [0, 0], [0, 0]]')}\nW_K = ${W42}\nW_V = ${W42}\nW_O = [[1, 0, 0]]`;
-    assert.match(only(build(text), 'shape-mismatch').message, /Concat\(heads\) has 2 heads × 1 columns = 2 columns but W_O has 1 rows/);
+    assert.match(only(build(text), 'shape-mismatch').message, /Concat\(heads\) has 2 heads × 1 column = 2 columns but W_O has 1 row\./);
     const residual = build(`# attention: residual\n${base}`);
     const d = only(residual, 'shape-mismatch');
     assert.match(d.message, /residual adds the output \(3×2\) to X \(3×4\)/);
