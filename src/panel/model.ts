@@ -137,7 +137,19 @@ export function panelDataOf(source: PanelSource): PanelData {
   return { ...data, dk: source.result.heads[0]?.Q.cols, result: resultViewOf(source.result, problem) };
 }
 
+/** Views of each result, built once: pooling a 4096² matrix takes a noticeable fraction of a
+ * second, and the same result is posted again on every cursor move, reload and problem switch. */
+const viewsByResult = new WeakMap<AttentionResult, ResultView>();
+
 function resultViewOf(result: AttentionResult, problem: Problem): ResultView {
+  const cached = viewsByResult.get(result);
+  if (cached) return cached;
+  const views = buildResultView(result, problem);
+  viewsByResult.set(result, views);
+  return views;
+}
+
+function buildResultView(result: AttentionResult, problem: Problem): ResultView {
   const heads = result.heads.map((head): HeadView => ({
     kvHead: head.kvHead,
     Q: viewOf(head.Q),
