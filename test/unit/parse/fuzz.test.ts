@@ -68,7 +68,8 @@ function mutate(text: string, edits: { kind: 'delete' | 'insert' | 'duplicate'; 
   return out;
 }
 
-describe('reader: fuzz (fast-check)', () => {
+describe('reader: fuzz (fast-check)', function () {
+  this.timeout(120000); // thousands of cases: generous on a shared, busy machine
   it('random unicode text: no throw, every range inside the text (2,500 cases)', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), property), { numRuns: 2500 });
   });

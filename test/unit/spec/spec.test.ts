@@ -207,7 +207,8 @@ describe('spec: shapes checked before computing', () => {
 // Random problems built consistent (random sizes, heads, options, optional matrices), then maybe
 // broken by one perturbation. Consistent ones must be accepted and computed; for any problem,
 // a spec buildSpec returns is computable, and a refusal always says why.
-describe('spec: every spec it returns is computable (fast-check)', () => {
+describe('spec: every spec it returns is computable (fast-check)', function () {
+  this.timeout(120000); // thousands of runs of the engine: generous on a shared, busy machine
   const zero = { line: 0, character: 0 };
   const range = { start: zero, end: zero };
   const def = (role: Role, rows: number, cols: number, head?: number, boolean = false): MatrixDef => ({
