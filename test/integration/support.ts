@@ -64,7 +64,7 @@ export function ourDiagnostics(uri: vscode.Uri): vscode.Diagnostic[] {
 }
 
 /** Polls until `probe` returns a value other than undefined (edits are read after a debounce). */
-export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
