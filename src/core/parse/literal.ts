@@ -133,9 +133,7 @@ function pushEntry(matrix: MatrixBuilder, text: string, at: number, number: Scan
 }
 
 function unclosed(matrix: MatrixBuilder, open: number, what: string, end: number): Literal {
-  matrix.broken = true;
-  matrix.issues.length = 0;
-  matrix.issue(open, open + what.length, 'error', 'unclosed', `The \`${what}\` that starts ${matrix.label} is never closed.`, `close it after the last row`);
+  matrix.fail(open, open + what.length, 'unclosed', `The \`${what}\` that starts ${matrix.label} is never closed.`, 'close it after the last row');
   return { kind: 'matrix', end, matrix };
 }
 
@@ -253,12 +251,9 @@ function readBrackets(text: string, open: number, matrix: MatrixBuilder): Litera
 
 /** A third level of brackets: report it and skip to the literal's closing bracket. */
 function tooDeep(text: string, matrix: MatrixBuilder, open: number, at: number): Literal {
-  matrix.broken = true;
-  matrix.issues.length = 0;
-  matrix.issue(
+  matrix.fail(
     open,
     at + 1,
-    'error',
     'too-many-dimensions',
     `${matrix.label} has more than two levels of brackets; attention reads 2-D matrices.`,
     'write one matrix per head instead: W_Q1 = …, W_Q2 = …',

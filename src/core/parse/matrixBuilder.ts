@@ -80,6 +80,14 @@ export class MatrixBuilder {
     this.issues.push({ start, end, severity, code, message, ...(suggestion ? { suggestion } : {}) });
   }
 
+  /** The literal is unusable as a whole: this one issue replaces the entry-level ones. */
+  fail(start: number, end: number, code: string, message: string, suggestion?: string): void {
+    this.broken = true;
+    this.issues.length = 0;
+    this.suppressed = 0;
+    this.issue(start, end, 'error', code, message, suggestion);
+  }
+
   /** Issues, with one closing note when some were left out. */
   allIssues(): ReadIssue[] {
     if (this.suppressed === 0) return this.issues;
