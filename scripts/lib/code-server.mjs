@@ -139,14 +139,21 @@ function writeUserSettings(settingsPath, settings) {
 /**
  * Starts code-server on 127.0.0.1 (on `port`, or a free one) with a throwaway profile and waits
  * until it answers.
- * `log` receives its output lines. Returns its origin, port and `stop()`.
+ * `log` receives its output lines. `vsixFiles` are installed into the profile first, as a user's
+ * `--install-extension` does. Returns its origin, port and `stop()`.
  */
-export async function startCodeServer({ folder, port, settings = {}, log = () => {}, timeoutMs = 60_000 }) {
+export async function startCodeServer({ folder, port, settings = {}, vsixFiles = [], log = () => {}, timeoutMs = 60_000 }) {
   const entry = ensureCodeServer();
   port ??= await freePort();
   const profile = mkdtempSync(join(tmpdir(), 'attention-lens-code-server-'));
+  const tmp = join(profile, 'tmp');
+  mkdirSync(tmp);
   const settingsPath = join(profile, 'user-data', 'User', 'settings.json');
   writeUserSettings(settingsPath, settings);
+  const profileDirs = ['--user-data-dir', join(profile, 'user-data'), '--extensions-dir', join(profile, 'extensions')];
+  for (const vsix of vsixFiles) {
+    runOrThrow(process.execPath, [entry, '--install-extension', vsix, ...profileDirs], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
   const child = spawnGroup(process.execPath, [
     entry,
     '--auth', 'none',
@@ -154,14 +161,14 @@ export async function startCodeServer({ folder, port, settings = {}, log = () =>
     '--disable-telemetry',
     '--disable-update-check',
     '--disable-workspace-trust',
-    '--user-data-dir', join(profile, 'user-data'),
-    '--extensions-dir', join(profile, 'extensions'),
+    ...profileDirs,
     '--config', join(profile, 'config.yaml'),
     folder,
   ], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    // An empty gallery turns the marketplace off: no queries to open-vsx.org at run time.
-    env: { ...process.env, EXTENSIONS_GALLERY: '{}' },
+    // An empty gallery turns the marketplace off: no queries to open-vsx.org at run time. Its
+    // sockets and temporary files go into the profile, so that stop() removes them too.
+    env: { ...process.env, EXTENSIONS_GALLERY: '{}', TMPDIR: tmp },
   });
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding('utf8');

@@ -2,14 +2,15 @@
 // with code-server's `--install-extension` into the extensions folder of a fresh code-server, and
 // runs test/package/package.test.ts in that editor's extension host — against the installed copy,
 // not the repository (the extension under development is an empty carrier, test/package/carrier).
+// Then, in a second fresh code-server with only the .vsix, clicks through the Getting Started
+// walkthrough (test/package/walkthrough.mjs).
 // Ends with `package (…): N passed, N failed`; non-zero exit on any failure.
 import * as esbuild from 'esbuild';
 import { rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { buildVsix } from '../../scripts/package.mjs';
-import { ensureCodeServer } from '../../scripts/lib/code-server.mjs';
-import { runOrThrow } from '../../scripts/lib/system.mjs';
 import { runInCodeServer } from '../runner/code-server-host.mjs';
+import { checkWalkthrough } from './walkthrough.mjs';
 import { paths } from '../runner/paths.mjs';
 
 const SUMMARY_PREFIX = 'integration summary:';
@@ -34,16 +35,6 @@ async function buildTests() {
   });
 }
 
-/** Installs the .vsix the way a user's `code --install-extension` does, into the server's profile. */
-function installInto(server, vsix) {
-  // startCodeServer keeps the profile as PROFILE/user-data/User/settings.json and PROFILE/extensions.
-  const profile = dirname(dirname(dirname(server.settingsPath)));
-  runOrThrow(process.execPath, [
-    ensureCodeServer(), '--install-extension', vsix,
-    '--extensions-dir', join(profile, 'extensions'), '--user-data-dir', join(profile, 'user-data'),
-  ], { stdio: ['ignore', 'inherit', 'inherit'] });
-}
-
 async function main() {
   const started = Date.now();
   const vsix = buildVsix({ quiet: true });
@@ -54,7 +45,7 @@ async function main() {
     timeoutMs,
     extensionPath: join(paths.repoRoot, 'test', 'package', 'carrier'),
     testsPath: join(outDir, 'index.js'),
-    prepare: (server) => installInto(server, vsix),
+    vsixFiles: [vsix],
     onLine: (line) => {
       if (line.startsWith(SUMMARY_PREFIX)) summary = JSON.parse(line.slice(SUMMARY_PREFIX.length));
       else console.log(line);
@@ -62,11 +53,16 @@ async function main() {
   });
   if (!summary) {
     console.error(`the extension host exited (code ${code}) without reporting test results`);
-    return 1;
+    summary = { passed: 0, failed: 1 };
+  } else if (code !== 0 && summary.failed === 0) {
+    summary.failed = 1;
   }
+  const walkthrough = await checkWalkthrough({ vsix, onLine: (line) => console.log(line) });
+  const passed = summary.passed + walkthrough.passed;
+  const failed = summary.failed + walkthrough.failed;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`package (installed .vsix in code-server, ${seconds} s): ${summary.passed} passed, ${summary.failed} failed`);
-  return code === 0 && summary.failed === 0 ? 0 : 1;
+  console.log(`package (installed .vsix in code-server, ${seconds} s): ${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
 }
 
 main().then(

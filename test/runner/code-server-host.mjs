@@ -11,15 +11,13 @@ import { paths } from './paths.mjs';
  * Runs the suite; `onLine` receives each line of the tests' output. Resolves to the extension
  * host's exit code; rejects when the run cannot start or exceeds `timeoutMs`. By default the
  * extension under development is this repository and the tests are the integration suite;
- * `prepare(server)` runs once the server answers, before the workbench opens (e.g. to install a
- * .vsix into its extensions folder).
+ * `vsixFiles` are installed into the editor before it starts.
  */
-export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths.repoRoot, testsPath = paths.integrationEntry, prepare }) {
+export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths.repoRoot, testsPath = paths.integrationEntry, vsixFiles = [] }) {
   const serverLog = [];
-  const server = await startCodeServer({ folder: paths.examples, log: (line) => serverLog.push(line) });
+  const server = await startCodeServer({ folder: paths.examples, vsixFiles, log: (line) => serverLog.push(line) });
   let browser;
   try {
-    await prepare?.(server);
     browser = await launchChromium();
     const page = await browser.newPage();
     const exitCode = new Promise((resolve) => page.exposeFunction('codeAutomationExit', resolve));
