@@ -47,20 +47,17 @@ function exactValue(view: MatrixView | null, row: number, col: number): number |
   return r >= 0 && c >= 0 && r < view.rows && c < view.cols ? view.data[r * view.cols + c] : undefined;
 }
 
-/** `query i (token) → key j (token): score, scaled, mask, weight` for every attention-shaped map. */
-function attentionTooltip(head: HeadView, data: PanelData, label: string): (cell: Cell) => string {
+/**
+ * `query i (token) → key j (token): score, scaled, mask, weight` for every attention-shaped map;
+ * a gradient map (dA, dS) adds its own value. A pooled cell names its block and the map's value.
+ */
+function attentionTooltip(head: HeadView, data: PanelData, label: string, gradient: boolean): (cell: Cell) => string {
   const { query, key } = axes(data);
   return (cell) => {
     if (!cell.exact) return `${blockText(cell, query, key)}: ${label} ${num(cell.value)}`;
-    const at = (view: MatrixView | null) => exactValue(view, cell.row, cell.col);
-    const mask = head.mask ? num(at(head.mask) ?? NaN) : 'none';
-    const parts = [
-      `score ${num(at(head.scores) ?? NaN)}`,
-      `scaled ${num(at(head.scaled) ?? NaN)}`,
-      `mask ${mask}`,
-      `weight ${num(at(head.weights) ?? NaN)}`,
-    ];
-    if (label !== 'score' && label !== 'scaled' && label !== 'mask' && label !== 'weight' && label !== 'masked') parts.push(`${label} ${num(cell.value)}`);
+    const at = (view: MatrixView | null) => num(exactValue(view, cell.row, cell.col) ?? NaN);
+    const parts = [`score ${at(head.scores)}`, `scaled ${at(head.scaled)}`, `mask ${head.mask ? at(head.mask) : 'none'}`, `weight ${at(head.weights)}`];
+    if (gradient) parts.push(`${label} ${num(cell.value)}`);
     return `${named('query', cell.row, query.tokens)} → ${named('key', cell.col, key.tokens)}: ${parts.join(', ')}`;
   };
 }
@@ -161,7 +158,7 @@ function headTitle(head: number, data: PanelData, view: HeadView): string {
 function attentionCard(context: ViewContext, head: number, key: 'scores' | 'scaled' | 'masked' | 'weights' | 'dA' | 'dS', view: MatrixView, text: { title: string; formula?: string; reading?: string }): HeatmapCard {
   const headView = context.result.heads[head];
   const { query, key: keyAxis } = axes(context.data);
-  const label = key === 'masked' ? 'masked' : key === 'scores' ? 'score' : key === 'weights' ? 'weight' : key;
+  const label = key === 'scores' ? 'score' : key === 'weights' ? 'weight' : key;
   const spec: HeatmapSpec = {
     id: `h${head + 1}-${key}`,
     key,
@@ -170,7 +167,7 @@ function attentionCard(context: ViewContext, head: number, key: 'scores' | 'scal
     rows: query,
     cols: keyAxis,
     scale: key === 'weights' ? 'weights' : 'values',
-    describe: attentionTooltip(headView, context.data, label),
+    describe: attentionTooltip(headView, context.data, label, key === 'dA' || key === 'dS'),
     ...text,
   };
   return heatmapCard(spec, context);

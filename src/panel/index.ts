@@ -41,7 +41,9 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
   let bottom: WebviewSession | undefined;
 
   const adopt = (webviewPanel: vscode.WebviewPanel): WebviewSession => {
-    const session = new WebviewSession(webviewPanel.webview, 'panel', deps);
+    const session = new WebviewSession(webviewPanel.webview, 'panel', deps, (title) => {
+      webviewPanel.title = `Attention: ${title}`;
+    });
     panel = { webviewPanel, session };
     webviewPanel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'attention.svg');
     webviewPanel.onDidDispose(() => {

@@ -49,6 +49,8 @@ export class WebviewSession implements vscode.Disposable {
     readonly webview: vscode.Webview,
     readonly mode: WebviewMode,
     private readonly deps: SessionDeps,
+    /** Told the title of each problem shown (the panel's tab shows it). */
+    private readonly onTitle: (title: string) => void = () => {},
   ) {
     webview.options = webviewOptions(deps.extensionUri);
     webview.html = panelHtml({
@@ -83,6 +85,7 @@ export class WebviewSession implements vscode.Disposable {
       result: problemRun?.result,
       message: problemRun?.error ?? (run ? undefined : 'This file has not been read yet: run attention on it.'),
     });
+    this.onTitle(data.title);
     this.post({ type: 'data', data, ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}) });
     this.focusHead = undefined;
   }

@@ -165,6 +165,7 @@ describe('attention panel in Chromium', function () {
     const gradients = fixture.results[0].heads[0].gradients!;
     assert.deepEqual(await heatmapCards(panel), ['card-h1-dS', 'card-h1-dA', 'card-h1-dQ', 'card-h1-dK', 'card-h1-dV']);
     for (const key of ['dS', 'dA', 'dQ', 'dK', 'dV'] as const) assert.deepEqual(await heatmapZ(panel.page, `card-h1-${key}`), asZ(gradients[key]), key);
+    assert.match(await hoverCell(panel.page, 'card-h1-dS', 1, 0), new RegExp(`^query 2 \\(am\\) → key 1 \\(I\\): score .*, weight .*, dS ${num(gradients.dS.data[4]).replace(/[.-]/g, '\\$&')}$`));
 
     await panel.rendered(() => panel!.page.click('vscode-button[data-view="checks"]'));
     const checks = await panel.page.$$eval('table.checks tbody tr', (rows) => rows.map((row) => Array.from(row.children, (cell) => cell.textContent)));
