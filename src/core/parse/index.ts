@@ -6,7 +6,7 @@ import { readLiteral } from './literal';
 import { classifyName, type NameMeaning } from './names';
 
 export { LineIndex, cellAtOffset } from './lineIndex';
-export { classifyName, normalizeName, roleLabel } from './names';
+export { roleLabel } from './names';
 
 // The file reader: finds every `NAME = LITERAL` (also `:=`, `:`, LaTeX `&=`, JSON `"NAME":`),
 // every `attention:` directive, and groups them into problems. Linear in the text: each

@@ -113,6 +113,6 @@ export class MatrixBuilder {
   }
 }
 
-export function plural(count: number, one: string, many: string): string {
+function plural(count: number, one: string, many: string): string {
   return count === 1 ? one : many;
 }

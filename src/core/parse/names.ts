@@ -77,7 +77,7 @@ const TOKEN_ALIASES: Record<string, boolean> = {
 const PER_HEAD: Record<string, Role> = { wq: 'WQ', wk: 'WK', wv: 'WV' };
 
 /** `W^{Q}` → `wq`, `\mathbf{W}_{K}` → `wk`, `"key_padding_mask"` → `keypaddingmask`. */
-export function normalizeName(name: string): string {
+function normalizeName(name: string): string {
   return name
     .replace(/\\(?:mathbf|mathrm|mathit|boldsymbol|bm|operatorname|text)\b/g, '')
     .replace(/[\s_^{}\\"'`]/g, '')

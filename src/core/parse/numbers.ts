@@ -50,7 +50,7 @@ const CH_BACKSLASH = 92;
 const CH_QUOTE = 34;
 const CH_APOSTROPHE = 39;
 
-export function isDigit(code: number): boolean {
+function isDigit(code: number): boolean {
   return code >= 48 && code <= 57;
 }
 
