@@ -26,6 +26,11 @@ const caseFlag = process.argv.indexOf('--case');
 /** Only the cases whose name contains this text (e.g. `--case 4096`). */
 const CASE_FILTER = caseFlag === -1 ? '' : process.argv[caseFlag + 1];
 const D_K = 64;
+/**
+ * Pause before each timed run: OpenBLAS's threads spin for a while after numpy returns, and would
+ * take the cores from whatever runs next (the fast path's threads run at nice 10, below them).
+ */
+const SETTLE_MS = 250;
 
 interface Case {
   name: string;
@@ -177,6 +182,7 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
       const [name, run] = implementations[(round + k) % implementations.length];
       if (name === 'reference' && round >= REFERENCE_ROUNDS) continue;
       gc();
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
       samples[name].push(await run());
     }
   }
