@@ -26,6 +26,26 @@ const WRAPPER_FUNCTIONS = new Set(['array', 'asarray', 'tensor', 'as_tensor', 'T
 /** `…], dtype=torch.bool)`: a 0/1 literal meant as a boolean mask. */
 const BOOL_DTYPE = /\s*,\s*dtype\s*=\s*[\w.]*bool\b/y;
 
+/**
+ * A transpose right after the literal: numpy/torch `….T`, `.t()`, `.transpose()` after the
+ * wrapper's `)` (the wrapper's other arguments may come first), MATLAB `'` or `.'`, LaTeX
+ * `^T`, `^{T}`, `^\top`, `^{\intercal}`.
+ */
+const TRANSPOSE = /(?:(?:\s*,[^()\n]*)?\s*\)\s*\.(?:T\b|t\(\)|transpose\(\))|\.?'(?![\w'"])|\^\s*(?:\{\s*)?(?:T|\\top|\\intercal)\b(?:\s*\})?)/y;
+
+/** The transpose of a matrix read row-major, with its cell offsets moved along. */
+function transposed(m: { rows: number; cols: number; data: Float64Array }, offsets: Uint32Array): { value: typeof m; cellOffsets: Uint32Array } {
+  const data = new Float64Array(m.data.length);
+  const cellOffsets = new Uint32Array(offsets.length);
+  for (let i = 0; i < m.rows; i++) {
+    for (let j = 0; j < m.cols; j++) {
+      data[j * m.rows + i] = m.data[i * m.cols + j];
+      cellOffsets[j * m.rows + i] = offsets[i * m.cols + j];
+    }
+  }
+  return { value: { rows: m.cols, cols: m.rows, data }, cellOffsets };
+}
+
 interface Definition {
   kind: 'matrix' | 'tokens';
   start: number;
@@ -202,26 +222,33 @@ function readDefinition(
     }
   }
   const builder = literal.matrix;
-  const values = builder.values();
+  let value = { rows: builder.rows, cols: builder.cols, data: builder.values() };
+  let cellOffsets = builder.offsets();
   let boolean = builder.allBoolean && builder.count > 0;
   BOOL_DTYPE.lastIndex = literal.end;
-  if (!boolean && BOOL_DTYPE.test(text) && values.every((value) => value === 0 || value === 1)) boolean = true;
+  if (!boolean && BOOL_DTYPE.test(text) && value.data.every((x) => x === 0 || x === 1)) boolean = true;
+  let end = literal.end;
+  TRANSPOSE.lastIndex = end;
+  if (TRANSPOSE.test(text)) {
+    end = TRANSPOSE.lastIndex;
+    ({ value, cellOffsets } = transposed(value, cellOffsets));
+  }
   const role = meaning.kind === 'matrix' ? meaning.role : undefined;
   const head = meaning.kind === 'matrix' ? meaning.head : undefined;
   const matrix: MatrixDef = {
     name: name.name,
     role,
     ...(head !== undefined ? { head } : {}),
-    value: { rows: builder.rows, cols: builder.cols, data: values },
+    value,
     boolean,
     nameRange: lines.range(name.start, name.end),
-    range: lines.range(name.start, literal.end),
-    cellOffsets: builder.offsets(),
+    range: lines.range(name.start, end),
+    cellOffsets,
   };
   return {
     kind: 'matrix',
     start: name.start,
-    end: literal.end,
+    end,
     key: role === undefined ? undefined : groupKey(role, head),
     matrix,
   };

@@ -44,17 +44,19 @@ export class LineIndex {
 }
 
 /**
- * The cell of a matrix that a text offset falls in (hover maps a position to a cell): the last
- * cell whose entry starts at or before the offset, or -1 before the first one.
+ * The cell of a matrix that a text offset falls in (hover maps a position to a cell): the cell
+ * whose entry starts last at or before the offset, or -1 before every entry. A linear scan, as
+ * a transposed literal (`[…]'`, `np.array(…).T`) lists its offsets out of text order.
  */
 export function cellAtOffset(cellOffsets: Uint32Array, offset: number): number {
-  let low = 0;
-  let high = cellOffsets.length - 1;
-  if (high < 0 || offset < cellOffsets[0]) return -1;
-  while (low < high) {
-    const mid = (low + high + 1) >> 1;
-    if (cellOffsets[mid] <= offset) low = mid;
-    else high = mid - 1;
+  let best = -1;
+  let bestOffset = -1;
+  for (let k = 0; k < cellOffsets.length; k++) {
+    const start = cellOffsets[k];
+    if (start <= offset && start > bestOffset) {
+      best = k;
+      bestOffset = start;
+    }
   }
-  return low;
+  return best;
 }

@@ -135,6 +135,19 @@ describe('reader: notations', () => {
     ]);
   });
 
+  it('transposes: numpy/torch .T, .t(), MATLAB \', LaTeX ^\\top — values and cell offsets move together', () => {
+    const text = "X = np.array([[1, 2, 3], [4, 5, 6]], dtype=float).T\nW_Q = torch.tensor([[1, 0]]).t()\nW_K = [1 2 3]'\ntokens = {'a', 'b', 'c'}\n$W_V = \\begin{bmatrix} 1 & 2 \\end{bmatrix}^{\\top}$";
+    const problem = readOne(text);
+    const X = matrix(problem, 'X');
+    assert.deepEqual(rows(X), [[1, 4], [2, 5], [3, 6]]);
+    assert.deepEqual(X.range, rangeOf(text, 'X = np.array([[1, 2, 3], [4, 5, 6]], dtype=float).T'));
+    assert.equal(cellAtOffset(X.cellOffsets, text.indexOf('4')), 1, 'the 4 is row 0, column 1 of Xᵀ');
+    assert.deepEqual(rows(matrix(problem, 'W_Q')), [[1], [0]]);
+    assert.deepEqual(rows(matrix(problem, 'W_K')), [[1], [2], [3]]);
+    assert.deepEqual(rows(matrix(problem, 'W_V')), [[1], [2]]);
+    assert.deepEqual(problem.tokens, ['a', 'b', 'c'], "a MATLAB string's quote is not a transpose");
+  });
+
   it('cellOffsets map a position back to its cell', () => {
     const text = 'X = [[10, 20],\n     [30, 40]]';
     const X = matrix(readOne(text), 'X');
