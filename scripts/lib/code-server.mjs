@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { ensureDebianPackages, runOrThrow, spawnGroup, stopGroup } from './system.mjs';
+import { atExit, ensureDebianPackages, runOrThrow, spawnGroup, stopGroup } from './system.mjs';
 
 export const CODE_SERVER_VERSION = '4.100.3';
 const repoRoot = resolve(dirname(new URL(import.meta.url).pathname), '../..');
@@ -146,6 +146,7 @@ export async function startCodeServer({ folder, port, settings = {}, vsixFiles =
   const entry = ensureCodeServer();
   port ??= await freePort();
   const profile = mkdtempSync(join(tmpdir(), 'attention-lens-code-server-'));
+  atExit(() => rmSync(profile, { recursive: true, force: true }));
   const tmp = join(profile, 'tmp');
   mkdirSync(tmp);
   const settingsPath = join(profile, 'user-data', 'User', 'settings.json');

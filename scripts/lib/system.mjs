@@ -72,8 +72,16 @@ function killGroup(child, signal) {
   }
 }
 
+const exitTasks = [];
+
+/** Runs `task` (synchronous) when this process exits, however it exits, after its children stop. */
+export function atExit(task) {
+  exitTasks.push(task);
+}
+
 process.on('exit', () => {
   for (const child of started) killGroup(child, 'SIGKILL');
+  for (const task of exitTasks) task();
 });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(signal, () => process.exit(signal === 'SIGINT' ? 130 : 143));

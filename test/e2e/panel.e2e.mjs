@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLens, goToLineEnd, openFile, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, openFile, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -83,8 +83,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
 
   it('runs the worked example from its ▶ Run attention CodeLens and opens the panel', async () => {
     await openFile(page, '01-worked-example.md');
-    await clickCodeLens(page, '▶ Run attention');
-    panel = await webviewFrame(page, 'section.card.heatmap[data-key="weights"]');
+    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'section.card.heatmap[data-key="weights"]');
     const card = weightsCard(panel, 0);
     assert.equal(await card.getAttribute('data-rows'), '3');
     assert.equal(await card.getAttribute('data-cols'), '3');
@@ -114,9 +113,8 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
   it('switches heads on a two-head example', async () => {
     const { heads } = expected['04-multi-head.md'];
     await openFile(page, '04-multi-head.md');
-    await clickCodeLens(page, '▶ Run attention');
     // The panel follows the run: its document may be a new frame now.
-    panel = await webviewFrame(page, 'section.card.heatmap[data-key="weights"][data-rows="4"]');
+    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'section.card.heatmap[data-key="weights"][data-rows="4"]');
     assertMatrixClose(await tableValues(weightsCard(panel, 0)), heads[0].weights, 'A1');
 
     const headControl = panel.locator('vscode-dropdown[data-control="Head"]');

@@ -79,11 +79,27 @@ export async function openFile(page, name) {
   await page.locator('.editor-instance .monaco-editor.focused').waitFor();
 }
 
-/** Clicks the first CodeLens of the active editor whose text contains `text`. */
-export async function clickCodeLens(page, text) {
-  const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).first();
+/** Clicks the first visible CodeLens whose text contains `text`. */
+async function clickCodeLens(page, text) {
+  const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).filter({ visible: true }).first();
   await lens.waitFor({ timeout: 30_000 });
   await lens.click();
+}
+
+/**
+ * Clicks a CodeLens and waits for a webview to show `selector`. CodeLenses are re-rendered when
+ * the extension refreshes them, and a click that lands during the swap is lost — as it would be
+ * for a user, who clicks again; so do we, once, and say so.
+ */
+export async function clickCodeLensUntilWebview(page, text, selector) {
+  await clickCodeLens(page, text);
+  try {
+    return await webviewFrame(page, selector, 45_000);
+  } catch {
+    console.log(`    no webview showed ${selector} after clicking "${text}"; clicking it again`);
+    await clickCodeLens(page, text);
+    return webviewFrame(page, selector, 60_000);
+  }
 }
 
 /**

@@ -10,6 +10,7 @@ import { runInCodeServer } from './code-server-host.mjs';
 import { VSCODE_VERSION } from './electron-host.mjs';
 import { paths, testEnv } from './paths.mjs';
 
+// Printed by test/integration/index.ts when mocha is done.
 const SUMMARY_PREFIX = 'integration summary:';
 const timeoutMs = Number(process.env.ATTENTION_LENS_TEST_TIMEOUT_S ?? 600) * 1000;
 
@@ -70,15 +71,24 @@ async function main() {
   const host = electron.ok ? `VS Code ${VSCODE_VERSION} (@vscode/test-electron, ${electron.why})` : `code-server (${electron.why})`;
   console.log(`integration host: ${host}`);
 
+  // The editor's own start-up log is kept back until the tests start (their first line is
+  // `vscode.version …`), and printed only if they never report.
   let summary;
+  let testsStarted = false;
+  const startupLog = [];
   const onLine = (line) => {
-    if (line.startsWith(SUMMARY_PREFIX)) summary = JSON.parse(line.slice(SUMMARY_PREFIX.length));
-    else console.log(line);
+    // Desktop VS Code may prefix the extension host's lines; look for the markers anywhere.
+    testsStarted ||= line.includes('vscode.version ');
+    const at = line.indexOf(SUMMARY_PREFIX);
+    if (at >= 0) summary = JSON.parse(line.slice(at + SUMMARY_PREFIX.length));
+    else if (testsStarted) console.log(line);
+    else startupLog.push(line);
   };
   const started = Date.now();
   const code = electron.ok ? await runInElectron({ onLine }) : await runInCodeServer({ timeoutMs, onLine });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (!summary) {
+    console.error(startupLog.join('\n'));
     console.error(`the extension host exited (code ${code}) without reporting test results`);
     return 1;
   }
