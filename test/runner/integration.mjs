@@ -56,7 +56,13 @@ async function runInElectron({ onLine }) {
     console.error(`integration tests did not finish within ${timeoutMs / 1000} s`);
     stopGroup(child);
   }, timeoutMs);
-  const code = await new Promise((resolve) => child.once('exit', (exitCode) => resolve(exitCode ?? 1)));
+  const code = await new Promise((resolve) => {
+    child.once('exit', (exitCode) => resolve(exitCode ?? 1));
+    child.once('error', (error) => {
+      console.error(`cannot start ${command}: ${error.message}`);
+      resolve(1);
+    });
+  });
   clearTimeout(timer);
   return code;
 }
