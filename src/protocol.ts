@@ -136,6 +136,8 @@ export type WebviewToHost =
   | { type: 'ready' }
   | { type: 'state'; state: PanelState }
   | { type: 'selectProblem'; problemIndex: number }
+  /** Run the problem shown (it has no result yet, e.g. after a restart). */
+  | { type: 'run'; problemIndex: number }
   | { type: 'reveal'; problemIndex: number; head: number; matrix: MatrixKey; row: number; col: number }
   | { type: 'requestRegion'; requestId: number; problemIndex: number; head: number; matrix: MatrixKey;
       rowStart: number; rowEnd: number; colStart: number; colEnd: number }
@@ -193,7 +195,8 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
       return state && { type: 'state', state };
     }
     case 'selectProblem':
-      return isIndex(raw.problemIndex) ? { type: 'selectProblem', problemIndex: raw.problemIndex } : undefined;
+    case 'run':
+      return isIndex(raw.problemIndex) ? { type: raw.type, problemIndex: raw.problemIndex } : undefined;
     case 'reveal': {
       const { problemIndex, head, matrix, row, col } = raw;
       if (![problemIndex, head, row, col].every(isIndex) || !isOneOf(MATRIX_KEYS, matrix)) return undefined;

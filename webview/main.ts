@@ -181,6 +181,9 @@ async function render(): Promise<void> {
     message.className = 'message';
     message.textContent = current.message ?? 'No result yet.';
     content.append(message);
+    if (!host.standalone && current.problems.length > 0) {
+      content.append(button('Run attention', () => host.post({ type: 'run', problemIndex: current.problemIndex }), { primary: true }));
+    }
     document.body.dataset.rendered = String(generation);
     return;
   }

@@ -2,6 +2,7 @@
 // serializer) and the compact "Attention" view in the bottom panel area (a WebviewView), both
 // following the problem under the cursor and updating when results change.
 import * as vscode from 'vscode';
+import { COMMANDS } from '../features/commandIds';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
 import { WebviewSession, type DtypeRequest, type Log } from './session';
@@ -70,7 +71,13 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
       async deserializeWebviewPanel(webviewPanel: vscode.WebviewPanel, saved: unknown) {
         const session = adopt(webviewPanel);
         const state = parsePanelState(saved);
-        if (state?.uri) session.show(vscode.Uri.parse(state.uri), state.problemIndex);
+        if (!state?.uri) return;
+        const uri = vscode.Uri.parse(state.uri);
+        session.show(uri, state.problemIndex);
+        // After a restart nothing has run yet: compute what the panel showed before.
+        if (!results.get(state.uri)?.runs[state.problemIndex]?.result) {
+          void vscode.commands.executeCommand(COMMANDS.runProblem, uri, state.problemIndex).then(undefined, (error: unknown) => log.warn(`Attention panel: could not re-run after restore: ${String(error)}`));
+        }
       },
     }),
     vscode.window.registerWebviewViewProvider(BOTTOM_VIEW_ID, {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { parseWebviewMessage, type HostToWebview, type PanelState, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
+import { COMMANDS } from '../features/commandIds';
 import type { Results } from '../features/results';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
@@ -122,6 +123,9 @@ export class WebviewSession implements vscode.Disposable {
       case 'selectProblem':
         this.problemIndex = message.problemIndex;
         return this.refresh();
+      case 'run':
+        if (this.uri) await vscode.commands.executeCommand(COMMANDS.runProblem, this.uri, message.problemIndex);
+        return;
       case 'setDtype':
         if (this.uri) this.deps.onDtype({ uri: this.uri, problemIndex: this.problemIndex, dtype: message.dtype });
         return;

@@ -22,6 +22,7 @@ describe('webview → host message validation', () => {
       { type: 'exportHtml' },
       { type: 'state', state: STATE },
       { type: 'selectProblem', problemIndex: 3 },
+      { type: 'run', problemIndex: 0 },
       { type: 'reveal', problemIndex: 0, head: 1, matrix: 'weights', row: 2, col: 0 },
       { type: 'requestRegion', requestId: 7, problemIndex: 0, head: 0, matrix: 'scores', rowStart: 0, rowEnd: 10, colStart: 5, colEnd: 6 },
       { type: 'export', format: 'png', fileName: 'attention-h1-weights.png', base64: 'iVBORw0KGgo=' },
