@@ -62,7 +62,7 @@ const HEAD_GAP = 6;
  * merges identical decorations at one position (equal weights would lose their cells); the thin
  * grey outline keeps the darkest cells visible on dark editor backgrounds.
  */
-export function stripSvg(result: AttentionResult, row: number): string {
+function stripSvg(result: AttentionResult, row: number): string {
   const heads = result.heads.slice(0, MAX_HEADS);
   const keys = heads[0]?.weights.cols ?? 0;
   const width = heads.length * keys * CELL + (heads.length - 1) * HEAD_GAP;
@@ -75,7 +75,7 @@ export function stripSvg(result: AttentionResult, row: number): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${CELL}" viewBox="0 0 ${width} ${CELL}">${cells.join('')}</svg>`;
 }
 
-export function inlineDecorations(document: vscode.TextDocument, run: DocumentRun): vscode.DecorationOptions[] {
+function inlineDecorations(document: vscode.TextDocument, run: DocumentRun): vscode.DecorationOptions[] {
   const decorations: vscode.DecorationOptions[] = [];
   for (const problem of run.parse.problems) {
     const problemRun = run.runs[problem.index];

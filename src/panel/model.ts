@@ -101,7 +101,7 @@ function realisticCost(): CostView {
   return { label: `${REALISTIC.layers} layers × ${REALISTIC.heads} heads, n = ${REALISTIC.queries}, d_model = ${REALISTIC.dModel}, float32`, flops, attentionBytes };
 }
 
-export function problemLabel(problem: Problem): string {
+function problemLabel(problem: Problem): string {
   return problem.name ?? problem.options.name ?? `Problem ${problem.index + 1}`;
 }
 

@@ -31,7 +31,7 @@ export interface SessionDeps {
 }
 
 /** The webview options both surfaces use: scripts on, resources only from dist/ and media/. */
-export function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
+function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
   return {
     enableScripts: true,
     localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist'), vscode.Uri.joinPath(extensionUri, 'media')],
