@@ -59,7 +59,7 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
       const webviewPanel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Attention', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {});
       adopt(webviewPanel);
     } else {
-      panel.webviewPanel.reveal(vscode.ViewColumn.Beside, true);
+      panel.webviewPanel.reveal(panel.webviewPanel.viewColumn, true); // stays where the user put it
     }
     panel!.session.show(uri, problemIndex, head);
   };
