@@ -145,9 +145,10 @@ function writeUserSettings(settingsPath, settings) {
 export async function startCodeServer({ folder, port, settings = {}, vsixFiles = [], log = () => {}, timeoutMs = 60_000 }) {
   const entry = ensureCodeServer();
   port ??= await freePort();
-  const profile = mkdtempSync(join(tmpdir(), 'attention-lens-code-server-'));
+  // Short names: VS Code's IPC sockets live under tmp/, and a socket path has at most 107 bytes.
+  const profile = mkdtempSync(join(tmpdir(), 'attn-cs-'));
   atExit(() => rmSync(profile, { recursive: true, force: true }));
-  const tmp = join(profile, 'tmp');
+  const tmp = join(profile, 't');
   mkdirSync(tmp);
   const settingsPath = join(profile, 'user-data', 'User', 'settings.json');
   writeUserSettings(settingsPath, settings);
