@@ -146,7 +146,7 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
       kvHead,
     };
     for (const row of attend(head, scores, scale, mask, V, control)) {
-      warnings.push(`${describeQuery(spec, row)} (head ${i + 1}) is fully masked: its output row is 0`);
+      warnings.push(fullyMaskedWarning(spec, row, i));
     }
     const undefinedRows = rowsWithNaN(head.weights);
     if (undefinedRows.length > 0) {
@@ -225,6 +225,11 @@ function rowsWithNaN(m: Matrix): number[] {
 export function describeQuery(spec: AttentionSpec, row: number): string {
   const token = spec.tokens?.[row];
   return token === undefined ? `query ${row + 1}` : `query ${row + 1} ${JSON.stringify(token)}`;
+}
+
+/** The warning for a query row no key is left for (`head`: 0-based). Shared by every engine path. */
+export function fullyMaskedWarning(spec: AttentionSpec, row: number, head: number): string {
+  return `${describeQuery(spec, row)} (head ${head + 1}) is fully masked: its output row is 0`;
 }
 
 /** E' = E + ΔE: the input plus the attention output. */

@@ -5,7 +5,7 @@ import { forward, residual, type RunControl } from './attention';
 import { backward } from './backward';
 import { runChecks } from './checks';
 
-export { CancelledError, describeQuery, residual, type RunControl } from './attention';
+export { CancelledError, describeQuery, fullyMaskedWarning, residual, type RunControl } from './attention';
 export { judge, permutationApplies, reversedRows, type Measured } from './checks';
 export { attentionCost, type AttentionCost, type AttentionShape } from './cost';
 export { sinusoidalPositionalEncoding } from './positional';

@@ -9,12 +9,10 @@
 // everything else: the other score functions and the backward pass (`gradients`).
 import type { AttentionResult, AttentionSpec, HeadResult, Matrix } from '../../types';
 import { checkCancelled } from '../attention';
-import { runAttention, type RunControl } from '../index';
-import { addRows, zeros } from '../kernels';
-import { requireShape } from '../masks';
+import { attentionCost, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
 import { Arena, MAX_BYTES } from './arena';
 import { fastChecks } from './checks';
-import { planCost, planRun, writeAttn, type RunPlan } from './plan';
+import { planRun, planShape, writeAttn, type RunPlan } from './plan';
 import { kernelsModule, threadPool } from './pool';
 
 export interface FastForward {
@@ -60,7 +58,7 @@ export function referenceOnly(spec: AttentionSpec): string | undefined {
 export async function runAttentionFast(spec: AttentionSpec, control: FastControl = {}): Promise<AttentionResult> {
   const started = performance.now();
   checkCancelled(control); // the kernels cannot stop midway: a run cancelled while queued never starts
-  const small = (plan: RunPlan): boolean => planCost(spec, plan).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
+  const small = (plan: RunPlan): boolean => attentionCost(planShape(spec, plan)).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
   const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, control.recycle, small) : undefined;
   if (!pass) return runAttention(spec, control);
   const result: AttentionResult = {
@@ -129,7 +127,7 @@ export async function forwardFast(
   const warnings: string[] = [];
   const heads = plan.heads.map((head, i): HeadResult => {
     arena.bytes(head.rowFlags).forEach((flag, row) => {
-      if (flag) warnings.push(`${describeQuery(spec, row)} (head ${i + 1}) is fully masked: its output row is 0`);
+      if (flag) warnings.push(fullyMaskedWarning(spec, row, i));
     });
     const square = head.scores && arena.view(head.scores);
     const scaled = head.scaled ? arena.view(head.scaled) : square;
@@ -157,17 +155,3 @@ export async function forwardFast(
   };
 }
 
-/** E' = E + ΔE, with the reference's errors. */
-function residual(input: Matrix | undefined, output: Matrix): Matrix {
-  if (!input) throw new RangeError('the residual E + ΔE needs the input X');
-  requireShape(output, input.rows, input.cols, 'the output (for the residual)');
-  const out = zeros(input.rows, input.cols, output.data instanceof Float32Array ? 'float32' : 'float64');
-  addRows(out, input, output);
-  return out;
-}
-
-/** "query 2 "love"": 1-based, with the token when there is one (as the reference words it). */
-function describeQuery(spec: AttentionSpec, row: number): string {
-  const token = spec.tokens?.[row];
-  return token === undefined ? `query ${row + 1}` : `query ${row + 1} ${JSON.stringify(token)}`;
-}

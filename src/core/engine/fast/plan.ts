@@ -3,7 +3,7 @@
 // kernel calls the threads execute. Shapes are checked as the plan is made; a spec that does not
 // fit returns undefined and the caller lets the reference engine report it.
 import type { AttentionSpec, DType, Matrix } from '../../types';
-import { attentionCost, type AttentionCost } from '../cost';
+import type { AttentionShape } from '../cost';
 import { scoreScale } from '../scores';
 import { sinusoidalPositionalEncoding } from '../positional';
 import { ArenaPlan, bytesOf, type Block, type MatrixBlock } from './arena';
@@ -212,10 +212,10 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   };
 }
 
-/** What the run costs, as the reference's checks count it. */
-export function planCost(spec: AttentionSpec, plan: RunPlan): AttentionCost {
+/** The run's shape, as the reference's checks and cost report describe it. */
+export function planShape(spec: AttentionSpec, plan: RunPlan): AttentionShape {
   const head = plan.heads[0];
-  return attentionCost({
+  return {
     queries: head.Q.rows,
     keys: head.K.rows,
     dModel: plan.input?.cols ?? 0,
@@ -226,7 +226,7 @@ export function planCost(spec: AttentionSpec, plan: RunPlan): AttentionCost {
     dtype: plan.dtype,
     projections: plan.projected,
     outputProjection: plan.hasOutputProjection,
-  });
+  };
 }
 
 /** Writes a head's Attn struct (the scale as float64, then the int32 fields). */
