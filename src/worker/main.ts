@@ -1,45 +1,65 @@
 // The worker thread: every attention computation runs here, never on the extension host's thread.
 // Requests are handled one at a time, in arrival order; each can be cancelled through its shared
 // flag while it runs (between heads / row blocks) or while it waits in the queue.
+//
+// Fast results are views on their run's shared WebAssembly memory and reach the host shared, not
+// copied (transfer.ts). So a memory, once posted, is never written again: the host may read it
+// for as long as it keeps the result. What saves the next run its page faults instead is a spare
+// memory of the last run's size, faulted in while the worker idles (SpareMemory), which the next
+// run takes as `recycle`. Copying results out to reuse the posted memory was measured slower: the
+// copy's fresh pages fault just the same, on one thread.
 import { parentPort } from 'node:worker_threads';
 import { CancelledError } from '../core/engine';
-import { runAttentionFast } from '../core/engine/fast';
+import { type FastControl, memoryBytesOf, runAttentionFast, SpareMemory } from '../core/engine/fast';
 import type { AttentionResult, AttentionSpec } from '../core/types';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse } from '../protocol';
 import { transferablesOf } from './transfer';
 
-type Control = { isCancelled: () => boolean };
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
  * reference `runAttention`. Swapping engines (sync or async) is this one line. */
-const compute: (spec: AttentionSpec, control: Control) => AttentionResult | Promise<AttentionResult> =
+const compute: (spec: AttentionSpec, control: FastControl) => AttentionResult | Promise<AttentionResult> =
   runAttentionFast;
+
+/** Larger runs get no spare: the worker would hold that much memory idle. */
+const MAX_SPARE_BYTES = 256 * 2 ** 20;
+/** Pages faulted in per turn of the event loop, so a request arriving meanwhile waits little. */
+const TOUCH_SLICE_BYTES = 4 * 2 ** 20;
 
 const port = parentPort;
 if (!port) throw new Error('src/worker/main.ts must run inside a worker thread');
 
+let spare: SpareMemory | undefined;
 let queue: Promise<void> = Promise.resolve();
 port.on('message', (request: WorkerRequest) => {
   queue = queue.then(() => handle(request));
 });
 
 async function handle(request: WorkerRequest): Promise<void> {
-  const control: Control = { isCancelled: () => Atomics.load(request.cancelFlag, 0) !== 0 };
+  const control = { isCancelled: () => Atomics.load(request.cancelFlag, 0) !== 0 };
+  let spareBytes = 0;
   try {
     const outcomes: WorkerProblemOutcome[] = [];
     for (const { index, spec } of request.problems) {
       if (control.isCancelled()) throw new CancelledError();
+      const taken = takeSpare();
+      let result: AttentionResult | undefined;
       try {
-        const result = await compute(spec, control);
+        result = await compute(spec, { ...control, recycle: taken?.handle });
         // The fast path cannot stop inside its kernels: a run superseded meanwhile is dropped here.
         if (control.isCancelled()) throw new CancelledError();
         outcomes.push({ index, result });
+        spareBytes = Math.max(spareBytes, memoryBytesOf(result.output));
       } catch (error) {
         if (error instanceof CancelledError) throw error;
         outcomes.push({ index, error: messageOf(error) });
+      } finally {
+        // Not taken after all (the reference engine ran, or the spare was too small): keep it.
+        if (taken && !(result && taken.holds(result.output))) keepSpare(taken);
       }
     }
     const response: WorkerResponse = { type: 'result', id: request.id, outcomes };
     port!.postMessage(response, transferablesOf(outcomes));
+    if (spareBytes > (spare?.bytes ?? 0) && spareBytes <= MAX_SPARE_BYTES) keepSpare(new SpareMemory(spareBytes));
   } catch (error) {
     const response: WorkerResponse =
       error instanceof CancelledError
@@ -47,6 +67,23 @@ async function handle(request: WorkerRequest): Promise<void> {
         : { type: 'failed', id: request.id, error: messageOf(error) };
     port!.postMessage(response);
   }
+}
+
+/** The spare memory, if any, for the run about to start: from now on it is that run's alone. */
+function takeSpare(): SpareMemory | undefined {
+  const taken = spare;
+  spare = undefined;
+  return taken;
+}
+
+/** Makes `memory` the spare and faults in its pages, a slice per turn, until done or taken. */
+function keepSpare(memory: SpareMemory): void {
+  spare = memory;
+  const touchSome = (): void => {
+    // Once a run has taken it, the memory holds that run's numbers: stop touching.
+    if (spare === memory && memory.touch(TOUCH_SLICE_BYTES)) setImmediate(touchSome);
+  };
+  setImmediate(touchSome);
 }
 
 function messageOf(error: unknown): string {

@@ -1,6 +1,8 @@
-// Results travel from the worker to the host by transfer, not copy: every matrix's ArrayBuffer
-// moves with the message. A buffer may back several views, and a transfer list must not name one
-// twice, so buffers are collected in a set.
+// Results travel from the worker to the host without a copy: a matrix on an ArrayBuffer (the
+// reference engine's, a residual) is transferred with the message; one on a fast run's shared
+// WebAssembly memory is shared, and the worker never writes that memory again (main.ts). A
+// buffer may back several views, and a transfer list must not name one twice, so buffers are
+// collected in a set.
 
 export function transferablesOf(value: unknown): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();

@@ -5,6 +5,8 @@
 import type { DType, Matrix } from '../../types';
 
 const PAGE = 65536;
+/** The operating system's page: the unit a first touch faults in. */
+const OS_PAGE = 4096;
 /** Every block starts on a cache line (and on a 16-byte SIMD boundary). */
 const ALIGN = 64;
 
@@ -92,5 +94,51 @@ export class Arena {
 
   bytes(block: Block): Uint8Array {
     return new Uint8Array(this.buffer, block.offset, block.bytes);
+  }
+}
+
+/** Bytes of the memory a fast result's matrix views (0 for a matrix of ordinary memory). */
+export function memoryBytesOf(m: Matrix): number {
+  return memories.has(m.data.buffer) ? m.data.buffer.byteLength : 0;
+}
+
+/**
+ * A fresh memory for a later run, its pages faulted in ahead of time, a slice per `touch` call so
+ * the caller can do it while idle and stop when a run arrives. The run takes it as `recycle:
+ * spare.handle` and pays no page faults, while no memory a caller has been given is reused.
+ */
+export class SpareMemory {
+  /** What a run takes as `recycle` (a view of no elements on the memory). */
+  readonly handle: { output: Matrix };
+  private readonly pages: Uint8Array;
+  private touched = 0;
+
+  constructor(bytes: number) {
+    const pages = Math.ceil(bytes / PAGE);
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
+    memories.set(memory.buffer, memory);
+    this.pages = new Uint8Array(memory.buffer);
+    this.handle = { output: { rows: 0, cols: 0, data: new Float64Array(memory.buffer, 0, 0) } };
+  }
+
+  /** Whether `m` (a run's matrix) lives in this memory: the run took it. */
+  holds(m: Matrix): boolean {
+    return m.data.buffer === this.pages.buffer;
+  }
+
+  get bytes(): number {
+    return this.pages.length;
+  }
+
+  /**
+   * Faults in the pages of up to `bytes` more bytes (a write of 0 to each: a fresh page reads as 0,
+   * but only a write maps it). Returns false once every page is in. Never call it while a run has
+   * the handle: the run's numbers would be overwritten.
+   */
+  touch(bytes: number): boolean {
+    const end = Math.min(this.pages.length, this.touched + bytes);
+    for (let p = this.touched; p < end; p += OS_PAGE) this.pages[p] = 0;
+    this.touched = end;
+    return end < this.pages.length;
   }
 }

@@ -11,6 +11,8 @@ import type { AttentionResult, AttentionSpec, HeadResult, Matrix } from '../../t
 import { checkCancelled } from '../attention';
 import { attentionCost, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
 import { Arena, MAX_BYTES } from './arena';
+
+export { memoryBytesOf, SpareMemory } from './arena';
 import { fastChecks } from './checks';
 import { planRun, planShape, writeAttn, type RunPlan } from './plan';
 import { kernelsModule, threadPool } from './pool';
@@ -32,8 +34,9 @@ export interface FastControl extends RunControl {
   /** Problems smaller than this (FLOPs) run on the reference engine; default 2e6, 0: never. */
   referenceBelowFlops?: number;
   /**
-   * An earlier fast result the caller no longer reads (e.g. the run this one replaces): its
-   * memory is reused and its matrices are overwritten. Saves the page faults of fresh n×n memory.
+   * An earlier fast result the caller no longer reads (e.g. the run this one replaces), or a
+   * `SpareMemory`'s handle: its memory is reused (when large enough) and overwritten. Saves the
+   * page faults of fresh n×n memory.
    */
   recycle?: { output: Matrix };
 }
