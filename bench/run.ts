@@ -3,8 +3,9 @@
 // alternating round by round; medians are quoted (this machine's timings drift ±20–30%).
 // Every implementation does the same work: the forward pass with scores, scaled scores, weights
 // and output of every head kept (the panel shows them all); the checks are not timed.
-// Then: the event-loop delay of a host thread while a worker runs a 4096-token problem, and the
-// reader/panel benchmarks (bench/reader.ts, bench/panel.ts) when present.
+// Then: the event-loop delay of a host thread while a worker runs a 4096-token problem, the
+// latency through the real worker client (bench/latency.ts), and the reader/panel benchmarks
+// (bench/reader.ts, bench/panel.ts) when present.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -16,6 +17,8 @@ import { forward } from '../src/core/engine/attention';
 import { attentionCost } from '../src/core/engine/cost';
 import { forwardFast } from '../src/core/engine/fast/index';
 import type { AttentionSpec, DType, Matrix } from '../src/core/types';
+import { random } from './inputs';
+import type { Latency } from './latency';
 
 const json = process.argv.includes('--json');
 const roundsFlag = process.argv.indexOf('--rounds');
@@ -52,17 +55,6 @@ const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 const log = (line: string): void => {
   if (!json) console.log(line);
 };
-
-/** Uniform in [−spread, spread), from a fixed seed: the same inputs on every run. */
-function random(rows: number, cols: number, seed: number, spread: number): Matrix {
-  let s = seed >>> 0;
-  const data = new Float64Array(rows * cols);
-  for (let p = 0; p < data.length; p++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    data[p] = (s / 2 ** 32 - 0.5) * 2 * spread;
-  }
-  return { rows, cols, data };
-}
 
 function specOf(c: Case): { spec: AttentionSpec; inputs: Record<string, Matrix> } {
   const options = { heads: c.heads ?? 1, score: 'scaled_dot' as const, dtype: c.dtype };
@@ -252,7 +244,7 @@ async function eventLoopDelay(): Promise<Record<string, number>> {
   };
 }
 
-/** bench/reader.ts or bench/panel.ts (written by their owners) with --json, when present. */
+/** bench/latency.ts, bench/reader.ts or bench/panel.ts (the last two written by their owners) with --json, when present. */
 function companion(name: string, needsBuild = false): unknown {
   const file = join(__dirname, `${name}.ts`);
   if (!existsSync(file)) return undefined;
@@ -302,11 +294,15 @@ async function main(): Promise<void> {
       `max ${eventLoop.worst_max_ms} ms (median of maxima ${eventLoop.median_max_ms} ms), p99 ${eventLoop.median_p99_ms} ms; ` +
       `idle, no run: max ${eventLoop.idle_max_ms} ms`,
   );
+  const latency = companion('latency') as { cases?: Latency[] } | undefined;
+  for (const row of latency?.cases ?? []) {
+    log(`${row.name}: ${row.median_ms} ms (worker round trip ${row.round_trip_ms} ms, compute ${row.compute_ms} ms)`);
+  }
   const reader = companion('reader');
   const panel = companion('panel', true); // renders dist/webview.js in Chromium
   if (reader !== undefined) log(`reader: ${JSON.stringify(reader)}`);
   if (panel !== undefined) log(`panel: ${JSON.stringify(panel)}`);
-  const report = { machine: { ...machine, loadAverageAtEnd: loadavg().map(round2) }, cases, event_loop: eventLoop, reader, panel };
+  const report = { machine: { ...machine, loadAverageAtEnd: loadavg().map(round2) }, cases, event_loop: eventLoop, latency, reader, panel };
   if (json) console.log(JSON.stringify(report));
 }
 
