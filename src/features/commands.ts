@@ -136,8 +136,13 @@ function firstSucceeded(outcome: RunOutcome): number | undefined {
   return index >= 0 ? index : undefined;
 }
 
+/**
+ * The editor a command acts on. When focus is elsewhere (the panel, a walkthrough, the Problems
+ * view) there is no active text editor, yet the user still sees their file: use the visible one.
+ */
 function activeEditor(): vscode.TextEditor {
-  const editor = vscode.window.activeTextEditor;
+  const editor =
+    vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((visible) => isSupported(visible.document));
   if (!editor) throw new Error('Open a file first.');
   return editor;
 }
