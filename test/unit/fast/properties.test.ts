@@ -9,16 +9,27 @@ import { attentionOutputFast, runAttentionFast } from '../../../src/core/engine/
 import type { AttentionSpec, DType, Matrix } from '../../../src/core/types';
 import { assertMatrixClose } from '../engine/fixtures';
 
-/** float64 agrees to 1e-12 of each entry plus the matrix's scale, float32 to 1e-5. */
-const TOLERANCE: Record<DType, number> = { float64: 1e-12, float32: 1e-5 };
+/**
+ * float64 agrees to 1e-12 of each entry plus the matrix's scale, float32 to 1e-5 — as against the
+ * fixtures — for sums of up to 64 terms. The fast path accumulates float32 in float32 (as torch
+ * does) while the reference accumulates in float64, so their float32 gap grows with the length of
+ * the longest sum like a random walk of rounding errors: √(n/64) (seen: 6.5e-5 at 204 keys).
+ */
+function tolerance(spec: AttentionSpec): number {
+  if (spec.options.dtype === 'float64') return 1e-12;
+  const source = spec.X ?? spec.Q;
+  const keys = (spec.K ?? spec.context ?? source)?.rows ?? 1;
+  const longestSum = Math.max(keys, source?.cols ?? 1);
+  return 1e-5 * Math.sqrt(Math.max(1, longestSum / 64));
+}
 /** These problems are small: make the fast path take them (it hands small problems to the reference). */
 const ALWAYS_FAST = { referenceBelowFlops: 0 };
 
 /** `expected` null: `actual` must be null too (a head without a mask). */
-function assertClose(actual: Matrix | null, expected: Matrix | null, dtype: DType, label: string): void {
+function assertClose(actual: Matrix | null, expected: Matrix | null, spec: AttentionSpec, label: string): void {
   if (expected === null) return assert.equal(actual, null, `${label}: absent`);
   const rows = Array.from({ length: expected.rows }, (_, i) => Array.from(expected.data.subarray(i * expected.cols, (i + 1) * expected.cols)));
-  assertMatrixClose(actual, rows, TOLERANCE[dtype], label);
+  assertMatrixClose(actual, rows, tolerance(spec), label);
 }
 
 function random(rows: number, cols: number, seed: number, spread = 1): Matrix {
@@ -104,14 +115,13 @@ describe('fast path against the reference engine (fast-check)', function () {
       fc.asyncProperty(problem, async (spec) => {
         const reference = runAttention(spec);
         const fast = await runAttentionFast(spec, ALWAYS_FAST);
-        const dtype = spec.options.dtype;
         assert.equal(fast.heads.length, reference.heads.length);
         fast.heads.forEach((head, h) => {
-          for (const key of HEAD_MATRICES) assertClose(head[key], reference.heads[h][key], dtype, `head ${h + 1} ${key}`);
+          for (const key of HEAD_MATRICES) assertClose(head[key], reference.heads[h][key], spec, `head ${h + 1} ${key}`);
           assert.equal(head.kvHead, reference.heads[h].kvHead);
         });
-        assertClose(fast.concat, reference.concat, dtype, 'concat');
-        assertClose(fast.output, reference.output, dtype, 'output');
+        assertClose(fast.concat, reference.concat, spec, 'concat');
+        assertClose(fast.output, reference.output, spec, 'output');
         assert.deepEqual(fast.warnings, reference.warnings);
         assert.equal(fast.checks.rowsSumToOne, reference.checks.rowsSumToOne);
         assert.equal(fast.checks.flops, reference.checks.flops);
@@ -125,7 +135,7 @@ describe('fast path against the reference engine (fast-check)', function () {
       fc.asyncProperty(problem, async (spec) => {
         const reference = runAttention(spec);
         const fast = await attentionOutputFast(spec);
-        assertClose(fast.output, reference.output, spec.options.dtype, 'output');
+        assertClose(fast.output, reference.output, spec, 'output');
         assert.deepEqual(fast.warnings, reference.warnings);
       }),
       { numRuns: 60 },
@@ -139,9 +149,9 @@ describe('fast path against the reference engine (fast-check)', function () {
         const fast = await runAttentionFast(second, { ...ALWAYS_FAST, recycle: earlier });
         const reference = runAttention(second);
         fast.heads.forEach((head, h) => {
-          for (const key of HEAD_MATRICES) assertClose(head[key], reference.heads[h][key], second.options.dtype, `head ${h + 1} ${key}`);
+          for (const key of HEAD_MATRICES) assertClose(head[key], reference.heads[h][key], second, `head ${h + 1} ${key}`);
         });
-        assertClose(fast.output, reference.output, second.options.dtype, 'output');
+        assertClose(fast.output, reference.output, second, 'output');
         assert.deepEqual(fast.warnings, reference.warnings);
       }),
       { numRuns: 30 },
