@@ -133,6 +133,10 @@ export async function hoverCell(page: Page, cardId: string, row: number, col: nu
   if (!area) throw new Error(`no plot area in ${cardId}`);
   const x = area.x + ((col + 0.5) / z[0].length) * area.width;
   const y = area.y + ((row + 0.5) / z.length) * area.height;
+  // Leave the previous cell first: the tooltip of an earlier hover is still showing, and waiting
+  // for "visible" alone would read it before the new hover lands.
+  await page.mouse.move(0, 0);
+  await page.waitForFunction(() => (document.getElementById('tooltip') as HTMLElement).hidden);
   await page.mouse.move(x - 3, y - 3);
   await page.mouse.move(x, y, { steps: 2 });
   await page.waitForFunction(() => !(document.getElementById('tooltip') as HTMLElement).hidden);

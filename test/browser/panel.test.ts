@@ -324,6 +324,8 @@ describe('attention panel in Chromium', function () {
     const outline = await panel.page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
     assert.equal(outline, 'solid');
     await panel.page.keyboard.press('Enter');
+    // The table is built when its <details> opens (the toggle event fires after the key press).
+    await panel.page.waitForFunction(() => document.activeElement?.closest('details')?.querySelector('tr') != null);
     const table = await panel.page.evaluate(() => {
       const details = document.activeElement!.closest('details')!;
       const rows = Array.from(details.querySelectorAll('tr'), (tr) => Array.from(tr.children, (cell) => cell.textContent));
