@@ -11,7 +11,7 @@ export interface ContentSecurity {
 }
 
 /**
- * Nothing runs or loads unless listed: scripts only with this page's nonce (no 'unsafe-eval');
+ * Nothing runs or loads unless listed: scripts only with this page's nonce (eval stays forbidden);
  * 'unsafe-inline' styles only because plotly sets style attributes and injects <style>; data:
  * images because plotly draws heatmaps into a canvas and shows it as a data: <image>, and blob:
  * because plotly's PNG export rasterises its SVG through an object URL.
