@@ -15,7 +15,7 @@ import { Arena, MAX_BYTES } from './arena';
 export { memoryBytesOf, SpareMemory } from './arena';
 import { fastChecks } from './checks';
 import { planRun, planShape, writeAttn, type RunPlan } from './plan';
-import { kernelsModule, threadPool } from './pool';
+import { threadPool } from './pool';
 
 export interface FastForward {
   plan: RunPlan;
@@ -93,12 +93,6 @@ export async function attentionOutputFast(spec: AttentionSpec, control: FastCont
   if (spec.options.residual) out.residual = residual(pass.input, pass.output);
   out.elapsedMs = performance.now() - started;
   return out;
-}
-
-/** Starts the compute threads and compiles the kernels ahead of the first run. */
-export function startFastThreads(): void {
-  kernelsModule();
-  threadPool();
 }
 
 /**

@@ -23,7 +23,7 @@ let compiled: WebAssembly.Module | undefined;
 let pool: ThreadPool | undefined;
 
 /** attention.wasm and fast-thread.js sit next to this module in src/ and next to the bundle in dist/. */
-export function kernelsModule(): WebAssembly.Module {
+function kernelsModule(): WebAssembly.Module {
   compiled ??= new WebAssembly.Module(readFileSync(join(__dirname, 'attention.wasm')));
   return compiled;
 }
