@@ -139,6 +139,12 @@ function render(output: string, outcomes: ProblemOutcome[]): void {
   writeFileSync(output, renderReportHtml(runs, { script, css }));
 }
 
+// `attention-lens run big.md | head` closes the pipe early: that is the reader's choice, not a crash.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (error) {

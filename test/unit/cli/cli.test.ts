@@ -48,6 +48,14 @@ describe('CLI: attention-lens run', function () {
     return file;
   };
 
+  it('stops quietly, exit 0, when the reader of its output closes the pipe early (| head)', () => {
+    const large = join(root, 'examples', 'large', '2048-tokens.py');
+    const pipeline = `"${process.execPath}" "${bundle}" run --json "${large}" | head -c 100 > /dev/null; echo "exit $\{PIPESTATUS[0]}"`;
+    const run = spawnSync('bash', ['-c', pipeline], { encoding: 'utf8', cwd: root });
+    assert.equal(run.stderr, '');
+    assert.equal(run.stdout.trim(), 'exit 0');
+  });
+
   it('reads one problem in five notations (Markdown, Python, LaTeX, MATLAB, JSON) with identical results, equal to the engine on the canonical numbers', () => {
     const files = readdirSync(notations).sort();
     assert.deepEqual(files, ['example.json', 'example.m', 'example.py', 'example.tex', 'note.md']);
