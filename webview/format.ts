@@ -27,11 +27,7 @@ export function flops(value: number): string {
   return `${(value / 1000 ** power).toPrecision(3)} ${SI[power]}FLOP`;
 }
 
-export function bytes(value: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  const power = Math.min(units.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(value, 1)) / 10)));
-  return `${power === 0 ? value : (value / 1024 ** power).toPrecision(3)} ${units[power]}`;
-}
+export { formatBytes as bytes } from '../src/core/format';
 
 /** "query 2 (am)" or "query 2" when there is no token. */
 export function named(kind: string, index: number, tokens?: string[]): string {

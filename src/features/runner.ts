@@ -3,6 +3,7 @@
 // Runs that take longer than a moment show a cancellable progress notification.
 import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
+import { formatBytes } from '../core/format';
 import type { AttentionSpec, DType, Problem, Range } from '../core/types';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
@@ -202,15 +203,3 @@ function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): str
     'Raise that setting or use fewer tokens.'
   );
 }
-
-function formatBytes(bytes: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 && unit > 0 ? 1 : 0)} ${units[unit]}`;
-}
-
