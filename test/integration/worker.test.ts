@@ -36,10 +36,10 @@ describe('worker', () => {
       const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runFile', document.uri);
       const cost = attentionCost({ queries: 4, keys: 4, dModel: 4, dK: 2, dV: 2, heads: 1, dtype: 'float64', outputProjection: false });
       const numbers = cost.totalBytes / 8;
-      assert.ok(cost.totalBytes >= 1000 && cost.totalBytes < 10_000, 'the message below writes this size in KB');
+      assert.ok(cost.totalBytes >= 1024 && cost.totalBytes < 1024 ** 2, 'the message below writes this size in KiB');
       assert.equal(
         outcome?.failures[0]?.error,
-        `problem 1 ("Causal mask") was not run: it would keep ${numbers} numbers (${(cost.totalBytes / 1000).toFixed(1)} KB as float64; 1 head of 4×4 attention), ` +
+        `problem 1 ("Causal mask") was not run: it would keep ${numbers} numbers (${(cost.totalBytes / 1024).toPrecision(3)} KiB as float64; 1 head of 4×4 attention), ` +
           'more than attentionLens.maxMatrixElements = 100. Raise that setting or use fewer tokens.',
       );
       assert.equal(outcome?.run?.runs[0]?.result, undefined);
