@@ -164,7 +164,7 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
   const samples: Record<string, Timing[]> = { numpy: [], reference: [], fast: [], fastFresh: [] };
   const implementations: Array<[string, () => Promise<Timing>]> = [
     ['numpy', () => numpy.ask<Timing>({ op: 'run', case: c.name })],
-    ['fast', () => timed(async () => (previous = (await forwardFast(spec, true, previous)) ?? previous))],
+    ['fast', () => timed(async () => (previous = (await forwardFast(spec, true, { recycle: previous })) ?? previous))],
     ['fastFresh', () => timed(() => forwardFast(spec, true))],
     ['reference', () => timed(() => forward(spec, {}))],
   ];

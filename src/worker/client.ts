@@ -19,8 +19,8 @@ export interface WorkerRun {
   /** Asks the run to stop (it stops at its next check) — what a newer run of the document does. */
   cancel(): void;
   /** Stops the run for sure — what the user's Cancel does: if the worker has not let go of it
-   * after `graceMs` (the WebAssembly kernels do not look at the flag), the worker is restarted
-   * and every other pending run is sent to the new one. */
+   * after `graceMs` (the kernels look at the flag between shares of a call, so only a hung run
+   * takes that long), the worker is restarted and every other pending run is sent to the new one. */
   stop(graceMs: number): void;
 }
 

@@ -44,8 +44,9 @@ async function handle(request: WorkerRequest): Promise<void> {
       const taken = takeSpare();
       let result: AttentionResult | undefined;
       try {
-        result = await compute(spec, { ...control, recycle: taken?.handle });
-        // The fast path cannot stop inside its kernels: a run superseded meanwhile is dropped here.
+        result = await compute(spec, { ...control, cancelFlag: request.cancelFlag, recycle: taken?.handle });
+        // The reference engine checks the flag between row blocks; a run that ends just as it is
+        // superseded is dropped here.
         if (control.isCancelled()) throw new CancelledError();
         outcomes.push({ index, result });
         spareBytes = Math.max(spareBytes, memoryBytesOf(result.output));

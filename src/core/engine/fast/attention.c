@@ -14,7 +14,7 @@ typedef struct {
   int q, ldq, k_packed, v_packed, nq, nk, d, dv; /* K and V packed by pack_* */
   int scores, scaled, mask_out, masked, weights, out, ldo;
   int mask, mask_kind, causal, causal_offset, padding, masked_any;
-  int row_flags, row_sums, scratch, scratch_stride, threads;
+  int row_flags, row_sums, scratch, scratch_stride; /* scratch: one slice per thread */
 } Attn;
 
 static inline float hmax_f32(v128_t v) {

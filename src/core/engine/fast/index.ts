@@ -39,6 +39,12 @@ export interface FastControl extends RunControl {
    * page faults of fresh n×n memory.
    */
   recycle?: { output: Matrix };
+  /**
+   * A shared flag (as the worker's requests carry): once `cancelFlag[0]` is non-zero the compute
+   * threads stop within one share of a kernel call and the run rejects with CancelledError.
+   * `isCancelled` is only consulted before the kernels start.
+   */
+  cancelFlag?: Int32Array;
 }
 
 export interface OutputOnlyResult {
@@ -60,9 +66,9 @@ export function referenceOnly(spec: AttentionSpec): string | undefined {
 /** Drop-in for `runAttention`: same result, computed by the fast kernels where they apply. */
 export async function runAttentionFast(spec: AttentionSpec, control: FastControl = {}): Promise<AttentionResult> {
   const started = performance.now();
-  checkCancelled(control); // the kernels cannot stop midway: a run cancelled while queued never starts
+  checkCancelled(control); // a run cancelled while queued never starts
   const small = (plan: RunPlan): boolean => attentionCost(planShape(spec, plan)).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
-  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, control.recycle, small) : undefined;
+  const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, { ...control, declines: small }) : undefined;
   if (!pass) return runAttention(spec, control);
   const result: AttentionResult = {
     dtype: spec.options.dtype,
@@ -70,7 +76,7 @@ export async function runAttentionFast(spec: AttentionSpec, control: FastControl
     heads: pass.heads,
     concat: pass.concat,
     output: pass.output,
-    checks: await fastChecks(spec, pass, async (other) => (await forwardFast(other, false))?.output),
+    checks: await fastChecks(spec, pass, async (other) => (await forwardFast(other, false, { cancelFlag: control.cancelFlag }))?.output),
     warnings: pass.warnings,
     elapsedMs: 0,
   };
@@ -84,7 +90,7 @@ export async function attentionOutputFast(spec: AttentionSpec, control: FastCont
   const started = performance.now();
   const reason = referenceOnly(spec);
   if (reason) throw new RangeError(`the output-only path does not cover ${reason}`);
-  const pass = await forwardFast(spec, false, control.recycle);
+  const pass = await forwardFast(spec, false, control);
   if (!pass) {
     runAttention(spec); // throws the reference's message for the shapes that do not fit
     throw new RangeError('the output-only path cannot run this problem');
@@ -95,30 +101,30 @@ export async function attentionOutputFast(spec: AttentionSpec, control: FastCont
   return out;
 }
 
+export interface ForwardOptions extends Pick<FastControl, 'recycle' | 'cancelFlag'> {
+  /** Turns the plan down (the caller then runs the reference engine). */
+  declines?: (plan: RunPlan) => boolean;
+}
+
 /**
  * The forward pass on the fast kernels (`materialize` false: output only), or undefined when the
  * spec's shapes do not fit (the reference engine then reports them) or `declines` the plan.
  */
-export async function forwardFast(
-  spec: AttentionSpec,
-  materialize: boolean,
-  recycle?: { output: Matrix },
-  declines: (plan: RunPlan) => boolean = () => false,
-): Promise<FastForward | undefined> {
+export async function forwardFast(spec: AttentionSpec, materialize: boolean, options: ForwardOptions = {}): Promise<FastForward | undefined> {
   const pool = threadPool();
   const plan = planRun(spec, materialize, pool.size);
-  if (!plan || declines(plan)) return undefined;
+  if (!plan || options.declines?.(plan)) return undefined;
   if (plan.arena.totalBytes > MAX_BYTES) {
     const gib = (plan.arena.totalBytes / 2 ** 30).toFixed(1);
     throw new RangeError(`keeping every n×n step of this problem needs ${gib} GiB, more than WebAssembly can address (4 GiB): run it output-only`);
   }
-  const arena = new Arena(plan.arena, plan.dtype, recycle?.output);
+  const arena = new Arena(plan.arena, plan.dtype, options.recycle?.output);
   for (const { block, value } of plan.writes) arena.write(block, value);
   for (const head of plan.heads) {
     writeAttn(arena.buffer, head);
     arena.bytes(head.rowFlags).fill(0); // the kernels only mark fully masked rows
   }
-  await pool.run(arena.memory, plan.phases);
+  await pool.run(arena.memory, plan.phases, options.cancelFlag);
 
   const mask = plan.mask ? arena.view(plan.mask) : null;
   const warnings: string[] = [];

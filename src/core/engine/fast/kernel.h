@@ -3,9 +3,8 @@
 // VLANE0 VEXP VHMAX VHSUM (attention.c). Everything is a loop over row-major storage addressed by
 // raw pointers into the shared memory; nothing here touches the C stack (no arrays, no address-taken locals), because
 // every thread's instance starts with the same stack pointer in the one shared memory.
-// Every export ends in (part, parts) and does the round-robin share `part` of `parts` of its work.
-// fast-thread.js calls each one for several parts in turn rather than once per thread: V8 runs a
-// wasm function's first calls on baseline code and switches to optimised code only between calls.
+// Every export ends in (part, parts) and does the round-robin share `part` of `parts` of its work;
+// the threads claim parts one at a time (fast-thread.js), so any part may run on any thread.
 
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -218,14 +217,14 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts) {
   }
 }
 
-/* Output only, O(n·d) memory: online softmax (FlashAttention) over key blocks of FB. Each thread
-   keeps its tile's scores, running max and running sum in its own scratch slice (parts
-   p, p + threads, … all run on thread p). */
-EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts) {
+/* Output only, O(n·d) memory: online softmax (FlashAttention) over key blocks of FB. The tile's
+   scores, running max and running sum live in the scratch slice of the thread running this part
+   (`thread`, which fast-thread.js passes after every kernel's (part, parts)). */
+EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
   const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
   const T *Q = (const T *)a->q, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *O = (T *)a->out;
-  T *S = (T *)(a->scratch + part % a->threads * a->scratch_stride); /* TR x FB scores of the tile */
+  T *S = (T *)(a->scratch + thread * a->scratch_stride); /* TR x FB scores of the tile */
   T *m = S + TR * FB, *l = m + TR;                        /* running max and sum per row */
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;

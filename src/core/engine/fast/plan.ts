@@ -14,7 +14,7 @@ const ATTN_FIELDS = [
   'q', 'ldq', 'kPacked', 'vPacked', 'nq', 'nk', 'd', 'dv',
   'scores', 'scaled', 'maskOut', 'masked', 'weights', 'out', 'ldo',
   'mask', 'maskKind', 'causal', 'causalOffset', 'padding', 'maskedAny',
-  'rowFlags', 'rowSums', 'scratch', 'scratchStride', 'threads',
+  'rowFlags', 'rowSums', 'scratch', 'scratchStride',
 ] as const;
 export type AttnField = (typeof ATTN_FIELDS)[number];
 const ATTN_BYTES = 8 + 4 * ATTN_FIELDS.length;
@@ -172,7 +172,7 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
       mask: maskIn?.offset ?? 0, maskKind: MASK_KIND[mask?.kind ?? 'none'],
       causal: options.causal ? 1 : 0, causalOffset: options.causal === 'bottom-right' ? keys - queries : 0,
       padding: paddingIn?.offset ?? 0, maskedAny: maskedAny ? 1 : 0,
-      rowFlags: 0, rowSums: 0, scratch: scratch?.offset ?? 0, scratchStride: FLASH_SCRATCH_BYTES, threads,
+      rowFlags: 0, rowSums: 0, scratch: scratch?.offset ?? 0, scratchStride: FLASH_SCRATCH_BYTES,
     };
     const rowFlags = arena.reserve(queries);
     const rowSums = arena.matrix(queries, 1, dtype);

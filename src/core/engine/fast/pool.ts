@@ -1,13 +1,14 @@
 // The compute threads of the fast path: one worker_thread per core, started on first use and
 // kept (unreferenced, so they never keep a process alive) for later runs. A run hands every
-// thread the same program; each does its share of each phase (the kernels split rows by
-// thread index) and they meet at a barrier between phases, so one message per thread per run.
+// thread the same program; the threads share out each phase (fast-thread.js) and meet at a
+// barrier between phases, so one message per thread per run.
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { CancelledError } from '../attention';
 
-/** One kernel call: an export of attention.wasm and its arguments before (thread, threads). */
+/** One kernel call: an export of attention.wasm and its arguments before (part, parts, thread). */
 export interface KernelCall {
   kernel: string;
   args: number[];
@@ -18,6 +19,9 @@ export type Phase = KernelCall[];
 
 /** Beyond 8 threads the n×n passes are bound by memory bandwidth, not cores. */
 const MAX_THREADS = 8;
+/** Shares each call is cut into, per thread: enough that a core slowed by other work hands its
+ * remaining shares to the others, few enough that claiming one (an atomic add) costs nothing. */
+const SHARES_PER_THREAD = 8;
 
 let compiled: WebAssembly.Module | undefined;
 let pool: ThreadPool | undefined;
@@ -35,13 +39,18 @@ export function threadPool(): ThreadPool {
 
 interface ThreadReply {
   error: string | null;
+  cancelled: boolean;
 }
 
 export class ThreadPool {
   private readonly workers: Worker[];
   private queue: Promise<void> = Promise.resolve();
 
+  /** Shares every kernel call is cut into: a kernel's (part, parts) ranges over them. */
+  readonly parts: number;
+
   constructor(readonly size: number) {
+    this.parts = size * SHARES_PER_THREAD;
     this.workers = Array.from({ length: size }, () => {
       const worker = new Worker(join(__dirname, 'fast-thread.js'));
       worker.unref();
@@ -49,16 +58,20 @@ export class ThreadPool {
     });
   }
 
-  /** Runs the phases on every thread; runs are queued, one at a time. */
-  run(memory: WebAssembly.Memory, phases: Phase[]): Promise<void> {
-    const result = this.queue.then(() => this.runNow(memory, phases));
+  /**
+   * Runs the phases on every thread; runs are queued, one at a time. Once `cancelFlag[0]` is
+   * non-zero the threads claim no more work, and the run rejects with RunCancelled as soon as the
+   * shares under way end (the memory is then no longer written: it may be reused).
+   */
+  run(memory: WebAssembly.Memory, phases: Phase[], cancelFlag?: Int32Array): Promise<void> {
+    const result = this.queue.then(() => this.runNow(memory, phases, cancelFlag));
     this.queue = result.catch(() => undefined);
     return result;
   }
 
-  private runNow(memory: WebAssembly.Memory, phases: Phase[]): Promise<void> {
+  private runNow(memory: WebAssembly.Memory, phases: Phase[], cancelFlag?: Int32Array): Promise<void> {
     const module = kernelsModule();
-    const control = new SharedArrayBuffer(8);
+    const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT); // barrier and next share
     const replies = this.workers.map(
       (worker, thread) =>
         new Promise<ThreadReply>((resolve, reject) => {
@@ -74,12 +87,13 @@ export class ThreadPool {
           worker.once('message', onMessage);
           worker.once('error', onError);
           worker.ref(); // a pending run keeps the process alive until it answers
-          worker.postMessage({ module, runMemory: memory, control, phases, thread, threads: this.size });
+          worker.postMessage({ module, runMemory: memory, control, cancelFlag, phases, parts: this.parts, thread, threads: this.size });
         }),
     );
     return Promise.all(replies).then((all) => {
       const failed = all.find((reply) => reply.error !== null);
       if (failed) throw new Error(`fast attention kernel failed: ${failed.error}`);
+      if (all.some((reply) => reply.cancelled)) throw new CancelledError();
     });
   }
 }
