@@ -64,14 +64,15 @@ export function specOf(fixture: Fixture): AttentionSpec {
 
 /**
  * |actual − expected| ≤ tol · (|expected| + max|expected|) entry by entry: relative for large
- * entries, relative to the matrix's scale for entries that cancel to near 0. Non-finite entries
- * must match exactly.
+ * entries, relative to the matrix's scale for entries that cancel to near 0. `minScale` floors
+ * that scale where the matrix itself may cancel as a whole (a 1×1 sum of terms of size ~1).
+ * Non-finite entries must match exactly.
  */
-export function assertMatrixClose(actual: Matrix | null | undefined, expected: JsonMatrix, tol: number, label: string): void {
+export function assertMatrixClose(actual: Matrix | null | undefined, expected: JsonMatrix, tol: number, label: string, minScale = 0): void {
   assert.ok(actual, `${label}: missing`);
   const want = matrix(expected);
   assert.equal(`${actual.rows}×${actual.cols}`, `${want.rows}×${want.cols}`, `${label}: shape`);
-  let scale = 0;
+  let scale = minScale;
   for (const w of want.data) if (Number.isFinite(w)) scale = Math.max(scale, Math.abs(w));
   for (let p = 0; p < want.data.length; p++) {
     const a = actual.data[p];
