@@ -19,9 +19,10 @@ export interface WorkerRunRequest {
 
 export type WorkerRequest = WorkerRunRequest;
 
-/** One outcome per requested problem, in request order. */
+/** One outcome per requested problem, in request order. `view`: the panel's views of the result
+ * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
 export type WorkerProblemOutcome =
-  | { index: number; result: AttentionResult }
+  | { index: number; result: AttentionResult; view: ResultView }
   | { index: number; error: string };
 
 export type WorkerResponse =

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
 import { formatBytes } from '../core/format';
 import type { AttentionSpec, DType, Problem, Range } from '../core/types';
+import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
@@ -70,6 +71,7 @@ export class Runner {
         for (const outcome of outcomes) {
           const problem = analysis.parse.problems[outcome.index];
           if ('result' in outcome) {
+            adoptResultView(outcome.result, outcome.view);
             runs.push({ problem, version, result: outcome.result, elapsedMs });
             this.log.info(`ran ${label(problem)} of ${document.uri.fsPath}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
             for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);

@@ -134,22 +134,33 @@ export function panelDataOf(source: PanelSource): PanelData {
     ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
   };
   if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
-  return { ...data, dk: source.result.heads[0]?.Q.cols, result: resultViewOf(source.result, problem) };
+  const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
+  return { ...data, dk: source.result.heads[0]?.Q.cols, result: resultViewOf(source.result, WO) };
 }
 
-/** Views of each result, built once: pooling a 4096² matrix takes a noticeable fraction of a
- * second, and the same result is posted again on every cursor move, reload and problem switch. */
+/** Views of each result, built once: pooling a 4096² matrix takes 60–240 ms, and the same result
+ * is posted again on every cursor move, reload and problem switch. */
 const viewsByResult = new WeakMap<AttentionResult, ResultView>();
 
-function resultViewOf(result: AttentionResult, problem: Problem): ResultView {
+/**
+ * The panel's views of a result (`WO`: the problem's output projection, shown beside the layer).
+ * The engine worker builds them next to the result, so the extension host, which adopts them
+ * (`adoptResultView`), never spends its event loop pooling large matrices.
+ */
+export function resultViewOf(result: AttentionResult, WO: Matrix | undefined): ResultView {
   const cached = viewsByResult.get(result);
   if (cached) return cached;
-  const views = buildResultView(result, problem);
+  const views = buildResultView(result, WO);
   viewsByResult.set(result, views);
   return views;
 }
 
-function buildResultView(result: AttentionResult, problem: Problem): ResultView {
+/** Takes `view` (built by resultViewOf elsewhere, e.g. in the worker) as the views of `result`. */
+export function adoptResultView(result: AttentionResult, view: ResultView): void {
+  viewsByResult.set(result, view);
+}
+
+function buildResultView(result: AttentionResult, WO: Matrix | undefined): ResultView {
   const heads = result.heads.map((head): HeadView => ({
     kvHead: head.kvHead,
     Q: viewOf(head.Q),
@@ -173,7 +184,6 @@ function buildResultView(result: AttentionResult, problem: Problem): ResultView 
         }
       : {}),
   }));
-  const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
   const first = result.heads[0];
   const n = first?.weights.cols ?? 0;
   return {

@@ -1,6 +1,9 @@
-// The worker thread: every attention computation runs here, never on the extension host's thread.
+// The worker thread: every attention computation runs here, never on the extension host's thread,
+// and so does the max pooling of large matrices for the panel (each result goes out with its
+// panel views: 60–240 ms per 4096² matrix that the host's event loop no longer spends).
 // Requests are handled one at a time, in arrival order; each can be cancelled through its shared
-// flag while it runs (between heads / row blocks) or while it waits in the queue.
+// flag while it runs (between shares of the fast kernels, between row blocks of the reference
+// engine) or while it waits in the queue.
 //
 // Fast results are views on their run's shared WebAssembly memory and reach the host shared, not
 // copied (transfer.ts). So a memory, once posted, is never written again: the host may read it
@@ -12,6 +15,7 @@ import { parentPort } from 'node:worker_threads';
 import { CancelledError } from '../core/engine';
 import { type FastControl, memoryBytesOf, runAttentionFast, SpareMemory } from '../core/engine/fast';
 import type { AttentionResult, AttentionSpec } from '../core/types';
+import { resultViewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse } from '../protocol';
 import { transferablesOf } from './transfer';
 
@@ -48,7 +52,7 @@ async function handle(request: WorkerRequest): Promise<void> {
         // The reference engine checks the flag between row blocks; a run that ends just as it is
         // superseded is dropped here.
         if (control.isCancelled()) throw new CancelledError();
-        outcomes.push({ index, result });
+        outcomes.push({ index, result, view: resultViewOf(result, spec.WO) });
         spareBytes = Math.max(spareBytes, memoryBytesOf(result.output));
       } catch (error) {
         if (error instanceof CancelledError) throw error;

@@ -1,7 +1,7 @@
 // The host's side of the worker thread, against the real worker (src/worker/main.ts) and engine:
 // results equal the reference engine's, a newer run of a document cancels the older, a killed
-// worker fails its runs and the next run starts a fresh one, and the user's Cancel stops a run for
-// sure while other documents' runs survive the restart.
+// worker fails its runs and the next run starts a fresh one, the user's Cancel stops a run for
+// sure while other documents' runs survive the restart, and the panel's views come pooled.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionSpec } from '../../../src/core/types';
 import type { WorkerProblemOutcome } from '../../../src/protocol';
+import { adoptResultView, panelDataOf, viewOf } from '../../../src/panel/model';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 
 const root = join(__dirname, '..', '..', '..');
@@ -21,10 +22,16 @@ function specOf(example: string): AttentionSpec {
   return spec;
 }
 
-function resultOf(outcomes: WorkerProblemOutcome[]) {
+function outcomeOf(outcomes: WorkerProblemOutcome[]) {
   const [outcome] = outcomes;
-  assert.ok(outcome && 'result' in outcome, JSON.stringify(outcome));
-  return outcome.result;
+  // (Not JSON.stringify(outcome) as the message: it is built even on success, and a 2048-token
+  // result takes seconds to stringify.)
+  if (!outcome || !('result' in outcome)) assert.fail(outcome ? outcome.error : 'no outcome');
+  return outcome;
+}
+
+function resultOf(outcomes: WorkerProblemOutcome[]) {
+  return outcomeOf(outcomes).result;
 }
 
 describe('worker client', function () {
@@ -76,6 +83,18 @@ describe('worker client', function () {
     resultOf(await other.outcomes);
     assert.equal(worker.starts, 2);
     assert.ok(log.includes('worker restarted to stop a cancelled run'), log.join('\n'));
+  });
+
+  it("sends the panel's views with the result, pooled in the worker: the host adopts them and pools nothing", async () => {
+    const { result, view } = outcomeOf(await worker.run('a', [{ index: 0, spec: large }]).outcomes);
+    const weights = result.heads[0].weights;
+    assert.deepEqual([weights.rows, view.heads[0].weights.rows, view.heads[0].weights.rowBlock], [2048, 512, 4]);
+    assert.deepEqual(view.heads[0].weights, viewOf(weights));
+    assert.deepEqual(view.layerOutput, viewOf(result.output));
+    adoptResultView(result, view);
+    const problem = parseDocument(readFileSync(join(root, 'examples', 'large/2048-tokens.py'), 'utf8')).problems[0];
+    const data = panelDataOf({ uri: 'file:///2048.py', fileName: '2048-tokens.py', problems: [problem], problemIndex: 0, result });
+    assert.equal(data.result, view, 'the host built its own views instead of adopting the worker\'s');
   });
 
   it('a problem the engine rejects is an error outcome, not a failed worker', async () => {
