@@ -1,10 +1,11 @@
-// attention-lens: the command-line front end over core/ — read a file, run every problem, print
-// a step-by-step report or JSON, or write a standalone HTML report.
+// attention-lens: the command-line front end over core/ — read a file, run every problem on the
+// extension's engine (the WebAssembly fast path, which hands what it does not cover to the
+// reference), print a step-by-step report or JSON, or write a standalone HTML report.
 //   exit 0: no error diagnostic · 1: an error diagnostic · 2: usage error
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { version } from '../../package.json';
-import { runAttention } from '../core/engine/index';
+import { attentionOutputFast, runAttentionFast } from '../core/engine/fast/index';
 import { type ProblemOutcome, allDiagnostics, diagnosticLine, toJsonReport, toTextReport } from '../core/format';
 import { parseDocument } from '../core/parse/index';
 import { buildSpec } from '../core/spec';
@@ -14,10 +15,12 @@ import { renderReportHtml } from '../report/standaloneHtml';
 const USAGE = `attention-lens ${version} — see attention computed on the matrices in a file
 
 Usage:
-  attention-lens run FILE [--json] [--problem N]
+  attention-lens run FILE [--json] [--problem N] [--output-only]
       Read FILE (Markdown, Python, LaTeX, MATLAB, JSON or any text), run every attention
       problem in it and print each step; --json prints one JSON object instead;
-      --problem N runs only the N-th problem (1-based).
+      --problem N runs only the N-th problem (1-based); --output-only computes only the
+      output (and residual) by online softmax, keeping no n×n matrix, so very long inputs
+      fit in memory (n = 16384 and beyond; scaled_dot and dot scores, no gradients).
   attention-lens render FILE -o REPORT.html [--problem N]
       Write one self-contained HTML report with the panel's views (opens offline).
   attention-lens --help | --version
@@ -33,6 +36,7 @@ interface Arguments {
   command: 'run' | 'render';
   file: string;
   json: boolean;
+  outputOnly: boolean;
   problem?: number;
   output?: string;
 }
@@ -42,10 +46,11 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
   if (argv.includes('--version') || argv.includes('-v')) return 'version';
   const [command, ...rest] = argv;
   if (command !== 'run' && command !== 'render') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
-  const parsed: Partial<Arguments> = { command, json: false };
+  const parsed: Partial<Arguments> = { command, json: false, outputOnly: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     if (arg === '--json' && command === 'run') parsed.json = true;
+    else if (arg === '--output-only' && command === 'run') parsed.outputOnly = true;
     else if (arg === '--problem') {
       const n = Number(rest[++i]);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('--problem needs a problem number from 1');
@@ -68,22 +73,27 @@ function contains(outer: Range, inner: Range): boolean {
 }
 
 /** Reads and runs the problems of one text; a spec the engine still rejects becomes a diagnostic. */
-function runText(text: string, only?: number): { readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] } {
+async function runText(text: string, only: number | undefined, outputOnly: boolean): Promise<{ readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] }> {
   const read = parseDocument(text);
   if (only !== undefined && only > read.problems.length) {
     throw new UsageError(`--problem ${only}: the file has ${read.problems.length} ${read.problems.length === 1 ? 'problem' : 'problems'}`);
   }
   const chosen = only === undefined ? read.problems : [read.problems[only - 1]];
-  const outcomes = chosen.map((problem): ProblemOutcome => {
+  const outcomes: ProblemOutcome[] = [];
+  for (const problem of chosen) {
     const { spec, diagnostics } = buildSpec(problem);
-    if (!spec) return { problem, diagnostics };
+    if (!spec) {
+      outcomes.push({ problem, diagnostics });
+      continue;
+    }
     try {
-      return { problem, diagnostics, options: spec.options, result: runAttention(spec) };
+      const run = outputOnly ? { outputOnly: await attentionOutputFast(spec) } : { result: await runAttentionFast(spec) };
+      outcomes.push({ problem, diagnostics, options: spec.options, ...run });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      return { problem, diagnostics: [...diagnostics, { range: problem.range, severity: 'error', code: 'engine-error', message: `Could not compute: ${message}` }] };
+      outcomes.push({ problem, diagnostics: [...diagnostics, { range: problem.range, severity: 'error', code: 'engine-error', message: `Could not compute: ${message}` }] });
     }
-  });
+  }
   let readDiagnostics = only === undefined ? read.diagnostics : read.diagnostics.filter((d) => contains(chosen[0].range, d.range));
   if (read.problems.length === 0) {
     const start = { line: 0, character: 0 };
@@ -95,7 +105,7 @@ function runText(text: string, only?: number): { readDiagnostics: Diagnostic[]; 
   return { readDiagnostics, outcomes, problems: chosen };
 }
 
-function main(argv: string[]): number {
+async function main(argv: string[]): Promise<number> {
   const args = parseArguments(argv);
   if (args === 'help') {
     process.stdout.write(USAGE);
@@ -111,7 +121,7 @@ function main(argv: string[]): number {
   } catch (error) {
     throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  const { readDiagnostics, outcomes } = runText(text, args.problem);
+  const { readDiagnostics, outcomes } = await runText(text, args.problem, args.outputOnly);
   const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
   if (args.command === 'render') {
     render(args.output as string, outcomes);
@@ -145,17 +155,20 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(process.exitCode ?? 0);
 });
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (error) {
-  if (error instanceof UsageError) {
-    process.stderr.write(`attention-lens: ${error.message}\n\n${USAGE}`);
-    process.exitCode = 2;
-  } else if (error instanceof CliError) {
-    process.stderr.write(`attention-lens: ${error.message}\n`);
-    process.exitCode = 1;
-  } else {
-    process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  }
-}
+main(process.argv.slice(2)).then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError) {
+      process.stderr.write(`attention-lens: ${error.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else if (error instanceof CliError) {
+      process.stderr.write(`attention-lens: ${error.message}\n`);
+      process.exitCode = 1;
+    } else {
+      process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,7 +1,7 @@
 // Results → what people take away: the CLI/export JSON (issue 2's shape), CSV of one matrix,
 // and a readable step-by-step text report. Pure: the CLI and the extension's export share it.
 import { scoreScale } from './engine/scores';
-import type { AttentionOptions, AttentionResult, Checks, Diagnostic, Matrix, Problem, Severity } from './types';
+import type { AttentionOptions, AttentionResult, Checks, Diagnostic, Matrix, OutputOnlyResult, Problem, Severity } from './types';
 
 /** One problem of a file: what was read, what its spec check said, and the run, if it ran. */
 export interface ProblemOutcome {
@@ -10,6 +10,8 @@ export interface ProblemOutcome {
   /** The options the run used (the spec's: heads inferred from per-head matrices, …). */
   options?: AttentionOptions;
   result?: AttentionResult;
+  /** Instead of `result`: an output-only run (no per-head steps, no checks). */
+  outputOnly?: OutputOnlyResult;
 }
 
 export type JsonNumber = number | 'Infinity' | '-Infinity' | 'NaN';
@@ -53,6 +55,8 @@ export interface JsonProblem {
   gradients: Record<string, JsonMatrix> | null;
   checks: Checks | null;
   warnings: string[];
+  /** Computed output-only (`--output-only`): `heads` is empty and `checks` null. */
+  outputOnly: boolean;
 }
 
 export interface JsonReport {
@@ -105,7 +109,8 @@ export function toJsonReport(readDiagnostics: Diagnostic[], outcomes: ProblemOut
   };
 }
 
-function jsonProblem({ problem, options, result }: ProblemOutcome): JsonProblem {
+function jsonProblem({ problem, options, result, outputOnly }: ProblemOutcome): JsonProblem {
+  const layer = result ?? outputOnly;
   const gradients = result?.gradients;
   const wholeGradients: Record<string, JsonMatrix> = {};
   for (const key of ['dX', 'dWQ', 'dWK', 'dWV', 'dWO'] as const) {
@@ -141,12 +146,13 @@ function jsonProblem({ problem, options, result }: ProblemOutcome): JsonProblem 
           }
         : {}),
     })),
-    concat: result ? matrixRows(result.concat) : null,
-    output: result ? matrixRows(result.output) : null,
-    residual: result?.residual ? matrixRows(result.residual) : null,
+    concat: layer ? matrixRows(layer.concat) : null,
+    output: layer ? matrixRows(layer.output) : null,
+    residual: layer?.residual ? matrixRows(layer.residual) : null,
     gradients: gradients ? wholeGradients : null,
     checks: result?.checks ?? null,
-    warnings: result?.warnings ?? [],
+    warnings: layer?.warnings ?? [],
+    outputOnly: outputOnly !== undefined,
   };
 }
 
@@ -223,9 +229,10 @@ export function diagnosticLine(file: string, d: Diagnostic): string {
 }
 
 /** The readable step-by-step report of one problem's run. */
-export function problemToText({ problem, options = problem.options, result, diagnostics }: ProblemOutcome): string {
+export function problemToText({ problem, options = problem.options, result, outputOnly, diagnostics }: ProblemOutcome): string {
   const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (line ${problem.range.start.line + 1}) — ${describeOptions(options)}`;
   const out: string[] = [title, '='.repeat(Math.min(title.length, 100))];
+  if (outputOnly) return [...out, ...outputOnlyText(outputOnly, options, problem.tokens)].join('\n');
   if (!result) {
     const errors = diagnostics.filter((d) => d.severity === 'error');
     out.push(`  Not run: ${errors.length} ${errors.length === 1 ? 'error' : 'errors'} (see below).`);
@@ -268,6 +275,16 @@ export function problemToText({ problem, options = problem.options, result, diag
   out.push(`    cost: ${c.flops.toLocaleString('en-US')} FLOPs, ${c.attentionBytes.toLocaleString('en-US')} bytes of attention matrices (${result.dtype})`);
   for (const warning of result.warnings) out.push(`  warning: ${warning}`);
   return out.join('\n');
+}
+
+function outputOnlyText(run: OutputOnlyResult, options: AttentionOptions, tokens?: string[]): string[] {
+  const out = ['  Output only: online softmax over blocks of keys, no n×n matrix kept (scores and weights are not shown).'];
+  if (options.heads > 1) out.push('', `  Concat(heads) (${run.concat.rows}×${run.concat.cols})`, matrixToText(run.concat, '    ', tokens));
+  if (run.output !== run.concat) out.push('', `  Output = Concat · W_O (${run.output.rows}×${run.output.cols})`, matrixToText(run.output, '    ', tokens));
+  else if (options.heads === 1) out.push('', `  Output A·V (${run.output.rows}×${run.output.cols})`, matrixToText(run.output, '    ', tokens));
+  if (run.residual) out.push('', "  Residual E' = E + ΔE", matrixToText(run.residual, '    ', tokens));
+  for (const warning of run.warnings) out.push(`  warning: ${warning}`);
+  return out;
 }
 
 /** The whole text report: every problem, then every diagnostic. */

@@ -179,6 +179,16 @@ export interface Checks {
   attentionBytes: number; // memory of the n×n matrices of this problem (all heads)
 }
 
+/** An output-only run (online softmax, O(n·d) memory): no n×n matrix is ever stored. */
+export interface OutputOnlyResult {
+  dtype: DType;
+  concat: Matrix;
+  output: Matrix;
+  residual?: Matrix;
+  warnings: string[];
+  elapsedMs: number;
+}
+
 export interface AttentionResult {
   dtype: DType;
   input?: Matrix; // X (+ PE) as used

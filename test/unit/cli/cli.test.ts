@@ -9,21 +9,56 @@ import { type JsonReport, matrixRows } from '../../../src/core/format';
 import type { Matrix } from '../../../src/core/types';
 
 // The CLI as a user runs it: bundled by esbuild as for dist/ (here into a temporary copy of the
-// package layout — dist/cli.js, dist/webview.js, media/panel.css — so the test does not depend
-// on a prior build), run as a separate node process on files.
+// package layout — dist/cli.js with the fast path's attention.wasm and fast-thread.js beside it,
+// dist/webview.js, media/panel.css — so the test does not depend on a prior build), run as a
+// separate node process on files.
 const root = join(__dirname, '..', '..', '..');
 const notations = join(root, 'examples', 'notations');
 const packageDir = mkdtempSync(join(tmpdir(), 'attention-lens-package-'));
 const bundle = join(packageDir, 'dist', 'cli.js');
 
 function cli(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const run = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd: root });
+  const run = spawnSync(process.execPath, [bundle, ...args], { encoding: 'utf8', cwd: root, maxBuffer: 2 ** 26 });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
 function json(...args: string[]): { status: number | null; report: JsonReport } {
   const run = cli('run', '--json', ...args);
   return { status: run.status, report: JSON.parse(run.stdout) as JsonReport };
+}
+
+/** Uniform in [−1, 1) from a seed, as 6-digit decimals: what the file says is what the engine reads. */
+function seeded(rows: number, cols: number, seed: number): Matrix {
+  let s = seed >>> 0;
+  const data = new Float64Array(rows * cols);
+  for (let p = 0; p < data.length; p++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    data[p] = Number(((s / 2 ** 32) * 2 - 1).toFixed(6));
+  }
+  return { rows, cols, data };
+}
+
+/** The last output row of causal attention over all of X, straight from the definition (float64). */
+function lastRow(X: Matrix, [WQ, WK, WV]: Matrix[]): number[] {
+  const d = WQ.cols;
+  const project = (W: Matrix, r: number): number[] =>
+    Array.from({ length: d }, (_, c) => {
+      let sum = 0;
+      for (let k = 0; k < X.cols; k++) sum += X.data[r * X.cols + k] * W.data[k * W.cols + c];
+      return sum;
+    });
+  const q = project(WQ, X.rows - 1);
+  const scores: number[] = [];
+  const values: number[][] = [];
+  for (let j = 0; j < X.rows; j++) {
+    const k = project(WK, j);
+    scores.push(q.reduce((sum, qc, c) => sum + qc * k[c], 0) / Math.sqrt(d));
+    values.push(project(WV, j));
+  }
+  const max = Math.max(...scores);
+  const weights = scores.map((s) => Math.exp(s - max));
+  const total = weights.reduce((a, b) => a + b, 0);
+  return Array.from({ length: d }, (_, c) => weights.reduce((sum, w, j) => sum + (w / total) * values[j][c], 0));
 }
 
 describe('CLI: attention-lens run', function () {
@@ -33,6 +68,7 @@ describe('CLI: attention-lens run', function () {
     buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
     const webview = join(packageDir, 'dist', 'webview.js');
     buildSync({ entryPoints: [join(root, 'webview', 'main.ts')], outfile: webview, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
+    for (const file of ['attention.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(packageDir, 'dist', file));
     mkdirSync(join(packageDir, 'media'));
     copyFileSync(join(root, 'media', 'panel.css'), join(packageDir, 'media', 'panel.css'));
     dir = mkdtempSync(join(tmpdir(), 'attention-lens-cli-'));
@@ -92,7 +128,8 @@ describe('CLI: attention-lens run', function () {
     const { status, report } = json(join(root, 'examples', '04-multi-head.md'));
     assert.equal(status, 0);
     const [problem] = report.problems;
-    assert.deepEqual(Object.keys(problem).sort(), ['checks', 'concat', 'gradients', 'heads', 'index', 'keyTokens', 'line', 'name', 'options', 'output', 'residual', 'tokens', 'warnings']);
+    assert.deepEqual(Object.keys(problem).sort(), ['checks', 'concat', 'gradients', 'heads', 'index', 'keyTokens', 'line', 'name', 'options', 'output', 'outputOnly', 'residual', 'tokens', 'warnings']);
+    assert.equal(problem.outputOnly, false);
     assert.deepEqual(Object.keys(problem.heads[0]).sort(), ['K', 'Q', 'V', 'kvHead', 'mask', 'output', 'scaled', 'scores', 'weights']);
     assert.equal(problem.heads.length, 2);
     assert.equal(problem.heads[0].mask, null);
@@ -155,7 +192,7 @@ describe('CLI: attention-lens run', function () {
   it('--help and --version', () => {
     const help = cli('--help');
     assert.equal(help.status, 0);
-    assert.match(help.stdout, /attention-lens run FILE \[--json\] \[--problem N\]/);
+    assert.match(help.stdout, /attention-lens run FILE \[--json\] \[--problem N\] \[--output-only\]/);
     const version = cli('--version');
     assert.equal(version.stdout.trim(), JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
   });
@@ -167,6 +204,41 @@ describe('CLI: attention-lens run', function () {
       assert.ok(run.stdout.includes(step), `missing ${step}`);
     }
     assert.match(run.stdout, /The +\[ 0\.0000 +-∞ +-∞ +-∞ \]/);
+  });
+
+  it('--output-only runs 16384 causal tokens in O(n·d) memory: the output equals the reference engine on a prefix and the formula on the last row', () => {
+    const n = 16384;
+    const d = 8;
+    const X = seeded(n, d, 11);
+    const W = [seeded(d, d, 12), seeded(d, d, 13), seeded(d, d, 14)];
+    const literal = (m: Matrix): string => `[${Array.from({ length: m.rows }, (_, r) => `[${Array.from(m.data.subarray(r * m.cols, (r + 1) * m.cols)).join(', ')}]`).join(',\n')}]`;
+    const file = write('long.py', `# attention: causal\nX = ${literal(X)}\nW_Q = ${literal(W[0])}\nW_K = ${literal(W[1])}\nW_V = ${literal(W[2])}\n`);
+    const { status, report } = json(file, '--output-only');
+    assert.equal(status, 0, JSON.stringify(report.diagnostics));
+    const [problem] = report.problems;
+    assert.deepEqual([problem.outputOnly, problem.heads.length, problem.checks, problem.output?.length], [true, 0, null, n]);
+    const output = problem.output as number[][];
+    // Causal: the first 64 outputs see only the first 64 tokens.
+    const prefix = 64;
+    const head: Matrix = { rows: prefix, cols: d, data: X.data.slice(0, prefix * d) };
+    const expected = runAttention({ options: { heads: 1, score: 'scaled_dot', dtype: 'float64', causal: 'top-left' }, X: head, WQ: [W[0]], WK: [W[1]], WV: [W[2]] }).output;
+    for (let i = 0; i < prefix; i++) for (let c = 0; c < d; c++) assert.ok(Math.abs(output[i][c] - expected.data[i * d + c]) < 1e-12, `output[${i}][${c}]`);
+    const last = lastRow(X, W);
+    last.forEach((value, c) => assert.ok(Math.abs(output[n - 1][c] - value) < 1e-12, `output[${n - 1}][${c}]: ${output[n - 1][c]} vs ${value}`));
+    // Without --output-only the same file would keep five n×n float64 matrices (10 GiB): refused, with the way out.
+    const full = cli('run', file);
+    assert.equal(full.status, 1);
+    assert.match(full.stdout, /needs 10\.0 GiB, more than WebAssembly can address \(4 GiB\): compute the output alone \(`attention-lens run --output-only`\)/);
+  });
+
+  it('--output-only: the text report shows the output only; scores it does not cover are an error diagnostic', () => {
+    const run = cli('run', join(root, 'examples', '04-multi-head.md'), '--output-only');
+    assert.equal(run.status, 0, run.stderr);
+    for (const line of ['Output only: online softmax', 'Concat(heads) (4×4)', 'Output = Concat · W_O (4×4)', "Residual E' = E + ΔE"]) assert.ok(run.stdout.includes(line), `missing ${line}`);
+    assert.ok(!run.stdout.includes('weights A'), 'an output-only report shows no weights');
+    const general = cli('run', write('general.md', '<!-- attention: score=general -->\nX = [[1, 0], [0, 1]]\nW_a = [[1, 0], [0, 1]]\n'), '--output-only');
+    assert.equal(general.status, 1);
+    assert.match(general.stdout, /Could not compute: the output-only path does not cover score=general/);
   });
 
   it('render writes one self-contained HTML report (CSP with a nonce, the panel script inlined, nothing fetched)', () => {

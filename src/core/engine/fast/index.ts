@@ -7,7 +7,7 @@
 // per-head W_Q/W_K/W_V (or none), or from precomputed Q/K/V; heads, kv_heads (GQA), W_O,
 // boolean/additive masks, causal (both alignments), key padding, residual. The reference runs
 // everything else: the other score functions and the backward pass (`gradients`).
-import type { AttentionResult, AttentionSpec, HeadResult, Matrix } from '../../types';
+import type { AttentionResult, AttentionSpec, HeadResult, Matrix, OutputOnlyResult } from '../../types';
 import { checkCancelled } from '../attention';
 import { attentionCost, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
 import { Arena, MAX_BYTES } from './arena';
@@ -15,7 +15,7 @@ import { Arena, MAX_BYTES } from './arena';
 export { memoryBytesOf, SpareMemory } from './arena';
 import { fastChecks } from './checks';
 import { planRun, planShape, writeAttn, type RunPlan } from './plan';
-import { threadPool } from './pool';
+import { threadCount, threadPool } from './pool';
 
 export interface FastForward {
   plan: RunPlan;
@@ -45,15 +45,6 @@ export interface FastControl extends RunControl {
    * `isCancelled` is only consulted before the kernels start.
    */
   cancelFlag?: Int32Array;
-}
-
-export interface OutputOnlyResult {
-  dtype: AttentionResult['dtype'];
-  concat: Matrix;
-  output: Matrix;
-  residual?: Matrix;
-  warnings: string[];
-  elapsedMs: number;
 }
 
 /** Why the fast path leaves a spec to the reference engine, or undefined when it covers it. */
@@ -111,12 +102,11 @@ export interface ForwardOptions extends Pick<FastControl, 'recycle' | 'cancelFla
  * spec's shapes do not fit (the reference engine then reports them) or `declines` the plan.
  */
 export async function forwardFast(spec: AttentionSpec, materialize: boolean, options: ForwardOptions = {}): Promise<FastForward | undefined> {
-  const pool = threadPool();
-  const plan = planRun(spec, materialize, pool.size);
+  const plan = planRun(spec, materialize, threadCount());
   if (!plan || options.declines?.(plan)) return undefined;
   if (plan.arena.totalBytes > MAX_BYTES) {
     const gib = (plan.arena.totalBytes / 2 ** 30).toFixed(1);
-    throw new RangeError(`keeping every n×n step of this problem needs ${gib} GiB, more than WebAssembly can address (4 GiB): run it output-only`);
+    throw new RangeError(`keeping every n×n step of this problem needs ${gib} GiB, more than WebAssembly can address (4 GiB): compute the output alone (\`attention-lens run --output-only\`)`);
   }
   const arena = new Arena(plan.arena, plan.dtype, options.recycle?.output);
   for (const { block, value } of plan.writes) arena.write(block, value);
@@ -124,7 +114,7 @@ export async function forwardFast(spec: AttentionSpec, materialize: boolean, opt
     writeAttn(arena.buffer, head);
     arena.bytes(head.rowFlags).fill(0); // the kernels only mark fully masked rows
   }
-  await pool.run(arena.memory, plan.phases, options.cancelFlag);
+  await threadPool().run(arena.memory, plan.phases, options.cancelFlag);
 
   const mask = plan.mask ? arena.view(plan.mask) : null;
   const warnings: string[] = [];

@@ -32,8 +32,15 @@ function kernelsModule(): WebAssembly.Module {
   return compiled;
 }
 
+/** How many compute threads the pool has (or will have): one per core, at most MAX_THREADS. */
+export function threadCount(): number {
+  return Math.max(1, Math.min(MAX_THREADS, availableParallelism()));
+}
+
+/** The pool, its threads started on first use: a process that never runs a fast problem (they
+ * all go to the reference engine) never starts them. */
 export function threadPool(): ThreadPool {
-  pool ??= new ThreadPool(Math.max(1, Math.min(MAX_THREADS, availableParallelism())));
+  pool ??= new ThreadPool(threadCount());
   return pool;
 }
 
