@@ -3,6 +3,7 @@
 // Runs that take longer than a moment show a cancellable progress notification.
 import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
+import { referenceOnly } from '../core/engine/fast';
 import { formatBytes } from '../core/format';
 import type { AttentionSpec, DType, Problem, Range } from '../core/types';
 import { adoptResultView } from '../panel/model';
@@ -202,6 +203,8 @@ function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): str
     `${label(problem)} was not run: it would keep ${numbers.toLocaleString('en-US')} numbers ` +
     `(${formatBytes(cost.totalBytes)} as ${dtype}; ${heads} head${heads === 1 ? '' : 's'} of ${queries}×${keys} attention), ` +
     `more than attentionLens.maxMatrixElements = ${settings.maxMatrixElements.toLocaleString('en-US')}. ` +
-    'Raise that setting or use fewer tokens.'
+    (referenceOnly(spec) === undefined
+      ? 'Raise that setting, use fewer tokens, or compute the output alone in O(n·d) memory: attention-lens run FILE --output-only.'
+      : 'Raise that setting or use fewer tokens.')
   );
 }

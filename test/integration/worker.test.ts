@@ -40,7 +40,7 @@ describe('worker', () => {
       assert.equal(
         outcome?.failures[0]?.error,
         `problem 1 ("Causal mask") was not run: it would keep ${numbers} numbers (${(cost.totalBytes / 1024).toPrecision(3)} KiB as float64; 1 head of 4×4 attention), ` +
-          'more than attentionLens.maxMatrixElements = 100. Raise that setting or use fewer tokens.',
+          'more than attentionLens.maxMatrixElements = 100. Raise that setting, use fewer tokens, or compute the output alone in O(n·d) memory: attention-lens run FILE --output-only.',
       );
       assert.equal(outcome?.run?.runs[0]?.result, undefined);
     } finally {
