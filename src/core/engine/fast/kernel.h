@@ -87,6 +87,14 @@ EXPORT(pack) void FN(pack)(const T *src, int ld, int transposed, T *dst, int K, 
   int panels = (N + NB - 1) / NB;
   for (int p = part; p < panels; p += parts) {
     T *panel = dst + p * K * NB;
+    if (!transposed && p * NB + NB <= N) { /* a full panel of B as written: two vectors per row */
+      for (int k = 0; k < K; k++) {
+        const T *from = src + k * ld + p * NB;
+        wasm_v128_store(panel + k * NB, wasm_v128_load(from));
+        wasm_v128_store(panel + k * NB + LANES, wasm_v128_load(from + LANES));
+      }
+      continue;
+    }
     for (int k = 0; k < K; k++)
       for (int c = 0; c < NB; c++) {
         int j = p * NB + c;
