@@ -1,6 +1,7 @@
 // `npm run bench [-- --json] [--rounds N] [--case TEXT]`: numpy (OpenBLAS), the plain-TypeScript reference and
-// the WebAssembly fast path compute the same attention on the same inputs in one process tree,
-// alternating round by round; medians are quoted (this machine's timings drift ±20–30%).
+// the WebAssembly fast path compute the same attention on the same inputs in one process tree;
+// numpy and the fast path alternate round by round, the reference and fresh-memory runs follow
+// apart; medians are quoted (this machine's timings drift ±20–30%).
 // Every implementation does the same work: the forward pass with scores, scaled scores, weights
 // and output of every head kept (the panel shows them all); the checks are not timed.
 // Then: the event-loop delay of a host thread while a worker runs a 4096-token problem, the
@@ -163,22 +164,37 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
   let previous = await forwardFast(spec, true); // warm-up (also compiles and starts the threads)
   await numpy.ask({ op: 'run', case: c.name });
   const samples: Record<string, Timing[]> = { numpy: [], reference: [], fast: [], fastFresh: [] };
-  const implementations: Array<[string, () => Promise<Timing>]> = [
+  const settle = async (ms = SETTLE_MS): Promise<void> => {
+    gc();
+    await new Promise((resolve) => setTimeout(resolve, ms));
+  };
+  // numpy and the fast path alternate, in an order that flips every round. The reference and the
+  // fresh-memory runs come apart, afterwards: interleaved, the hundreds of MB they allocate and free
+  // slowed whatever ran next (numpy: 94–121 ms after other runs, 163–208 ms right after a fresh
+  // run; the fast path up to a third while the reference's or a fresh run's memory was unmapped).
+  const compared: Array<[string, () => Promise<Timing>]> = [
     ['numpy', () => numpy.ask<Timing>({ op: 'run', case: c.name })],
     ['fast', () => timed(async () => (previous = (await forwardFast(spec, true, { recycle: previous })) ?? previous))],
-    ['fastFresh', () => timed(() => forwardFast(spec, true))],
-    ['reference', () => timed(() => forward(spec, {}))],
   ];
   for (let round = 0; round < ROUNDS; round++) {
-    // Rotate the order every round so no implementation always runs after the same one.
-    for (let k = 0; k < implementations.length; k++) {
-      const [name, run] = implementations[(round + k) % implementations.length];
-      if (name === 'reference' && round >= REFERENCE_ROUNDS) continue;
-      gc();
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    for (let k = 0; k < compared.length; k++) {
+      const [name, run] = compared[(round + k) % compared.length];
+      await settle();
       samples[name].push(await run());
     }
   }
+  // Fresh-memory results are kept until the end of the case for the same reason.
+  const freshResults: unknown[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    await settle();
+    samples.fastFresh.push(await timed(async () => freshResults.push(await forwardFast(spec, true))));
+  }
+  freshResults.length = 0;
+  for (let round = 0; round < REFERENCE_ROUNDS; round++) {
+    await settle();
+    samples.reference.push(await timed(() => forward(spec, {})));
+  }
+  await settle(4 * SETTLE_MS); // the next case starts with this one's memory let go
   const wall = (name: string): number => median(samples[name].map((t) => t.ms));
   const cpu = (name: string): number => median(samples[name].map((t) => t.cpu_ms));
   return {
