@@ -97,7 +97,7 @@ export class Runner {
     }
     for (const failure of failures) this.log.warn(failure.error);
     if (cancelled) runs = refused;
-    return { run: this.store(key, version, runs), failures, cancelled, workerError };
+    return withCompactJson({ run: this.store(key, version, runs), failures, cancelled, workerError });
   }
 
   /** Splits the problems into those that may run (with their spec) and those refused, with why. */
@@ -162,6 +162,18 @@ export class Runner {
       );
     }, PROGRESS_DELAY_MS);
   }
+}
+
+/**
+ * The outcome as the run commands return it. Run from the UI (a CodeLens, the palette), a command's
+ * result travels back to the workbench as JSON, where nobody reads it; the results inside `run`
+ * (every n×n matrix, typed arrays as index-keyed objects) took ~45 s of the extension host's
+ * thread to serialize for the 2048-token example. Its JSON is the summary alone; callers in this
+ * extension host (tests, other commands) get the object itself.
+ */
+function withCompactJson(outcome: RunOutcome): RunOutcome {
+  const { failures, cancelled, workerError } = outcome;
+  return Object.defineProperty(outcome, 'toJSON', { value: () => ({ failures, cancelled, workerError }) });
 }
 
 export function label(problem: Problem): string {
