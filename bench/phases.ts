@@ -1,11 +1,10 @@
 // `tsx bench/phases.ts [--case mha|4096]`: where a fast run's time goes. Runs the fast path's
 // phases one at a time on the same memory (reused, as a repeated run would) and prints the median
-// of each: the JavaScript writing the inputs, then every phase of kernel calls (plan.ts) on all
-// threads. For the mha case the phases are: weights packed, X·W_Q/K/V, K and V packed, the heads'
+// of each: the JavaScript planning the run and writing its inputs (`prepareRun`), then every phase
+// of kernel calls (plan.ts) on all threads. For the mha case the phases are: weights packed, X·W_Q/K/V, K and V packed, the heads'
 // fused attention, concat, concat·W_O. A profile, not a test: nothing is asserted.
-import { Arena } from '../src/core/engine/fast/arena';
-import { planRun, writeAttn } from '../src/core/engine/fast/plan';
-import { threadCount, threadPool } from '../src/core/engine/fast/pool';
+import { prepareRun } from '../src/core/engine/fast/index';
+import { threadPool } from '../src/core/engine/fast/pool';
 import type { AttentionSpec } from '../src/core/types';
 import { random } from './inputs';
 
@@ -39,18 +38,18 @@ async function main(): Promise<void> {
   const flag = process.argv.indexOf('--case');
   const name = flag === -1 ? 'mha' : process.argv[flag + 1];
   const spec = specOf(name);
-  const plan = planRun(spec, true, threadCount());
-  if (!plan) throw new Error('the fast path does not plan this case');
-  const arena = new Arena(plan.arena, plan.dtype);
   const pool = threadPool();
+  let prepared = prepareRun(spec, true);
+  if (!prepared) throw new Error('the fast path does not plan this case');
+  const { plan } = prepared;
   const writes: number[] = [];
   const phases: number[][] = plan.phases.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
     let started = performance.now();
-    for (const { block, value } of plan.writes) arena.write(block, value);
-    for (const head of plan.heads) writeAttn(arena.buffer, head);
+    prepared = prepareRun(spec, true, { recycle: { output: prepared.arena.view(plan.output) } }) ?? prepared;
+    const { arena } = prepared;
     if (round >= WARM_UP) writes.push(performance.now() - started);
-    for (const [p, phase] of plan.phases.entries()) {
+    for (const [p, phase] of prepared.plan.phases.entries()) {
       started = performance.now();
       await pool.run(arena.memory, [phase]);
       if (round >= WARM_UP) phases[p].push(performance.now() - started);
@@ -60,7 +59,7 @@ async function main(): Promise<void> {
     const kernels = plan.phases[p].map((call) => call.kernel);
     return `phase ${p + 1}: ${[...new Set(kernels)].join(' + ')} (${kernels.length} call${kernels.length === 1 ? '' : 's'})`;
   };
-  const rows: [string, number][] = [['inputs written (JavaScript)', median(writes)], ...phases.map((times, p): [string, number] => [label(p), median(times)])];
+  const rows: [string, number][] = [['planned, inputs written (JavaScript)', median(writes)], ...phases.map((times, p): [string, number] => [label(p), median(times)])];
   console.log(`${name}: medians of ${ROUNDS - WARM_UP} rounds, ${pool.size} threads`);
   for (const [label, ms] of rows) console.log(`${ms.toFixed(2).padStart(8)} ms  ${label}`);
   console.log(`${rows.reduce((sum, [, ms]) => sum + ms, 0).toFixed(2).padStart(8)} ms  in all`);

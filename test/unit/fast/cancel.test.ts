@@ -3,9 +3,7 @@
 // CancelledError, and the pool serves the next run normally (its barrier and share counter reset).
 import * as assert from 'node:assert/strict';
 import { CancelledError, runAttention } from '../../../src/core/engine';
-import { forwardFast } from '../../../src/core/engine/fast';
-import { Arena } from '../../../src/core/engine/fast/arena';
-import { planRun, writeAttn } from '../../../src/core/engine/fast/plan';
+import { forwardFast, prepareRun } from '../../../src/core/engine/fast';
 import { threadPool } from '../../../src/core/engine/fast/pool';
 import type { AttentionSpec, Matrix } from '../../../src/core/types';
 
@@ -39,14 +37,11 @@ describe('cancelling a fast run', function () {
   this.timeout(60_000);
 
   it('stops the threads part-way: the last head is never computed', async () => {
-    const pool = threadPool();
-    const plan = planRun(spec, true, pool.size);
-    assert.ok(plan);
-    const arena = new Arena(plan.arena, plan.dtype);
-    for (const { block, value } of plan.writes) arena.write(block, value);
-    for (const head of plan.heads) writeAttn(arena.buffer, head);
+    const prepared = prepareRun(spec, true);
+    assert.ok(prepared);
+    const { plan, arena } = prepared;
     const cancel = flag();
-    const running = pool.run(arena.memory, plan.phases, cancel);
+    const running = threadPool().run(arena.memory, plan.phases, cancel);
     setTimeout(() => Atomics.store(cancel, 0, 1), 20);
     await assert.rejects(running, CancelledError);
     const last = plan.heads[heads - 1];

@@ -92,16 +92,11 @@ export async function attentionOutputFast(spec: AttentionSpec, control: FastCont
   return out;
 }
 
-export interface ForwardOptions extends Pick<FastControl, 'recycle' | 'cancelFlag'> {
-  /** Turns the plan down (the caller then runs the reference engine). */
-  declines?: (plan: RunPlan) => boolean;
-}
-
 /**
- * The forward pass on the fast kernels (`materialize` false: output only), or undefined when the
- * spec's shapes do not fit (the reference engine then reports them) or `declines` the plan.
+ * A run planned, with its memory holding its inputs, ready for the threads' `plan.phases` (the
+ * benchmark and tests run those phases themselves); undefined as for forwardFast.
  */
-export async function forwardFast(spec: AttentionSpec, materialize: boolean, options: ForwardOptions = {}): Promise<FastForward | undefined> {
+export function prepareRun(spec: AttentionSpec, materialize: boolean, options: Omit<ForwardOptions, 'cancelFlag'> = {}): { plan: RunPlan; arena: Arena } | undefined {
   const plan = planRun(spec, materialize, threadCount());
   if (!plan || options.declines?.(plan)) return undefined;
   if (plan.arena.totalBytes > MAX_BYTES) {
@@ -114,6 +109,22 @@ export async function forwardFast(spec: AttentionSpec, materialize: boolean, opt
     writeAttn(arena.buffer, head);
     arena.bytes(head.rowFlags).fill(0); // the kernels only mark fully masked rows
   }
+  return { plan, arena };
+}
+
+export interface ForwardOptions extends Pick<FastControl, 'recycle' | 'cancelFlag'> {
+  /** Turns the plan down (the caller then runs the reference engine). */
+  declines?: (plan: RunPlan) => boolean;
+}
+
+/**
+ * The forward pass on the fast kernels (`materialize` false: output only), or undefined when the
+ * spec's shapes do not fit (the reference engine then reports them) or `declines` the plan.
+ */
+export async function forwardFast(spec: AttentionSpec, materialize: boolean, options: ForwardOptions = {}): Promise<FastForward | undefined> {
+  const prepared = prepareRun(spec, materialize, options);
+  if (!prepared) return undefined;
+  const { plan, arena } = prepared;
   await threadPool().run(arena.memory, plan.phases, options.cancelFlag);
 
   const mask = plan.mask ? arena.view(plan.mask) : null;
