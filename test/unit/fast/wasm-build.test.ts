@@ -1,5 +1,5 @@
 // attention.wasm is committed (CI builds from `npm ci` alone); this fails when attention.c or
-// kernel.h changed without `npm run build:wasm`, and, where clang/lld are installed, rebuilds it
+// kernel.h changed without `npm run build:wasm`, and, where clang, lld and binaryen are installed, rebuilds it
 // and requires the same bytes.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -15,10 +15,11 @@ interface WasmBuild {
 }
 const build = import(join(FAST, 'build-wasm.mjs')) as Promise<WasmBuild>;
 
-function hasClang(): boolean {
+function hasToolchain(): boolean {
   try {
     execFileSync('clang-14', ['--version'], { stdio: 'ignore' });
     execFileSync('wasm-ld-14', ['--version'], { stdio: 'ignore' });
+    execFileSync('wasm-opt', ['--version'], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
@@ -31,8 +32,8 @@ describe('attention.wasm is built from its sources', () => {
     assert.equal(recorded, (await build).sourcesHash(), 'sources changed: run npm run build:wasm');
   });
 
-  it('rebuilds to the same bytes (where clang and lld are installed)', async function () {
-    if (!hasClang()) this.skip();
+  it('rebuilds to the same bytes (where clang, lld and binaryen are installed)', async function () {
+    if (!hasToolchain()) this.skip();
     const dir = mkdtempSync(join(tmpdir(), 'attention-wasm-test-'));
     try {
       const rebuilt = (await build).compile(join(dir, 'attention.wasm'));
@@ -45,7 +46,7 @@ describe('attention.wasm is built from its sources', () => {
   it('exports every kernel in both precisions and imports only a shared memory', () => {
     const module = new WebAssembly.Module(readFileSync(join(FAST, 'attention.wasm')));
     const exports = WebAssembly.Module.exports(module).map((e) => e.name).sort();
-    const kernels = ['attention', 'copy2d', 'flash', 'gemm', 'pack'];
+    const kernels = ['attention', 'copy2d', 'flash', 'gemm', 'pack', 'pack_rows'];
     assert.deepEqual(exports, kernels.flatMap((k) => [`${k}_f32`, `${k}_f64`]).sort());
     assert.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
   });

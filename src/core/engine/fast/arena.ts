@@ -9,6 +9,8 @@ const PAGE = 65536;
 const OS_PAGE = 4096;
 /** Every block starts on a cache line (and on a 16-byte SIMD boundary). */
 const ALIGN = 64;
+/** Bytes at the start of every run's memory that nothing uses (wasm-opt --low-memory-unused). */
+const LOW_MEMORY_UNUSED = 1024;
 
 export interface Block {
   offset: number;
@@ -16,7 +18,9 @@ export interface Block {
 }
 
 export class ArenaPlan {
-  private end = ALIGN; // offset 0 stays unused: a zero pointer means "absent" to the kernels
+  // The first KiB stays unused: a zero pointer means "absent" to the kernels, and attention.wasm
+  // was optimised on the promise that low memory is never addressed (build-wasm.mjs).
+  private end = LOW_MEMORY_UNUSED;
 
   reserve(bytes: number): Block {
     const block = { offset: this.end, bytes };

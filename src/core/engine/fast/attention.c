@@ -11,11 +11,30 @@ enum { MASK_NONE = 0, MASK_BOOLEAN = 1, MASK_ADDITIVE = 2 };
    fields, byte offsets for pointers (0 = absent). Keep the order in step with ATTN_FIELDS there. */
 typedef struct {
   double scale;
-  int q, ldq, k_packed, v_packed, nq, nk, d, dv; /* K and V packed by pack_* */
+  int q_packed, k_packed, v_packed, nq, nk, d, dv; /* Q packed by pack_rows, K and V by pack */
   int scores, scaled, mask_out, masked, weights, out, ldo;
   int mask, mask_kind, causal, causal_offset, padding, masked_any;
   int row_flags, row_sums, scratch, scratch_stride; /* scratch: one slice per thread */
 } Attn;
+
+/* Columns [k, k + LANES) of 4 rows (leading dimension lda) into pack_rows's order, k-major:
+   a 4 x 4 (float32) or 4 x 2 (float64) transpose. */
+static inline void pack_step_f32(const float *A, int lda, float *dst) {
+  v128_t r0 = wasm_v128_load(A), r1 = wasm_v128_load(A + lda), r2 = wasm_v128_load(A + 2 * lda), r3 = wasm_v128_load(A + 3 * lda);
+  v128_t low01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), low23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+  v128_t high01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7), high23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+  wasm_v128_store(dst, wasm_i64x2_shuffle(low01, low23, 0, 2));
+  wasm_v128_store(dst + 4, wasm_i64x2_shuffle(low01, low23, 1, 3));
+  wasm_v128_store(dst + 8, wasm_i64x2_shuffle(high01, high23, 0, 2));
+  wasm_v128_store(dst + 12, wasm_i64x2_shuffle(high01, high23, 1, 3));
+}
+static inline void pack_step_f64(const double *A, int lda, double *dst) {
+  v128_t r0 = wasm_v128_load(A), r1 = wasm_v128_load(A + lda), r2 = wasm_v128_load(A + 2 * lda), r3 = wasm_v128_load(A + 3 * lda);
+  wasm_v128_store(dst, wasm_i64x2_shuffle(r0, r1, 0, 2));
+  wasm_v128_store(dst + 2, wasm_i64x2_shuffle(r2, r3, 0, 2));
+  wasm_v128_store(dst + 4, wasm_i64x2_shuffle(r0, r1, 1, 3));
+  wasm_v128_store(dst + 6, wasm_i64x2_shuffle(r2, r3, 1, 3));
+}
 
 static inline float hmax_f32(v128_t v) {
   v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
@@ -96,6 +115,8 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VMUL wasm_f32x4_mul
 #define VMAX wasm_f32x4_pmax
 #define VSPLAT wasm_f32x4_splat
+#define VLOADSPLAT wasm_v128_load32_splat
+#define PACK_STEP pack_step_f32
 #define VLANE0(v) wasm_f32x4_extract_lane(v, 0)
 #define VEXP exp_f32
 #define VHMAX hmax_f32
@@ -112,6 +133,8 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #undef VMUL
 #undef VMAX
 #undef VSPLAT
+#undef VLOADSPLAT
+#undef PACK_STEP
 #undef VLANE0
 #undef VEXP
 #undef VHMAX
@@ -128,6 +151,8 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VMUL wasm_f64x2_mul
 #define VMAX wasm_f64x2_pmax
 #define VSPLAT wasm_f64x2_splat
+#define VLOADSPLAT wasm_v128_load64_splat
+#define PACK_STEP pack_step_f64
 #define VLANE0(v) wasm_f64x2_extract_lane(v, 0)
 #define VEXP exp_f64
 #define VHMAX hmax_f64

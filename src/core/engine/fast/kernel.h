@@ -1,8 +1,9 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
 // Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VSUB VMAX VSPLAT
-// VLANE0 VEXP VHMAX VHSUM (attention.c). Everything is a loop over row-major storage addressed by
-// raw pointers into the shared memory; nothing here touches the C stack (no arrays, no address-taken locals), because
-// every thread's instance starts with the same stack pointer in the one shared memory.
+// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK_STEP (attention.c). Everything is a loop over storage
+// addressed by raw pointers into the shared memory; nothing here touches the C stack (no arrays,
+// no address-taken locals), because every thread's instance starts with the same stack pointer in
+// the one shared memory.
 // Every export ends in (part, parts) and does the round-robin share `part` of `parts` of its work;
 // the threads claim parts one at a time (fast-thread.js), so any part may run on any thread.
 
@@ -12,72 +13,98 @@
 #define NB (2 * LANES) /* columns of the register-blocked micro-kernel: 2 vectors */
 #define MR 4           /* rows of the micro-kernel: 4 x 2 vectors = 8 accumulators */
 
-/* C[0:4, 0:NB] (+)= A[0:4, 0:K] · B[0:K, 0:NB]: the one register-blocked micro-kernel. */
-static inline void FN(micro)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int K, int acc) {
+/* C[0:rows, 0:NB] (+)= A · B[0:K, 0:NB], the one register-blocked micro-kernel. A is one quad of
+   MR packed rows (AP[k·MR + r] = A[r][k], rows ≥ `rows` zero padding) and B one packed panel, so
+   every load is a constant offset from one of two pointers: the addressing folds into the loads
+   (build-wasm.mjs) and per k the loop issues little besides 2 + MR loads and 16 multiplies and
+   adds. One core, against four strided row pointers into A: a 1024² head's QKᵀ 3.8 against 4.3
+   ms, one head's X·W_Q (1024 x 512 · 512 x 64) 1.8 against 2.1 ms. */
+static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int rows, int acc) {
   v128_t c00, c01, c10, c11, c20, c21, c30, c31;
+  c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = VSPLAT(0);
   if (acc) {
     c00 = wasm_v128_load(C); c01 = wasm_v128_load(C + LANES);
-    c10 = wasm_v128_load(C + ldc); c11 = wasm_v128_load(C + ldc + LANES);
-    c20 = wasm_v128_load(C + 2 * ldc); c21 = wasm_v128_load(C + 2 * ldc + LANES);
-    c30 = wasm_v128_load(C + 3 * ldc); c31 = wasm_v128_load(C + 3 * ldc + LANES);
-  } else {
-    c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = VSPLAT(0);
+    if (rows > 1) { c10 = wasm_v128_load(C + ldc); c11 = wasm_v128_load(C + ldc + LANES); }
+    if (rows > 2) { c20 = wasm_v128_load(C + 2 * ldc); c21 = wasm_v128_load(C + 2 * ldc + LANES); }
+    if (rows > 3) { c30 = wasm_v128_load(C + 3 * ldc); c31 = wasm_v128_load(C + 3 * ldc + LANES); }
   }
-  const T *a0 = A, *a1 = A + lda, *a2 = A + 2 * lda, *a3 = A + 3 * lda;
   for (int k = 0; k < K; k++) {
     v128_t b0 = wasm_v128_load(B), b1 = wasm_v128_load(B + LANES);
-    B += ldb;
-    v128_t a = VSPLAT(a0[k]);
+    v128_t a = VLOADSPLAT(AP);
     c00 = VADD(c00, VMUL(a, b0)); c01 = VADD(c01, VMUL(a, b1));
-    a = VSPLAT(a1[k]);
+    a = VLOADSPLAT(AP + 1);
     c10 = VADD(c10, VMUL(a, b0)); c11 = VADD(c11, VMUL(a, b1));
-    a = VSPLAT(a2[k]);
+    a = VLOADSPLAT(AP + 2);
     c20 = VADD(c20, VMUL(a, b0)); c21 = VADD(c21, VMUL(a, b1));
-    a = VSPLAT(a3[k]);
+    a = VLOADSPLAT(AP + 3);
     c30 = VADD(c30, VMUL(a, b0)); c31 = VADD(c31, VMUL(a, b1));
+    B += NB;
+    AP += MR;
   }
   wasm_v128_store(C, c00); wasm_v128_store(C + LANES, c01);
-  wasm_v128_store(C + ldc, c10); wasm_v128_store(C + ldc + LANES, c11);
-  wasm_v128_store(C + 2 * ldc, c20); wasm_v128_store(C + 2 * ldc + LANES, c21);
-  wasm_v128_store(C + 3 * ldc, c30); wasm_v128_store(C + 3 * ldc + LANES, c31);
+  if (rows > 1) { wasm_v128_store(C + ldc, c10); wasm_v128_store(C + ldc + LANES, c11); }
+  if (rows > 2) { wasm_v128_store(C + 2 * ldc, c20); wasm_v128_store(C + 2 * ldc + LANES, c21); }
+  if (rows > 3) { wasm_v128_store(C + 3 * ldc, c30); wasm_v128_store(C + 3 * ldc + LANES, c31); }
 }
 
-/* The ragged edges (rows or columns left over by the micro-kernel), one dot product each. */
-static void FN(edge)(const T *A, int lda, const T *B, int ldb, T *C, int ldc, int M, int N, int K, int acc) {
-  for (int i = 0; i < M; i++)
+/* The ragged right edge (a panel narrower than NB), one dot product per element. */
+static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K, int acc) {
+  for (int i = 0; i < M; i++) {
+    const T *a = AP + (i / MR) * K * MR + i % MR;
     for (int j = 0; j < N; j++) {
       T s = acc ? C[i * ldc + j] : 0;
-      for (int k = 0; k < K; k++) s += A[i * lda + k] * B[k * ldb + j];
+      for (int k = 0; k < K; k++) s += a[k * MR] * B[k * NB + j];
       C[i * ldc + j] = s;
     }
-}
-
-/* C[0:M, 0:N] (+)= A · B with B packed in panels of NB columns (panel p at BP + p·stride, its
-   row k at + k·NB: contiguous, so the micro-kernel streams it without cache-set conflicts). Panels
-   outermost, so each stays in L1 while every row quad passes over it. */
-static void FN(block)(const T *A, int lda, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc) {
-  int M4 = M - M % MR;
-  for (int j = 0, p = 0; j < N; j += NB, p++) {
-    const T *panel = BP + p * stride;
-    int nc = N - j < NB ? N - j : NB;
-    if (nc == NB)
-      for (int i = 0; i < M4; i += MR) FN(micro)(A + i * lda, lda, panel, NB, C + i * ldc + j, ldc, K, acc);
-    else
-      FN(edge)(A, lda, panel, NB, C + j, ldc, M4, nc, K, acc);
-    if (M4 < M) FN(edge)(A + M4 * lda, lda, panel, NB, C + M4 * ldc + j, ldc, M - M4, nc, K, acc);
   }
 }
 
-/* C = A · B, B packed by `pack`, for rows [0, M) in blocks of 16 dealt round-robin to the
-   parts; 64-column slabs of B outermost so a slab (K x 64) stays in L2 while the rows pass. */
-EXPORT(gemm) void FN(gemm)(const T *A, int lda, const T *BP, T *C, int ldc, int M, int N, int K, int part, int parts) {
+/* C[0:M, 0:N] (+)= A · B, A packed by pack_rows (quad q at AP + q·K·MR) and B in panels of NB
+   columns (panel p at BP + p·stride, its row k at + k·NB: contiguous, so the micro-kernel streams
+   it without cache-set conflicts). Panels outermost, so each stays in L1 while every quad passes
+   over it. */
+static void FN(block)(const T *AP, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc) {
+  for (int j = 0, p = 0; j < N; j += NB, p++) {
+    const T *panel = BP + p * stride;
+    if (N - j < NB) {
+      FN(edge)(AP, panel, C + j, ldc, M, N - j, K, acc);
+      continue;
+    }
+    for (int i = 0; i < M; i += MR)
+      FN(micro)(AP + i * K, panel, C + i * ldc + j, ldc, K, M - i < MR ? M - i : MR, acc);
+  }
+}
+
+/* C = A · B, A packed by pack_rows and B by pack, for rows [0, M) in blocks of 16 dealt
+   round-robin to the parts; 64-column slabs of B outermost so a slab (K x 64) stays in L2 while
+   the rows pass. */
+EXPORT(gemm) void FN(gemm)(const T *AP, const T *BP, T *C, int ldc, int M, int N, int K, int part, int parts) {
   for (int j = 0; j < N; j += 64) {
     int nc = N - j < 64 ? N - j : 64;
     for (int i = 16 * part; i < M; i += 16 * parts) {
       int mr = M - i < 16 ? M - i : 16;
-      FN(block)(A + i * lda, lda, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0);
+      FN(block)(AP + i * K, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0);
     }
   }
+}
+
+/* Packs `rows` (≤ MR) rows of A (leading dimension lda), columns [0, K), into one quad with row
+   stride MR (dst[k·MR + r] = A[r][k]), zeros for the missing rows. */
+static void FN(pack_quad)(const T *A, int lda, T *dst, int rows, int K) {
+  int k = 0;
+  if (rows == MR)
+    for (; k + LANES <= K; k += LANES) PACK_STEP(A + k, lda, dst + k * MR);
+  for (; k < K; k++)
+    for (int r = 0; r < MR; r++) dst[k * MR + r] = r < rows ? A[r * lda + k] : 0;
+}
+
+/* Packs A (M x K, leading dimension lda) into quads of MR rows for the micro-kernel: quad q at
+   dst + q·ldp·MR, these K columns at + k0·MR within it (ldp, k0: the heads' outputs pack straight
+   into their columns of the concat's packing). The last quad is zero-padded. Quads round-robin
+   over parts. */
+EXPORT(pack_rows) void FN(pack_rows)(const T *src, int lda, T *dst, int M, int K, int ldp, int k0, int part, int parts) {
+  for (int q = part; q * MR < M; q += parts)
+    FN(pack_quad)(src + q * MR * lda, lda, dst + (q * ldp + k0) * MR, M - q * MR < MR ? M - q * MR : MR, K);
 }
 
 /* Packs B (K x N) into panels of NB columns, zero-padded: dst[p][k][c] = B[k][p·NB + c], where
@@ -195,17 +222,19 @@ static void FN(zero_rows)(T *p, int ld, int rows, int cols) {
 
 /* Full attention with every n x n step materialised, one fused pass per tile of TR query rows:
    raw scores of the tile (micro-kernel over packed Kᵀ panels), then per row scale/mask/max, exp/sum,
-   normalise while the row is in cache, then the tile's A·V over all keys at once (streaming the
-   weights rows and V panels from L2 beat cutting the keys into L1-sized chunks, whose partial
-   sums cost a load and store of the output each: 3.9 against 4.3 ms per 1024² head, and 61.5
-   against 65.2 at 4096²). Tiles go round-robin to parts, which balances causal masks. */
-EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts) {
+   normalise while the row is in cache, then the tile's weights packed into this thread's scratch
+   and its A·V over all keys at once (streaming the packed weights and V panels from L2 beat
+   cutting the keys into L1-sized chunks, whose partial sums cost a load and store of the output
+   each: 3.9 against 4.3 ms per 1024² head, and 61.5 against 65.2 at 4096²). Tiles go round-robin
+   to parts, which balances causal masks. */
+EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thread) {
   const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
-  const T *Q = (const T *)a->q, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
+  const T *QP = (const T *)a->q_packed, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *S = (T *)a->scores, *W = (T *)a->weights, *O = (T *)a->out;
+  T *tile = (T *)(a->scratch + thread * a->scratch_stride); /* TR x nk weights, packed */
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
-    FN(block)(Q + i0 * a->ldq, a->ldq, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0);
+    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0);
     for (int i = i0; i < i0 + rows; i++) {
       long off = (long)i * nk;
       T *w = W + off;
@@ -219,18 +248,20 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts) {
       }
       ((T *)a->row_sums)[i] = FN(scale_row)(w, nk, (T)1 / FN(exp_row)(w, nk, max));
     }
-    FN(block)(W + i0 * nk, nk, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0);
+    FN(pack_rows)(W + (long)i0 * nk, nk, tile, rows, nk, nk, 0, 0, 1);
+    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0);
   }
 }
 
 /* Output only, O(n·d) memory: online softmax (FlashAttention) over key blocks of FB. The tile's
-   scores, running max and running sum live in the scratch slice of the thread running this part
-   (`thread`, which fast-thread.js passes after every kernel's (part, parts)). */
+   scores, their packing, running max and running sum live in the scratch slice of the thread
+   running this part (`thread`, which fast-thread.js passes after every kernel's (part, parts)). */
 EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
   const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
-  const T *Q = (const T *)a->q, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
+  const T *QP = (const T *)a->q_packed, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *O = (T *)a->out;
-  T *S = (T *)(a->scratch + thread * a->scratch_stride); /* TR x FB scores of the tile */
+  T *P = (T *)(a->scratch + thread * a->scratch_stride); /* TR x FB exp scores, packed */
+  T *S = P + TR * FB;                                     /* TR x FB scores of the tile */
   T *m = S + TR * FB, *l = m + TR;                        /* running max and sum per row */
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
@@ -238,7 +269,7 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
     for (int r = 0; r < rows; r++) { m[r] = -__builtin_inf(); l[r] = 0; }
     for (int k0 = 0; k0 < nk; k0 += FB) {
       int kc = nk - k0 < FB ? nk - k0 : FB;
-      FN(block)(Q + i0 * a->ldq, a->ldq, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0);
+      FN(block)(QP + i0 * d, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0);
       for (int r = 0; r < rows; r++) {
         T *s = S + r * FB;
         T bmax = FN(prepare_row)(a, i0 + r, k0, kc, s, 0, 0, 0, s);
@@ -252,7 +283,8 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
         m[r] = mnew;
         l[r] += FN(exp_row)(s, kc, mnew);
       }
-      FN(block)(S, FB, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+      FN(pack_rows)(S, FB, P, rows, kc, kc, 0, 0, 1);
+      FN(block)(P, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
     }
     for (int r = 0; r < rows; r++) {
       if (m[r] == -__builtin_inf()) { ((unsigned char *)a->row_flags)[i0 + r] = 1; continue; }

@@ -11,7 +11,7 @@ import type { KernelCall, Phase } from './pool';
 
 /** The Attn struct of attention.c: a float64 scale, then int32 fields in this order. */
 const ATTN_FIELDS = [
-  'q', 'ldq', 'kPacked', 'vPacked', 'nq', 'nk', 'd', 'dv',
+  'qPacked', 'kPacked', 'vPacked', 'nq', 'nk', 'd', 'dv',
   'scores', 'scaled', 'maskOut', 'masked', 'weights', 'out', 'ldo',
   'mask', 'maskKind', 'causal', 'causalOffset', 'padding', 'maskedAny',
   'rowFlags', 'rowSums', 'scratch', 'scratchStride',
@@ -21,8 +21,13 @@ const ATTN_BYTES = 8 + 4 * ATTN_FIELDS.length;
 const MASK_KIND = { none: 0, boolean: 1, additive: 2 } as const;
 /** Columns per packed panel: the micro-kernel's width, two SIMD vectors (NB in kernel.h). */
 const PANEL: Record<DType, number> = { float32: 8, float64: 4 };
-/** Per-thread scratch of the online-softmax path: a tile of scores plus running max and sum. */
-const FLASH_SCRATCH_BYTES = 32 * 1024;
+/** Rows per packed quad of a left-hand side (MR in kernel.h). */
+const QUAD = 4;
+/** Bytes of one key's column of a query tile: TR rows (16 float32, 8 float64) of its dtype. */
+const TILE_COLUMN_BYTES = 64;
+/** Per-thread scratch of the online-softmax path: a tile of scores (TR × FB keys: 16 KiB), its
+ * packing, running max and sum. */
+const FLASH_SCRATCH_BYTES = 48 * 1024;
 
 export interface HeadPlan {
   Q: MatrixBlock;
@@ -61,7 +66,7 @@ export interface RunPlan {
 
 interface Projected {
   heads: MatrixBlock[];
-  /** Packing the weights, then computing (or copying out) the heads. */
+  /** Packing the weights and the source, then computing (or copying out) the heads. */
   packs: KernelCall[];
   calls: KernelCall[];
 }
@@ -86,6 +91,22 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   const packed = (src: number, ld: number, transposed: boolean, K: number, N: number): { block: Block; call: KernelCall } => {
     const block = arena.reserve(Math.ceil(N / PANEL[dtype]) * PANEL[dtype] * K * size);
     return { block, call: { kernel: kernel('pack'), args: [src, ld, transposed ? 1 : 0, block.offset, K, N] } };
+  };
+  /** A (M×K) of a product, packed into quads of rows: columns [k0, k0 + K) of a packing ldp wide. */
+  const packRows = (src: MatrixBlock, dst: Block, ldp: number, k0: number): KernelCall => ({
+    kernel: kernel('pack_rows'),
+    args: [src.offset, src.cols, dst.offset, src.rows, src.cols, ldp, k0],
+  });
+  const rowsPacked = (rows: number, cols: number): Block => arena.reserve(Math.ceil(rows / QUAD) * QUAD * cols * size);
+  /** Each source of a projection packed once (X serves W_Q, W_K and W_V). */
+  const sourcePacks = new Map<MatrixBlock, { block: Block; call: KernelCall }>();
+  const packedSource = (source: MatrixBlock): { block: Block; call?: KernelCall } => {
+    const known = sourcePacks.get(source);
+    if (known) return { block: known.block };
+    const block = rowsPacked(source.rows, source.cols);
+    const packing = { block, call: packRows(source, block, source.cols, 0) };
+    sourcePacks.set(source, packing);
+    return packing;
   };
 
   let inputValue: Matrix | undefined;
@@ -124,11 +145,12 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
       const column = blocks.length === 1 ? i * width : 0;
       return packed(w.offset + column * size, w.cols, false, source.cols, width);
     });
+    const sourcePacked = packedSource(source);
     const calls = heads.map((head, i) => ({
       kernel: kernel('gemm'),
-      args: [source.offset, source.cols, weights[i].block.offset, head.offset, width, source.rows, width, source.cols],
+      args: [sourcePacked.block.offset, weights[i].block.offset, head.offset, width, source.rows, width, source.cols],
     }));
-    return { heads, packs: weights.map((w) => w.call), calls };
+    return { heads, packs: [...(sourcePacked.call ? [sourcePacked.call] : []), ...weights.map((w) => w.call)], calls };
   };
 
   const Q = project(h, spec.Q, spec.WQ, input);
@@ -149,10 +171,17 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   const maskedAny = Boolean(mask || padding || options.causal);
   const maskOut = maskedAny && materialize ? arena.matrix(queries, keys, dtype) : undefined;
 
-  // Kᵀ (d_k × keys) and V (keys × d_v) as the right-hand sides of QKᵀ and AV.
+  // Q as the left-hand side of QKᵀ, Kᵀ (d_k × keys) and V (keys × d_v) as the right-hand sides
+  // of QKᵀ and AV.
+  const QP = Q.heads.map((q) => {
+    const block = rowsPacked(q.rows, q.cols);
+    return { block, call: packRows(q, block, q.cols, 0) };
+  });
   const KP = K.heads.map((k) => packed(k.offset, k.cols, true, k.cols, k.rows));
   const VP = V.heads.map((v) => packed(v.offset, v.cols, false, v.rows, v.cols));
-  const scratch = materialize ? undefined : arena.reserve(FLASH_SCRATCH_BYTES * threads);
+  // Per thread: the query tile's weights packed for AV, or the online softmax's tiles.
+  const scratchStride = materialize ? Math.ceil((TILE_COLUMN_BYTES * keys) / 64) * 64 : FLASH_SCRATCH_BYTES;
+  const scratch = arena.reserve(scratchStride * threads);
 
   const heads: HeadPlan[] = [];
   for (let i = 0; i < h; i++) {
@@ -165,14 +194,14 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
     const weights = square();
     const output = arena.matrix(queries, dV, dtype);
     const fields: Record<AttnField, number> = {
-      q: Q.heads[i].offset, ldq: dK, kPacked: KP[kvHead].block.offset, vPacked: VP[kvHead].block.offset,
+      qPacked: QP[i].block.offset, kPacked: KP[kvHead].block.offset, vPacked: VP[kvHead].block.offset,
       nq: queries, nk: keys, d: dK, dv: dV,
       scores: scores?.offset ?? 0, scaled: scaled?.offset ?? 0, maskOut: i === 0 ? (maskOut?.offset ?? 0) : 0,
       masked: masked?.offset ?? 0, weights: weights?.offset ?? 0, out: output.offset, ldo: dV,
       mask: maskIn?.offset ?? 0, maskKind: MASK_KIND[mask?.kind ?? 'none'],
       causal: options.causal ? 1 : 0, causalOffset: options.causal === 'bottom-right' ? keys - queries : 0,
       padding: paddingIn?.offset ?? 0, maskedAny: maskedAny ? 1 : 0,
-      rowFlags: 0, rowSums: 0, scratch: scratch?.offset ?? 0, scratchStride: FLASH_SCRATCH_BYTES,
+      rowFlags: 0, rowSums: 0, scratch: scratch.offset, scratchStride,
     };
     const rowFlags = arena.reserve(queries);
     const rowSums = arena.matrix(queries, 1, dtype);
@@ -186,25 +215,26 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   const phases: Phase[] = [
     [...Q.packs, ...K.packs, ...V.packs],
     [...Q.calls, ...K.calls, ...V.calls],
-    [...KP, ...VP].map((p) => p.call),
+    [...QP, ...KP, ...VP].map((p) => p.call),
     attention,
   ];
-  let concat = heads[0].output;
-  if (h > 1) {
-    concat = arena.matrix(queries, dV * h, dtype);
-    phases.push(heads.map((head, i) => ({
-      kernel: kernel('copy2d'),
-      args: [head.output.offset, dV, concat.offset + i * dV * size, concat.cols, queries, dV],
-    })));
-  }
+  const concat = h > 1 ? arena.matrix(queries, dV * h, dtype) : heads[0].output;
+  // The heads' outputs side by side, and (for W_O) packed side by side, in one phase.
+  const concatenate: KernelCall[] = h === 1 ? [] : heads.map((head, i) => ({
+    kernel: kernel('copy2d'),
+    args: [head.output.offset, dV, concat.offset + i * dV * size, concat.cols, queries, dV],
+  }));
+  phases.push(concatenate);
   let output = concat;
   if (spec.WO) {
     if (spec.WO.rows !== concat.cols) return undefined;
     const WO = put(spec.WO);
     const WOP = packed(WO.offset, WO.cols, false, WO.rows, WO.cols);
     phases[0].push(WOP.call);
+    const concatPacked = rowsPacked(queries, concat.cols);
+    concatenate.push(...heads.map((head, i) => packRows(head.output, concatPacked, concat.cols, i * dV)));
     output = arena.matrix(queries, WO.cols, dtype);
-    phases.push([{ kernel: kernel('gemm'), args: [concat.offset, concat.cols, WOP.block.offset, output.offset, WO.cols, queries, WO.cols, concat.cols] }]);
+    phases.push([{ kernel: kernel('gemm'), args: [concatPacked.offset, WOP.block.offset, output.offset, WO.cols, queries, WO.cols, concat.cols] }]);
   }
   return {
     dtype, arena, writes, phases: phases.filter((phase) => phase.length > 0), input, heads,
