@@ -90,22 +90,33 @@ function flopsOf(c: Case): number {
   }).flops;
 }
 
+/** What numpy needs on Debian: Debian's numpy alone links the reference BLAS, ~10× slower. */
+const NUMPY_PACKAGES = ['python3-numpy', 'libopenblas0-pthread'];
+
 /** numpy in a child process, one JSON command per line. */
 class Numpy {
   private readonly child;
-  private readonly replies: Array<(line: string) => void> = [];
+  private readonly replies: Array<{ resolve(line: string): void; reject(error: Error): void }> = [];
+  private exited: Error | undefined;
 
   constructor() {
     const env = { ...process.env };
     delete env.OPENBLAS_CORETYPE; // let OpenBLAS choose its kernel, as on a user's machine
     delete env.OPENBLAS_L2_SIZE;
     this.child = spawn('/usr/bin/python3', [join(__dirname, 'numpy_attention.py')], { env, stdio: ['pipe', 'pipe', 'inherit'] });
-    createInterface({ input: this.child.stdout }).on('line', (line) => this.replies.shift()?.(line));
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.replies.shift()?.resolve(line));
+    const fail = (error: Error): void => {
+      this.exited = error;
+      for (const reply of this.replies.splice(0)) reply.reject(error);
+    };
+    this.child.on('error', (error) => fail(new Error(`cannot start /usr/bin/python3: ${error.message}`)));
+    this.child.on('exit', (code) => fail(new Error(`bench/numpy_attention.py exited (code ${code}; its error is above)`)));
   }
 
   ask<T>(command: object): Promise<T> {
-    return new Promise((resolve) => {
-      this.replies.push((line) => resolve(JSON.parse(line) as T));
+    return new Promise((resolve, reject) => {
+      if (this.exited) return reject(this.exited);
+      this.replies.push({ resolve: (line) => resolve(JSON.parse(line) as T), reject });
       this.child.stdin.write(`${JSON.stringify(command)}\n`);
     });
   }
@@ -285,8 +296,20 @@ function companion(name: string, needsBuild = false): unknown {
 }
 
 async function main(): Promise<void> {
+  if (existsSync('/etc/debian_version')) {
+    // Installed with apt-get when root, else a clear error naming the command (as `npm test` does).
+    const system = (await import(join(__dirname, '..', 'scripts', 'lib', 'system.mjs'))) as { ensureDebianPackages(names: string[]): void };
+    system.ensureDebianPackages(NUMPY_PACKAGES);
+  }
   const numpy = new Numpy();
   const blas = await numpy.ask<Record<string, unknown>>({ op: 'blas' });
+  if (blas.openblas === undefined) {
+    numpy.close();
+    throw new Error(
+      `numpy is not running on OpenBLAS (BLAS libraries mapped: ${(blas.libraries as string[]).join(', ') || 'none'}); ` +
+        `against the reference BLAS every ratio would be meaningless. On Debian: apt-get install ${NUMPY_PACKAGES.join(' ')}`,
+    );
+  }
   const machine = {
     cpu: cpus()[0]?.model,
     cores: cpus().length,
@@ -297,7 +320,7 @@ async function main(): Promise<void> {
     numpy: blas,
   };
   log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
-  log(`numpy ${blas.numpy} on ${blas.openblas ?? 'NOT OpenBLAS'} (kernel ${blas.kernel}, ${blas.threads} threads): ${(blas.libraries as string[]).join(', ')}`);
+  log(`numpy ${blas.numpy} on ${blas.openblas} (kernel ${blas.kernel}, ${blas.threads} threads): ${(blas.libraries as string[]).join(', ')}`);
   log(`medians of ${ROUNDS} interleaved rounds (reference: ${REFERENCE_ROUNDS}); forward pass with every n×n step kept\n`);
   const header = ['case', 'numpy ms', 'reference ms', 'fast ms', 'fast (fresh memory) ms', 'GFLOP/s', 'fast ÷ numpy', 'CPU ms numpy / fast'];
   log(header.join(' | '));
@@ -332,4 +355,7 @@ async function main(): Promise<void> {
   if (json) console.log(JSON.stringify(report));
 }
 
-void main();
+main().catch((error: unknown) => {
+  console.error(`npm run bench: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
