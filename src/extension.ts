@@ -34,7 +34,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
 
   const analyzer = registerAnalysis(context, results, log);
   const runner = new Runner(analyzer, results, worker, log);
-  const panel = registerPanel(context, results, log);
+  const panel = registerPanel(context, results, (matrix, region) => worker.regionOf(matrix, region), log);
   registerCodeLens(context, analyzer, results);
   registerHover(context, analyzer, results);
   registerInlineHeatmap(context, results);

@@ -5,7 +5,7 @@
 
 // ---- extension host ⇄ worker (owned by the extension/worker work) ----
 
-import type { AttentionResult, AttentionSpec } from './core/types';
+import type { AttentionResult, AttentionSpec, Matrix } from './core/types';
 
 /** Run some problems of one document. A newer request for the same document supersedes this
  * one: the host sets `cancelFlag[0]` to 1 (Atomics), which the worker reads between heads, row
@@ -17,7 +17,25 @@ export interface WorkerRunRequest {
   problems: { index: number; spec: AttentionSpec }[];
 }
 
-export type WorkerRequest = WorkerRunRequest;
+/** The exact values (or a finer pooling) of a region of a result's matrix, for a zoom in the
+ * panel. Answered at once, not after the queued runs: the worker's thread is free while the fast
+ * kernels compute. The matrix is a fast result's, on shared memory, so posting it copies nothing. */
+export interface WorkerRegionRequest {
+  type: 'region';
+  id: number;
+  matrix: Matrix;
+  region: Region;
+}
+
+/** Rows [rowStart, rowEnd) and columns [colStart, colEnd) of a matrix. */
+export interface Region {
+  rowStart: number;
+  rowEnd: number;
+  colStart: number;
+  colEnd: number;
+}
+
+export type WorkerRequest = WorkerRunRequest | WorkerRegionRequest;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result
  * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
@@ -27,6 +45,7 @@ export type WorkerProblemOutcome =
 
 export type WorkerResponse =
   | { type: 'result'; id: number; outcomes: WorkerProblemOutcome[] }
+  | { type: 'region'; id: number; view: MatrixView }
   | { type: 'cancelled'; id: number }
   | { type: 'failed'; id: number; error: string };
 
@@ -126,7 +145,7 @@ export interface PanelState {
   colorScale: 'Viridis' | 'Cividis' | 'Blues' | 'Greys' | 'RdBu' | 'Theme';
   showNumbers: boolean;
   /** Zoom of the overview, source coordinates, per heatmap id. */
-  zoom: Record<string, { rowStart: number; rowEnd: number; colStart: number; colEnd: number }>;
+  zoom: Record<string, Region>;
 }
 
 export type HostToWebview =

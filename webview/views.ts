@@ -50,14 +50,24 @@ function exactValue(view: MatrixView | null, row: number, col: number): number |
 /**
  * `query i (token) → key j (token): score, scaled, mask, weight` for every attention-shaped map;
  * a gradient map (dA, dS) adds its own value. A pooled cell names its block and the map's value.
+ * In the zoomed detail of a pooled map only that map's cells are exact (the other steps are
+ * overviews): the tooltip gives its value and leaves out the steps it does not know.
  */
 function attentionTooltip(head: HeadView, data: PanelData, label: string, gradient: boolean): (cell: Cell) => string {
   const { query, key } = axes(data);
   return (cell) => {
     if (!cell.exact) return `${blockText(cell, query, key)}: ${label} ${num(cell.value)}`;
-    const at = (view: MatrixView | null) => num(exactValue(view, cell.row, cell.col) ?? NaN);
-    const parts = [`score ${at(head.scores)}`, `scaled ${at(head.scaled)}`, `mask ${head.mask ? at(head.mask) : 'none'}`, `weight ${at(head.weights)}`];
-    if (gradient) parts.push(`${label} ${num(cell.value)}`);
+    const parts: string[] = [];
+    const known = (name: string, view: MatrixView | null) => {
+      const value = exactValue(view, cell.row, cell.col);
+      if (value !== undefined) parts.push(`${name} ${num(value)}`);
+    };
+    known('score', head.scores);
+    known('scaled', head.scaled);
+    if (head.mask) known('mask', head.mask);
+    else parts.push('mask none');
+    known('weight', head.weights);
+    if (gradient || !parts.some((part) => part.startsWith(`${label} `))) parts.push(`${label} ${num(cell.value)}`);
     return `${named('query', cell.row, query.tokens)} → ${named('key', cell.col, key.tokens)}: ${parts.join(', ')}`;
   };
 }

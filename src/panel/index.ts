@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { COMMANDS } from '../features/commandIds';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
-import { WebviewSession, type DtypeRequest, type Log } from './session';
+import { WebviewSession, type DtypeRequest, type Log, type RegionPooler } from './session';
 
 export const PANEL_VIEW_TYPE = 'attentionLens.panel';
 export const BOTTOM_VIEW_ID = 'attentionLens.attentionView';
@@ -35,9 +35,9 @@ function cursorOf(editor: vscode.TextEditor, run: DocumentRun | undefined): Curs
   return { uri: editor.document.uri, problemIndex: problem.index, head: def?.head };
 }
 
-export function registerPanel(context: vscode.ExtensionContext, results: Results, log: Log = console): PanelApi {
+export function registerPanel(context: vscode.ExtensionContext, results: Results, regionOf: RegionPooler, log: Log = console): PanelApi {
   const dtypeRequests = new vscode.EventEmitter<DtypeRequest>();
-  const deps = { extensionUri: context.extensionUri, results, log, onDtype: (request: DtypeRequest) => dtypeRequests.fire(request) };
+  const deps = { extensionUri: context.extensionUri, results, log, regionOf, onDtype: (request: DtypeRequest) => dtypeRequests.fire(request) };
   let panel: { webviewPanel: vscode.WebviewPanel; session: WebviewSession } | undefined;
   let bottom: WebviewSession | undefined;
 

@@ -4,17 +4,10 @@
 // standalone report, the browser tests and the benchmark all build the very same data.
 import { attentionCost, type AttentionShape } from '../core/engine/cost';
 import type { AttentionResult, Matrix, Problem } from '../core/types';
-import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, ResultView } from '../protocol';
+import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, Region, ResultView } from '../protocol';
 
 /** Largest number of rows or columns a heatmap draws cell by cell. */
 export const MAX_CELLS_PER_SIDE = 512;
-
-export interface Region {
-  rowStart: number;
-  rowEnd: number; // exclusive
-  colStart: number;
-  colEnd: number; // exclusive
-}
 
 /**
  * The region of `matrix` as at most MAX_CELLS_PER_SIDE² cells: exact values when it fits, else

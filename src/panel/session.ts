@@ -3,7 +3,8 @@
 // and dropped.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { parseWebviewMessage, type HostToWebview, type PanelState, type WebviewToHost } from '../protocol';
+import type { Matrix } from '../core/types';
+import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
 import type { Results } from '../features/results';
@@ -28,7 +29,11 @@ export interface SessionDeps {
   results: Results;
   log: Log;
   onDtype(request: DtypeRequest): void;
+  /** A region of a matrix on shared memory, pooled in the engine worker. */
+  regionOf: RegionPooler;
 }
+
+export type RegionPooler = (matrix: Matrix, region: Region) => Promise<MatrixView>;
 
 /** The webview options both surfaces use: scripts on, resources only from dist/ and media/. */
 function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
@@ -113,6 +118,15 @@ export class WebviewSession implements vscode.Disposable {
     return problemRun?.result ? { uri: this.uri, problem: problemRun.problem, result: problemRun.result } : undefined;
   }
 
+  /**
+   * A fast result's matrix is on shared memory: the worker pools it without a copy, and the host's
+   * event loop stays free. The reference engine's matrices were moved into the host's own memory
+   * with their result; posting one back would copy it whole, so it is pooled here.
+   */
+  private regionOf(matrix: Matrix, region: Region): Promise<MatrixView> {
+    return matrix.data.buffer instanceof SharedArrayBuffer ? this.deps.regionOf(matrix, region) : Promise.resolve(viewOf(matrix, region));
+  }
+
   private async handle(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
@@ -134,7 +148,8 @@ export class WebviewSession implements vscode.Disposable {
       case 'requestRegion': {
         const shown = this.current();
         const matrix = shown && message.problemIndex === this.problemIndex ? matrixOf(shown.result, shown.problem, message.head, message.matrix) : undefined;
-        return this.post({ type: 'region', requestId: message.requestId, view: matrix ? viewOf(matrix, message) : null });
+        const { rowStart, rowEnd, colStart, colEnd } = message;
+        return this.post({ type: 'region', requestId: message.requestId, view: matrix ? await this.regionOf(matrix, { rowStart, rowEnd, colStart, colEnd }) : null });
       }
       case 'export': {
         const bytes = message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');

@@ -4,8 +4,8 @@
 // — crash, out of memory, killed — every pending run fails with a clear error and the next run
 // starts a fresh worker; the extension host never goes down with it.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import type { AttentionSpec } from '../core/types';
-import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse } from '../protocol';
+import type { AttentionSpec, Matrix } from '../core/types';
+import type { MatrixView, Region, WorkerProblemOutcome, WorkerResponse, WorkerRunRequest } from '../protocol';
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -26,7 +26,7 @@ export interface WorkerRun {
 
 interface Pending {
   documentKey: string;
-  request: WorkerRequest;
+  request: WorkerRunRequest;
   cancelFlag: Int32Array;
   resolve(outcomes: WorkerProblemOutcome[]): void;
   reject(error: Error): void;
@@ -37,6 +37,7 @@ export class AttentionWorker {
   private lastError: Error | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly regions = new Map<number, { resolve(view: MatrixView): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
@@ -53,7 +54,7 @@ export class AttentionWorker {
     const id = this.nextId++;
     this.latestByDocument.set(documentKey, id);
     const cancelFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
-    const request: WorkerRequest = { type: 'run', id, cancelFlag, problems };
+    const request: WorkerRunRequest = { type: 'run', id, cancelFlag, problems };
     const outcomes = new Promise<WorkerProblemOutcome[]>((resolve, reject) => {
       this.pending.set(id, { documentKey, request, cancelFlag, resolve, reject });
     });
@@ -68,6 +69,18 @@ export class AttentionWorker {
         }, graceMs);
       },
     };
+  }
+
+  /**
+   * The panel's view of `region` of a result's matrix (exact values, or pooled when the region is
+   * still too large), pooled in the worker. For fast results, whose matrices are on shared memory:
+   * posting one copies nothing, where pooling it here would hold the host for up to ~130 ms.
+   */
+  regionOf(matrix: Matrix, region: Region): Promise<MatrixView> {
+    const id = this.nextId++;
+    const view = new Promise<MatrixView>((resolve, reject) => this.regions.set(id, { resolve, reject }));
+    this.ensureWorker().postMessage({ type: 'region', id, matrix, region });
+    return view;
   }
 
   /** Ends the worker as a crash would (tests use it to prove the restart). */
@@ -93,6 +106,7 @@ export class AttentionWorker {
     this.worker = undefined; // its exit is now expected, not a crash
     void old?.terminate();
     this.log('worker restarted to stop a cancelled run');
+    this.failRegions(new Error('The attention worker was restarted; zoom again.'));
     for (const [id, pending] of this.pending) {
       if (Atomics.load(pending.cancelFlag, 0) === 0) continue;
       this.forget(id, pending);
@@ -134,6 +148,11 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
+    if (response.type === 'region') {
+      this.regions.get(response.id)?.resolve(response.view);
+      this.regions.delete(response.id);
+      return;
+    }
     const pending = this.pending.get(response.id);
     if (!pending) return;
     this.forget(response.id, pending);
@@ -147,6 +166,12 @@ export class AttentionWorker {
       this.forget(id, pending);
       pending.reject(error);
     }
+    this.failRegions(error);
+  }
+
+  private failRegions(error: Error): void {
+    for (const region of this.regions.values()) region.reject(error);
+    this.regions.clear();
   }
 
   private forget(id: number, pending: Pending): void {

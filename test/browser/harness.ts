@@ -117,19 +117,20 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
 }
 
 /** z values of the plotly heatmap in a card (null where plotly leaves a gap). */
-export function heatmapZ(page: Page, cardId: string): Promise<(number | null)[][]> {
-  return page.evaluate((id) => {
-    const plot = document.querySelector(`#${id} .plot`) as unknown as { data: { z: (number | null)[][] }[] };
-    return plot.data[0].z;
-  }, cardId);
+export function heatmapZ(page: Page, cardId: string, plot = '.plot'): Promise<(number | null)[][]> {
+  return page.evaluate(([id, selector]) => {
+    const element = document.querySelector(`#${id} ${selector}`) as unknown as { data: { z: (number | null)[][] }[] };
+    return element.data[0].z;
+  }, [cardId, plot]);
 }
 
-/** Moves the mouse over cell (row, col) of a card's heatmap and returns the tooltip's text. */
-export async function hoverCell(page: Page, cardId: string, row: number, col: number): Promise<string> {
-  const dragLayer = page.locator(`#${cardId} .plot .nsewdrag`).first();
+/** Moves the mouse over cell (row, col) of a card's heatmap (or of its zoomed detail, with
+ * plot `.detail .plot`) and returns the tooltip's text. */
+export async function hoverCell(page: Page, cardId: string, row: number, col: number, plot = '.plot'): Promise<string> {
+  const dragLayer = page.locator(`#${cardId} ${plot} .nsewdrag`).first();
   await dragLayer.scrollIntoViewIfNeeded();
   const area = await dragLayer.boundingBox();
-  const z = await heatmapZ(page, cardId);
+  const z = await heatmapZ(page, cardId, plot);
   if (!area) throw new Error(`no plot area in ${cardId}`);
   const x = area.x + ((col + 0.5) / z[0].length) * area.width;
   const y = area.y + ((row + 0.5) / z.length) * area.height;

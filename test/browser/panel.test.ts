@@ -294,6 +294,13 @@ describe('attention panel in Chromium', function () {
     assert.equal(detail[0].length, request.colEnd - request.colStart);
     const row = request.rowStart + 5;
     assert.deepEqual(detail[5], Array.from(weights.data.subarray(row * n + request.colStart, row * n + request.colEnd)));
+    // The detail's cells are exact weights, while the other steps are overviews: its tooltip gives
+    // the weight, and of the rest only what it knows (before, score, scaled and mask read NaN).
+    const detailTip = await hoverCell(panel.page, 'card-h1-weights', 5, 3, '.detail .plot');
+    const [, tipRow, tipCol, tipWeight] = /^query (\d+)(?: \(\S+\))? → key (\d+)(?: \(\S+\))?: (?:mask none, )?weight (\S+)$/.exec(detailTip) ?? [];
+    assert.ok(tipWeight, detailTip);
+    assert.deepEqual([Number(tipRow), Number(tipCol)], [row + 1, request.colStart + 4]);
+    assert.equal(tipWeight, num(weights.data[row * n + request.colStart + 3]));
     mkdirSync(SCREENSHOTS, { recursive: true });
     await panel.page.screenshot({ path: path.join(SCREENSHOTS, 'panel-overview-1024-light.png'), fullPage: true });
     const saved = parsePanelState(await panel.page.evaluate(() => (window as unknown as { savedState: unknown }).savedState));

@@ -1,6 +1,7 @@
 // End to end, through the UI a user sees: open an example in VS Code (code-server in Chromium),
 // click `▶ Run attention` on its CodeLens, read the panel's heatmaps and a tooltip from inside the
-// webview, switch heads, screenshot light and dark, and see a bad row reach the Problems panel.
+// webview, switch heads, zoom into the overview of 2048 tokens, screenshot light and dark, and see
+// a bad row reach the Problems panel.
 // Expected numbers come from numpy (scripts/gen_e2e_expected.py → expected.json).
 import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -134,6 +135,55 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
       await page.screenshot({ path: file });
       console.log(`    ${file}`);
     }
+  });
+
+  it('zooms into the pooled overview of 2048 tokens and shows the exact region', async () => {
+    await openFile(page, '2048-tokens.py');
+    // An overview: 2048 rows pooled to 512 cells.
+    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'section.card.heatmap[data-key="weights"][data-rows="512"]');
+    const card = weightsCard(panel, 0);
+    await card.locator('.plot .heatmaplayer').first().waitFor();
+    // Drag a box over the overview's top-left corner: plotly's zoom asks the host for the region,
+    // which the engine worker pools from the run's shared memory.
+    const box = await card.locator('.plot .nsewdrag').first().boundingBox();
+    assert.ok(box, 'the overview has no plot area');
+    await page.mouse.move(box.x + 1, box.y + 1);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width * 0.05, box.y + box.height * 0.05, { steps: 8 });
+    await page.mouse.up();
+    const heading = card.locator('.detail h4');
+    await heading.waitFor({ timeout: 30_000 });
+    const headingText = await heading.innerText();
+    const region = /^Detail: queries (\d+)–(\d+) × keys (\d+)–(\d+)$/.exec(headingText);
+    assert.ok(region, `unexpected detail heading: "${headingText}"`);
+    const [firstQuery, lastQuery, firstKey, lastKey] = region.slice(1).map(Number);
+    const [rows, cols] = [lastQuery - firstQuery + 1, lastKey - firstKey + 1];
+    assert.ok(rows > 8 && rows <= 512 && cols > 8 && cols <= 512 && lastKey > firstQuery && firstKey <= lastQuery, headingText);
+    const detail = card.locator('.detail');
+    await detail.locator('.plot .heatmaplayer').first().waitFor();
+    // Exact cells, one per query and key: the tooltip names them, and the causal mask shows.
+    await detail.scrollIntoViewIfNeeded();
+    const detailBox = await detail.locator('.plot .nsewdrag').first().boundingBox();
+    assert.ok(detailBox, 'the detail has no plot area');
+    const tooltip = panel.locator('#tooltip');
+    const cellAt = async (row, col) => {
+      // Leave the last cell first, or its tooltip, still showing, would be read as this one's.
+      await page.mouse.move(5, 500);
+      await tooltip.waitFor({ state: 'hidden' });
+      await page.mouse.move(detailBox.x + ((col + 0.5) * detailBox.width) / cols, detailBox.y + ((row + 0.5) * detailBox.height) / rows, { steps: 2 });
+      await tooltip.waitFor({ state: 'visible' });
+      const text = await tooltip.innerText();
+      // Only the weights are exact here (the other steps are overviews): no NaN for the rest.
+      const match = /^query (\d+) → key (\d+): weight (\S+)$/.exec(text);
+      assert.ok(match, `unexpected tooltip at detail cell (${row}, ${col}): "${text}"`);
+      return { query: Number(match[1]), key: Number(match[2]), weight: parsePrinted(match[3]) };
+    };
+    const hidden = await cellAt(0, cols - 1); // the first query, the last key: in its future
+    assert.deepEqual(hidden, { query: firstQuery, key: lastKey, weight: 0 });
+    const seen = await cellAt(rows - 1, 0); // the last query, the first key: in its past
+    assert.deepEqual([seen.query, seen.key], [lastQuery, firstKey]);
+    assert.ok(seen.weight > 0 && seen.weight < 1, `weight ${seen.weight}`);
+    await page.mouse.move(5, 500);
   });
 
   it('shows a diagnostic in the Problems panel after a bad row is typed', async () => {

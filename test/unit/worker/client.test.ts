@@ -1,7 +1,8 @@
 // The host's side of the worker thread, against the real worker (src/worker/main.ts) and engine:
 // results equal the reference engine's, a newer run of a document cancels the older, a killed
 // worker fails its runs and the next run starts a fresh one, the user's Cancel stops a run for
-// sure while other documents' runs survive the restart, and the panel's views come pooled.
+// sure while other documents' runs survive the restart, and the panel's views and zoomed regions
+// come pooled.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,6 +96,33 @@ describe('worker client', function () {
     const problem = parseDocument(readFileSync(join(root, 'examples', 'large/2048-tokens.py'), 'utf8')).problems[0];
     const data = panelDataOf({ uri: 'file:///2048.py', fileName: '2048-tokens.py', problems: [problem], problemIndex: 0, result });
     assert.equal(data.result, view, 'the host built its own views instead of adopting the worker\'s');
+  });
+
+  it('pools the regions the panel zooms into in the worker, answered while a run computes', async () => {
+    const { result } = outcomeOf(await worker.run('a', [{ index: 0, spec: large }]).outcomes);
+    const weights = result.heads[0].weights;
+    assert.ok(weights.data.buffer instanceof SharedArrayBuffer, 'a fast result, shared with the worker');
+    const pooled = { rowStart: 100, rowEnd: 1900, colStart: 0, colEnd: 2048 };
+    const exact = { rowStart: 5, rowEnd: 40, colStart: 1500, colEnd: 2000 };
+    const order: string[] = [];
+    const running = worker.run('b', [{ index: 0, spec: large }]).outcomes.then(() => order.push('run'));
+    const views = await Promise.all([pooled, exact].map((region) => worker.regionOf(weights, region).then((view) => (order.push('region'), view))));
+    await running;
+    assert.deepEqual(order, ['region', 'region', 'run'], 'a zoom waited for the run');
+    assert.deepEqual(views[0], viewOf(weights, pooled));
+    assert.deepEqual([views[0].rows, views[0].rowBlock, views[0].cols, views[0].colBlock], [450, 4, 512, 4]);
+    assert.deepEqual(views[1], viewOf(weights, exact));
+    assert.deepEqual([views[1].rows, views[1].rowBlock, views[1].cols, views[1].colBlock], [35, 1, 500, 1]);
+    assert.equal(worker.starts, 1);
+  });
+
+  it('a zoom pending when the worker dies fails with the clear error', async () => {
+    const { result } = outcomeOf(await worker.run('a', [{ index: 0, spec: large }]).outcomes);
+    const running = worker.run('b', [{ index: 0, spec: large }]);
+    const region = worker.regionOf(result.heads[0].weights, { rowStart: 0, rowEnd: 2048, colStart: 0, colEnd: 2048 });
+    await worker.kill();
+    await assert.rejects(region, /The attention worker stopped unexpectedly/);
+    await assert.rejects(running.outcomes, /The attention worker stopped unexpectedly/);
   });
 
   it('a problem the engine rejects is an error outcome, not a failed worker', async () => {
