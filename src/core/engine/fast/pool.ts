@@ -22,6 +22,8 @@ const MAX_THREADS = 8;
 /** Shares each call is cut into, per thread: enough that a core slowed by other work hands its
  * remaining shares to the others, few enough that claiming one (an atomic add) costs nothing. */
 const SHARES_PER_THREAD = 8;
+/** Bytes of run memories the threads may keep alive before they are replaced (ThreadPool.account). */
+const REPLACE_AFTER_BYTES = 512 * 2 ** 20;
 
 let compiled: WebAssembly.Module | undefined;
 let pool: ThreadPool | undefined;
@@ -50,19 +52,50 @@ interface ThreadReply {
 }
 
 export class ThreadPool {
-  private readonly workers: Worker[];
+  private workers: Worker[] = [];
   private queue: Promise<void> = Promise.resolve();
+  /** The memories the current threads have run on, and their bytes. */
+  private seen = new WeakSet<WebAssembly.Memory>();
+  private seenBytes = 0;
+  /** Threads started so far, replacements included. */
+  threadsStarted = 0;
 
   /** Shares every kernel call is cut into: a kernel's (part, parts) ranges over them. */
   readonly parts: number;
 
-  constructor(readonly size: number) {
+  constructor(
+    readonly size: number,
+    private readonly replaceAfterBytes = REPLACE_AFTER_BYTES,
+  ) {
     this.parts = size * SHARES_PER_THREAD;
-    this.workers = Array.from({ length: size }, () => {
+    this.startThreads();
+  }
+
+  private startThreads(): void {
+    this.workers = Array.from({ length: this.size }, () => {
       const worker = new Worker(join(__dirname, 'fast-thread.js'));
       worker.unref();
       return worker;
     });
+    this.threadsStarted += this.size;
+    this.seen = new WeakSet();
+    this.seenBytes = 0;
+  }
+
+  /**
+   * A thread keeps every memory it ran on alive until its isolate collects the wrapper, and an
+   * idle compute thread's isolate almost never collects (it allocates next to nothing): ten
+   * 4096-token runs on fresh memory kept 2.0 GB resident, which terminating the threads gave back.
+   * So once the threads have run on more than `replaceAfterBytes` of distinct memories, they are
+   * replaced after the run (new threads start in tens of milliseconds, long before a next edit).
+   */
+  private account(memory: WebAssembly.Memory): void {
+    if (this.seen.has(memory)) return;
+    this.seen.add(memory);
+    this.seenBytes += memory.buffer.byteLength;
+    if (this.seenBytes <= this.replaceAfterBytes) return;
+    for (const worker of this.workers) void worker.terminate();
+    this.startThreads();
   }
 
   /**
@@ -71,7 +104,7 @@ export class ThreadPool {
    * shares under way end (the memory is then no longer written: it may be reused).
    */
   run(memory: WebAssembly.Memory, phases: Phase[], cancelFlag?: Int32Array): Promise<void> {
-    const result = this.queue.then(() => this.runNow(memory, phases, cancelFlag));
+    const result = this.queue.then(() => this.runNow(memory, phases, cancelFlag)).finally(() => this.account(memory));
     this.queue = result.catch(() => undefined);
     return result;
   }
