@@ -87,7 +87,7 @@ export class ThreadPool {
    * idle compute thread's isolate almost never collects (it allocates next to nothing): ten
    * 4096-token runs on fresh memory kept 2.0 GB resident, which terminating the threads gave back.
    * So once the threads have run on more than `replaceAfterBytes` of distinct memories, they are
-   * replaced after the run (new threads start in tens of milliseconds, long before a next edit).
+   * replaced after the run (the new pair is ready about 150 ms later here, before a next edit).
    */
   private account(memory: WebAssembly.Memory): void {
     if (this.seen.has(memory)) return;
