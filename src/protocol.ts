@@ -98,6 +98,7 @@ export interface ResultView {
     weightsInBounds: boolean;
     permutationEquivariant?: boolean;
     permutationMaxError?: number;
+    permutationRowsChecked?: number;
     flops: number;
     attentionBytes: number;
   };

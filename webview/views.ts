@@ -363,6 +363,14 @@ function table(caption: string, header: string[], rows: string[][]): HTMLElement
   return node;
 }
 
+/** The largest error, and how many of the `queries` output rows the rerun compared (64 at most). */
+function permutationDetail(checks: ResultView['checks'], queries: number): string {
+  if (checks.permutationMaxError === undefined) return 'only for self-attention without masks';
+  const compared = checks.permutationRowsChecked ?? queries;
+  const sampled = compared < queries ? ` (${compared} of the ${queries} output rows, spread over the sequence)` : '';
+  return `max error after permuting X's rows: ${num(checks.permutationMaxError, 3)}${sampled}`;
+}
+
 export function checksView(context: ViewContext): Block[] {
   const { checks, cost, warnings, dtype, elapsedMs } = context.result;
   const verdict = (ok: boolean | undefined) => (ok === undefined ? 'not applicable' : ok ? '✓ pass' : '✗ FAIL');
@@ -370,7 +378,7 @@ export function checksView(context: ViewContext): Block[] {
     table('Checks of this result', ['Check', 'Result', 'Detail'], [
       ['Rows of A sum to 1', verdict(checks.rowsSumToOne), `max |Σ_j A_ij − 1| = ${num(checks.rowSumsMaxError, 3)}`],
       ['0 ≤ A ≤ 1', verdict(checks.weightsInBounds), ''],
-      ['Permutation equivariance', verdict(checks.permutationEquivariant), checks.permutationMaxError === undefined ? 'only for self-attention without masks' : `max error after permuting X's rows: ${num(checks.permutationMaxError, 3)}`],
+      ['Permutation equivariance', verdict(checks.permutationEquivariant), permutationDetail(checks, context.result.layerOutput.sourceRows)],
       ['Computed in', dtype, `${num(elapsedMs, 3)} ms`],
     ]),
     table('Cost: FLOPs (multiply-add = 2) and memory of the n×n attention matrices', ['Shape', 'FLOPs', 'Attention memory'],

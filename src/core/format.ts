@@ -271,7 +271,10 @@ export function problemToText({ problem, options = problem.options, result, outp
   out.push('', '  Checks');
   out.push(`    ${mark(c.rowsSumToOne)} rows of A sum to 1 (largest error ${c.rowSumsMaxError.toExponential(1)})`);
   out.push(`    ${mark(c.weightsInBounds)} 0 ≤ A ≤ 1`);
-  if (c.permutationEquivariant !== undefined) out.push(`    ${mark(c.permutationEquivariant)} permutation equivariant (largest error ${(c.permutationMaxError ?? 0).toExponential(1)})`);
+  if (c.permutationEquivariant !== undefined) {
+    const rows = c.permutationRowsChecked !== undefined ? `, ${c.permutationRowsChecked} output row${c.permutationRowsChecked === 1 ? '' : 's'} compared` : '';
+    out.push(`    ${mark(c.permutationEquivariant)} permutation equivariant (largest error ${(c.permutationMaxError ?? 0).toExponential(1)}${rows})`);
+  }
   out.push(`    cost: ${c.flops.toLocaleString('en-US')} FLOPs, ${c.attentionBytes.toLocaleString('en-US')} bytes of attention matrices (${result.dtype})`);
   for (const warning of result.warnings) out.push(`  warning: ${warning}`);
   return out.join('\n');

@@ -175,6 +175,7 @@ export interface Checks {
   weightsInBounds: boolean; // 0 ≤ A ≤ 1
   permutationEquivariant?: boolean; // only for self-attention without causal/explicit masks
   permutationMaxError?: number;
+  permutationRowsChecked?: number; // output rows compared (all of them up to 64)
   flops: number; // of this problem
   attentionBytes: number; // memory of the n×n matrices of this problem (all heads)
 }

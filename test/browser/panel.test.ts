@@ -308,6 +308,17 @@ describe('attention panel in Chromium', function () {
     assert.deepEqual(saved?.zoom['h1-weights'], { rowStart, rowEnd, colStart, colEnd });
   });
 
+  it('says how many output rows the permutation check compared in a long sequence', async () => {
+    const result = syntheticResult(syntheticWeights(1024));
+    result.checks = { ...result.checks, permutationEquivariant: true, permutationMaxError: 3e-8, permutationRowsChecked: 64 };
+    const problem: Problem = { index: 0, name: 'Long sequence', range: fixture.problems[0].range, options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, matrices: [] };
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data: panelDataOf({ uri: 'file:///long.md', fileName: 'long.md', problems: [problem], problemIndex: 0, result }) });
+    await panel.rendered(() => panel!.page.click('vscode-button[data-view="checks"]'));
+    const checks = await panel.page.$$eval('table.checks tbody tr', (rows) => rows.map((row) => Array.from(row.children, (cell) => cell.textContent)));
+    assert.deepEqual(checks[2], ['Permutation equivariance', '✓ pass', "max error after permuting X's rows: 3.00e-8 (64 of the 1024 output rows, spread over the sequence)"]);
+  });
+
   it('the bottom view shows only the weights of the focused head, with the same tooltips', async () => {
     panel = await openPanel(browser, { mode: 'compact', viewport: { width: 700, height: 420 } });
     await panel.send({ type: 'data', data: dataOf(0), focusHead: 1 });

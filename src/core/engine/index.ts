@@ -6,7 +6,7 @@ import { backward } from './backward';
 import { runChecks } from './checks';
 
 export { CancelledError, describeQuery, fullyMaskedWarning, residual, type RunControl } from './attention';
-export { judge, permutationApplies, reversedRows, type Measured } from './checks';
+export { judge, permutationProbe, type Measured } from './checks';
 export { attentionCost, type AttentionCost, type AttentionShape } from './cost';
 export { sinusoidalPositionalEncoding } from './positional';
 

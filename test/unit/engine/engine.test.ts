@@ -1,7 +1,7 @@
 // The engine's contract beyond the numbers: cancellation, clear errors on shapes a spec should
 // never carry, warnings, which checks apply, the cost model and the positional encoding.
 import * as assert from 'node:assert/strict';
-import { attentionCost, CancelledError, runAttention, sinusoidalPositionalEncoding } from '../../../src/core/engine';
+import { attentionCost, CancelledError, judge, permutationProbe, runAttention, sinusoidalPositionalEncoding } from '../../../src/core/engine';
 import type { AttentionSpec, Matrix } from '../../../src/core/types';
 import { assertMatrixClose, type JsonMatrix, loadFixture, matrix, specOf } from './fixtures';
 
@@ -51,9 +51,30 @@ describe('runAttention', () => {
     const plain = runAttention({ options, X: ramp(4, 4) }).checks;
     assert.equal(plain.permutationEquivariant, true);
     assert.ok((plain.permutationMaxError ?? 1) < 1e-14);
+    assert.equal(plain.permutationRowsChecked, 4);
     for (const extra of [{ options: { ...options, causal: 'top-left' as const } }, { PE: ramp(4, 4) }, { options: { ...options, sinusoidalPE: true } }]) {
       assert.equal(runAttention({ options, X: ramp(4, 4), ...extra }).checks.permutationEquivariant, undefined);
     }
+  });
+
+  it('checks permutation equivariance of a long sequence on 64 rows spread over it, and catches a wrong one', () => {
+    const spec: AttentionSpec = { options: { heads: 2, score: 'scaled_dot', dtype: 'float64' }, X: ramp(300, 6), WO: ramp(6, 6) };
+    const probe = permutationProbe(spec);
+    assert.ok(probe);
+    assert.equal(probe.rows.length, 64);
+    assert.deepEqual([probe.rows[0], probe.rows[63]], [299, 0], 'the last and the first row are compared');
+    assert.deepEqual([probe.spec.X?.rows, probe.spec.context?.rows], [64, 300], 'queries from 64 rows, keys from all');
+    const result = runAttention(spec);
+    assert.equal(result.checks.permutationEquivariant, true);
+    assert.equal(result.checks.permutationRowsChecked, 64);
+    // The probe's output row k must equal the run's output row rows[k]: off by 1e-6 in one, it fails.
+    const probeOutput = runAttention(probe.spec).output;
+    const shape = { queries: 300, keys: 300, dModel: 6, dK: 3, dV: 3, heads: 2, dtype: 'float64' as const };
+    const measured = { rowSumsMaxError: 0, weightsInBounds: true, output: result.output };
+    assert.equal(judge(spec, shape, { ...measured, permuted: { rows: probe.rows, output: probeOutput } }).permutationEquivariant, true);
+    const wrong = { ...probeOutput, data: Float64Array.from(probeOutput.data) };
+    wrong.data[17 * wrong.cols + 2] += 1e-6;
+    assert.equal(judge(spec, shape, { ...measured, permuted: { rows: probe.rows, output: wrong } }).permutationEquivariant, false);
   });
 
   it('keeps float32 runs in Float32Array storage, every intermediate', () => {

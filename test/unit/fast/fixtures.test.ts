@@ -53,6 +53,19 @@ describe('fast path against numpy/PyTorch fixtures', () => {
     assert.deepEqual(fast, reference);
   });
 
+  it('checks permutation equivariance of a long sequence on the same 64 rows as the reference', async () => {
+    const rows = 300;
+    const X = { rows, cols: 8, data: Float64Array.from({ length: rows * 8 }, (_, i) => Math.sin(i * 0.37)) };
+    for (const dtype of ['float64', 'float32'] as const) {
+      const spec: AttentionSpec = { options: { heads: 2, score: 'scaled_dot', dtype }, X, WO: { rows: 8, cols: 8, data: Float64Array.from({ length: 64 }, (_, i) => Math.cos(i)) } };
+      const fast = await runAttentionFast(spec, ALWAYS_FAST);
+      const reference = runAttention(spec);
+      assert.ok(fast.output.data.buffer instanceof SharedArrayBuffer, 'computed by the wasm kernels');
+      assert.deepEqual([fast.checks.permutationEquivariant, fast.checks.permutationRowsChecked], [true, 64], dtype);
+      assert.deepEqual([reference.checks.permutationEquivariant, reference.checks.permutationRowsChecked], [true, 64], dtype);
+    }
+  });
+
   for (const fixture of fixtures.filter((f) => referenceOnly(specOf(f)) !== undefined)) {
     it(`${fixture.name}: left to the reference (${referenceOnly(specOf(fixture))})`, async () => {
       const { elapsedMs: _fast, ...fast } = await runAttentionFast(specOf(fixture), ALWAYS_FAST);

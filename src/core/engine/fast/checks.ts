@@ -2,7 +2,7 @@
 // attention kernel (summed while each row was in cache), and the permutation check reruns on the
 // output-only path, so checking a 4096-token run costs no n×n pass in JavaScript.
 import type { AttentionSpec, Checks, Matrix } from '../../types';
-import { judge, permutationApplies, reversedRows } from '../index';
+import { judge, permutationProbe } from '../index';
 import type { FastForward } from './index';
 import { planShape } from './plan';
 
@@ -17,9 +17,9 @@ export async function fastChecks(spec: AttentionSpec, pass: FastForward, outputO
     }
   }
   // The rerun's warnings are not shown: its tokens would name the wrong rows.
-  const permuted = permutationApplies(spec)
-    ? await outputOf({ ...spec, X: reversedRows(spec.X as Matrix), tokens: undefined })
-    : undefined;
+  const probe = permutationProbe(spec);
+  const probeOutput = probe && (await outputOf(probe.spec));
+  const permuted = probe && probeOutput && { rows: probe.rows, output: probeOutput };
   return judge(spec, planShape(spec, pass.plan), {
     rowSumsMaxError,
     // Softmax rows are in [0, 1] by construction (x − max ≤ 0, sum ≥ 1); only NaN escapes, and a
