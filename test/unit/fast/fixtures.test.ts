@@ -66,6 +66,18 @@ describe('fast path against numpy/PyTorch fixtures', () => {
     }
   });
 
+  it('permutation checks running at once (each rerun on its own memory) measure what they measure one by one', async () => {
+    const specs = [90, 130, 170].map((rows, k): AttentionSpec => ({
+      options: { heads: 2, score: 'scaled_dot', dtype: 'float32' },
+      X: { rows, cols: 8, data: Float64Array.from({ length: rows * 8 }, (_, i) => Math.sin(i * (0.3 + k * 0.1))) },
+    }));
+    const oneByOne: (number | undefined)[] = [];
+    for (const spec of specs) oneByOne.push((await runAttentionFast(spec, ALWAYS_FAST)).checks.permutationMaxError);
+    const atOnce = await Promise.all(specs.map((spec) => runAttentionFast(spec, ALWAYS_FAST)));
+    assert.deepEqual(atOnce.map((result) => result.checks.permutationMaxError), oneByOne);
+    assert.ok(atOnce.every((result) => result.checks.permutationEquivariant === true));
+  });
+
   for (const fixture of fixtures.filter((f) => referenceOnly(specOf(f)) !== undefined)) {
     it(`${fixture.name}: left to the reference (${referenceOnly(specOf(fixture))})`, async () => {
       const { elapsedMs: _fast, ...fast } = await runAttentionFast(specOf(fixture), ALWAYS_FAST);
