@@ -10,11 +10,18 @@ import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, Region, Resu
 export const MAX_CELLS_PER_SIDE = 512;
 
 /**
+ * Block maxima as viewOf computes them (row-major, NaN where a block holds one), by faster means
+ * where it can — the engine worker passes the WebAssembly kernel's for fast results — or
+ * undefined, and viewOf pools in JavaScript.
+ */
+export type MaxPool = (matrix: Matrix, rowStart: number, rowEnd: number, colStart: number, colEnd: number, rowBlock: number, colBlock: number) => Float64Array | undefined;
+
+/**
  * The region of `matrix` as at most MAX_CELLS_PER_SIDE² cells: exact values when it fits, else
  * the maximum of each block. Max pooling keeps a sharp attention peak visible in the overview,
  * where a mean would dilute it by the block size.
  */
-export function viewOf(matrix: Matrix, region: Region = wholeOf(matrix)): MatrixView {
+export function viewOf(matrix: Matrix, region: Region = wholeOf(matrix), maxPool?: MaxPool): MatrixView {
   const rowStart = clamp(region.rowStart, 0, matrix.rows - 1);
   const colStart = clamp(region.colStart, 0, matrix.cols - 1);
   const rowEnd = clamp(region.rowEnd, rowStart + 1, matrix.rows);
@@ -26,15 +33,17 @@ export function viewOf(matrix: Matrix, region: Region = wholeOf(matrix)): Matrix
   const base = { sourceRows: matrix.rows, sourceCols: matrix.cols, rowStart, colStart, rowBlock, colBlock, rows, cols };
   if (matrix.rows === 0 || matrix.cols === 0) return { ...base, rows: 0, cols: 0, data: new Float64Array(0) };
   const source = matrix.data;
-  const data = new Float64Array(rows * cols);
   if (rowBlock === 1 && colBlock === 1) {
+    const data = new Float64Array(rows * cols);
     for (let r = 0; r < rows; r++) {
       const from = (rowStart + r) * matrix.cols + colStart;
       data.set(source.subarray(from, from + cols), r * cols);
     }
     return { ...base, data };
   }
-  data.fill(-Infinity);
+  const pooled = maxPool?.(matrix, rowStart, rowEnd, colStart, colEnd, rowBlock, colBlock);
+  if (pooled) return { ...base, data: pooled };
+  const data = new Float64Array(rows * cols).fill(-Infinity);
   for (let sourceRow = rowStart; sourceRow < rowEnd; sourceRow++) {
     const outRow = ((sourceRow - rowStart) / rowBlock) | 0;
     const rowOffset = sourceRow * matrix.cols;
@@ -140,10 +149,10 @@ const viewsByResult = new WeakMap<AttentionResult, ResultView>();
  * The engine worker builds them next to the result, so the extension host, which adopts them
  * (`adoptResultView`), never spends its event loop pooling large matrices.
  */
-export function resultViewOf(result: AttentionResult, WO: Matrix | undefined): ResultView {
+export function resultViewOf(result: AttentionResult, WO: Matrix | undefined, maxPool?: MaxPool): ResultView {
   const cached = viewsByResult.get(result);
   if (cached) return cached;
-  const views = buildResultView(result, WO);
+  const views = buildResultView(result, WO, maxPool);
   viewsByResult.set(result, views);
   return views;
 }
@@ -153,26 +162,27 @@ export function adoptResultView(result: AttentionResult, view: ResultView): void
   viewsByResult.set(result, view);
 }
 
-function buildResultView(result: AttentionResult, WO: Matrix | undefined): ResultView {
+function buildResultView(result: AttentionResult, WO: Matrix | undefined, maxPool: MaxPool | undefined): ResultView {
+  const view = (matrix: Matrix): MatrixView => viewOf(matrix, undefined, maxPool);
   const heads = result.heads.map((head): HeadView => ({
     kvHead: head.kvHead,
-    Q: viewOf(head.Q),
-    K: viewOf(head.K),
-    V: viewOf(head.V),
-    scores: viewOf(head.scores),
-    scaled: viewOf(head.scaled),
-    mask: head.mask ? viewOf(head.mask) : null,
-    masked: viewOf(head.masked),
-    weights: viewOf(head.weights),
-    output: viewOf(head.output),
+    Q: view(head.Q),
+    K: view(head.K),
+    V: view(head.V),
+    scores: view(head.scores),
+    scaled: view(head.scaled),
+    mask: head.mask ? view(head.mask) : null,
+    masked: view(head.masked),
+    weights: view(head.weights),
+    output: view(head.output),
     ...(head.gradients
       ? {
           gradients: {
-            dQ: viewOf(head.gradients.dQ),
-            dK: viewOf(head.gradients.dK),
-            dV: viewOf(head.gradients.dV),
-            dA: viewOf(head.gradients.dA),
-            dS: viewOf(head.gradients.dS),
+            dQ: view(head.gradients.dQ),
+            dK: view(head.gradients.dK),
+            dV: view(head.gradients.dV),
+            dA: view(head.gradients.dA),
+            dS: view(head.gradients.dS),
           },
         }
       : {}),
@@ -189,11 +199,11 @@ function buildResultView(result: AttentionResult, WO: Matrix | undefined): Resul
       realisticCost(),
     ],
     heads,
-    ...(result.input ? { input: viewOf(result.input) } : {}),
-    concat: viewOf(result.concat),
-    ...(WO ? { WO: viewOf(WO) } : {}),
-    layerOutput: viewOf(result.output),
-    ...(result.residual ? { residual: viewOf(result.residual) } : {}),
+    ...(result.input ? { input: view(result.input) } : {}),
+    concat: view(result.concat),
+    ...(WO ? { WO: view(WO) } : {}),
+    layerOutput: view(result.output),
+    ...(result.residual ? { residual: view(result.residual) } : {}),
   };
 }
 

@@ -1,20 +1,21 @@
 // The worker thread: every attention computation runs here, never on the extension host's thread,
 // and so does the max pooling of large matrices for the panel (each result goes out with its
-// panel views: 60–240 ms per 4096² matrix that the host's event loop no longer spends), including
-// the regions the panel zooms into (35–130 ms for 3000² of a 4096² matrix).
+// panel views: 60–240 ms per 4096² matrix in JavaScript, that the host's event loop no longer
+// spends), including the regions the panel zooms into. A fast result's matrices are pooled by the
+// WebAssembly kernel on this thread, in place in the run's memory (fast/pooling.ts).
 // Requests are handled one at a time, in arrival order; each can be cancelled through its shared
 // flag while it runs (between shares of the fast kernels, between row blocks of the reference
 // engine) or while it waits in the queue.
 //
 // Fast results are views on their run's shared WebAssembly memory and reach the host shared, not
-// copied (transfer.ts). So a memory, once posted, is never written again: the host may read it
-// for as long as it keeps the result. What saves the next run its page faults instead is a spare
+// copied (transfer.ts). So a memory, once posted, is never written again (but for its pooling
+// scratch, which no result views): the host may read it for as long as it keeps the result. What saves the next run its page faults instead is a spare
 // memory of the last run's size, faulted in while the worker idles (SpareMemory), which the next
 // run takes as `recycle`. Copying results out to reuse the posted memory was measured slower: the
 // copy's fresh pages fault just the same, on one thread.
 import { parentPort } from 'node:worker_threads';
 import { CancelledError } from '../core/engine';
-import { type FastControl, memoryBytesOf, runAttentionFast, SpareMemory } from '../core/engine/fast';
+import { type FastControl, maxPoolFast, memoryBytesOf, runAttentionFast, SpareMemory } from '../core/engine/fast';
 import type { AttentionResult, AttentionSpec } from '../core/types';
 import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest } from '../protocol';
@@ -37,7 +38,7 @@ let spare: SpareMemory | undefined;
 let queue: Promise<void> = Promise.resolve();
 port.on('message', (request: WorkerRequest) => {
   if (request.type === 'region') {
-    const view = viewOf(request.matrix, request.region);
+    const view = viewOf(request.matrix, request.region, maxPoolFast);
     const response: WorkerResponse = { type: 'region', id: request.id, view };
     port.postMessage(response, transferablesOf(view));
     return;
@@ -59,7 +60,7 @@ async function handle(request: WorkerRunRequest): Promise<void> {
         // The reference engine checks the flag between row blocks; a run that ends just as it is
         // superseded is dropped here.
         if (control.isCancelled()) throw new CancelledError();
-        outcomes.push({ index, result, view: resultViewOf(result, spec.WO) });
+        outcomes.push({ index, result, view: resultViewOf(result, spec.WO, maxPoolFast) });
         spareBytes = Math.max(spareBytes, memoryBytesOf(result.output));
       } catch (error) {
         if (error instanceof CancelledError) throw error;

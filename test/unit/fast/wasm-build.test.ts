@@ -46,7 +46,7 @@ describe('attention.wasm is built from its sources', () => {
   it('exports every kernel in both precisions and imports only a shared memory', () => {
     const module = new WebAssembly.Module(readFileSync(join(FAST, 'attention.wasm')));
     const exports = WebAssembly.Module.exports(module).map((e) => e.name).sort();
-    const kernels = ['attention', 'copy2d', 'flash', 'gemm', 'pack', 'pack_rows'];
+    const kernels = ['attention', 'copy2d', 'flash', 'gemm', 'pack', 'pack_rows', 'pool_max'];
     assert.deepEqual(exports, kernels.flatMap((k) => [`${k}_f32`, `${k}_f64`]).sort());
     assert.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
   });

@@ -28,7 +28,11 @@ export class ArenaPlan {
     return block;
   }
 
+  /** Columns of the widest matrix planned so far. */
+  widest = 0;
+
   matrix(rows: number, cols: number, dtype: DType): MatrixBlock {
+    this.widest = Math.max(this.widest, cols);
     return { ...this.reserve(rows * cols * bytesOf(dtype)), rows, cols };
   }
 

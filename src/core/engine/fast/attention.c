@@ -36,6 +36,20 @@ static inline void pack_step_f64(const double *A, int lda, double *dst) {
   wasm_v128_store(dst + 6, wasm_i64x2_shuffle(r2, r3, 1, 3));
 }
 
+/* The maxima of neighbouring pairs of the 2·LANES values a, b (NaN-propagating), and LANES values
+   stored as float64: the panel's pooling (pool_max). */
+static inline v128_t pairmax_f32(v128_t a, v128_t b) {
+  return wasm_f32x4_max(wasm_i32x4_shuffle(a, b, 0, 2, 4, 6), wasm_i32x4_shuffle(a, b, 1, 3, 5, 7));
+}
+static inline v128_t pairmax_f64(v128_t a, v128_t b) {
+  return wasm_f64x2_max(wasm_i64x2_shuffle(a, b, 0, 2), wasm_i64x2_shuffle(a, b, 1, 3));
+}
+static inline void store_f64_f32(double *to, v128_t v) {
+  wasm_v128_store(to, wasm_f64x2_promote_low_f32x4(v));
+  wasm_v128_store(to + 2, wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1)));
+}
+static inline void store_f64_f64(double *to, v128_t v) { wasm_v128_store(to, v); }
+
 static inline float hmax_f32(v128_t v) {
   v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
   v = wasm_f32x4_max(v, wasm_i32x4_shuffle(v, v, 1, 0, 3, 2));
@@ -116,6 +130,10 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VMAX wasm_f32x4_pmax
 #define VSPLAT wasm_f32x4_splat
 #define VLOADSPLAT wasm_v128_load32_splat
+#define VMAXNAN wasm_f32x4_max
+#define VPAIRMAX pairmax_f32
+#define VSTORE_F64 store_f64_f32
+#define SMAXNAN __builtin_wasm_max_f32
 #define PACK_STEP pack_step_f32
 #define VLANE0(v) wasm_f32x4_extract_lane(v, 0)
 #define VEXP exp_f32
@@ -134,6 +152,10 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #undef VMAX
 #undef VSPLAT
 #undef VLOADSPLAT
+#undef VMAXNAN
+#undef VPAIRMAX
+#undef VSTORE_F64
+#undef SMAXNAN
 #undef PACK_STEP
 #undef VLANE0
 #undef VEXP
@@ -152,6 +174,10 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VMAX wasm_f64x2_pmax
 #define VSPLAT wasm_f64x2_splat
 #define VLOADSPLAT wasm_v128_load64_splat
+#define VMAXNAN wasm_f64x2_max
+#define VPAIRMAX pairmax_f64
+#define VSTORE_F64 store_f64_f64
+#define SMAXNAN __builtin_wasm_max_f64
 #define PACK_STEP pack_step_f64
 #define VLANE0(v) wasm_f64x2_extract_lane(v, 0)
 #define VEXP exp_f64

@@ -13,8 +13,10 @@ import { attentionCost, fullyMaskedWarning, residual, runAttention, type RunCont
 import { Arena, MAX_BYTES } from './arena';
 
 export { memoryBytesOf, SpareMemory } from './arena';
+export { maxPoolFast } from './pooling';
 import { fastChecks } from './checks';
 import { planRun, planShape, writeAttn, type RunPlan } from './plan';
+import { registerPoolTarget } from './pooling';
 import { threadCount, threadPool } from './pool';
 
 export interface FastForward {
@@ -145,6 +147,7 @@ export async function forwardFast(spec: AttentionSpec, materialize: boolean, opt
   if (!prepared) return undefined;
   const { plan, arena } = prepared;
   await threadPool().run(arena.memory, plan.phases, options.cancelFlag);
+  if (plan.poolScratch) registerPoolTarget({ memory: arena.memory, dtype: plan.dtype, ...plan.poolScratch });
 
   const mask = plan.mask ? arena.view(plan.mask) : null;
   const warnings: string[] = [];

@@ -1,6 +1,6 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
 // Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VSUB VMAX VSPLAT
-// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK_STEP (attention.c). Everything is a loop over storage
+// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK_STEP VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
 // addressed by raw pointers into the shared memory; nothing here touches the C stack (no arrays,
 // no address-taken locals), because every thread's instance starts with the same stack pointer in
 // the one shared memory.
@@ -134,6 +134,42 @@ EXPORT(pack) void FN(pack)(const T *src, int ld, int transposed, T *dst, int K, 
 EXPORT(copy2d) void FN(copy2d)(const T *src, int lds, T *dst, int ldd, int rows, int cols, int part, int parts) {
   for (int r = part; r < rows; r += parts)
     for (int c = 0; c < cols; c++) dst[r * ldd + c] = src[r * lds + c];
+}
+
+/* The panel's max pooling (panel/model.ts viewOf) of rows [r0, r1) x columns [c0, c1) of src
+   (leading dimension ld) in blocks of rb x cb: dst[r][c] (float64, row-major) = the largest value
+   of its block, NaN when the block holds one (a pooled cell must not hide a NaN). Per output row,
+   the block's rows are reduced into `row` (c1 - c0 values) by vector max, then its columns: by
+   vector for blocks 1 or 2 wide (up to 1024 columns), else one by one. One thread (part, parts =
+   0, 1): the engine worker pools right after a run, on its own thread. */
+EXPORT(pool_max) void FN(pool_max)(const T *src, int ld, int r0, int r1, int c0, int c1, int rb, int cb, double *dst, T *row, int part, int parts) {
+  const int width = c1 - c0, cols = (width + cb - 1) / cb;
+  for (int out = part, r = r0 + part * rb; r < r1; out += parts, r += parts * rb) {
+    int last = r + rb < r1 ? r + rb : r1;
+    const T *first = src + (long)r * ld + c0, *second = last - r > 1 ? first + ld : first;
+    int c = 0;
+    for (; c + LANES <= width; c += LANES) /* wasm max: NaN if either is */
+      wasm_v128_store(row + c, VMAXNAN(wasm_v128_load(first + c), wasm_v128_load(second + c)));
+    for (; c < width; c++) row[c] = SMAXNAN(first[c], second[c]);
+    for (int rr = r + 2; rr < last; rr++) {
+      const T *line = src + (long)rr * ld + c0;
+      for (c = 0; c + LANES <= width; c += LANES)
+        wasm_v128_store(row + c, VMAXNAN(wasm_v128_load(row + c), wasm_v128_load(line + c)));
+      for (; c < width; c++) row[c] = SMAXNAN(row[c], line[c]);
+    }
+    double *to = dst + (long)out * cols;
+    c = 0;
+    if (cb == 1)
+      for (; c + LANES <= cols; c += LANES) VSTORE_F64(to + c, wasm_v128_load(row + c));
+    else if (cb == 2)
+      for (; c + LANES <= cols && 2 * (c + LANES) <= width; c += LANES)
+        VSTORE_F64(to + c, VPAIRMAX(wasm_v128_load(row + 2 * c), wasm_v128_load(row + 2 * c + LANES)));
+    for (int k = c * cb; c < cols; c++) {
+      T m = row[k++];
+      for (int end = k - 1 + cb < width ? k - 1 + cb : width; k < end; k++) m = SMAXNAN(m, row[k]);
+      to[c] = m;
+    }
+  }
 }
 
 /* The additive mask at (i, j): the explicit mask (additive, or boolean 0 → −∞), causal, padding. */

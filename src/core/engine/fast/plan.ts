@@ -28,6 +28,8 @@ const TILE_COLUMN_BYTES = 64;
 /** Per-thread scratch of the online-softmax path: a tile of scores (TR × FB keys: 16 KiB), its
  * packing, running max and sum. */
 const FLASH_SCRATCH_BYTES = 48 * 1024;
+/** Cells the panel's max pooling writes at most: its views are at most 512 × 512 (float64). */
+export const POOLED_CELLS = 512 * 512;
 
 export interface HeadPlan {
   Q: MatrixBlock;
@@ -62,6 +64,9 @@ export interface RunPlan {
   /** Q was projected through W_Q (the cost report counts projections). */
   projected: boolean;
   hasOutputProjection: boolean;
+  /** Where pool_max works when the panel pools this run's matrices: a row of the widest matrix,
+   * and the pooled cells (materialised runs only). */
+  poolScratch?: { row: Block; cells: Block };
 }
 
 interface Projected {
@@ -236,9 +241,11 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
     output = arena.matrix(queries, WO.cols, dtype);
     phases.push([{ kernel: kernel('gemm'), args: [concatPacked.offset, WOP.block.offset, output.offset, WO.cols, queries, WO.cols, concat.cols] }]);
   }
+  const poolScratch = materialize ? { row: arena.reserve(arena.widest * size), cells: arena.reserve(POOLED_CELLS * 8) } : undefined;
   return {
     dtype, arena, writes, phases: phases.filter((phase) => phase.length > 0), input, heads,
     mask: maskOut, concat, output, projected: Boolean(!spec.Q && spec.WQ?.length), hasOutputProjection: Boolean(spec.WO),
+    poolScratch,
   };
 }
 

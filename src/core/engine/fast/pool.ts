@@ -29,7 +29,7 @@ let compiled: WebAssembly.Module | undefined;
 let pool: ThreadPool | undefined;
 
 /** attention.wasm and fast-thread.js sit next to this module in src/ and next to the bundle in dist/. */
-function kernelsModule(): WebAssembly.Module {
+export function kernelsModule(): WebAssembly.Module {
   compiled ??= new WebAssembly.Module(readFileSync(join(__dirname, 'attention.wasm')));
   return compiled;
 }

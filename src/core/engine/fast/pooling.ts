@@ -1,0 +1,48 @@
+// The panel's max pooling of a fast result's matrices, by the pool_max kernel on this thread: the
+// engine worker pools every large n×n matrix of a run for the panel (panel/model.ts viewOf), and
+// in JavaScript that took longer than the run itself (8 heads of 1024 tokens: 378 ms of views
+// after a 119 ms run). A matrix on a fast run's memory is pooled in place, in the scratch its plan
+// reserved; anything else answers undefined and is pooled in JavaScript.
+import type { DType, Matrix } from '../../types';
+import type { Block } from './arena';
+import { POOLED_CELLS } from './plan';
+import { kernelsModule } from './pool';
+
+interface PoolTarget {
+  memory: WebAssembly.Memory;
+  dtype: DType;
+  row: Block;
+  cells: Block;
+}
+
+/** The pooling scratch of the latest materialised run on each memory, by the memory's buffer. */
+const targets = new WeakMap<ArrayBufferLike, PoolTarget>();
+/** This thread's instance of the kernels over each memory. */
+const instances = new WeakMap<WebAssembly.Memory, WebAssembly.Exports>();
+
+/** Called after a materialised run: its matrices may now be pooled in place. */
+export function registerPoolTarget(target: PoolTarget): void {
+  targets.set(target.memory.buffer, target);
+}
+
+/**
+ * The block maxima of rows [rowStart, rowEnd) × columns [colStart, colEnd) in blocks of
+ * rowBlock × colBlock, row-major, NaN where a block holds one — or undefined when `matrix` is not
+ * on a fast run's memory or the pooled cells do not fit its scratch.
+ */
+export function maxPoolFast(matrix: Matrix, rowStart: number, rowEnd: number, colStart: number, colEnd: number, rowBlock: number, colBlock: number): Float64Array | undefined {
+  const target = targets.get(matrix.data.buffer);
+  if (!target || (matrix.data instanceof Float32Array) !== (target.dtype === 'float32')) return undefined;
+  const rows = Math.ceil((rowEnd - rowStart) / rowBlock);
+  const cols = Math.ceil((colEnd - colStart) / colBlock);
+  const size = target.dtype === 'float32' ? 4 : 8;
+  if (rows * cols > POOLED_CELLS || (colEnd - colStart) * size > target.row.bytes) return undefined;
+  let kernels = instances.get(target.memory);
+  if (!kernels) {
+    kernels = new WebAssembly.Instance(kernelsModule(), { env: { memory: target.memory } }).exports;
+    instances.set(target.memory, kernels);
+  }
+  const poolMax = kernels[target.dtype === 'float32' ? 'pool_max_f32' : 'pool_max_f64'] as (...args: number[]) => void;
+  poolMax(matrix.data.byteOffset, matrix.cols, rowStart, rowEnd, colStart, colEnd, rowBlock, colBlock, target.cells.offset, target.row.offset, 0, 1);
+  return new Float64Array(target.memory.buffer, target.cells.offset, rows * cols).slice();
+}
