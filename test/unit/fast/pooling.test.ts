@@ -3,6 +3,7 @@
 // blocks 1, 2 and 3 wide (the kernel's three column paths), ragged last blocks, and NaN and ±∞
 // cells, which must win or lose exactly as in JavaScript.
 import * as assert from 'node:assert/strict';
+import { MessageChannel } from 'node:worker_threads';
 import { maxPoolFast, runAttentionFast } from '../../../src/core/engine/fast';
 import type { AttentionSpec, DType, Matrix } from '../../../src/core/types';
 import { viewOf } from '../../../src/panel/model';
@@ -55,6 +56,20 @@ describe('the panel\'s max pooling in WebAssembly (pool_max)', function () {
       assert.ok(Number.isNaN(viewOf(scores, undefined, maxPoolFast).data[0]), 'the NaN block');
     });
   }
+
+  it('pools a matrix that crossed threads and came back (a zoom request) on its run\'s memory too', async () => {
+    const { weights } = (await resultOf(1100, 'float32')).heads[0];
+    const channel = new MessageChannel();
+    const received = new Promise<Matrix>((resolve) => channel.port2.once('message', resolve));
+    channel.port1.postMessage(weights);
+    const crossed = await received;
+    channel.port1.close();
+    assert.notEqual(crossed.data.buffer, weights.data.buffer, 'a new buffer object over the same memory');
+    const region = { rowStart: 40, rowEnd: 1090, colStart: 3, colEnd: 1000 };
+    const pooled = maxPoolFast(crossed, region.rowStart, region.rowEnd, region.colStart, region.colEnd, 3, 2);
+    assert.ok(pooled, 'recognised and pooled by the kernel');
+    assert.deepEqual(Array.from(pooled), Array.from(viewOf(weights, region).data));
+  });
 
   it('answers undefined for a matrix that is not on a fast run\'s memory, and viewOf pools it in JavaScript', () => {
     const plain = columns(1100, 1100, 4);

@@ -17,12 +17,37 @@ interface PoolTarget {
 
 /** The pooling scratch of the latest materialised run on each memory, by the memory's buffer. */
 const targets = new WeakMap<ArrayBufferLike, PoolTarget>();
+/** The latest targets, to recognise their memory under another buffer object (targetOf). */
+const recent: WeakRef<PoolTarget>[] = [];
+const RECENT_TARGETS = 8;
 /** This thread's instance of the kernels over each memory. */
 const instances = new WeakMap<WebAssembly.Memory, WebAssembly.Exports>();
+let nextTag = 1;
 
 /** Called after a materialised run: its matrices may now be pooled in place. */
 export function registerPoolTarget(target: PoolTarget): void {
   targets.set(target.memory.buffer, target);
+  recent.unshift(new WeakRef(target));
+  recent.length = Math.min(recent.length, RECENT_TARGETS);
+}
+
+/**
+ * The target whose memory `buffer` views. A matrix that went to another thread and came back (the
+ * panel's zoom requests) is on a new SharedArrayBuffer object over the same memory, which the map
+ * does not know: a tag written into a recent target's scratch through its own buffer and read back
+ * through `buffer` tells which memory it is (nothing else writes the scratch).
+ */
+function targetOf(buffer: ArrayBufferLike): PoolTarget | undefined {
+  const known = targets.get(buffer);
+  if (known || !(buffer instanceof SharedArrayBuffer)) return known;
+  for (const ref of recent) {
+    const target = ref.deref();
+    if (!target || target.memory.buffer.byteLength !== buffer.byteLength) continue;
+    const tag = nextTag++;
+    new Int32Array(target.memory.buffer, target.row.offset, 1)[0] = tag;
+    if (new Int32Array(buffer, target.row.offset, 1)[0] === tag) return target;
+  }
+  return undefined;
 }
 
 /**
@@ -31,7 +56,7 @@ export function registerPoolTarget(target: PoolTarget): void {
  * on a fast run's memory or the pooled cells do not fit its scratch.
  */
 export function maxPoolFast(matrix: Matrix, rowStart: number, rowEnd: number, colStart: number, colEnd: number, rowBlock: number, colBlock: number): Float64Array | undefined {
-  const target = targets.get(matrix.data.buffer);
+  const target = targetOf(matrix.data.buffer);
   if (!target || (matrix.data instanceof Float32Array) !== (target.dtype === 'float32')) return undefined;
   const rows = Math.ceil((rowEnd - rowStart) / rowBlock);
   const cols = Math.ceil((colEnd - colStart) / colBlock);
