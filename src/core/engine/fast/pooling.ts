@@ -22,7 +22,6 @@ const recent: WeakRef<PoolTarget>[] = [];
 const RECENT_TARGETS = 8;
 /** This thread's instance of the kernels over each memory. */
 const instances = new WeakMap<WebAssembly.Memory, WebAssembly.Exports>();
-let nextTag = 1;
 
 /** Called after a materialised run: its matrices may now be pooled in place. */
 export function registerPoolTarget(target: PoolTarget): void {
@@ -43,7 +42,7 @@ function targetOf(buffer: ArrayBufferLike): PoolTarget | undefined {
   for (const ref of recent) {
     const target = ref.deref();
     if (!target || target.memory.buffer.byteLength !== buffer.byteLength) continue;
-    const tag = nextTag++;
+    const tag = (Math.random() * 0x7fffffff) | 1; // random: no value another memory holds by chance
     new Int32Array(target.memory.buffer, target.row.offset, 1)[0] = tag;
     if (new Int32Array(buffer, target.row.offset, 1)[0] === tag) return target;
   }
