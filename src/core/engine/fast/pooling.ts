@@ -42,7 +42,7 @@ function targetOf(buffer: ArrayBufferLike): PoolTarget | undefined {
   for (const ref of recent) {
     const target = ref.deref();
     if (!target || target.memory.buffer.byteLength !== buffer.byteLength) continue;
-    const tag = (Math.random() * 0x7fffffff) | 1; // random: no value another memory holds by chance
+    const tag = (Math.random() * 0x7fffffff) | 1; // another memory holds it only by a 2^-31 chance
     new Int32Array(target.memory.buffer, target.row.offset, 1)[0] = tag;
     if (new Int32Array(buffer, target.row.offset, 1)[0] === tag) return target;
   }
