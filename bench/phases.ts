@@ -1,8 +1,10 @@
 // `tsx bench/phases.ts [--case mha|4096]`: where a fast run's time goes. Runs the fast path's
 // phases one at a time on the same memory (reused, as a repeated run would) and prints the median
 // of each: the JavaScript planning the run and writing its inputs (`prepareRun`), then every phase
-// of kernel calls (plan.ts) on all threads. For the mha case the phases are: weights packed, X·W_Q/K/V, K and V packed, the heads'
-// fused attention, concat, concat·W_O. A profile, not a test: nothing is asserted.
+// of kernel calls (plan.ts) on all threads. For the mha case the phases are: X packed into row
+// quads and the weights into column panels, X·W_Q/K/V, Q packed and K and V into panels, the
+// heads' fused attention, concat (and its packing for W_O), concat·W_O. A profile, not a test:
+// nothing is asserted.
 import { prepareRun } from '../src/core/engine/fast/index';
 import { threadPool } from '../src/core/engine/fast/pool';
 import type { AttentionSpec } from '../src/core/types';
