@@ -3,6 +3,7 @@ import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
+import { allocate } from './matrixBuilder';
 import { classifyName, type NameMeaning } from './names';
 
 export { LineIndex, cellAtOffset } from './lineIndex';
@@ -34,9 +35,9 @@ const BOOL_DTYPE = /\s*,\s*dtype\s*=\s*[\w.]*bool\b/y;
 const TRANSPOSE = /(?:(?:\s*,[^()\n]*)?\s*\)\s*\.(?:T\b|t\(\)|transpose\(\))|\.?'(?![\w'"])|\^\s*(?:\{\s*)?(?:T|\\top|\\intercal)\b(?:\s*\})?)/y;
 
 /** The transpose of a matrix read row-major, with its cell offsets moved along. */
-function transposed(m: { rows: number; cols: number; data: Float64Array }, offsets: Uint32Array): { value: typeof m; cellOffsets: Uint32Array } {
-  const data = new Float64Array(m.data.length);
-  const cellOffsets = new Uint32Array(offsets.length);
+function transposed(m: { rows: number; cols: number; data: Float64Array }, offsets: Uint32Array, shared: boolean): { value: typeof m; cellOffsets: Uint32Array } {
+  const data = new Float64Array(allocate(m.data.byteLength, shared));
+  const cellOffsets = new Uint32Array(allocate(offsets.byteLength, shared));
   for (let i = 0; i < m.rows; i++) {
     for (let j = 0; j < m.cols; j++) {
       data[j * m.rows + i] = m.data[i * m.cols + j];
@@ -60,12 +61,18 @@ interface Definition {
 
 type Event = { at: number; directive: Directive } | { at: number; definition: Definition };
 
-export function parseDocument(text: string): ParseResult {
+export interface ReadOptions {
+  /** Every matrix's numbers and cell offsets on SharedArrayBuffers, so that the reading can be
+   * posted to another thread without copying them (what the worker does). */
+  sharedMemory?: boolean;
+}
+
+export function parseDocument(text: string, options: ReadOptions = {}): ParseResult {
   const lines = new LineIndex(text);
   const issues: ReadIssue[] = [];
   const directives = findDirectives(text);
   for (const directive of directives) issues.push(...directive.issues);
-  const definitions = findDefinitions(text, lines, issues);
+  const definitions = findDefinitions(text, lines, issues, options.sharedMemory ?? false);
   const events: Event[] = [
     ...directives.map((directive) => ({ at: directive.start, directive })),
     ...definitions.map((definition) => ({ at: definition.start, definition })),
@@ -141,7 +148,7 @@ function literalStart(text: string, from: number): number {
   return -1;
 }
 
-function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): Definition[] {
+function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[], shared: boolean): Definition[] {
   const definitions: Definition[] = [];
   const length = text.length;
   let at = 0;
@@ -158,7 +165,7 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): D
       at = Math.max(at + 1, opEnd);
       continue;
     }
-    const definition = readDefinition(text, lines, name, start, classifyName(name.name), issues);
+    const definition = readDefinition(text, lines, name, start, classifyName(name.name), issues, shared);
     if (definition) {
       definitions.push(definition);
       at = definition.end;
@@ -179,6 +186,7 @@ function readDefinition(
   start: number,
   meaning: NameMeaning,
   issues: ReadIssue[],
+  shared: boolean,
 ): Definition | undefined {
   const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown');
   if (literal.kind === 'none') return undefined;
@@ -222,8 +230,8 @@ function readDefinition(
     }
   }
   const builder = literal.matrix;
-  let value = { rows: builder.rows, cols: builder.cols, data: builder.values() };
-  let cellOffsets = builder.offsets();
+  let value = { rows: builder.rows, cols: builder.cols, data: builder.values(shared) };
+  let cellOffsets = builder.offsets(shared);
   let boolean = builder.allBoolean && builder.count > 0;
   BOOL_DTYPE.lastIndex = literal.end;
   if (!boolean && BOOL_DTYPE.test(text) && value.data.every((x) => x === 0 || x === 1)) boolean = true;
@@ -231,7 +239,7 @@ function readDefinition(
   TRANSPOSE.lastIndex = end;
   if (TRANSPOSE.test(text)) {
     end = TRANSPOSE.lastIndex;
-    ({ value, cellOffsets } = transposed(value, cellOffsets));
+    ({ value, cellOffsets } = transposed(value, cellOffsets, shared));
   }
   const role = meaning.kind === 'matrix' ? meaning.role : undefined;
   const head = meaning.kind === 'matrix' ? meaning.head : undefined;
