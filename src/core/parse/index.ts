@@ -18,6 +18,9 @@ export { roleLabel } from './names';
 const MAX_DIAGNOSTICS = 500;
 /** Longest name looked back for, in characters. */
 const MAX_NAME = 80;
+/** Definitions read per document: past this, a file is a dump, not notes (each definition costs
+ * the editor a CodeLens), and the rest of it is left unread, with a note that says so. */
+export const MAX_DEFINITIONS = 10_000;
 
 const NAME_AT_END =
   /(?:"([^"\n]{1,60})"|'([^'\n]{1,60})'|((?:\\(?:mathbf|mathrm|mathit|boldsymbol|bm)\{)?[A-Za-z][A-Za-z0-9_]*\}?(?:[_^](?:\{[^{}\s]{1,12}\}|[A-Za-z0-9]))*(?:\[\d{1,3}\])?))$/;
@@ -69,6 +72,8 @@ export interface ReadOptions {
 
 export function parseDocument(text: string, options: ReadOptions = {}): ParseResult {
   const lines = new LineIndex(text);
+  const nul = text.indexOf('\0');
+  if (nul !== -1) return { problems: [], diagnostics: [binaryDiagnostic(lines.range(nul, nul + 1))] };
   const issues: ReadIssue[] = [];
   const directives = findDirectives(text);
   for (const directive of directives) issues.push(...directive.issues);
@@ -159,11 +164,22 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[], sh
       continue;
     }
     const opEnd = assignmentEnd(text, at);
-    const name = opEnd === -1 ? undefined : nameBefore(text, at);
-    const start = name ? literalStart(text, opEnd) : -1;
-    if (!name || start === -1) {
+    // The literal first: it is a few character tests, the name a regular expression.
+    const start = opEnd === -1 ? -1 : literalStart(text, opEnd);
+    const name = start === -1 ? undefined : nameBefore(text, at);
+    if (!name) {
       at = Math.max(at + 1, opEnd);
       continue;
+    }
+    if (definitions.length === MAX_DEFINITIONS) {
+      issues.push({
+        start: name.start,
+        end: name.end,
+        severity: 'warning',
+        code: 'too-many-definitions',
+        message: `This file defines more than ${MAX_DEFINITIONS.toLocaleString('en-US')} matrices: Attention Lens read the first ${MAX_DEFINITIONS.toLocaleString('en-US')} and stopped here.`,
+      });
+      break;
     }
     const definition = readDefinition(text, lines, name, start, classifyName(name.name), issues, shared);
     if (definition) {
@@ -172,6 +188,15 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[], sh
     } else at = opEnd;
   }
   return definitions;
+}
+
+function binaryDiagnostic(range: Range): Diagnostic {
+  return {
+    range,
+    severity: 'error',
+    code: 'binary-file',
+    message: `This file holds a NUL character (line ${range.start.line + 1}): it is binary, not text. Attention Lens reads matrices written as text; save numpy arrays with np.savetxt or print them.`,
+  };
 }
 
 /** What makes two definitions "the same name" for grouping: the role, and the head if any. */
