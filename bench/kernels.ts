@@ -1,9 +1,10 @@
-// `node --experimental-wasm-relaxed-simd --import tsx bench/kernels.ts [--case mha|4096|1024f64]`:
+// `node --experimental-wasm-relaxed-simd --import tsx bench/kernels.ts [--case mha|4096|1024f64] [--output-only]`:
 // the two builds of the kernels (attention.wasm, attention-relaxed.wasm) on the same run, one
 // core, taking turns: every phase of the fast path's plan called on this thread alone, timed in
 // CPU time of this process (the compute threads are never started), which other work on a loaded
 // machine inflates far less than wall time. Prints the median of each phase for each build, their
-// ratio, and how far apart the two outputs are. A profile, not a test: nothing is asserted.
+// ratio, and how far apart the two outputs are. `--output-only`: the online-softmax plan (no n×n
+// matrix kept) instead of the materialised one. A profile, not a test: nothing is asserted.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadavg } from 'node:os';
@@ -33,7 +34,8 @@ function cpuMs(): number {
 function main(): void {
   const flag = process.argv.indexOf('--case');
   const name = flag === -1 ? 'mha' : process.argv[flag + 1];
-  const prepared = prepareRun(specOf(name), true);
+  const outputOnly = process.argv.includes('--output-only');
+  const prepared = prepareRun(specOf(name), !outputOnly);
   if (!prepared) throw new Error('the fast path does not plan this case');
   const { plan, arena } = prepared;
   const builds = BUILDS.map((file) => {
@@ -60,7 +62,7 @@ function main(): void {
     diff = Math.max(diff, Math.abs(outputs[0][i] - outputs[1][i]));
     largest = Math.max(largest, Math.abs(outputs[0][i]));
   }
-  console.log(`${name}: one core, CPU ms, medians of ${ROUNDS} alternating rounds; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`${name}${outputOnly ? ', output only' : ''}: one core, CPU ms, medians of ${ROUNDS} alternating rounds; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`phase | ${BUILDS.join(' | ')} | ratio`);
   const total = builds.map(() => 0);
   plan.phases.forEach((phase, p) => {

@@ -12,7 +12,8 @@ run.ts chooses the OpenBLAS kernel with OPENBLAS_CORETYPE in this process's envi
 torch both call the system's OpenBLAS here); `blas` reports what actually runs.
 Reads one JSON command per line on stdin and answers one JSON line each:
   {"op": "blas"}                  → numpy/torch versions, BLAS libraries and kernel (threadpoolctl)
-  {"op": "gemm", "dtype": d, "n": n} → GFLOP/s of an n×n·n×n product into a preallocated output
+  {"op": "gemm", "dtype": d, "n": n, "repeats": r} → GFLOP/s of the fastest of r n×n·n×n products
+                                                        into a preallocated output
   {"op": "load", "case": name, "kind": "sdpa"|"mha", "dtype": ..., "heads": h, "dir": path, "shapes": {...}}
   {"op": "run", "case": name}     → {"ms": wall time of one forward pass, "cpu_ms": CPU time of all its threads}
 Inputs are float64 little-endian files written by run.ts, converted once to the case's dtype.
@@ -51,7 +52,7 @@ def blas():
 
 
 def gemm(command):
-    """The machine's product speed through this peer's BLAS: the best of 7 after a warm-up (the
+    """The machine's product speed through this peer's BLAS: the fastest of the repeats (the
     kernel's capability; other work on the machine only ever slows a run down)."""
     dtype = np.float32 if command["dtype"] == "float32" else np.float64
     n = command["n"]
@@ -61,9 +62,8 @@ def gemm(command):
     if PEER == "torch":
         a, b, c = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(c)
     product = (lambda: torch.matmul(a, b, out=c)) if PEER == "torch" else (lambda: np.matmul(a, b, out=c))
-    product()
     times = []
-    for _ in range(7):
+    for _ in range(command["repeats"]):
         started = time.perf_counter()
         product()
         times.append(time.perf_counter() - started)
