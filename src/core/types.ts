@@ -178,8 +178,8 @@ export interface HeadResult {
   K: Matrix;
   V: Matrix;
   scores: Matrix; // raw score function values (QKᵀ for dot scores)
-  scaled: Matrix; // after scale (equal to scores for non-dot score functions)
-  mask: Matrix | null; // additive mask actually applied (0 / -Infinity), null when none
+  scaled: Matrix; // after scale, temperature and softcap (scale 1: equal to scores)
+  mask: Matrix | null; // additive matrix actually applied (mask 0 / -Infinity, + ALiBi), null when none
   masked: Matrix; // scaled + mask
   weights: Matrix; // row softmax; fully masked rows are all 0
   output: Matrix; // weights · V
@@ -229,4 +229,7 @@ export interface AttentionResult {
   checks: Checks;
   warnings: string[]; // e.g. "query 2 (head 1) is fully masked: its output row is 0"
   elapsedMs: number;
+  /** `decode`: the full run beside the one step — its weights per head, the step's row in it,
+   * and the largest difference between the step's output and the full output's last row. */
+  decode?: { row: number; fullWeights: Matrix[]; maxDifference: number };
 }
