@@ -139,12 +139,30 @@ function attend(steps: HeadSteps, scores: HeadScores, modifier: HeadModifier, V:
 
 /** Head i's score function (on RoPE-turned Q and K when asked) and its score modifier. */
 function headScoring(spec: AttentionSpec, setup: Setup, i: number): { scores: HeadScores; modifier: HeadModifier } {
+  const { Q, K, modifier } = operandsOf(spec, setup, i);
+  return { scores: bindScores(setup.scoreParameters, Q, K, setup.dtype), modifier };
+}
+
+/** What head i's scores are made of: Q and K as scored (RoPE-turned when asked), V, its modifier. */
+export interface HeadOperands {
+  Q: Matrix;
+  K: Matrix;
+  V: Matrix;
+  modifier: HeadModifier;
+}
+
+export function headOperands(spec: AttentionSpec, i: number): HeadOperands {
+  return operandsOf(spec, setUp(spec), i);
+}
+
+function operandsOf(spec: AttentionSpec, setup: Setup, i: number): HeadOperands {
   const { dtype, projections, positions, rope, mask } = setup;
   const Q = projections.Q.heads[i];
-  const scoredQ = rope ? rotate(Q, rope, positions.firstQuery, dtype) : Q;
-  const K = setup.scoredKeys[Math.floor(i / setup.groupSize)];
+  const kvHead = Math.floor(i / setup.groupSize);
   return {
-    scores: bindScores(setup.scoreParameters, scoredQ, K, dtype),
+    Q: rope ? rotate(Q, rope, positions.firstQuery, dtype) : Q,
+    K: setup.scoredKeys[kvHead],
+    V: projections.V.heads[kvHead],
     modifier: headModifier(spec, i, scoreScale(spec, Q.cols), mask, positions, dtype),
   };
 }
