@@ -5,6 +5,7 @@
 import { attentionCost, type AttentionShape } from '../core/engine/cost';
 import type { AttentionResult, Matrix, Problem } from '../core/types';
 import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, Region, ResultView } from '../protocol';
+import { variantViewsOf } from './variantsModel';
 
 /** Largest number of rows or columns a heatmap draws cell by cell. */
 export const MAX_CELLS_PER_SIDE = 512;
@@ -137,7 +138,7 @@ export function panelDataOf(source: PanelSource): PanelData {
   };
   if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
-  return { ...data, dk: source.result.heads[0]?.Q.cols, result: resultViewOf(source.result, WO) };
+  return { ...data, dk: source.result.heads[0]?.Q.cols, result: { ...resultViewOf(source.result, WO), ...variantViewsOf(problem, source.result) } };
 }
 
 /** Views of each result, built once: pooling a 4096² matrix takes 60–240 ms, and the same result

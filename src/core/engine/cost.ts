@@ -72,9 +72,9 @@ export interface MaskSavings {
   skippedBlocksShare: number;
 }
 
-/** FlexAttention's tile, or for small matrices the power of two ≤ n/4 so the structure shows. */
+/** FlexAttention's tile, or for small matrices the power of two ≤ n/4 (from 2) so the structure shows. */
 export function tileFor(keys: number): number {
-  return Math.min(128, 2 ** Math.max(0, Math.floor(Math.log2(Math.max(1, keys / 4)))));
+  return Math.min(128, 2 ** Math.max(1, Math.floor(Math.log2(Math.max(1, keys / 4)))));
 }
 
 export function maskSavings(mask: Matrix, shape: Pick<AttentionShape, 'heads' | 'dK' | 'dV'>, blockSize = tileFor(mask.cols)): MaskSavings {

@@ -136,17 +136,25 @@ export function headModifier(spec: AttentionSpec, head: number, baseScale: numbe
   const modifier: HeadModifier = { scale: baseScale / temperature, additive: mask };
   if (softcap !== undefined) modifier.softcap = softcap;
   if (alibi) {
-    const slope = spec.alibiSlopes?.data[head] ?? alibiSlopes(spec.options.heads)[head];
-    const additive = zeros(at.queries, at.keys, dtype);
-    for (let i = 0; i < at.queries; i++) {
-      for (let j = 0; j < at.keys; j++) {
-        const p = i * at.keys + j;
-        additive.data[p] = -slope * Math.abs(at.firstQuery + i - j) + (mask ? mask.data[p] : 0);
-      }
-    }
+    const additive = alibiBias(headSlope(spec, head), at, dtype);
+    if (mask) for (let p = 0; p < additive.data.length; p++) additive.data[p] += mask.data[p];
     modifier.additive = additive;
   }
   return modifier;
+}
+
+/** Head `head`'s ALiBi slope: from the `alibi_slopes` row, else the paper's. */
+export function headSlope(spec: AttentionSpec, head: number): number {
+  return spec.alibiSlopes?.data[head] ?? alibiSlopes(spec.options.heads)[head];
+}
+
+/** −slope·|i − j| over the computed rows, query row i at position at.firstQuery + i. */
+export function alibiBias(slope: number, at: Positions, dtype: DType): Matrix {
+  const bias = zeros(at.queries, at.keys, dtype);
+  for (let i = 0; i < at.queries; i++) {
+    for (let j = 0; j < at.keys; j++) bias.data[i * at.keys + j] = -slope * Math.abs(at.firstQuery + i - j);
+  }
+  return bias;
 }
 
 /** scaled[r0:r1] = softcap(scale · scores[r0:r1]) (in place when `scaled` is `scores`). */
