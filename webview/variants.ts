@@ -111,7 +111,7 @@ export function variantsView(context: ViewContext): Block[] {
   const h = Math.min(context.state.head, context.result.heads.length - 1);
   const head = context.result.heads[h];
   const mine = variants.heads[h] ?? {};
-  const rowTokens = variants.decode ? data.tokens?.slice(variants.decode.row) : data.tokens;
+  const rowTokens = data.tokens;
   const colTokens = data.keyTokens ?? data.tokens;
   const headLabel = context.result.heads.length > 1 ? ` (head ${h + 1})` : '';
   const blocks: Block[] = [];
@@ -158,7 +158,7 @@ export function variantsView(context: ViewContext): Block[] {
   if (variants.decode) {
     const d = variants.decode;
     blocks.push(
-      smallPlotCard({ id: 'v-decode-full', title: 'The full causal run’s weights (head 1)', view: d.fullWeights, label: 'weight', kind: 'weights', rowTokens: data.tokens, colTokens, highlightRow: d.row, reading: `Row ${d.row + 1} is the decode step.` }, context),
+      smallPlotCard({ id: 'v-decode-full', title: 'The full causal run’s weights (head 1)', view: d.fullWeights, label: 'weight', kind: 'weights', rowTokens: colTokens, colTokens, highlightRow: d.row, reading: `Row ${d.row + 1} is the decode step.` }, context),
       smallPlotCard({ id: 'v-decode-step', title: 'The decode step: one query against the cache (head 1)', view: d.stepWeights, label: 'weight', kind: 'weights', rowTokens, colTokens, reading: `Equal to row ${d.row + 1} of the full run: the outputs differ by at most ${num(d.maxDifference, 3)}.` }, context),
     );
   }

@@ -137,6 +137,8 @@ export function panelDataOf(source: PanelSource): PanelData {
     ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
   };
   if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
+  // A decode step's one query is the last token; the keys are every token.
+  if (source.result.decode && problem.tokens) Object.assign(data, { tokens: problem.tokens.slice(-1), keyTokens: problem.keyTokens ?? problem.tokens });
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
   return { ...data, dk: source.result.heads[0]?.Q.cols, result: { ...resultViewOf(source.result, WO), ...variantViewsOf(problem, source.result) } };
 }

@@ -118,6 +118,10 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     assert.equal(step.length, 1);
     assert.deepEqual(step[0], full[full.length - 1]);
     assert.deepEqual(full, rowsOf(result.decode!.fullWeights[0]));
+    const ticks = (id: string, axis: 'xaxis' | 'yaxis') => panel!.page.$eval(`#${id} .plot`, (plot, a) => (plot as unknown as { layout: Record<string, { ticktext: string[] }> }).layout[a].ticktext, axis);
+    assert.deepEqual(await ticks('card-v-decode-step', 'yaxis'), ['its']);
+    assert.deepEqual(await ticks('card-v-decode-full', 'yaxis'), ['the', 'cat', 'sat', 'on', 'its']);
+    assert.deepEqual(await ticks('card-v-decode-step', 'xaxis'), ['the', 'cat', 'sat', 'on', 'its']);
     const frame = await panel.page.$eval('#card-v-decode-full .plot', (plot) => (plot as unknown as { layout: { shapes: { y0: number; y1: number }[] } }).layout.shapes[0]);
     assert.deepEqual([frame.y0, frame.y1], [full.length - 1.5, full.length - 0.5]);
   });
