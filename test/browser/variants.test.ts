@@ -11,6 +11,7 @@ import type { AttentionResult, Matrix } from '../../src/core/types';
 import { panelDataOf } from '../../src/panel/model';
 import type { PanelData } from '../../src/protocol';
 import { num } from '../../webview/format';
+import { renderReportHtml } from '../../src/report/standaloneHtml';
 import { heatmapZ, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
 
 /** Problem `index` of an example, run by the reference engine, as the panel receives it. */
@@ -147,6 +148,27 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const output = result.heads[0].output;
     assert.deepEqual(cells, [6, 7].map((i) => `[${Array.from(output.data.slice(i * output.cols, (i + 1) * output.cols), (x) => num(x)).join(', ')}]`));
     assert.match(await panel.page.$eval('#flash-summary', (p) => p.textContent ?? ''), /ends in the engine’s output \(largest difference (0|[0-9.]+e-1[0-9])\)/);
+  });
+
+  it('in a standalone report too: a tile whose keys are all in another document leaves m at −∞', async () => {
+    const file = '11-alibi-documents-decode.md';
+    const { problems } = parseDocument(readFileSync(path.join(ROOT, 'examples', file), 'utf8'));
+    const documents = problems[1];
+    const html = renderReportHtml([{ problem: documents, result: runAttention(buildSpec(documents).spec!) }], {
+      script: readFileSync(path.join(ROOT, 'dist', 'webview.js'), 'utf8'),
+      css: readFileSync(path.join(ROOT, 'media', 'panel.css'), 'utf8'),
+    });
+    panel = await openPanel(browser, { html });
+    await panel.page.waitForFunction(() => Number(document.body.dataset.rendered ?? 0) > 0);
+    await openTab(panel, 'flash');
+    // Tiles of 2×2 over 6 tokens: step 7 is queries 5–6 (documents B and C) against keys 1–2 (A).
+    await panel.page.$eval('#flash-slider', (slider) => {
+      (slider as HTMLInputElement).value = '6';
+      slider.dispatchEvent(new Event('input'));
+    });
+    await panel.page.waitForFunction(() => /^Step 7 of 9: queries 5–6 take keys 1–2/.test(document.getElementById('flash-step')?.textContent ?? ''));
+    const maxima = await panel.page.$$eval('#flash-table tbody tr td:first-of-type', (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(maxima, ['−∞', '−∞']);
   });
 
   it('plain attention has no Variants tab, but the FlashAttention walk', async () => {
