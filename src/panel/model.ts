@@ -140,7 +140,13 @@ export function panelDataOf(source: PanelSource): PanelData {
   // A decode step's one query is the last token; the keys are every token.
   if (source.result.decode && problem.tokens) Object.assign(data, { tokens: problem.tokens.slice(-1), keyTokens: problem.keyTokens ?? problem.tokens });
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
-  return { ...data, dk: source.result.heads[0]?.Q.cols, result: { ...resultViewOf(source.result, WO), ...variantViewsOf(problem, source.result) } };
+  return { ...data, dk: source.result.heads[0]?.Q.cols, result: withVariantViews(resultViewOf(source.result, WO), variantViewsOf(problem, source.result)) };
+}
+
+/** The result's views with the variant views added, or the very same views when there are none
+ * (large problems: the host keeps the worker's views as they came). */
+function withVariantViews(view: ResultView, extra: Pick<ResultView, 'variants' | 'flash'>): ResultView {
+  return extra.variants || extra.flash ? { ...view, ...extra } : view;
 }
 
 /** Views of each result, built once: pooling a 4096² matrix takes 60–240 ms, and the same result
