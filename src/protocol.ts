@@ -161,7 +161,7 @@ export interface PanelData {
   tokens?: string[];
   keyTokens?: string[];
   /** Options as read, for the formulas (scale, causal…). */
-  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string };
+  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string; rope?: number; temperature?: number; softcap?: number; alibi?: boolean };
   /** d_k of head 1, for the formula √d_k. */
   dk?: number;
   result?: ResultView;

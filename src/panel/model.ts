@@ -128,11 +128,11 @@ export function panelDataOf(source: PanelSource): PanelData {
   if (!problem) {
     return { ...base, title: source.fileName, options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, message: source.message ?? 'No attention problem in this file.' };
   }
-  const { heads, kvHeads, scale, score, causal, dtype } = problem.options;
+  const { heads, kvHeads, scale, score, causal, dtype, rope, temperature, softcap, alibi } = problem.options;
   const data: PanelData = {
     ...base,
     title: problemLabel(problem),
-    options: { heads, kvHeads, scale, score, causal, dtype },
+    options: { heads, kvHeads, scale, score, causal, dtype, ...(rope === undefined && temperature === undefined && softcap === undefined && !alibi ? {} : { rope, temperature, softcap, alibi }) },
     ...(problem.tokens ? { tokens: problem.tokens } : {}),
     ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
   };

@@ -57,6 +57,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const { data, result } = example('08-rope-gqa.md');
     panel = await openPanel(browser);
     await panel.send({ type: 'data', data });
+    assert.match(await panel.page.$eval('#card-h1-scores .formula', (p) => p.textContent ?? ''), /^S = RoPE\(Q\) · RoPE\(K\)ᵀ/);
     assert.ok((await tabs(panel)).includes('variants'));
     await openTab(panel, 'variants');
     const conventions = await panel.page.$eval('#variant-conventions', (list) => list.textContent ?? '');
@@ -78,6 +79,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const { data, result } = example('10-softcap.md');
     panel = await openPanel(browser);
     await panel.send({ type: 'data', data });
+    assert.match(await panel.page.$eval('#card-h1-scaled .formula', (p) => p.textContent ?? ''), /, then \/ T = 0\.8, then C·tanh\(s \/ C\) with C = 2 \(softcap\)$/);
     await openTab(panel, 'variants');
     const after = (await heatmapZ(panel.page, 'card-v1-after-cap')).flat() as number[];
     const before = (await heatmapZ(panel.page, 'card-v1-before-cap')).flat() as number[];
@@ -103,6 +105,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const { data } = example('11-alibi-documents-decode.md', 0);
     panel = await openPanel(browser);
     await panel.send({ type: 'data', data });
+    assert.match(await panel.page.$eval('#card-h1-masked .formula', (p) => p.textContent ?? ''), /ALiBi's −m·\|i − j\|/);
     await openTab(panel, 'variants');
     const bias = await heatmapZ(panel.page, 'card-v1-alibi');
     bias.forEach((row, i) => row.forEach((value, j) => assert.equal(value, -1 * Math.abs(i - j))));
