@@ -89,6 +89,12 @@ describe('variant options', () => {
     assert.deepEqual(d.range, rangeOf(text, 'segments'));
   });
 
+  it('segments with more queries than keys: an error at the row (a query\'s document is the id at its position)', () => {
+    const text = `${X}\ncontext = [[1, 0, 1, 0], [0, 1, 0, 1]]\nsegments = [0, 1]`;
+    const d = only(read(text).diagnostics, 'segments-queries');
+    assert.deepEqual(d.range, rangeOf(text, 'segments'));
+  });
+
   it('segments of the right length reach the spec as one row', () => {
     const result = read(`# attention: causal\n${X}\nsegment_ids = [[0], [0], [1]]`);
     assert.deepEqual([...(result.spec?.segments?.data ?? [])], [0, 0, 1]);
