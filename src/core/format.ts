@@ -1,5 +1,6 @@
 // Results → what people take away: the CLI/export JSON (issue 2's shape), CSV of one matrix,
 // and a readable step-by-step text report. Pure: the CLI and the extension's export share it.
+import { maskSavings } from './engine/cost';
 import { scoreScale } from './engine/scores';
 import type { AttentionOptions, AttentionResult, Checks, Diagnostic, Matrix, OutputOnlyResult, Problem, Severity } from './types';
 
@@ -291,6 +292,11 @@ export function problemToText({ problem, options = problem.options, result, outp
     out.push(`    ${mark(c.permutationEquivariant)} permutation equivariant (largest error ${(c.permutationMaxError ?? 0).toExponential(1)}${rows})`);
   }
   out.push(`    cost: ${c.flops.toLocaleString('en-US')} FLOPs, ${c.attentionBytes.toLocaleString('en-US')} bytes of attention matrices (${result.dtype})`);
+  const first = result.heads[0];
+  if (first?.mask) {
+    const m = maskSavings(first.mask, { heads: result.heads.length, dK: first.Q.cols, dV: first.V.cols });
+    out.push(`    mask: blocks ${(100 * m.blockedShare).toFixed(1)}% of the Lq×Lk products (${m.flopsSaved.toLocaleString('en-US')} FLOPs a kernel could skip); ${(100 * m.skippedBlocksShare).toFixed(1)}% of ${m.blockSize}×${m.blockSize} tiles entirely`);
+  }
   for (const warning of result.warnings) out.push(`  warning: ${warning}`);
   return out.join('\n');
 }

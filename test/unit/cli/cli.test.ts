@@ -152,6 +152,10 @@ describe('CLI: attention-lens run', function () {
     // The window: query i sees keys i − 2 … i and the sink 0, nothing else.
     const window = json(examples[1]).report.problems[0].heads[0].weights;
     window.forEach((row, i) => row.forEach((w, j) => assert.equal(w !== 0, j === 0 || (j <= i && j > i - 3), `weight ${i},${j}`)));
+    // 8×8, causal window 3 with a sink: query i sees key 0 and keys i−2…i, 26 of 64 pairs, so 38
+    // are blocked, at 2·d_k + 5 + 2·d_v = 13 FLOPs each; of the 16 2×2 tiles, the 6 above the
+    // diagonal and the one of queries 7–8 × keys 3–4 are blocked whole.
+    assert.match(cli('run', examples[1]).stdout, /mask: blocks 59\.4% of the Lq×Lk products \(494 FLOPs a kernel could skip\); 43\.8% of 2×2 tiles entirely/);
     const text = cli('run', examples[2]).stdout;
     assert.match(text, /3\. scaled S × 0\.7071 \(1\/√2\) \/ 0\.8000 \(temperature\), then 2\.0000·tanh\(s\/2\.0000\) \(softcap\)/);
     // The decode step is the last row of the same file's problem run without `decode`.
