@@ -175,6 +175,39 @@ export interface ResultView {
   WO?: MatrixView;
   layerOutput: MatrixView;
   residual?: MatrixView;
+  /** The variants' views (panel/variantsModel.ts), for problems that use any and are small. */
+  variants?: VariantsView;
+  /** FlashAttention's online softmax walked on head 1, one walk per tile size offered. */
+  flash?: FlashView[];
+}
+
+/** What the variants change, shown from the user's numbers (problems up to 64 tokens). */
+export interface VariantsView {
+  /** The conventions in use, named: "RoPE base 10000, pairs (x_k, x_{k+d/2}) (rotate half)"… */
+  conventions: string[];
+  heads: {
+    /** Q·Kᵀ of the unturned Q and K; the head's `scores` are after RoPE. */
+    unrotatedScores?: MatrixView;
+    /** scale·S/T before the softcap; the head's `scaled` are after it. */
+    uncapped?: MatrixView;
+    /** ALiBi's −m·|i − j| for this head. */
+    alibi?: { slope: number; bias: MatrixView };
+  }[];
+  /** The mask's structure (1 = may attend) and what a kernel skipping masked entries saves. */
+  mask?: { visible: MatrixView; blockedShare: number; flopsSaved: number; flops: number; blockSize: number; skippedBlocksShare: number };
+  /** A decode step: head 1's one row and the full run's weights it is the last row of. */
+  decode?: { row: number; stepWeights: MatrixView; fullWeights: MatrixView; maxDifference: number };
+}
+
+export interface FlashView {
+  tileRows: number;
+  tileCols: number;
+  steps: { queryStart: number; queryEnd: number; keyStart: number; keyEnd: number; rowMax: number[]; rowSum: number[]; rescale: number[]; partial: number[][] }[];
+  /** One Lq×Lk matrix against what one tile keeps live, bytes. */
+  fullBytes: number;
+  tileBytes: number;
+  /** max |walk output − engine output| of head 1. */
+  maxDifference: number;
 }
 
 export interface CostView {
@@ -193,7 +226,7 @@ export interface PanelData {
   tokens?: string[];
   keyTokens?: string[];
   /** Options as read, for the formulas (scale, causal…). */
-  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string };
+  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string; rope?: number; temperature?: number; softcap?: number; alibi?: boolean };
   /** d_k of head 1, for the formula √d_k. */
   dk?: number;
   result?: ResultView;
@@ -205,7 +238,7 @@ export interface PanelData {
 export interface PanelState {
   uri?: string;
   problemIndex: number;
-  view: 'steps' | 'heads' | 'mask' | 'gradients' | 'checks';
+  view: 'steps' | 'heads' | 'mask' | 'gradients' | 'checks' | 'variants' | 'flash';
   head: number;
   step: 'all' | 'projections' | 'scores' | 'scaled' | 'masked' | 'weights' | 'output';
   colorScale: 'Viridis' | 'Cividis' | 'Blues' | 'Greys' | 'RdBu' | 'Theme';
@@ -236,7 +269,7 @@ const MATRIX_KEYS: readonly MatrixKey[] = [
   'Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output',
   'dQ', 'dK', 'dV', 'dA', 'dS', 'input', 'concat', 'WO', 'layerOutput', 'residual',
 ];
-const VIEWS: readonly PanelState['view'][] = ['steps', 'heads', 'mask', 'gradients', 'checks'];
+const VIEWS: readonly PanelState['view'][] = ['steps', 'heads', 'mask', 'gradients', 'checks', 'variants', 'flash'];
 const STEPS: readonly PanelState['step'][] = ['all', 'projections', 'scores', 'scaled', 'masked', 'weights', 'output'];
 const COLOR_SCALES: readonly PanelState['colorScale'][] = ['Viridis', 'Cividis', 'Blues', 'Greys', 'RdBu', 'Theme'];
 /** Largest image the host accepts from a webview (characters of SVG text or PNG base64). */

@@ -21,6 +21,8 @@ export const ROLE_NAMES: Record<Role, string> = {
   W2: 'Bahdanau key-side matrix',
   va: 'Bahdanau output vector',
   dO: 'upstream gradient of the output',
+  alibiSlopes: 'ALiBi slopes (one per head)',
+  segments: 'document ids (one per token)',
 };
 
 /** How a matrix enters the computation. */
@@ -59,6 +61,10 @@ export function roleFormula(def: MatrixDef, problem: Problem): string {
       return 'score(q, k) = v_aᵀ · tanh(W₁ q + W₂ k)';
     case 'dO':
       return 'backward pass starts from dO';
+    case 'alibiSlopes':
+      return 'head h adds −m_h · |i − j| to its scores (with `alibi`)';
+    case 'segments':
+      return 'query i sees key j only when their ids are equal';
     default:
       return 'not used by attention';
   }

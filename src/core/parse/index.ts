@@ -331,7 +331,11 @@ function toProblem(open: OpenProblem, index: number, lines: LineIndex): Problem 
     matrices: [],
   };
   if (options.name !== undefined) problem.name = options.name;
-  if (open.directive) problem.directiveRange = lines.range(open.directive.start, open.directive.end);
+  if (open.directive) {
+    problem.directiveRange = lines.range(open.directive.start, open.directive.end);
+    const spans = Object.entries(open.directive.optionSpans);
+    if (spans.length > 0) problem.optionRanges = Object.fromEntries(spans.map(([key, span]) => [key, lines.range(span.start, span.end)]));
+  }
   for (const definition of open.definitions) {
     if (definition.matrix) problem.matrices.push(definition.matrix);
     else if (definition.unreadable) (problem.unreadable ??= []).push(definition.unreadable);

@@ -139,6 +139,33 @@ describe('CLI: attention-lens run', function () {
     assert.deepEqual(causal.heads[0].mask?.[0], [0, '-Infinity', '-Infinity', '-Infinity']);
   });
 
+  it('runs the variant examples (RoPE + GQA, sliding window with a sink, softcap, ALiBi/documents/prefix/decode) cleanly, reporting their options', () => {
+    const examples = ['08-rope-gqa.md', '09-sliding-window.md', '10-softcap.md', '11-alibi-documents-decode.md'].map((f) => join(root, 'examples', f));
+    for (const file of examples) {
+      const { status, report } = json(file);
+      assert.equal(status, 0, file);
+      assert.deepEqual(report.diagnostics, [], file);
+      for (const problem of report.problems) assert.deepEqual(problem.warnings, [], `${file}: ${problem.name}`);
+    }
+    const rope = json(examples[0]).report.problems[0];
+    assert.deepEqual([rope.options.rope, rope.options.kvHeads, rope.heads.length, rope.heads.map((h) => h.kvHead)], [10000, 2, 4, [0, 0, 1, 1]]);
+    // The window: query i sees keys i − 2 … i and the sink 0, nothing else.
+    const window = json(examples[1]).report.problems[0].heads[0].weights;
+    window.forEach((row, i) => row.forEach((w, j) => assert.equal(w !== 0, j === 0 || (j <= i && j > i - 3), `weight ${i},${j}`)));
+    // 8×8, causal window 3 with a sink: query i sees key 0 and keys i−2…i, 26 of 64 pairs, so 38
+    // are blocked, at 2·d_k + 5 + 2·d_v = 13 FLOPs each; of the 16 2×2 tiles, the 6 above the
+    // diagonal and the one of queries 7–8 × keys 3–4 are blocked whole.
+    assert.match(cli('run', examples[1]).stdout, /mask: blocks 59\.4% of the Lq×Lk products \(494 FLOPs a kernel could skip\); 43\.8% of 2×2 tiles entirely/);
+    const text = cli('run', examples[2]).stdout;
+    assert.match(text, /3\. scaled S × 0\.7071 \(1\/√2\) \/ 0\.8000 \(temperature\), then 2\.0000·tanh\(s\/2\.0000\) \(softcap\)/);
+    // The decode step is the last row of the same file's problem run without `decode`.
+    const decodeFile = write('decode.md', readFileSync(examples[3], 'utf8'));
+    const step = json(decodeFile, '--problem', '4').report.problems[0];
+    const full = json(write('full.md', readFileSync(examples[3], 'utf8').replace('causal rope decode', 'causal rope')), '--problem', '4').report.problems[0];
+    assert.deepEqual(step.output, full.output?.slice(-1));
+    assert.match(cli('run', decodeFile, '--problem', '4').stdout, /decode: query 5 alone against every key/);
+  });
+
   it('exit 1 with 1-based diagnostics when the file has an error; the other problems still run', () => {
     const file = write('bad.md', 'X = [[1, 2],\n     [3]]\n\n<!-- attention: heads=1 -->\nX = [[1, 0]]\n');
     const { status, report } = json(file);
