@@ -253,7 +253,7 @@ class DebugSource {
     const readMs = performance.now() - started;
     if (ticket !== this.reads) return undefined;
 
-    const title = `${frame.name} (${frame.sourceName ?? path.basename(frame.sourcePath ?? '')}:${frame.line})`;
+    const title = `${frame.name} (${path.basename(frame.sourcePath ?? frame.sourceName ?? '?')}:${frame.line})`;
     const problem = problemOfArrays(title, arrays);
     const { spec, diagnostics } = buildSpec(problem);
     const error = diagnostics.find((diagnostic) => diagnostic.severity === 'error');

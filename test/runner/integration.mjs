@@ -4,7 +4,7 @@
 // code-server in Chromium. Prints which host ran; fails, never skips, when neither can.
 // ATTENTION_LENS_TEST_HOST=electron|code-server forces a host.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { runOrThrow, spawnGroup, stopGroup } from '../../scripts/lib/system.mjs';
 import { runInCodeServer } from './code-server-host.mjs';
 import { VSCODE_VERSION } from './electron-host.mjs';
@@ -67,6 +67,17 @@ async function runInElectron({ onLine }) {
   return code;
 }
 
+/**
+ * code-server loads one extension under development (its URL payload is a map): the test-only
+ * extensions are installed from .vsix files instead.
+ */
+function packTestExtension(folder) {
+  const vsix = join(paths.repoRoot, 'out', 'test', `${basename(folder)}.vsix`);
+  const vsce = join(paths.repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
+  runOrThrow(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--out', vsix], { cwd: folder, stdio: 'ignore' });
+  return vsix;
+}
+
 async function main() {
   parseArgs(process.argv.slice(2));
   runOrThrow(process.execPath, ['esbuild.mjs'], { cwd: paths.repoRoot });
@@ -91,7 +102,7 @@ async function main() {
     else startupLog.push(line);
   };
   const started = Date.now();
-  const code = electron.ok ? await runInElectron({ onLine }) : await runInCodeServer({ timeoutMs, onLine });
+  const code = electron.ok ? await runInElectron({ onLine }) : await runInCodeServer({ timeoutMs, onLine, vsixFiles: paths.testExtensions.map(packTestExtension) });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (!summary) {
     console.error(startupLog.join('\n'));

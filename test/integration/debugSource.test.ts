@@ -1,0 +1,192 @@
+// "Show Attention from Debug Variables" against real debuggers in a real VS Code: the built-in
+// js-debug on a Node program, and Debian's debugpy (registered by the test-only extension in
+// test/fixtures/debugpy-adapter-extension) on a Python program with numpy arrays and torch
+// tensors. Each program writes the same numbers to a JSON file; the CLI's results on that file
+// are what the panel's results must equal. Every message to the adapters is recorded: the
+// extension only reads (no continue or step), evaluates in the clipboard context, once per array
+// plus one description, and the programs print nothing meanwhile.
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { DebugAttentionOutcome } from '../../src/features/debugSource';
+import { activateApi, assertClose, eventually, repoUri, rowsOf } from './support';
+
+interface Message {
+  type: string;
+  command?: string;
+  event?: string;
+  arguments?: { context?: string; expression?: string };
+}
+
+/** Everything sent to and from the adapters, per session. */
+const traffic = new Map<string, Message[]>();
+const READ_ONLY_REQUESTS = new Set(['threads', 'stackTrace', 'scopes', 'variables', 'evaluate', 'source', 'loadedSources', 'exceptionInfo']);
+
+interface CliResult {
+  problems: { heads: { weights: number[][]; output: number[][] }[]; output: number[][] }[];
+}
+
+function cli(file: string): CliResult {
+  const text = execFileSync(process.execPath, [repoUri('dist', 'cli.js').fsPath, 'run', file, '--json'], {
+    env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+    encoding: 'utf8',
+  });
+  return JSON.parse(text) as CliResult;
+}
+
+function assertSameAsCli(outcome: DebugAttentionOutcome | undefined, file: string): void {
+  assert.equal(outcome?.error, undefined, `the command failed: ${outcome?.error}`);
+  const result = outcome?.outcome?.run?.runs[0]?.result;
+  assert.ok(result, 'no result');
+  const expected = cli(file).problems[0];
+  assertClose(rowsOf(result.heads[0].weights), expected.heads[0].weights, 1e-12, 'weights');
+  assertClose(rowsOf(result.output), expected.output, 1e-12, 'output');
+}
+
+async function showAttention(args?: object): Promise<DebugAttentionOutcome> {
+  return (await vscode.commands.executeCommand<DebugAttentionOutcome>('attentionLens.showDebugAttention', args)) ?? {};
+}
+
+/**
+ * Starts a session and waits until it is paused on a frame named `frameName`. Returns the
+ * started session and the one paused: js-debug runs the program in a child session.
+ */
+async function startPaused(config: vscode.DebugConfiguration, frameName: string): Promise<{ started: vscode.DebugSession; paused: vscode.DebugSession }> {
+  const starting = new Promise<vscode.DebugSession>((resolve) => {
+    const listener = vscode.debug.onDidStartDebugSession((session) => {
+      if (session.name === config.name) {
+        listener.dispose();
+        resolve(session);
+      }
+    });
+  });
+  assert.ok(await vscode.debug.startDebugging(vscode.workspace.workspaceFolders?.[0], config), `${config.type} did not start`);
+  const started = await starting;
+  return { started, paused: await pausedIn(started, frameName) };
+}
+
+/** The session (this one or a child) paused on a frame named `frameName`. */
+async function pausedIn(session: vscode.DebugSession, frameName: string): Promise<vscode.DebugSession> {
+  return eventually(async () => {
+    const item = vscode.debug.activeStackItem;
+    if (!(item instanceof vscode.DebugStackFrame)) return undefined;
+    if (item.session.id !== session.id && item.session.parentSession?.id !== session.id) return undefined;
+    const { stackFrames } = await item.session.customRequest('stackTrace', { threadId: item.threadId, levels: 1 });
+    const name: string = stackFrames[0]?.name ?? '';
+    return name === frameName || name.endsWith(`.${frameName}`) ? item.session : undefined; // js-debug: global.forward
+  }, `${session.type} paused in ${frameName}`, 40_000);
+}
+
+async function stop(session: vscode.DebugSession | undefined): Promise<void> {
+  if (!session) return;
+  const ended = new Promise<void>((resolve) => {
+    const listener = vscode.debug.onDidTerminateDebugSession((s) => {
+      if (s.id === session.id) {
+        listener.dispose();
+        resolve();
+      }
+    });
+  });
+  await vscode.debug.stopDebugging(session);
+  await ended;
+}
+
+/** What was sent to the session's adapter from `from` on, and its events. */
+function since(session: vscode.DebugSession, from: number) {
+  const messages = (traffic.get(session.id) ?? []).slice(from);
+  return {
+    requests: messages.filter((m) => m.type === 'request'),
+    outputs: messages.filter((m) => m.type === 'event' && m.event === 'output'),
+  };
+}
+
+function assertOnlyRead(session: vscode.DebugSession, from: number, arrays: number): void {
+  const { requests, outputs } = since(session, from);
+  const writes = requests.filter((m) => !READ_ONLY_REQUESTS.has(m.command ?? ''));
+  assert.deepEqual(writes.map((m) => m.command), [], 'requests that change the program');
+  const evaluates = requests.filter((m) => m.command === 'evaluate');
+  assert.equal(evaluates.length, arrays + 1, `one evaluate per array and one description: ${evaluates.map((m) => m.arguments?.expression?.slice(0, 60)).join(' | ')}`);
+  assert.ok(evaluates.every((m) => m.arguments?.context === 'clipboard'), 'evaluates in the clipboard context (prints nothing)');
+  assert.deepEqual(outputs, [], 'output while reading');
+}
+
+function panelTitles(): string[] {
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.includes('attentionLens'))
+    .map((tab) => tab.label);
+}
+
+describe('debug source', function () {
+  this.timeout(120_000);
+  const folder = mkdtempSync(join(tmpdir(), 'attention-debug-'));
+  let tracker: vscode.Disposable;
+  let session: vscode.DebugSession | undefined;
+
+  before(async () => {
+    console.log(vscode.extensions.all.map((e) => e.id + ' ' + e.extensionUri.toString()).filter((t) => /attention|debugpy/.test(t)).join('\n'));
+    await activateApi();
+    tracker = vscode.debug.registerDebugAdapterTrackerFactory('*', {
+      createDebugAdapterTracker(s) {
+        const log: Message[] = [];
+        traffic.set(s.id, log);
+        return { onWillReceiveMessage: (m: Message) => log.push(m), onDidSendMessage: (m: Message) => log.push(m) };
+      },
+    });
+  });
+  after(() => tracker.dispose());
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') {
+      for (const [id, log] of traffic) console.log(`adapter traffic of ${id}:`, JSON.stringify(log.slice(-15)).slice(0, 3000));
+      console.log('active stack item:', vscode.debug.activeStackItem?.session.name, vscode.debug.activeDebugSession?.name);
+    }
+    await stop(session);
+    session = undefined;
+  });
+
+  it('says so when there is no debug session', async () => {
+    const outcome = await showAttention({ variables: ['q'] });
+    assert.match(outcome.error ?? '', /no debug session/);
+  });
+
+  it('reads a Node program paused in js-debug, follows it to the next stop, refuses while it runs', async () => {
+    const first = join(folder, 'node-first.json');
+    const second = join(folder, 'node-second.json');
+    const { started, paused } = await startPaused(
+      { type: 'node', request: 'launch', name: 'attention arrays (node)', program: repoUri('test', 'fixtures', 'debug', 'arrays.js').fsPath, args: [first, second], console: 'internalConsole' },
+      'forward',
+    );
+    session = started;
+    const from = traffic.get(paused.id)?.length ?? 0;
+    const outcome = await showAttention({ variables: ['X', 'W_Q', 'W_K', 'W_V'] });
+    assertSameAsCli(outcome, first);
+    assertOnlyRead(paused, from, 4);
+    const problem = outcome.outcome?.run?.runs[0]?.problem;
+    assert.match(problem?.name ?? '', /forward \(arrays\.js:\d+\)$/);
+    assert.deepEqual(problem?.matrices.map((m) => m.name), ['X', 'W_Q', 'W_K', 'W_V']);
+    await eventually(() => (panelTitles().some((title) => title.includes('forward')) ? true : undefined), 'the panel titled with the frame');
+
+    // The next stop (X doubled) refreshes the panel's results by itself.
+    const api = await activateApi();
+    const version = api.results.get(outcome.uri!)?.version;
+    await vscode.commands.executeCommand('workbench.action.debug.continue');
+    const refreshed = await eventually(() => {
+      const run = api.results.get(outcome.uri!);
+      return run && run.version !== version && run.runs[0]?.result ? run : undefined;
+    }, 'the results of the second stop');
+    assertSameAsCli({ uri: outcome.uri, outcome: { run: refreshed, failures: [], cancelled: false } }, second);
+
+    const notArray = await showAttention({ variables: ['label'], roles: { label: 'X' } });
+    assert.equal(notArray.error, 'label is a string, not an array');
+
+    await vscode.commands.executeCommand('workbench.action.debug.continue');
+    const running = await eventually(async () => {
+      const attempt = await showAttention({ variables: ['X'] });
+      return /running/.test(attempt.error ?? '') ? attempt : undefined;
+    }, 'the read refused while the program runs');
+    assert.match(running.error ?? '', /the program is running: pause it or stop at a breakpoint first/);
+  });
+});
