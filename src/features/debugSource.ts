@@ -223,11 +223,13 @@ class DebugSource {
     const ticket = ++this.reads;
     const { session, chosen } = followed;
     const started = performance.now();
+    const title = `${frame.name} (${path.basename(frame.sourcePath ?? frame.sourceName ?? '?')}:${frame.line})`;
+    const names = chosen.map((c) => c.name).join(', ');
     const descriptions = parseDescriptions(
-      await evaluate(session, frame.frameId, describeExpression(language, chosen.map((c) => c.expression)), 'describe the variables'),
+      await evaluate(session, frame.frameId, describeExpression(language, chosen.map((c) => c.expression)), `read ${names}`),
       chosen.length,
     );
-    if (typeof descriptions === 'string') throw new DebugReadError(descriptions);
+    if (typeof descriptions === 'string') throw new DebugReadError(`cannot read ${names} in ${title}: ${descriptions}`);
     chosen.forEach((variable, i) => {
       const reason = unreadableReason(variable.name, descriptions[i]);
       if (reason) throw new DebugReadError(reason);
@@ -253,13 +255,12 @@ class DebugSource {
     const readMs = performance.now() - started;
     if (ticket !== this.reads) return undefined;
 
-    const title = `${frame.name} (${path.basename(frame.sourcePath ?? frame.sourceName ?? '?')}:${frame.line})`;
     const problem = problemOfArrays(title, arrays);
     const { spec, diagnostics } = buildSpec(problem);
     const error = diagnostics.find((diagnostic) => diagnostic.severity === 'error');
     if (!spec || error) throw new DebugReadError(error?.message ?? 'these variables do not make an attention problem: give X with W_Q, W_K, W_V, or Q, K and V');
-    const names = arrays.map((a) => `${a.name} as ${roleText(a)} ${a.read.matrix.rows}×${a.read.matrix.cols}`).join(', ');
-    this.deps.log.info(`read ${names} from ${title} in ${readMs.toFixed(0)} ms`);
+    const read = arrays.map((a) => `${a.name} as ${roleText(a)} ${a.read.matrix.rows}×${a.read.matrix.cols}`).join(', ');
+    this.deps.log.info(`read ${read} from ${title} in ${readMs.toFixed(0)} ms`);
     const outcome = await this.deps.runner.runDetached(followed.uri.toString(), problem, spec, title, followed.dtype);
     if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
     return outcome;

@@ -19,6 +19,7 @@ interface Message {
   command?: string;
   event?: string;
   arguments?: { context?: string; expression?: string };
+  body?: { category?: string };
 }
 
 /** Everything sent to and from the adapters, per session. */
@@ -99,7 +100,8 @@ function since(session: vscode.DebugSession, from: number) {
   const messages = (traffic.get(session.id) ?? []).slice(from);
   return {
     requests: messages.filter((m) => m.type === 'request'),
-    outputs: messages.filter((m) => m.type === 'event' && m.event === 'output'),
+    // Telemetry events never reach the Debug Console.
+    outputs: messages.filter((m) => m.type === 'event' && m.event === 'output' && m.body?.category !== 'telemetry'),
   };
 }
 
@@ -127,7 +129,6 @@ describe('debug source', function () {
   let session: vscode.DebugSession | undefined;
 
   before(async () => {
-    console.log(vscode.extensions.all.map((e) => e.id + ' ' + e.extensionUri.toString()).filter((t) => /attention|debugpy/.test(t)).join('\n'));
     await activateApi();
     tracker = vscode.debug.registerDebugAdapterTrackerFactory('*', {
       createDebugAdapterTracker(s) {
@@ -188,5 +189,45 @@ describe('debug source', function () {
       return /running/.test(attempt.error ?? '') ? attempt : undefined;
     }, 'the read refused while the program runs');
     assert.match(running.error ?? '', /the program is running: pause it or stop at a breakpoint first/);
+  });
+
+  it('reads numpy arrays and torch tensors from a Python program paused in debugpy', async () => {
+    const numpyFile = join(folder, 'numpy.json');
+    const torchFile = join(folder, 'torch.json');
+    const program = repoUri('test', 'fixtures', 'debug', 'arrays.py');
+    const document = await vscode.workspace.openTextDocument(program);
+    const stops = ['# stop: numpy', '# stop: torch'].map((marker) => {
+      const line = document.getText().split('\n').findIndex((text) => text.includes(marker));
+      return new vscode.SourceBreakpoint(new vscode.Location(program, new vscode.Position(line, 0)));
+    });
+    vscode.debug.addBreakpoints(stops);
+    try {
+      const { started, paused } = await startPaused(
+        { type: 'debugpy', request: 'launch', name: 'attention arrays (python)', program: program.fsPath, args: [numpyFile, torchFile], python: '/usr/bin/python3', console: 'internalConsole', justMyCode: true },
+        'with_numpy',
+      );
+      session = started;
+      let from = traffic.get(paused.id)?.length ?? 0;
+      const numpy = await showAttention({ variables: ['x', 'w_q', 'w_k', 'w_v'] });
+      assertSameAsCli(numpy, numpyFile);
+      assertOnlyRead(paused, from, 4);
+      assert.match(numpy.outcome?.run?.runs[0]?.problem.name ?? '', /^with_numpy \(arrays\.py:\d+\)$/);
+
+      // At the next stop the panel reads x, w_q… again, which are not in scope there: it says so.
+      const api = await activateApi();
+      await vscode.commands.executeCommand('workbench.action.debug.continue');
+      await pausedIn(paused, 'with_torch');
+      const gone = await eventually(() => api.results.get(numpy.uri!)?.runs[0]?.error, 'the panel saying x is gone');
+      assert.match(gone, /^Attention: cannot read x, w_q, w_k, w_v in with_torch \(arrays\.py:\d+\): .*NameError.*'x' is not defined/);
+      from = traffic.get(paused.id)?.length ?? 0;
+      const torch = await showAttention({ variables: ['q', 'k', 'v'] });
+      assertSameAsCli(torch, torchFile);
+      assertOnlyRead(paused, from, 3);
+      const frameId = (vscode.debug.activeStackItem as vscode.DebugStackFrame).frameId;
+      const grad = await paused.customRequest('evaluate', { expression: '(k.requires_grad, k.grad is None, tuple(q.shape))', frameId, context: 'watch' });
+      assert.equal(grad.result, '(True, True, (1, 4, 8))', "the program's tensors are as they were");
+    } finally {
+      vscode.debug.removeBreakpoints(stops);
+    }
   });
 });

@@ -36,16 +36,16 @@ export function unquoteResult(result: string): string {
   return text;
 }
 
-/** The descriptions the describe expression returned, one per name, or why they cannot be read. */
+/** The descriptions the describe expression returned, one per name, or what came instead (a Python exception, say). */
 export function parseDescriptions(result: string, count: number): ValueDescription[] | string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(unquoteResult(result));
   } catch {
-    return `the debugger answered something that is not a description of arrays: ${result.slice(0, 120)}`;
+    return `the debugger answered ${result.slice(0, 160)}`;
   }
   if (!Array.isArray(parsed) || parsed.length !== count || !parsed.every(isDescription)) {
-    return `the debugger answered something that is not a description of ${count} values: ${result.slice(0, 120)}`;
+    return `the debugger answered ${result.slice(0, 160)}`;
   }
   return parsed;
 }
