@@ -88,7 +88,8 @@ class DebugSource {
 
   async command(args?: DebugAttentionArgs | VariablesViewArgs): Promise<DebugAttentionOutcome> {
     try {
-      const session = vscode.debug.activeDebugSession;
+      // The paused frame's session: js-debug runs a program in a child of the session the user started.
+      const session = vscode.debug.activeStackItem?.session ?? vscode.debug.activeDebugSession;
       if (!session) throw new DebugReadError('no debug session: start debugging and stop at a breakpoint first');
       const frame = await pausedFrame(session);
       const language = this.languageFor(session, frame);

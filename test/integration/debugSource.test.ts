@@ -115,6 +115,16 @@ function assertOnlyRead(session: vscode.DebugSession, from: number, arrays: numb
   assert.deepEqual(outputs, [], 'output while reading');
 }
 
+/** Accepts the open picker (with its items as pre-picked) until the command finishes. */
+async function acceptPicker(command: Promise<DebugAttentionOutcome>): Promise<DebugAttentionOutcome> {
+  let finished: DebugAttentionOutcome | undefined;
+  void command.then((outcome) => (finished = outcome));
+  return eventually(async () => {
+    if (!finished) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+    return finished;
+  }, 'the picker accepted');
+}
+
 function panelTitles(): string[] {
   return vscode.window.tabGroups.all
     .flatMap((group) => group.tabs)
@@ -165,6 +175,11 @@ describe('debug source', function () {
     const outcome = await showAttention({ variables: ['X', 'W_Q', 'W_K', 'W_V'] });
     assertSameAsCli(outcome, first);
     assertOnlyRead(paused, from, 4);
+
+    // From the palette: the picker offers the variables in scope, those named like roles picked.
+    const picked = await acceptPicker(showAttention());
+    assert.deepEqual(picked.outcome?.run?.runs[0]?.problem.matrices.map((m) => m.name).sort(), ['W_K', 'W_Q', 'W_V', 'X']);
+    assertSameAsCli(picked, first);
     const problem = outcome.outcome?.run?.runs[0]?.problem;
     assert.match(problem?.name ?? '', /forward \(arrays\.js:\d+\)$/);
     assert.deepEqual(problem?.matrices.map((m) => m.name), ['X', 'W_Q', 'W_K', 'W_V']);
@@ -226,6 +241,12 @@ describe('debug source', function () {
       const frameId = (vscode.debug.activeStackItem as vscode.DebugStackFrame).frameId;
       const grad = await paused.customRequest('evaluate', { expression: '(k.requires_grad, k.grad is None, tuple(q.shape))', frameId, context: 'watch' });
       assert.equal(grad.result, '(True, True, (1, 4, 8))', "the program's tensors are as they were");
+
+      // A larger array is not read unless the caller agrees (the palette asks, with its size).
+      from = traffic.get(paused.id)?.length ?? 0;
+      const big = await showAttention({ variables: ['big'], roles: { big: 'X' } });
+      assert.equal(big.error, 'big is larger than 1,048,576 numbers: pass readLarge to read it');
+      assert.equal(since(paused, from).requests.filter((m) => m.command === 'evaluate').length, 1, 'only the description was evaluated');
     } finally {
       vscode.debug.removeBreakpoints(stops);
     }
