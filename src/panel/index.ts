@@ -76,10 +76,11 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
         const state = parsePanelState(saved);
         if (!state?.uri) return;
         const uri = vscode.Uri.parse(state.uri);
+        // A paused program's arrays went with its debug session: nothing to show again.
+        if (isDebugUri(uri)) return webviewPanel.dispose();
         session.show(uri, state.problemIndex);
-        // After a restart nothing has run yet: compute what the panel showed before (a paused
-        // program's arrays are gone with its session).
-        if (!results.get(state.uri)?.runs[state.problemIndex]?.result && !isDebugUri(uri)) {
+        // After a restart nothing has run yet: compute what the panel showed before.
+        if (!results.get(state.uri)?.runs[state.problemIndex]?.result) {
           void vscode.commands.executeCommand(COMMANDS.runProblem, uri, state.problemIndex).then(undefined, (error: unknown) => log.warn(`Attention panel: could not re-run after restore: ${String(error)}`));
         }
       },
