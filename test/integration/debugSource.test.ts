@@ -4,7 +4,8 @@
 // tensors. Each program writes the same numbers to a JSON file; the CLI's results on that file
 // are what the panel's results must equal. Every message to the adapters is recorded: the
 // extension only reads (no continue or step), evaluates in the clipboard context, once per array
-// plus one description, and the programs print nothing meanwhile.
+// plus one description, and the programs print nothing meanwhile. A third, in-process adapter of
+// the same test extension cannot evaluate at all.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -250,5 +251,15 @@ describe('debug source', function () {
     } finally {
       vscode.debug.removeBreakpoints(stops);
     }
+  });
+
+  it('says so when the debugger cannot evaluate, after asking for nothing that changes the program', async () => {
+    const { started, paused } = await startPaused({ type: 'attention-lens-no-evaluate', request: 'launch', name: 'attention no evaluate' }, 'forward');
+    session = started;
+    const from = traffic.get(paused.id)?.length ?? 0;
+    const outcome = await showAttention({ variables: ['q', 'k', 'v'] });
+    assert.equal(outcome.error, 'the "attention-lens-no-evaluate" debugger does not support evaluating expressions, which reading arrays needs');
+    const { requests } = since(paused, from);
+    assert.deepEqual([...new Set(requests.map((m) => m.command))].filter((command) => !READ_ONLY_REQUESTS.has(command ?? '')), []);
   });
 });
