@@ -6,8 +6,10 @@ import * as vscode from 'vscode';
 /** A failure to show as is (no stack, no "Error:"). */
 export class DebugReadError extends Error {}
 
+class DebugTimeoutError extends DebugReadError {}
+
 /** How long a small request (threads, stack, scopes, variables, describe) may take. */
-const REQUEST_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 20_000;
 /** How long the bulk read of one array may take. */
 export const READ_TIMEOUT_MS = 60_000;
 
@@ -39,7 +41,7 @@ const seconds = (ms: number) => `${ms / 1000} s`;
 export async function request<T>(session: vscode.DebugSession, command: string, args: object, timeoutMs = REQUEST_TIMEOUT_MS, what = command): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DebugReadError(`the debugger did not answer within ${seconds(timeoutMs)} (${what}); the program may be busy`)), timeoutMs);
+    timer = setTimeout(() => reject(new DebugTimeoutError(`the debugger did not answer within ${seconds(timeoutMs)} (${what}); the program may be busy`)), timeoutMs);
   });
   try {
     return (await Promise.race([Promise.resolve(session.customRequest(command, args)), timeout])) as T;
@@ -68,7 +70,8 @@ export async function pausedFrame(session: vscode.DebugSession): Promise<PausedF
   let frames: StackFrame[];
   try {
     ({ stackFrames: frames } = await request<{ stackFrames: StackFrame[] }>(session, 'stackTrace', { threadId, startFrame: 0, levels: 100 }, REQUEST_TIMEOUT_MS, 'read the call stack'));
-  } catch {
+  } catch (error) {
+    if (error instanceof DebugTimeoutError) throw error;
     throw new DebugReadError('the program is running: pause it or stop at a breakpoint first');
   }
   const wanted = ours instanceof vscode.DebugStackFrame ? ours.frameId : undefined;

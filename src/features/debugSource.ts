@@ -42,6 +42,8 @@ export interface DebugAttentionOutcome {
   outcome?: RunOutcome;
   /** Why nothing was shown (also shown to the user). */
   error?: string;
+  /** Milliseconds from the first evaluate to the last array decoded. */
+  readMs?: number;
 }
 
 interface Chosen extends RoleOf {
@@ -98,11 +100,11 @@ class DebugSource {
       const chosen = given ? await this.given(session, frame, given) : await this.pick(session, frame, clicked);
       if (!chosen) return {};
       const followed: Followed = { session, uri: debugSessionUri(session), chosen, agreedBytes: new Map() };
-      const outcome = await this.read(followed, frame, language, { interactive: !given, readLarge: given?.readLarge ?? false });
-      if (!outcome) return {};
+      const read = await this.read(followed, frame, language, { interactive: !given, readLarge: given?.readLarge ?? false });
+      if (!read) return {};
       this.followed = followed;
       this.deps.panel.show(followed.uri, 0);
-      return { uri: followed.uri.toString(), outcome };
+      return { uri: followed.uri.toString(), outcome: read.outcome, readMs: read.readMs };
     } catch (error) {
       const message = error instanceof DebugReadError ? error.message : `reading from the debugger failed: ${error instanceof Error ? error.message : String(error)}`;
       this.deps.log.warn(message);
@@ -220,7 +222,7 @@ class DebugSource {
    * runs them and stores the run. Undefined when the user declined a large read or a newer read
    * superseded this one.
    */
-  private async read(followed: Followed, frame: PausedFrame, language: DebugLanguage, how: { interactive: boolean; readLarge: boolean }): Promise<RunOutcome | undefined> {
+  private async read(followed: Followed, frame: PausedFrame, language: DebugLanguage, how: { interactive: boolean; readLarge: boolean }): Promise<{ outcome: RunOutcome; readMs: number } | undefined> {
     const ticket = ++this.reads;
     const { session, chosen } = followed;
     const started = performance.now();
@@ -264,7 +266,7 @@ class DebugSource {
     this.deps.log.info(`read ${read} from ${title} in ${readMs.toFixed(0)} ms`);
     const outcome = await this.deps.runner.runDetached(followed.uri.toString(), problem, spec, title, followed.dtype);
     if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
-    return outcome;
+    return { outcome, readMs };
   }
 
   /** Shows a message in the panel in place of the previous read's result. */

@@ -4,9 +4,9 @@
 // code-server in Chromium. Prints which host ran; fails, never skips, when neither can.
 // ATTENTION_LENS_TEST_HOST=electron|code-server forces a host.
 import { existsSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { runOrThrow, spawnGroup, stopGroup } from '../../scripts/lib/system.mjs';
-import { runInCodeServer } from './code-server-host.mjs';
+import { packTestExtension, runInCodeServer } from './code-server-host.mjs';
 import { VSCODE_VERSION } from './electron-host.mjs';
 import { paths, testEnv } from './paths.mjs';
 
@@ -65,17 +65,6 @@ async function runInElectron({ onLine }) {
   });
   clearTimeout(timer);
   return code;
-}
-
-/**
- * code-server loads one extension under development (its URL payload is a map): the test-only
- * extensions are installed from .vsix files instead.
- */
-function packTestExtension(folder) {
-  const vsix = join(paths.repoRoot, 'out', 'test', `${basename(folder)}.vsix`);
-  const vsce = join(paths.repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
-  runOrThrow(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--out', vsix], { cwd: folder, stdio: 'ignore' });
-  return vsix;
 }
 
 async function main() {

@@ -50,8 +50,11 @@ const PY_READ =
   `else {'nested': v} if isinstance(v, (list, tuple)) ` +
   `else {'kind': 'other', 'type': type(v).__qualname__}`;
 
-// JavaScript: typed arrays as base64 of their bytes where Node's Buffer exists; nested arrays
-// (also of typed arrays) as JSON with ±Infinity and NaN as strings, which JSON cannot write.
+// JavaScript: where Node's Buffer exists, a typed array, rows of typed arrays of one type and
+// length, or (rows of) plain numbers — these as float64 — travel as base64 of their bytes. Anything
+// else — booleans (masks), ragged rows, non-numbers, no Buffer (a browser) — travels as JSON, with
+// ±Infinity and NaN as strings (JSON cannot write them), read by the literal reader with its
+// messages. (A 1024×1024 matrix as JSON took js-debug 8–24 s to pass on; as base64, see bench/.)
 const JS_DESCRIBE =
   `(v) => ArrayBuffer.isView(v) && !(v instanceof DataView) ? { kind: 'typed', shape: [v.length], itemsize: v.BYTES_PER_ELEMENT } ` +
   `: Array.isArray(v) ? { kind: 'list', shape: v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0])) ? [v.length, v[0].length] : [v.length] } ` +
@@ -59,12 +62,22 @@ const JS_DESCRIBE =
 
 const JS_DTYPES = `{ Float64Array: 'f8', Float32Array: 'f4', Int8Array: 'i1', Int16Array: 'i2', Int32Array: 'i4', Uint8Array: 'u1', Uint8ClampedArray: 'u1', Uint16Array: 'u2', Uint32Array: 'u4' }`;
 
+/** v's numbers as typed arrays (one per row, or one in all) with its shape, when they have a dtype; else undefined. */
+const JS_AS_TYPED =
+  `typeof Buffer !== 'function' || !(ArrayBuffer.isView(v) || Array.isArray(v) && v.length > 0) ? undefined ` +
+  `: ArrayBuffer.isView(v) ? (types[v.constructor.name] ? { rows: [v], shape: [v.length] } : undefined) ` +
+  `: v.every((r) => ArrayBuffer.isView(r) && r.constructor === v[0].constructor && r.length === v[0].length) && types[v[0].constructor.name] ? { rows: v, shape: [v.length, v[0].length] } ` +
+  `: v.every((x) => typeof x === 'number') ? { rows: [Float64Array.from(v)], shape: [v.length] } ` +
+  `: v.every((r) => Array.isArray(r) && r.length === v[0].length && r.every((x) => typeof x === 'number')) ? { rows: [Float64Array.from(v.flat())], shape: [v.length, v[0].length] } ` +
+  `: undefined`;
+
 const JS_READ =
-  `(v, types) => JSON.stringify(ArrayBuffer.isView(v) && typeof Buffer === 'function' && types[v.constructor.name] ` +
-  `? { dtype: (new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? '<' : '>') + types[v.constructor.name], shape: [v.length], ` +
-  `data: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') } ` +
+  `(v, types, le) => ((typed) => JSON.stringify(typed ` +
+  `? { dtype: le + types[typed.rows[0].constructor.name], shape: typed.shape, data: Buffer.concat(typed.rows.map((r) => Buffer.from(r.buffer, r.byteOffset, r.byteLength))).toString('base64') } ` +
   `: Array.isArray(v) || ArrayBuffer.isView(v) ? { nested: v } : { kind: 'other', type: v === null ? 'null' : typeof v }, ` +
-  `(key, x) => ArrayBuffer.isView(x) ? Array.from(x) : typeof x === 'number' && !Number.isFinite(x) ? String(x) : x)`;
+  `(key, x) => ArrayBuffer.isView(x) ? Array.from(x) : typeof x === 'number' && !Number.isFinite(x) ? String(x) : x))(${JS_AS_TYPED})`;
+
+const JS_BYTE_ORDER = `new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? '<' : '>'`;
 
 function checked(names: readonly string[]): void {
   const bad = names.find((name) => !isEvaluableName(name));
@@ -82,5 +95,5 @@ export function describeExpression(language: DebugLanguage, names: readonly stri
 /** The one expression that reads the named array in bulk. */
 export function readExpression(language: DebugLanguage, name: string): string {
   checked([name]);
-  return language === 'python' ? `__import__('json').dumps((${PY_READ})(${name}))` : `(${JS_READ})(${name}, ${JS_DTYPES})`;
+  return language === 'python' ? `__import__('json').dumps((${PY_READ})(${name}))` : `(${JS_READ})(${name}, ${JS_DTYPES}, ${JS_BYTE_ORDER})`;
 }

@@ -18,6 +18,8 @@ function program() {
     mask: [[true, false], [true, true]],
     blocked: [[0, -Infinity], [NaN, 0]],
     ragged: [[1, 2], [3]],
+    raggedRows: [new Float32Array([1, 2]), new Float32Array([3])],
+    flat: [1, 2, 3],
     words: [['a', 'b']],
     label: 'not an array',
     nothing: null,
@@ -44,13 +46,19 @@ describe('debug reader: JavaScript expressions in V8', () => {
     assert.deepEqual(Array.from((read('blocked') as { matrix: { data: Float64Array } }).matrix.data), [0, -Infinity, NaN, 0]);
   });
 
-  it('reads typed arrays without Buffer (a browser) as JSON', () => {
-    const context = { ...program(), Buffer: undefined };
-    assert.deepEqual(decodeArray(evaluate(readExpression('javascript', 'weights'), context), 'weights'), read('weights'));
+  it('sends numbers as base64 where Node\'s Buffer exists, else as JSON, with the same result', () => {
+    const withoutBuffer = { ...program(), Buffer: undefined };
+    for (const name of ['X', 'W_Q', 'weights', 'small', 'blocked', 'flat']) {
+      const answer = evaluate(readExpression('javascript', name));
+      assert.match(JSON.parse(answer) as string, /"data":"/, `${name} as base64`);
+      assert.deepEqual(decodeArray(evaluate(readExpression('javascript', name), withoutBuffer), name), read(name), name);
+    }
+    assert.deepEqual(read('flat'), { matrix: { rows: 1, cols: 3, data: new Float64Array([1, 2, 3]) }, boolean: false });
   });
 
   it('says what is wrong with values that are no matrix', () => {
     assert.equal(read('ragged'), 'Row 2 of ragged has 1 entry but row 1 has 2: every row needs the same length.');
+    assert.equal(read('raggedRows'), 'Row 2 of raggedRows has 1 entry but row 1 has 2: every row needs the same length.');
     assert.equal(typeof read('words'), 'string');
     assert.equal(read('label'), 'label is a string, not a numeric array');
     assert.equal(read('nothing'), 'nothing is a null, not a numeric array');
