@@ -5,6 +5,7 @@ import { registerPanel } from './panel';
 import { registerAnalysis } from './features/analysis';
 import { registerCodeLens } from './features/codeLens';
 import { registerCommands } from './features/commands';
+import { registerDebugSource } from './features/debugSource';
 import { registerHover } from './features/hover';
 import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
@@ -41,6 +42,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerStatusBar(context, results);
   registerLiveUpdate(context, analyzer, runner, results);
   registerCommands(context, { analyzer, runner, results, panel, log });
+  registerDebugSource(context, { runner, results, panel, log });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);

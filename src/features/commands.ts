@@ -5,6 +5,7 @@ import type { Problem } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
+import { isDebugUri } from './debugUri';
 import { EXAMPLES } from './examples';
 import { exportResults, type ExportArgs } from './export';
 import { directiveLine, isSupported } from './languages';
@@ -97,6 +98,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   // The dtype control of the panel re-runs its problem with that dtype.
   context.subscriptions.push(
     panel.onDidRequestDtype(async ({ uri, problemIndex, dtype }) => {
+      if (isDebugUri(uri)) return; // the debug source re-runs its own
       reportOutcome(await runner.pickDType(await vscode.workspace.openTextDocument(uri), problemIndex, dtype));
     }),
     vscode.workspace.onDidCloseTextDocument((document) => runner.forget(document)),

@@ -3,6 +3,7 @@
 // following the problem under the cursor and updating when results change.
 import * as vscode from 'vscode';
 import { COMMANDS } from '../features/commandIds';
+import { isDebugUri } from '../features/debugUri';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
 import { WebviewSession, type DtypeRequest, type Log, type RegionPooler } from './session';
@@ -15,6 +16,8 @@ export interface PanelApi {
   show(uri: vscode.Uri, problemIndex?: number, head?: number): void;
   /** The user picked a dtype in the panel: re-run that problem with it. */
   onDidRequestDtype: vscode.Event<DtypeRequest>;
+  /** What the panel beside the editor shows, while it is open. */
+  shownUri(): vscode.Uri | undefined;
 }
 
 interface Cursor {
@@ -73,6 +76,8 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
         const state = parsePanelState(saved);
         if (!state?.uri) return;
         const uri = vscode.Uri.parse(state.uri);
+        // A paused program's arrays went with its debug session: nothing to show again.
+        if (isDebugUri(uri)) return webviewPanel.dispose();
         session.show(uri, state.problemIndex);
         // After a restart nothing has run yet: compute what the panel showed before.
         if (!results.get(state.uri)?.runs[state.problemIndex]?.result) {
@@ -106,5 +111,5 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
       for (const session of [panel?.session, bottom]) if (session?.uri?.toString() === uri) session.refresh();
     }),
   );
-  return { show, onDidRequestDtype: dtypeRequests.event };
+  return { show, onDidRequestDtype: dtypeRequests.event, shownUri: () => panel?.session.uri };
 }
