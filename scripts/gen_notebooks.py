@@ -78,6 +78,9 @@ EXAMPLE = {
          'Q, K, V = X @ W_Q, X @ W_K, X @ W_V\nA = softmax(Q @ K.T / np.sqrt(K.shape[1]))\nprint(A @ V)'),
     ],
     'roles': {'X': 'X', 'W_Q': 'W_Q', 'W_K': 'W_K', 'W_V': 'W_V'},
+    # An edit the editor tests make in cell 4 (index 3), and what PyTorch computes after it.
+    'edit': (3, 'W_Q = np.array([[1, 0], [0, 1], [1, 0], [0, 1]], dtype=float)\n'
+                'W_K = np.array([[1, 0], [0, 1], [0, 1], [1, 0]], dtype=float)'),
 }
 
 
@@ -157,7 +160,12 @@ def main():
         cells, namespace = run(spec['cells'])
         target = os.path.join(ROOT, 'examples', '08-notebook.ipynb') if name == 'example' else os.path.join(FIXTURES, f'{name}.ipynb')
         write_json(target, notebook(cells))
-        write_json(os.path.join(FIXTURES, f'{name}.expected.json'), reference(namespace, spec['roles']))
+        expected = reference(namespace, spec['roles'])
+        if 'edit' in spec:
+            index, source = spec['edit']
+            edited = [(kind, source if k == index else text) for k, (kind, text) in enumerate(spec['cells'])]
+            expected['edit'] = {'cell': index, 'source': source, **reference(run(edited)[1], spec['roles'])}
+        write_json(os.path.join(FIXTURES, f'{name}.expected.json'), expected)
         print(f'wrote {os.path.relpath(target, ROOT)}')
 
 

@@ -5,7 +5,8 @@ import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
 import { referenceOnly } from '../core/engine/fast';
 import { formatBytes } from '../core/format';
-import type { AttentionSpec, DType, Problem, Range } from '../core/types';
+import { rangeContains } from '../core/location';
+import type { AttentionSpec, DType, Problem } from '../core/types';
 import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
@@ -109,7 +110,7 @@ export class Runner {
       const problem = analysis.parse.problems[index];
       if (!problem) continue;
       const { spec, diagnostics } = analysis.specs[index];
-      const error = [...analysis.parse.diagnostics.filter((d) => within(d.range, problem.range)), ...diagnostics].find(
+      const error = [...analysis.parse.diagnostics.filter((d) => rangeContains(problem.range, d.range)), ...diagnostics].find(
         (d) => d.severity === 'error',
       );
       const reason =
@@ -178,11 +179,6 @@ function withCompactJson(outcome: RunOutcome): RunOutcome {
 
 export function label(problem: Problem): string {
   return problem.name ? `problem ${problem.index + 1} ("${problem.name}")` : `problem ${problem.index + 1}`;
-}
-
-function within(inner: Range, outer: Range): boolean {
-  const before = (a: Range['start'], b: Range['start']) => a.line < b.line || (a.line === b.line && a.character <= b.character);
-  return before(outer.start, inner.start) && before(inner.end, outer.end);
 }
 
 /** Why this spec must not start (too many numbers to keep), or undefined when it may. */

@@ -1,0 +1,177 @@
+// Notebooks in VS Code's notebook editor. Each cell is a TextDocument of its own (scheme
+// `vscode-notebook-cell`), but a problem may span cells, so a cell is read as part of its whole
+// notebook: the cells in order, with the arrays their outputs printed (core/parse/notebook.ts).
+// Every cell of a notebook shares that one reading — positions carry the cell they are in — and
+// the same entry in `Results`, so a run started from any cell shows in all of them. The surfaces
+// place things with `rangeIn`/`lensPositionIn`: what lies in another cell is not shown here.
+import * as vscode from 'vscode';
+import { parseCells, type NotebookCell } from '../core/parse/notebook';
+import { buildSpec } from '../core/spec';
+import type { Diagnostic, Problem, Range } from '../core/types';
+import type { Analysis, AnalyzedEvent } from './analysis';
+import type { Results } from './results';
+import { toVsDiagnostic } from './vsDiagnostic';
+import { toVsRange } from './vsRange';
+
+export const CELL_SCHEME = 'vscode-notebook-cell';
+const STDOUT_MIME = 'application/vnd.code.notebook.stdout';
+const TEXT_MIME = 'text/plain';
+
+/** The notebook a cell document belongs to, and the cell's index in it. */
+export function cellOf(document: vscode.TextDocument): { notebook: vscode.NotebookDocument; index: number } | undefined {
+  if (document.uri.scheme !== CELL_SCHEME) return undefined;
+  for (const notebook of vscode.workspace.notebookDocuments) {
+    const cell = notebook.getCells().find((candidate) => candidate.document.uri.toString() === document.uri.toString());
+    if (cell) return { notebook, index: cell.index };
+  }
+  return undefined;
+}
+
+/**
+ * Where a range the reader gave lies in this document, or undefined when it is elsewhere: in
+ * another cell, or in an output (outputs are not text documents).
+ */
+export function rangeIn(document: vscode.TextDocument, range: Range): vscode.Range | undefined {
+  const cell = range.start.cell === undefined ? undefined : cellOf(document);
+  if (range.start.cell !== cell?.index || range.start.output !== undefined) return undefined;
+  return toVsRange(range);
+}
+
+/** Where in this document a CodeLens for `range` goes: a printed array's on the last line of its
+ * cell, just above the output. */
+export function lensPositionIn(document: vscode.TextDocument, range: Range): vscode.Position | undefined {
+  if (range.start.output !== undefined && range.start.cell === cellOf(document)?.index) return new vscode.Position(document.lineCount - 1, 0);
+  return rangeIn(document, range)?.start;
+}
+
+/**
+ * Where the lenses of a whole problem go in this document: at its start — and when that is in a
+ * Markdown cell, which shows no CodeLens until it is edited, also above its first matrix in a
+ * code cell.
+ */
+export function problemLensPositionIn(document: vscode.TextDocument, problem: Problem): vscode.Position | undefined {
+  const start = lensPositionIn(document, problem.directiveRange ?? problem.range);
+  const first = (problem.directiveRange ?? problem.range).start.cell;
+  if (start || first === undefined) return start;
+  const found = cellOf(document);
+  if (!found || found.notebook.cellAt(first).kind !== vscode.NotebookCellKind.Markup) return undefined;
+  const inCode = problem.matrices.find(({ nameRange }) => nameRange.start.cell !== undefined && found.notebook.cellAt(nameRange.start.cell).kind === vscode.NotebookCellKind.Code);
+  return inCode && lensPositionIn(document, inCode.nameRange);
+}
+
+function decode(item: vscode.NotebookCellOutputItem): string {
+  return new TextDecoder().decode(item.data);
+}
+
+/** A cell as the reader takes it: kind, text, and the text of its plain-text and stdout outputs. */
+function readerCell(cell: vscode.NotebookCell): NotebookCell {
+  const outputs: NotebookCell['outputs'] = [];
+  for (const output of cell.outputs) {
+    for (const item of output.items) {
+      if (item.mime === STDOUT_MIME) outputs.push({ kind: 'stream', text: decode(item) });
+      else if (item.mime === TEXT_MIME) outputs.push({ kind: 'result', text: decode(item) });
+    }
+  }
+  return { kind: cell.kind === vscode.NotebookCellKind.Code ? 'code' : 'markdown', source: cell.document.getText(), outputs };
+}
+
+interface NotebookReading {
+  /** What the reading was made from: the notebook's version (cells, outputs) and each cell's text version. */
+  signature: string;
+  analysis: Analysis;
+  cells: vscode.Uri[];
+}
+
+/** Reads notebooks for the DocumentAnalyzer, which hands it every cell document. */
+export class NotebookAnalyzer implements vscode.Disposable {
+  private readonly byNotebook = new Map<string, NotebookReading>();
+  private readonly collection = vscode.languages.createDiagnosticCollection('attention-lens-notebooks');
+  private readonly subscriptions: vscode.Disposable[];
+  /** Readings of every notebook are numbered in one sequence, so a newer one always has a larger version. */
+  private readings = 0;
+
+  constructor(
+    private readonly results: Results,
+    private readonly analyzed: (event: AnalyzedEvent) => void,
+  ) {
+    this.subscriptions = [
+      this.collection,
+      // Outputs changed (a cell ran) or cells came and went: read again.
+      vscode.workspace.onDidChangeNotebookDocument(({ notebook, contentChanges, cellChanges }) => {
+        const outputs = cellChanges.some((change) => change.outputs !== undefined);
+        if ((contentChanges.length > 0 || outputs) && notebook.cellCount > 0) this.analyze(notebook.cellAt(0).document);
+      }),
+      vscode.workspace.onDidCloseNotebookDocument((notebook) => this.forget(notebook)),
+      // A run stored under one cell shows in every cell of its notebook.
+      results.onDidChange(({ uri }) => this.share(uri)),
+    ];
+  }
+
+  /** The reading of the cell's notebook (read now if a cell or output changed since). */
+  analyze(document: vscode.TextDocument): Analysis | undefined {
+    const found = cellOf(document);
+    if (!found) return undefined;
+    const { notebook } = found;
+    const key = notebook.uri.toString();
+    const cells = notebook.getCells();
+    const signature = `${notebook.version}:${cells.map((cell) => cell.document.version).join(',')}`;
+    const cached = this.byNotebook.get(key);
+    if (cached && cached.signature === signature) return cached.analysis;
+
+    const started = performance.now();
+    const parse = parseCells(cells.map(readerCell));
+    const specs = parse.problems.map((problem) => buildSpec(problem));
+    const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
+    const analysis: Analysis = { version: ++this.readings, parse, specs, diagnostics, readMs: performance.now() - started };
+    const uris = cells.map((cell) => cell.document.uri);
+    this.byNotebook.set(key, { signature, analysis, cells: uris });
+    this.publish(cells, diagnostics);
+
+    // Earlier runs stay (by problem index) until new ones replace them, as in a text document.
+    const previous = this.results.get(document.uri.toString());
+    const runs = parse.problems.map((_, index) => previous?.runs[index]);
+    for (const uri of cached?.cells ?? []) if (!uris.some((kept) => kept.toString() === uri.toString())) this.results.delete(uri.toString());
+    for (const uri of uris) this.results.set({ uri: uri.toString(), version: analysis.version, parse, runs });
+    this.analyzed({ document, analysis, hadRuns: previous?.runs.some(Boolean) ?? false });
+    return analysis;
+  }
+
+  forget(notebook: vscode.NotebookDocument): void {
+    const reading = this.byNotebook.get(notebook.uri.toString());
+    this.byNotebook.delete(notebook.uri.toString());
+    for (const uri of reading?.cells ?? []) {
+      this.collection.delete(uri);
+      this.results.delete(uri.toString());
+    }
+  }
+
+  dispose(): void {
+    for (const subscription of this.subscriptions) subscription.dispose();
+  }
+
+  /** Each diagnostic on its cell; one about a printed array on the last line of its cell. */
+  private publish(cells: vscode.NotebookCell[], diagnostics: Diagnostic[]): void {
+    const byCell = cells.map(() => [] as vscode.Diagnostic[]);
+    for (const diagnostic of diagnostics) {
+      const { cell, output } = diagnostic.range.start;
+      if (cell === undefined || !cells[cell]) continue;
+      const document = cells[cell].document;
+      if (output === undefined) byCell[cell].push(toVsDiagnostic(diagnostic));
+      else byCell[cell].push(toVsDiagnostic({ ...diagnostic, message: `In the printed output: ${diagnostic.message}` }, document.lineAt(document.lineCount - 1).range));
+    }
+    cells.forEach((cell, index) => this.collection.set(cell.document.uri, byCell[index]));
+  }
+
+  /** Copies the runs stored under one cell to the other cells of its notebook. */
+  private share(uri: string): void {
+    const run = this.results.get(uri);
+    if (!run) return;
+    for (const reading of this.byNotebook.values()) {
+      if (!reading.cells.some((cell) => cell.toString() === uri)) continue;
+      for (const cell of reading.cells) {
+        const other = this.results.get(cell.toString());
+        if (other && other.runs !== run.runs && other.version === run.version) this.results.set({ ...other, runs: run.runs });
+      }
+    }
+  }
+}
