@@ -1,5 +1,5 @@
 // Activation wires the features together and does nothing heavy: documents are read after
-// activation returns, and the worker thread starts with the first run.
+// activation returns, and the worker thread starts with the first document read.
 import * as vscode from 'vscode';
 import { registerPanel } from './panel';
 import { registerAnalysis } from './features/analysis';
@@ -32,7 +32,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   const worker = new AttentionWorker(context.asAbsolutePath('dist/worker.js'), WORKER_LIMITS, (message) => log.info(message));
   context.subscriptions.push(log, results, { dispose: () => worker.dispose() });
 
-  const analyzer = registerAnalysis(context, results, log);
+  const analyzer = registerAnalysis(context, results, worker, log);
   const runner = new Runner(analyzer, results, worker, log);
   const panel = registerPanel(context, results, (matrix, region) => worker.regionOf(matrix, region), log);
   registerCodeLens(context, analyzer, results);

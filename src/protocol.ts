@@ -5,7 +5,72 @@
 
 // ---- extension host ⇄ worker (owned by the extension/worker work) ----
 
-import type { AttentionResult, AttentionSpec, Matrix } from './core/types';
+import type { NotebookCell } from './core/parse/notebook';
+import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
+
+/** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
+ * text over). The host sends a document's text in slices, each cut in its own turn of the event
+ * loop, once per worker; after that only its edits (WorkerEditMessage). */
+export interface WorkerTextMessage {
+  type: 'text';
+  document: string;
+  version: number;
+  offset: number;
+  slice: string;
+}
+
+/** One replacement in a document's text, as VS Code reports it. */
+export interface TextChange {
+  offset: number;
+  length: number;
+  text: string;
+}
+
+/** The edits that take the worker's copy of a document from `baseVersion` to `version`, in the
+ * order they were made (each change's offset is in the text the changes before it left). */
+export interface WorkerEditMessage {
+  type: 'edit';
+  document: string;
+  baseVersion: number;
+  version: number;
+  changes: TextChange[];
+}
+
+/** Read (parse, then build each problem's spec) the worker's copy of a document at `version`.
+ * Text past `maxChars` is left unread and a diagnostic at the cut names the setting that raises
+ * the limit. */
+export interface WorkerReadRequest {
+  type: 'read';
+  id: number;
+  document: string;
+  version: number;
+  maxChars: number;
+}
+
+/** Read a notebook's cells (core/parse/notebook.ts). They travel whole on each read: a notebook
+ * is small, and its cells change as a whole (run outputs, moved cells). */
+export interface WorkerReadCellsRequest {
+  type: 'readCells';
+  id: number;
+  cells: NotebookCell[];
+}
+
+/** The document was closed: the worker drops its copy of the text. */
+export interface WorkerForgetMessage {
+  type: 'forget';
+  document: string;
+}
+
+/** A document as read in the worker. Its matrices are on shared memory (the host and the worker
+ * see the same numbers, nothing is copied), so the host holds the whole reading — ranges,
+ * shapes, cell offsets, specs — for CodeLens, hovers, diagnostics and runs without reading anything itself. */
+export interface WorkerReading {
+  parse: ParseResult;
+  /** One per problem, same order as `parse.problems`. */
+  specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
+  /** Milliseconds the worker spent reading. */
+  readMs: number;
+}
 
 /** Run some problems of one document. A newer request for the same document supersedes this
  * one: the host sets `cancelFlag[0]` to 1 (Atomics), which the worker reads between heads, row
@@ -35,7 +100,14 @@ export interface Region {
   colEnd: number;
 }
 
-export type WorkerRequest = WorkerRunRequest | WorkerRegionRequest;
+export type WorkerRequest =
+  | WorkerRunRequest
+  | WorkerRegionRequest
+  | WorkerTextMessage
+  | WorkerEditMessage
+  | WorkerReadRequest
+  | WorkerReadCellsRequest
+  | WorkerForgetMessage;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result
  * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
@@ -46,6 +118,9 @@ export type WorkerProblemOutcome =
 export type WorkerResponse =
   | { type: 'result'; id: number; outcomes: WorkerProblemOutcome[] }
   | { type: 'region'; id: number; view: MatrixView }
+  /** `reading` null: the worker does not hold that version of the text (it was restarted, or
+   * missed an edit); the host sends the whole text again. */
+  | { type: 'read'; id: number; reading: WorkerReading | null }
   | { type: 'cancelled'; id: number }
   | { type: 'failed'; id: number; error: string };
 

@@ -37,8 +37,10 @@ class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens
     this.changed.fire();
   }
 
-  provideCodeLenses(document: vscode.TextDocument): AttentionLens[] {
-    const { parse } = this.analyzer.analyze(document);
+  /** From the last reading even while a newer one is on its way (it refreshes the lenses when it
+   * lands): asking for a read here would bypass the debounce of large documents. */
+  async provideCodeLenses(document: vscode.TextDocument): Promise<AttentionLens[]> {
+    const { parse } = this.analyzer.latest(document) ?? (await this.analyzer.read(document));
     const runs = this.results.get(document.uri.toString())?.runs ?? [];
     const lenses: AttentionLens[] = [];
     for (const problem of parse.problems) {

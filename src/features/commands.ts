@@ -28,7 +28,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.runFile, async (uri?: vscode.Uri) => {
     const document = await documentFor(uri);
-    const problems = analyzer.analyze(document).parse.problems;
+    const problems = (await analyzer.read(document)).parse.problems;
     if (problems.length === 0) {
       void vscode.window.showInformationMessage('Attention: no matrices found in this file. Try "Attention: Insert Example…".');
       return undefined;
@@ -41,7 +41,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.runProblem, async (uri?: vscode.Uri, index?: number) => {
     const document = await documentFor(uri);
-    const problem = index === undefined ? problemAtCursor(document, analyzer) : analyzer.analyze(document).parse.problems[index];
+    const problem = index === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[index];
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
     const outcome = await runner.run(document, [problem.index]);
     reportOutcome(outcome);
@@ -51,8 +51,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.showPanel, async (uri?: vscode.Uri, index?: number) => {
     const document = await documentFor(uri);
-    const problem = index ?? problemAtCursor(document, analyzer)?.index ?? 0;
-    const version = analyzer.analyze(document).version;
+    const problem = index ?? (await problemAtCursor(document, analyzer))?.index ?? 0;
+    const { version } = await analyzer.read(document);
     const run = results.get(document.uri.toString())?.runs[problem];
     // The panel shows results; a problem never run (or edited since) is run first.
     if (!run || run.version !== version) reportOutcome(await runner.run(document, [problem]));
@@ -80,7 +80,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.setOptions, async (args?: SetOptionArgs) => {
     const editor = activeEditor();
-    const problem = problemAtCursor(editor.document, analyzer);
+    const problem = await problemAtCursor(editor.document, analyzer);
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first (no matrices found here).');
     return setOption(editor, problem, args);
   });
@@ -91,7 +91,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     reportOutcome(outcome);
     const run = results.get(document.uri.toString());
     if (!run || outcome.cancelled) return undefined;
-    return exportResults(context, document, analyzer.analyze(document), run, args);
+    return exportResults(context, document, await analyzer.read(document), run, args);
   });
 
   // The dtype control of the panel re-runs its problem with that dtype.
@@ -156,8 +156,8 @@ async function documentFor(uri: vscode.Uri | undefined): Promise<vscode.TextDocu
 }
 
 /** The problem whose range holds the cursor, else the nearest one above it, else the first. */
-function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Problem | undefined {
-  const { problems } = analyzer.analyze(document).parse;
+async function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Promise<Problem | undefined> {
+  const { problems } = (await analyzer.read(document)).parse;
   const editor = vscode.window.activeTextEditor;
   const line = editor?.document === document ? editor.selection.active.line : 0;
   let best: Problem | undefined;

@@ -23,8 +23,8 @@ class AttentionHoverProvider implements vscode.HoverProvider {
     private readonly results: Results,
   ) {}
 
-  provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
-    const { parse, version } = this.analyzer.analyze(document);
+  async provideHover(document: vscode.TextDocument, position: vscode.Position): Promise<vscode.Hover | undefined> {
+    const { parse, version } = await this.analyzer.read(document);
     const decimals = readSettings(document.uri).decimals;
     for (const problem of parse.problems) {
       for (const def of problem.matrices) {

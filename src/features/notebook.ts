@@ -1,13 +1,15 @@
 // Notebooks in VS Code's notebook editor. Each cell is a TextDocument of its own (scheme
 // `vscode-notebook-cell`), but a problem may span cells, so a cell is read as part of its whole
-// notebook: the cells in order, with the arrays their outputs printed (core/parse/notebook.ts).
+// notebook: the cells in order, with the arrays their outputs printed (core/parse/notebook.ts),
+// read in the worker as text documents are.
 // Every cell of a notebook shares that one reading — positions carry the cell they are in — and
 // the same entry in `Results`, so a run started from any cell shows in all of them. The surfaces
 // place things with `rangeIn`/`lensPositionIn`: what lies in another cell is not shown here.
 import * as vscode from 'vscode';
-import { parseCells, type NotebookCell } from '../core/parse/notebook';
-import { buildSpec } from '../core/spec';
+import type { NotebookCell } from '../core/parse/notebook';
 import type { Diagnostic, Problem, Range } from '../core/types';
+import type { WorkerReading } from '../protocol';
+import type { AttentionWorker } from '../worker/client';
 import type { Analysis, AnalyzedEvent } from './analysis';
 import type { Results } from './results';
 import { toVsDiagnostic } from './vsDiagnostic';
@@ -82,9 +84,10 @@ interface NotebookReading {
   cells: vscode.Uri[];
 }
 
-/** Reads notebooks for the DocumentAnalyzer, which hands it every cell document. */
+/** Reads notebooks (in the worker) for the DocumentAnalyzer, which hands it every cell document. */
 export class NotebookAnalyzer implements vscode.Disposable {
   private readonly byNotebook = new Map<string, NotebookReading>();
+  private readonly pending = new Map<string, { signature: string; analysis: Promise<Analysis> }>();
   private readonly collection = vscode.languages.createDiagnosticCollection('attention-lens-notebooks');
   private readonly subscriptions: vscode.Disposable[];
   /** Readings of every notebook are numbered in one sequence, so a newer one always has a larger version. */
@@ -92,14 +95,18 @@ export class NotebookAnalyzer implements vscode.Disposable {
 
   constructor(
     private readonly results: Results,
+    private readonly worker: AttentionWorker,
     private readonly analyzed: (event: AnalyzedEvent) => void,
+    private readonly log: vscode.LogOutputChannel,
   ) {
     this.subscriptions = [
       this.collection,
       // Outputs changed (a cell ran) or cells came and went: read again.
       vscode.workspace.onDidChangeNotebookDocument(({ notebook, contentChanges, cellChanges }) => {
         const outputs = cellChanges.some((change) => change.outputs !== undefined);
-        if ((contentChanges.length > 0 || outputs) && notebook.cellCount > 0) this.analyze(notebook.cellAt(0).document);
+        if ((contentChanges.length > 0 || outputs) && notebook.cellCount > 0) {
+          this.read(notebook.cellAt(0).document)?.catch((error: unknown) => this.log.warn(`could not read ${notebook.uri.fsPath}: ${String(error)}`));
+        }
       }),
       vscode.workspace.onDidCloseNotebookDocument((notebook) => this.forget(notebook)),
       // A run stored under one cell shows in every cell of its notebook.
@@ -107,30 +114,51 @@ export class NotebookAnalyzer implements vscode.Disposable {
     ];
   }
 
-  /** The reading of the cell's notebook (read now if a cell or output changed since). */
-  analyze(document: vscode.TextDocument): Analysis | undefined {
+  /** The last reading of the cell's notebook, of whatever version (undefined before the first). */
+  latest(document: vscode.TextDocument): Analysis | undefined {
+    const found = cellOf(document);
+    return found && this.byNotebook.get(found.notebook.uri.toString())?.analysis;
+  }
+
+  /**
+   * The reading of the cell's notebook as it is now: the cached one, the one on its way, or a new
+   * one from the worker when a cell or an output changed. Undefined for a cell of no open notebook.
+   */
+  read(document: vscode.TextDocument): Promise<Analysis> | undefined {
     const found = cellOf(document);
     if (!found) return undefined;
-    const { notebook } = found;
-    const key = notebook.uri.toString();
-    const cells = notebook.getCells();
-    const signature = `${notebook.version}:${cells.map((cell) => cell.document.version).join(',')}`;
+    const key = found.notebook.uri.toString();
+    const cells = found.notebook.getCells();
+    const signature = `${found.notebook.version}:${cells.map((cell) => cell.document.version).join(',')}`;
     const cached = this.byNotebook.get(key);
-    if (cached && cached.signature === signature) return cached.analysis;
+    if (cached?.signature === signature) return Promise.resolve(cached.analysis);
+    const pending = this.pending.get(key);
+    if (pending?.signature === signature) return pending.analysis;
+    const analysis = this.worker
+      .readCells(cells.map(readerCell))
+      .then((reading) => this.adopt(document, found.notebook, signature, cells, reading))
+      .finally(() => {
+        if (this.pending.get(key)?.analysis === analysis) this.pending.delete(key);
+      });
+    this.pending.set(key, { signature, analysis });
+    return analysis;
+  }
 
-    const started = performance.now();
-    const parse = parseCells(cells.map(readerCell));
-    const specs = parse.problems.map((problem) => buildSpec(problem));
+  /** Keeps a reading, publishes its diagnostics on each cell and gives every cell its entry in `Results`. */
+  private adopt(document: vscode.TextDocument, notebook: vscode.NotebookDocument, signature: string, cells: vscode.NotebookCell[], { parse, specs, readMs }: WorkerReading): Analysis {
     const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
-    const analysis: Analysis = { version: ++this.readings, parse, specs, diagnostics, readMs: performance.now() - started };
+    const analysis: Analysis = { version: ++this.readings, parse, specs, diagnostics, readMs };
+    if (notebook.isClosed) return analysis;
+    const key = notebook.uri.toString();
     const uris = cells.map((cell) => cell.document.uri);
+    const before = this.byNotebook.get(key);
     this.byNotebook.set(key, { signature, analysis, cells: uris });
     this.publish(cells, diagnostics);
 
     // Earlier runs stay (by problem index) until new ones replace them, as in a text document.
     const previous = this.results.get(document.uri.toString());
     const runs = parse.problems.map((_, index) => previous?.runs[index]);
-    for (const uri of cached?.cells ?? []) if (!uris.some((kept) => kept.toString() === uri.toString())) this.results.delete(uri.toString());
+    for (const uri of before?.cells ?? []) if (!uris.some((kept) => kept.toString() === uri.toString())) this.results.delete(uri.toString());
     for (const uri of uris) this.results.set({ uri: uri.toString(), version: analysis.version, parse, runs });
     this.analyzed({ document, analysis, hadRuns: previous?.runs.some(Boolean) ?? false });
     return analysis;

@@ -55,7 +55,7 @@ export class Runner {
 
   /** Runs the given problems (default: all) of the document's current version. */
   async run(document: vscode.TextDocument, indices?: number[]): Promise<RunOutcome> {
-    const analysis = this.analyzer.analyze(document);
+    const analysis = await this.analyzer.read(document);
     const version = analysis.version;
     const { refused, runnable } = this.plan(document, analysis, indices ?? analysis.parse.problems.map((_, index) => index));
     const key = document.uri.toString();

@@ -1,6 +1,6 @@
 import type { Diagnostic, MatrixDef, ParseResult, Position, Problem, Range } from '../types';
 import { comparePositions } from '../location';
-import { parseDocument } from './index';
+import { parseDocument, type ReadOptions } from './index';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
 
@@ -126,7 +126,7 @@ interface PrintedArray {
 }
 
 /** Reads cells (of a file or of an open notebook) in order, as one document of many parts. */
-export function parseCells(cells: readonly NotebookCell[]): ParseResult {
+export function parseCells(cells: readonly NotebookCell[], options: ReadOptions = {}): ParseResult {
   const parts: string[] = [];
   const segments: Segment[] = [];
   const extra: Diagnostic[] = [];
@@ -165,7 +165,7 @@ export function parseCells(cells: readonly NotebookCell[]): ParseResult {
     }
   });
   const text = parts.join(SEPARATOR);
-  const read = parseDocument(text);
+  const read = parseDocument(text, options);
   const locator = new Locator(text, segments);
   const diagnostics = read.diagnostics.map((diagnostic) => ({ ...diagnostic, range: locator.range(diagnostic.range) }));
   return {
@@ -267,15 +267,13 @@ class Locator {
     return { start: this.position(range.start), end: this.position(range.end) };
   }
 
-  /** Entry offsets become offsets in the matrix's own text (the cell's source or its output). */
+  /** Entry offsets become offsets in the matrix's own text (the cell's source or its output),
+   * in place: on shared memory when the reading was asked for there. */
   private matrix(matrix: MatrixDef): MatrixDef {
     const segment = this.segmentAt(this.lines.offset(matrix.range.start));
-    return {
-      ...matrix,
-      nameRange: segment.anchor ?? this.range(matrix.nameRange),
-      range: this.range(matrix.range),
-      cellOffsets: matrix.cellOffsets.map((offset) => this.local(segment, offset)),
-    };
+    const offsets = matrix.cellOffsets;
+    for (let k = 0; k < offsets.length; k++) offsets[k] = this.local(segment, offsets[k]);
+    return { ...matrix, nameRange: segment.anchor ?? this.range(matrix.nameRange), range: this.range(matrix.range) };
   }
 
   private position(position: Position): Position {
