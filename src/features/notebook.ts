@@ -7,7 +7,7 @@
 // place things with `rangeIn`/`lensPositionIn`: what lies in another cell is not shown here.
 import * as vscode from 'vscode';
 import type { NotebookCell } from '../core/parse/notebook';
-import type { Diagnostic, Problem, Range } from '../core/types';
+import type { Diagnostic, Position, Problem, Range } from '../core/types';
 import type { WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import type { Analysis, AnalyzedEvent } from './analysis';
@@ -59,6 +59,18 @@ export function problemLensPositionIn(document: vscode.TextDocument, problem: Pr
   if (!found || found.notebook.cellAt(first).kind !== vscode.NotebookCellKind.Markup) return undefined;
   const inCode = problem.matrices.find(({ nameRange }) => nameRange.start.cell !== undefined && found.notebook.cellAt(nameRange.start.cell).kind === vscode.NotebookCellKind.Code);
   return inCode && lensPositionIn(document, inCode.nameRange);
+}
+
+/** A position in this document as the reader counts it: in a notebook cell, with its cell. */
+export function readerPosition(document: vscode.TextDocument, { line, character }: vscode.Position): Position {
+  const cell = cellOf(document)?.index;
+  return cell === undefined ? { line, character } : { line, character, cell };
+}
+
+/** The text of a range the reader gave, from whichever cell of the notebook holds it. */
+export function textAt(document: vscode.TextDocument, range: Range): string {
+  const cell = range.start.cell === undefined ? undefined : cellOf(document)?.notebook.cellAt(range.start.cell);
+  return (cell?.document ?? document).getText(toVsRange(range));
 }
 
 function decode(item: vscode.NotebookCellOutputItem): string {

@@ -11,9 +11,9 @@ import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
+import { textAt } from './notebook';
 import type { DocumentRun, ProblemRun, Results } from './results';
 import { readSettings, type Settings } from './settings';
-import { toVsRange } from './vsRange';
 
 /** Runs quicker than this never flash a notification. */
 const PROGRESS_DELAY_MS = 400;
@@ -124,7 +124,7 @@ export class Runner {
   /** The dtype a run uses: picked in the panel, else the directive's, else `attentionLens.dtype`. */
   private withDType(spec: AttentionSpec, document: vscode.TextDocument, problem: Problem, settings: Settings): AttentionSpec {
     const picked = this.dtypePicks.get(document.uri.toString())?.get(problem.index);
-    const directive = problem.directiveRange && hasDirectiveKey(document.getText(toVsRange(problem.directiveRange)), 'dtype');
+    const directive = problem.directiveRange && hasDirectiveKey(textAt(document, problem.directiveRange), 'dtype');
     const dtype = picked ?? (directive ? spec.options.dtype : settings.dtype);
     return dtype === spec.options.dtype ? spec : { ...spec, options: { ...spec.options, dtype } };
   }

@@ -2,7 +2,7 @@
 // hovers in its cells, diagnostics on the cell at the exact range, a run over matrices from four
 // cells (one of them only a printed output) equal to PyTorch's, and a cell edit followed live.
 import * as assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -20,6 +20,10 @@ const reference = (): Reference => JSON.parse(readFileSync(repoUri('test', 'fixt
 async function openExampleNotebook(...path: string[]): Promise<vscode.NotebookDocument> {
   const file = join(mkdtempSync(join(tmpdir(), 'attention-lens-notebook-')), 'notes.ipynb');
   copyFileSync(repoUri(...(path.length > 0 ? path : ['examples', '08-notebook.ipynb'])).fsPath, file);
+  return showNotebook(file);
+}
+
+async function showNotebook(file: string): Promise<vscode.NotebookDocument> {
   const notebook = await vscode.workspace.openNotebookDocument(vscode.Uri.file(file));
   await vscode.window.showNotebookDocument(notebook);
   return notebook;
@@ -134,5 +138,22 @@ describe('notebooks in the notebook editor', () => {
       return run?.result && run.version === current?.version ? run.result : undefined;
     }, 'live update to run the edited notebook');
     assertClose(rowsOf(result.output), output, 1e-12, 'output after the edit');
+  });
+
+  it('the run command without arguments runs the problem of the cell the cursor is in', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'attention-lens-notebook-')), 'two.ipynb');
+    const code = (source: string) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source });
+    const problem = (name: string, x: string) => `# attention: name="${name}"\nX = ${x}\nW_Q = [[1, 0], [0, 1]]\nW_K = [[1, 0], [0, 1]]\nW_V = [[1, 0], [0, 1]]`;
+    writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [code(problem('first', '[[1, 0], [0, 1]]')), code(problem('second', '[[2, 0], [0, 2]]'))] }));
+    const notebook = await showNotebook(file);
+    await cellLenses(notebook.cellAt(1));
+    const editor = vscode.window.activeNotebookEditor;
+    assert.ok(editor);
+    editor.selections = [new vscode.NotebookRange(1, 2)];
+    await vscode.commands.executeCommand('notebook.cell.edit');
+    const cellEditor = await eventually(() => (vscode.window.activeTextEditor?.document.uri.toString() === notebook.cellAt(1).document.uri.toString() ? vscode.window.activeTextEditor : undefined), 'the cell editor');
+    cellEditor.selection = new vscode.Selection(1, 2, 1, 2);
+    const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem');
+    assert.deepEqual(outcome?.run?.runs.map((run) => run?.problem.name), [undefined, 'second']);
   });
 });
