@@ -9,7 +9,7 @@ import { COMMANDS } from './commandIds';
 import { EXAMPLES } from './examples';
 import { exportResults, type ExportArgs } from './export';
 import { directiveLine, isSupported } from './languages';
-import { readerPosition } from './notebook';
+import { openExampleNotebook, readerPosition } from './notebook';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
 import { setOption, type SetOptionArgs } from './setOptions';
@@ -103,6 +103,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     }),
     vscode.workspace.onDidCloseTextDocument((document) => runner.forget(document)),
   );
+
+  register(COMMANDS.openExampleNotebook, () => openExampleNotebook(context.globalStorageUri));
 
   register(COMMANDS.toggleLiveUpdate, async () => {
     const enabled = !readSettings().liveUpdate;

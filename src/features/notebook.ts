@@ -6,6 +6,7 @@
 // the same entry in `Results`, so a run started from any cell shows in all of them. The surfaces
 // place things with `rangeIn`/`lensPositionIn`: what lies in another cell is not shown here.
 import * as vscode from 'vscode';
+import exampleNotebook from '../../examples/08-notebook.ipynb';
 import type { NotebookCell } from '../core/parse/notebook';
 import type { Diagnostic, Position, Problem, Range } from '../core/types';
 import type { WorkerReading } from '../protocol';
@@ -87,6 +88,21 @@ function readerCell(cell: vscode.NotebookCell): NotebookCell {
     }
   }
   return { kind: cell.kind === vscode.NotebookCellKind.Code ? 'code' : 'markdown', source: cell.document.getText(), outputs };
+}
+
+/**
+ * Opens the user's copy of examples/08-notebook.ipynb, outputs included, in the notebook editor:
+ * written to the extension's storage on first use (later edits to it are kept). Not an untitled
+ * notebook: code-server 4.100 fails to back up an untitled notebook created with outputs.
+ */
+export async function openExampleNotebook(storage: vscode.Uri): Promise<vscode.NotebookEditor> {
+  const copy = vscode.Uri.joinPath(storage, 'example-notebook.ipynb');
+  const exists = await vscode.workspace.fs.stat(copy).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) await vscode.workspace.fs.writeFile(copy, new TextEncoder().encode(exampleNotebook));
+  return vscode.window.showNotebookDocument(await vscode.workspace.openNotebookDocument(copy));
 }
 
 interface NotebookReading {

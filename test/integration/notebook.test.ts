@@ -156,4 +156,19 @@ describe('notebooks in the notebook editor', () => {
     const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem');
     assert.deepEqual(outcome?.run?.runs.map((run) => run?.problem.name), [undefined, 'second']);
   });
+
+  it('Open Example Notebook: a copy of the example, outputs included, that reads as the file does', async () => {
+    const editor = await vscode.commands.executeCommand<vscode.NotebookEditor>('attentionLens.openExampleNotebook');
+    assert.ok(editor);
+    const { notebook } = editor;
+    assert.notEqual(notebook.uri.fsPath, repoUri('examples', '08-notebook.ipynb').fsPath);
+    const file = JSON.parse(readFileSync(repoUri('examples', '08-notebook.ipynb').fsPath, 'utf8')) as { cells: { source: string[] }[] };
+    assert.deepEqual(notebook.getCells().map((cell) => cell.document.getText()), file.cells.map((cell) => cell.source.join('')));
+    const printed = notebook.cellAt(5);
+    assert.deepEqual((await cellLenses(printed)).map((lens) => lens.title), ['W_V · 4×2 · printed output']);
+    const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem', notebook.cellAt(1).document.uri, 0);
+    const result = outcome?.run?.runs[0]?.result;
+    assert.ok(result);
+    assertClose(rowsOf(result.output), reference().output, 1e-12, 'output');
+  });
 });

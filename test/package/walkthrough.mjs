@@ -15,6 +15,7 @@ const STEP_BUTTONS = [
   ['Read the heatmap', ['Show Heatmap Panel']],
   ['Add a mask', ['Make It Causal']],
   ['Try two heads', ['Set heads=2', 'Run Problem at Cursor']],
+  ['Work in a Jupyter notebook', ['Open the Example Notebook']],
 ];
 
 /**
