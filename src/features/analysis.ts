@@ -78,8 +78,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
 
   /** The reading of the document's current version: the cached one, or read now. */
   read(document: vscode.TextDocument): Promise<Analysis> {
-    const notebook = document.uri.scheme === CELL_SCHEME ? this.notebooks.read(document) : undefined;
-    if (notebook) return notebook;
+    if (document.uri.scheme === CELL_SCHEME) return this.notebooks.read(document);
     const key = document.uri.toString();
     const cached = this.byUri.get(key);
     if (cached && cached.version === document.version) return Promise.resolve(cached);

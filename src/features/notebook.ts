@@ -132,9 +132,10 @@ export class NotebookAnalyzer implements vscode.Disposable {
       // Outputs changed (a cell ran) or cells came and went: read again.
       vscode.workspace.onDidChangeNotebookDocument(({ notebook, contentChanges, cellChanges }) => {
         const outputs = cellChanges.some((change) => change.outputs !== undefined);
-        if ((contentChanges.length > 0 || outputs) && notebook.cellCount > 0) {
-          this.read(notebook.cellAt(0).document)?.catch((error: unknown) => this.log.warn(`could not read ${notebook.uri.fsPath}: ${String(error)}`));
-        }
+        if ((contentChanges.length > 0 || outputs) && notebook.cellCount > 0) this.readInBackground(notebook);
+      }),
+      vscode.workspace.onDidOpenNotebookDocument((notebook) => {
+        if (notebook.cellCount > 0) this.readInBackground(notebook);
       }),
       vscode.workspace.onDidCloseNotebookDocument((notebook) => this.forget(notebook)),
       // A run stored under one cell shows in every cell of its notebook.
@@ -150,11 +151,12 @@ export class NotebookAnalyzer implements vscode.Disposable {
 
   /**
    * The reading of the cell's notebook as it is now: the cached one, the one on its way, or a new
-   * one from the worker when a cell or an output changed. Undefined for a cell of no open notebook.
+   * one from the worker when a cell or an output changed. A cell whose notebook is not open yet
+   * reads as empty (not as a text of its own: its notebook is read when it opens).
    */
-  read(document: vscode.TextDocument): Promise<Analysis> | undefined {
+  read(document: vscode.TextDocument): Promise<Analysis> {
     const found = cellOf(document);
-    if (!found) return undefined;
+    if (!found) return Promise.resolve({ version: 0, parse: { problems: [], diagnostics: [] }, specs: [], diagnostics: [], readMs: 0 });
     const key = found.notebook.uri.toString();
     const cells = found.notebook.getCells();
     const signature = `${found.notebook.version}:${cells.map((cell) => cell.document.version).join(',')}`;
@@ -170,6 +172,10 @@ export class NotebookAnalyzer implements vscode.Disposable {
       });
     this.pending.set(key, { signature, analysis });
     return analysis;
+  }
+
+  private readInBackground(notebook: vscode.NotebookDocument): void {
+    this.read(notebook.cellAt(0).document).catch((error: unknown) => this.log.warn(`could not read ${notebook.uri.fsPath}: ${String(error)}`));
   }
 
   /** Keeps a reading, publishes its diagnostics on each cell and gives every cell its entry in `Results`. */
