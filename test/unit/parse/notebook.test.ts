@@ -223,6 +223,17 @@ describe('notebook reader', () => {
     assert.deepEqual(read.problems.map((p) => p.matrices.map((m) => `${m.name}@${m.range.start.cell}:${m.range.start.line}`)), [['X@1:0', 'W_Q@1:1']]);
   });
 
+  it('any JSON, and notebooks whose cells hold anything, read without an exception (fast-check)', () => {
+    const anyCell = fc.record({ cell_type: fc.constantFrom('code', 'markdown', 'raw', 7), source: fc.oneof(fc.string(), fc.array(fc.string()), fc.jsonValue()), outputs: fc.jsonValue() }, { requiredKeys: [] });
+    fc.assert(
+      fc.property(fc.oneof(fc.json(), fc.array(fc.oneof(anyCell, fc.jsonValue())).map((cells) => JSON.stringify({ cells }))), (json) => {
+        const read = parseNotebook(json);
+        assert.ok(Array.isArray(read.problems) && Array.isArray(read.diagnostics));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('not a notebook: a clear error where the JSON breaks, or for a missing cells list', () => {
     const broken = parseNotebook('{"cells": [\n  {"cell_type": "code",, }]}');
     assert.equal(broken.diagnostics[0].code, 'notebook-json');
