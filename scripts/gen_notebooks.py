@@ -131,8 +131,8 @@ def reference(namespace, roles):
     scores = q @ k.T / k.shape[1] ** 0.5
     if 'mask' in matrices:  # boolean, True = may attend (scaled_dot_product_attention's convention)
         scores = scores.masked_fill(torch.from_numpy(matrices['mask'] == 0), float('-inf'))
-    output = torch.softmax(scores, dim=1) @ v
-    return {'matrices': {role: m.tolist() for role, m in matrices.items()}, 'output': output.tolist()}
+    weights = torch.softmax(scores, dim=1)
+    return {'matrices': {role: m.tolist() for role, m in matrices.items()}, 'weights': weights.tolist(), 'output': (weights @ v).tolist()}
 
 
 def notebook(cells):
