@@ -15,7 +15,7 @@ const common = {
   legalComments: 'none',
 };
 
-const node = { ...common, platform: 'node', format: 'cjs', target: 'node20' };
+const node = { ...common, platform: 'node', format: 'cjs', target: 'node20', loader: { '.ipynb': 'text' } };
 
 const builds = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },

@@ -5,6 +5,7 @@
 
 // ---- extension host ⇄ worker (owned by the extension/worker work) ----
 
+import type { NotebookCell } from './core/parse/notebook';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
@@ -44,6 +45,14 @@ export interface WorkerReadRequest {
   document: string;
   version: number;
   maxChars: number;
+}
+
+/** Read a notebook's cells (core/parse/notebook.ts). They travel whole on each read: a notebook
+ * is small, and its cells change as a whole (run outputs, moved cells). */
+export interface WorkerReadCellsRequest {
+  type: 'readCells';
+  id: number;
+  cells: NotebookCell[];
 }
 
 /** The document was closed: the worker drops its copy of the text. */
@@ -97,6 +106,7 @@ export type WorkerRequest =
   | WorkerTextMessage
   | WorkerEditMessage
   | WorkerReadRequest
+  | WorkerReadCellsRequest
   | WorkerForgetMessage;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result

@@ -2,6 +2,7 @@
 // and a readable step-by-step text report. Pure: the CLI and the extension's export share it.
 import { maskSavings } from './engine/cost';
 import { scoreScale } from './engine/scores';
+import { comparePositions, positionLabel } from './location';
 import type { AttentionOptions, AttentionResult, Checks, Diagnostic, Matrix, OutputOnlyResult, Problem, Severity } from './types';
 
 /** One problem of a file: what was read, what its spec check said, and the run, if it ran. */
@@ -19,6 +20,9 @@ export type JsonNumber = number | 'Infinity' | '-Infinity' | 'NaN';
 export type JsonMatrix = JsonNumber[][];
 
 export interface JsonDiagnostic {
+  /** In a notebook: the 1-based cell, and `output` (1-based) when the line is in one of its outputs. */
+  cell?: number;
+  output?: number;
   line: number; // 1-based
   column: number; // 1-based
   endLine: number;
@@ -46,6 +50,7 @@ export interface JsonProblem {
   index: number; // 1-based, as `--problem N`
   name: string | null;
   line: number; // 1-based line where the problem starts
+  cell?: number; // in a notebook: the 1-based cell of that line
   options: Problem['options'];
   tokens: string[] | null;
   keyTokens: string[] | null;
@@ -81,8 +86,17 @@ export function matrixRows(m: Matrix): JsonMatrix {
   return rows;
 }
 
+/** A notebook position's cell and output, 1-based, as JSON fields (none in a text file). */
+function jsonCell(position: Diagnostic['range']['start']): { cell?: number; output?: number } {
+  return {
+    ...(position.cell !== undefined ? { cell: position.cell + 1 } : {}),
+    ...(position.output !== undefined ? { output: position.output + 1 } : {}),
+  };
+}
+
 export function jsonDiagnostic(d: Diagnostic): JsonDiagnostic {
   return {
+    ...jsonCell(d.range.start),
     line: d.range.start.line + 1,
     column: d.range.start.character + 1,
     endLine: d.range.end.line + 1,
@@ -95,7 +109,7 @@ export function jsonDiagnostic(d: Diagnostic): JsonDiagnostic {
 }
 
 function byPosition(a: Diagnostic, b: Diagnostic): number {
-  return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character;
+  return comparePositions(a.range.start, b.range.start);
 }
 
 /** Every diagnostic of a read and its problems' spec checks, in file order. */
@@ -122,6 +136,7 @@ function jsonProblem({ problem, options, result, outputOnly }: ProblemOutcome): 
     index: problem.index + 1,
     name: problem.name ?? null,
     line: problem.range.start.line + 1,
+    ...(problem.range.start.cell !== undefined ? { cell: problem.range.start.cell + 1 } : {}),
     options: options ?? problem.options,
     tokens: problem.tokens ?? null,
     keyTokens: problem.keyTokens ?? null,
@@ -235,15 +250,17 @@ function scaledLabel(options: AttentionOptions, scale: number, width: number): s
   return `scaled S × ${formatEntry(scale)}${root}${temperature}${cap}`;
 }
 
-/** Where a diagnostic points, as `file:line:column`. */
+/** Where a diagnostic points, as `file:line:column`, or in a notebook `file: cell 3, line 2, column 5`. */
 export function diagnosticLine(file: string, d: Diagnostic): string {
   const suggestion = d.suggestion ? ` (${d.suggestion})` : '';
-  return `${file}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${d.severity}: ${d.message}${suggestion}`;
+  const { start } = d.range;
+  const at = start.cell === undefined ? `${file}:${start.line + 1}:${start.character + 1}` : `${file}: ${positionLabel(start)}, column ${start.character + 1}`;
+  return `${at}: ${d.severity}: ${d.message}${suggestion}`;
 }
 
 /** The readable step-by-step report of one problem's run. */
 export function problemToText({ problem, options = problem.options, result, outputOnly, diagnostics }: ProblemOutcome): string {
-  const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (line ${problem.range.start.line + 1}) — ${describeOptions(options)}`;
+  const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (${positionLabel(problem.range.start)}) — ${describeOptions(options)}`;
   const out: string[] = [title, '='.repeat(Math.min(title.length, 100))];
   if (outputOnly) return [...out, ...outputOnlyText(outputOnly, options, problem.tokens)].join('\n');
   if (!result) {

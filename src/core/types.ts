@@ -15,6 +15,10 @@ export interface Matrix {
 export interface Position {
   line: number;
   character: number;
+  /** In a notebook: the 0-based cell the line/character is in (absent in a plain text file). */
+  cell?: number;
+  /** In a notebook: the 0-based output of `cell` the line/character is in (absent: its source). */
+  output?: number;
 }
 
 export interface Range {

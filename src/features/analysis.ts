@@ -14,9 +14,10 @@ import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
 import type { TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
+import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
 import type { Results } from './results';
 import { readSettings } from './settings';
-import { toVsRange } from './vsRange';
+import { toVsDiagnostic } from './vsDiagnostic';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
 const CHEAP_READ_MS = 3;
@@ -58,20 +59,26 @@ export class DocumentAnalyzer implements vscode.Disposable {
   private readonly collection = vscode.languages.createDiagnosticCollection('attention-lens');
   private readonly analyzed = new vscode.EventEmitter<AnalyzedEvent>();
   readonly onDidAnalyze = this.analyzed.event;
+  /** A notebook cell is read with its whole notebook. */
+  private readonly notebooks: NotebookAnalyzer;
 
   constructor(
     private readonly results: Results,
     private readonly worker: AttentionWorker,
     private readonly log: vscode.LogOutputChannel,
-  ) {}
+  ) {
+    this.notebooks = new NotebookAnalyzer(results, worker, (event) => this.analyzed.fire(event), log);
+  }
 
   /** The last reading of the document, of whatever version (undefined before the first). */
   latest(document: vscode.TextDocument): Analysis | undefined {
+    if (document.uri.scheme === CELL_SCHEME) return this.notebooks.latest(document);
     return this.byUri.get(document.uri.toString());
   }
 
   /** The reading of the document's current version: the cached one, or read now. */
   read(document: vscode.TextDocument): Promise<Analysis> {
+    if (document.uri.scheme === CELL_SCHEME) return this.notebooks.read(document);
     const key = document.uri.toString();
     const cached = this.byUri.get(key);
     if (cached && cached.version === document.version) return Promise.resolve(cached);
@@ -131,6 +138,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
       timers.clear();
     }
     this.collection.dispose();
+    this.notebooks.dispose();
     this.analyzed.dispose();
   }
 
@@ -213,7 +221,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
     clear(this.publishTimers, key);
     const quietFor = performance.now() - (this.lastEdit.get(key) ?? -Infinity);
     const wait = readSettings(document.uri).debounceMs - quietFor;
-    const set = () => this.collection.set(document.uri, diagnostics.map(toVsDiagnostic));
+    const set = () => this.collection.set(document.uri, diagnostics.map((diagnostic) => toVsDiagnostic(diagnostic)));
     if (diagnostics.length === 0 || wait <= 0) {
       set();
       return;
@@ -259,17 +267,3 @@ export function registerAnalysis(
   context.subscriptions.push({ dispose: () => clearTimeout(initial) });
   return analyzer;
 }
-
-function toVsDiagnostic(diagnostic: Diagnostic): vscode.Diagnostic {
-  const message = diagnostic.suggestion ? `${diagnostic.message} ${diagnostic.suggestion}` : diagnostic.message;
-  const result = new vscode.Diagnostic(toVsRange(diagnostic.range), message, SEVERITY[diagnostic.severity]);
-  result.source = 'Attention Lens';
-  result.code = diagnostic.code;
-  return result;
-}
-
-const SEVERITY: Record<Diagnostic['severity'], vscode.DiagnosticSeverity> = {
-  error: vscode.DiagnosticSeverity.Error,
-  warning: vscode.DiagnosticSeverity.Warning,
-  info: vscode.DiagnosticSeverity.Information,
-};

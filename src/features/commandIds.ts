@@ -8,4 +8,5 @@ export const COMMANDS = {
   exportResults: 'attentionLens.exportResults',
   toggleLiveUpdate: 'attentionLens.toggleLiveUpdate',
   showDebugAttention: 'attentionLens.showDebugAttention',
+  openExampleNotebook: 'attentionLens.openExampleNotebook',
 } as const;

@@ -1,6 +1,7 @@
 // Every `Attention: …` command. Each accepts optional arguments so CodeLenses, keybindings and
 // tests can call it without pickers; each returns what it did (tests read it).
 import * as vscode from 'vscode';
+import { comparePositions, rangeContains } from '../core/location';
 import type { Problem } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { DocumentAnalyzer } from './analysis';
@@ -9,6 +10,7 @@ import { isDebugUri } from './debugUri';
 import { EXAMPLES } from './examples';
 import { exportResults, type ExportArgs } from './export';
 import { directiveLine, isSupported } from './languages';
+import { openExampleNotebook, readerPosition } from './notebook';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
 import { setOption, type SetOptionArgs } from './setOptions';
@@ -104,6 +106,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     vscode.workspace.onDidCloseTextDocument((document) => runner.forget(document)),
   );
 
+  register(COMMANDS.openExampleNotebook, () => openExampleNotebook(context.globalStorageUri));
+
   register(COMMANDS.toggleLiveUpdate, async () => {
     const enabled = !readSettings().liveUpdate;
     await updateSetting('liveUpdate', enabled);
@@ -161,11 +165,11 @@ async function documentFor(uri: vscode.Uri | undefined): Promise<vscode.TextDocu
 async function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Promise<Problem | undefined> {
   const { problems } = (await analyzer.read(document)).parse;
   const editor = vscode.window.activeTextEditor;
-  const line = editor?.document === document ? editor.selection.active.line : 0;
+  const cursor = readerPosition(document, editor?.document === document ? editor.selection.active : new vscode.Position(0, 0));
   let best: Problem | undefined;
   for (const problem of problems) {
-    if (problem.range.start.line <= line) best = problem;
-    if (problem.range.start.line <= line && line <= problem.range.end.line) return problem;
+    if (comparePositions(problem.range.start, cursor) <= 0) best = problem;
+    if (rangeContains(problem.range, { start: cursor, end: cursor })) return problem;
   }
   return best ?? problems[0];
 }

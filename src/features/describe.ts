@@ -76,7 +76,8 @@ export function matrixTitle(def: MatrixDef): string {
   const shape = def.role === 'X' || def.role === 'context' ? `${rows} token${rows === 1 ? '' : 's'} × ${cols}` : `${rows}×${cols}`;
   const head = def.head !== undefined ? ` · head ${def.head + 1}` : '';
   const unknown = def.role === undefined ? ' · not used' : '';
-  return `${def.name} · ${shape}${head}${unknown}`;
+  const printed = def.range.start.output !== undefined ? ' · printed output' : '';
+  return `${def.name} · ${shape}${head}${printed}${unknown}`;
 }
 
 /** `2 heads · causal · rows sum to 1 ✓ · 3 ms`, or the reason a run failed. */

@@ -5,14 +5,15 @@ import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
 import { referenceOnly } from '../core/engine/fast';
 import { formatBytes } from '../core/format';
-import type { AttentionSpec, DType, Problem, Range } from '../core/types';
+import { rangeContains } from '../core/location';
+import type { AttentionSpec, DType, Problem } from '../core/types';
 import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
+import { textAt } from './notebook';
 import type { DocumentRun, ProblemRun, Results } from './results';
 import { readSettings, type Settings } from './settings';
-import { toVsRange } from './vsRange';
 
 /** Runs quicker than this never flash a notification. */
 const PROGRESS_DELAY_MS = 400;
@@ -134,7 +135,7 @@ export class Runner {
       const problem = analysis.parse.problems[index];
       if (!problem) continue;
       const { spec, diagnostics } = analysis.specs[index];
-      const error = [...analysis.parse.diagnostics.filter((d) => within(d.range, problem.range)), ...diagnostics].find(
+      const error = [...analysis.parse.diagnostics.filter((d) => rangeContains(problem.range, d.range)), ...diagnostics].find(
         (d) => d.severity === 'error',
       );
       const reason =
@@ -148,7 +149,7 @@ export class Runner {
   /** The dtype a run uses: picked in the panel, else the directive's, else `attentionLens.dtype`. */
   private withDType(spec: AttentionSpec, document: vscode.TextDocument, problem: Problem, settings: Settings): AttentionSpec {
     const picked = this.dtypePicks.get(document.uri.toString())?.get(problem.index);
-    const directive = problem.directiveRange && hasDirectiveKey(document.getText(toVsRange(problem.directiveRange)), 'dtype');
+    const directive = problem.directiveRange && hasDirectiveKey(textAt(document, problem.directiveRange), 'dtype');
     const dtype = picked ?? (directive ? spec.options.dtype : settings.dtype);
     return dtype === spec.options.dtype ? spec : { ...spec, options: { ...spec.options, dtype } };
   }
@@ -203,11 +204,6 @@ function withCompactJson(outcome: RunOutcome): RunOutcome {
 
 export function label(problem: Problem): string {
   return problem.name ? `problem ${problem.index + 1} ("${problem.name}")` : `problem ${problem.index + 1}`;
-}
-
-function within(inner: Range, outer: Range): boolean {
-  const before = (a: Range['start'], b: Range['start']) => a.line < b.line || (a.line === b.line && a.character <= b.character);
-  return before(outer.start, inner.start) && before(inner.end, outer.end);
 }
 
 /** Why this spec must not start (too many numbers to keep), or undefined when it may. */

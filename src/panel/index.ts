@@ -2,8 +2,11 @@
 // serializer) and the compact "Attention" view in the bottom panel area (a WebviewView), both
 // following the problem under the cursor and updating when results change.
 import * as vscode from 'vscode';
+import { rangeContains } from '../core/location';
+import type { Range } from '../core/types';
 import { COMMANDS } from '../features/commandIds';
 import { isDebugUri } from '../features/debugUri';
+import { readerPosition } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
 import { WebviewSession, type DtypeRequest, type Log, type RegionPooler } from './session';
@@ -29,9 +32,8 @@ interface Cursor {
 /** The problem (and per-head matrix, if any) under an editor's cursor. */
 function cursorOf(editor: vscode.TextEditor, run: DocumentRun | undefined): Cursor | undefined {
   if (!run) return undefined;
-  const position = editor.selection.active;
-  const contains = (range: { start: { line: number; character: number }; end: { line: number; character: number } }) =>
-    new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character).contains(position);
+  const position = readerPosition(editor.document, editor.selection.active);
+  const contains = (range: Range) => rangeContains(range, { start: position, end: position });
   const problem = run.parse.problems.find((p) => contains(p.range));
   if (!problem) return undefined;
   const def = problem.matrices.find((m) => m.head !== undefined && contains(m.range));

@@ -5,12 +5,14 @@
 // with a clear error and the next one starts a fresh worker; the extension host never goes down
 // with it.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
 import type {
   MatrixView,
   Region,
   TextChange,
   WorkerProblemOutcome,
+  WorkerReadCellsRequest,
   WorkerReadRequest,
   WorkerReading,
   WorkerResponse,
@@ -48,7 +50,7 @@ export class AttentionWorker {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly regions = new Map<number, { resolve(view: MatrixView): void; reject(error: Error): void }>();
-  private readonly reads = new Map<number, { request: WorkerReadRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
+  private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
@@ -106,9 +108,13 @@ export class AttentionWorker {
   /** The worker's reading of its copy of `document` at `version`; null when it holds no such
    * copy (send the text, then ask again). */
   read(document: string, version: number, maxChars: number): Promise<WorkerReading | null> {
-    const request: WorkerReadRequest = { type: 'read', id: this.nextId++, document, version, maxChars };
-    const reading = new Promise<WorkerReading | null>((resolve, reject) => this.reads.set(request.id, { request, resolve, reject }));
-    this.ensureWorker().postMessage(request);
+    return this.reading({ type: 'read', id: this.nextId++, document, version, maxChars });
+  }
+
+  /** The worker's reading of a notebook's cells. */
+  async readCells(cells: NotebookCell[]): Promise<WorkerReading> {
+    const reading = await this.reading({ type: 'readCells', id: this.nextId++, cells });
+    if (!reading) throw new Error('the worker answered a notebook without its reading');
     return reading;
   }
 
@@ -135,6 +141,12 @@ export class AttentionWorker {
     this.worker = undefined;
     this.failAll(new Error('Attention Lens is shutting down.'));
     void worker?.terminate();
+  }
+
+  private reading(request: WorkerReadRequest | WorkerReadCellsRequest): Promise<WorkerReading | null> {
+    const reading = new Promise<WorkerReading | null>((resolve, reject) => this.reads.set(request.id, { request, resolve, reject }));
+    this.ensureWorker().postMessage(request);
+    return reading;
   }
 
   /** A fresh worker in place of the busy one: cancelled runs end as cancelled, the others are

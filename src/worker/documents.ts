@@ -3,8 +3,9 @@
 // not the file. A copy is kept at one version; a message that does not follow on from it (a missed
 // edit, a restarted worker) drops the copy, and the next read asks the host for the whole text.
 import { parseDocument } from '../core/parse';
+import { parseCells, type NotebookCell } from '../core/parse/notebook';
 import { buildSpec } from '../core/spec';
-import type { Diagnostic } from '../core/types';
+import type { Diagnostic, ParseResult } from '../core/types';
 import type { WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
 
 interface Copy {
@@ -62,11 +63,23 @@ export class DocumentCopies {
 /** Reads a text as the extension does: parse with the numbers on shared memory, then each
  * problem's spec. Text past `maxChars` (cut at a line end) is left unread, and says so. */
 export function readText(text: string, maxChars: number): WorkerReading {
-  const started = performance.now();
-  try {
+  return readWith(() => {
     const cut = text.length > maxChars ? text.lastIndexOf('\n', maxChars) + 1 : text.length;
     const parse = parseDocument(cut < text.length ? text.slice(0, cut) : text, { sharedMemory: true });
     if (cut < text.length) parse.diagnostics.push(sizeLimitDiagnostic(text, cut, maxChars));
+    return parse;
+  });
+}
+
+/** Reads a notebook's cells as the extension does (core/parse/notebook.ts), like `readText`. */
+export function readCells(cells: NotebookCell[]): WorkerReading {
+  return readWith(() => parseCells(cells, { sharedMemory: true }));
+}
+
+function readWith(read: () => ParseResult): WorkerReading {
+  const started = performance.now();
+  try {
+    const parse = read();
     const specs = parse.problems.map((problem) => buildSpec(problem));
     return { parse, specs, readMs: performance.now() - started };
   } catch (error) {

@@ -20,7 +20,7 @@ import { type FastControl, maxPoolFast, memoryBytesOf, runAttentionFast, SpareMe
 import type { AttentionResult, AttentionSpec } from '../core/types';
 import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest } from '../protocol';
-import { DocumentCopies, readText } from './documents';
+import { DocumentCopies, readCells, readText } from './documents';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -57,6 +57,12 @@ port.on('message', (request: WorkerRequest) => {
       // Read at once, not after the queued runs: the fast kernels compute on other threads.
       const text = documents.textOf(request.document, request.version);
       const reading = text === undefined ? null : readText(text, request.maxChars);
+      const response: WorkerResponse = { type: 'read', id: request.id, reading };
+      port.postMessage(response, transferablesOf(reading));
+      return;
+    }
+    case 'readCells': {
+      const reading = readCells(request.cells);
       const response: WorkerResponse = { type: 'read', id: request.id, reading };
       port.postMessage(response, transferablesOf(reading));
       return;

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, openFile, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, openFile, openNotebook, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -222,5 +222,13 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     const rows = await problemsContaining(page, 'Row 2 of X');
     const row = rows.find((text) => text.includes('Row 2 of X'));
     assert.match(row, new RegExp(`Ln ${secondRow}\\b`), `diagnostic on the wrong line: ${row}`);
+  });
+
+  it('runs a Jupyter notebook from the ▶ Run attention CodeLens in its cell: the weights PyTorch computes', async () => {
+    // X, W_Q, W_K from three cells and W_V from a printed output (scripts/gen_notebooks.py).
+    const reference = JSON.parse(readFileSync(join(paths.repoRoot, 'test', 'fixtures', 'notebooks', 'example.expected.json'), 'utf8'));
+    await openNotebook(page, '12-notebook.ipynb');
+    const notebookPanel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'header h2:has-text("notebook")');
+    assertMatrixClose(await tableValues(weightsCard(notebookPanel, 0)), reference.weights, 'A');
   });
 });

@@ -288,4 +288,45 @@ describe('CLI: attention-lens run', function () {
     assert.ok(existsSync(output));
     assert.equal(cli('render', join(notations, 'note.md')).status, 2);
   });
+
+  it('reads a notebook by cells: the run equals PyTorch on the notebook, and problems point at their cell', () => {
+    const reference = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'notebooks', 'example.expected.json'), 'utf8')) as { output: number[][] };
+    const { status, report } = json(join(root, 'examples', '12-notebook.ipynb'));
+    assert.equal(status, 0, JSON.stringify(report.diagnostics));
+    const [problem] = report.problems;
+    assert.deepEqual([problem.name, problem.cell, problem.line], ['notebook', 2, 3]);
+    (problem.output as number[][]).forEach((row, i) => row.forEach((x, j) => assert.ok(Math.abs(x - reference.output[i][j]) < 1e-12, `output[${i}][${j}]`)));
+    const text = cli('run', join(root, 'examples', '12-notebook.ipynb'));
+    assert.match(text.stdout, /Problem 1 "notebook" \(cell 2, line 3\)/);
+  });
+
+  it('a notebook error is reported at cell N, line M (text and JSON); a broken notebook at its JSON line', () => {
+    const notebook = {
+      nbformat: 4,
+      cells: [
+        { cell_type: 'markdown', source: ['# Shapes\n'] },
+        { cell_type: 'code', source: ['X = [[1, 2, 3],\n', '     [4, 5, 6]]'], outputs: [] },
+        { cell_type: 'code', source: ['# projections\n', 'W_Q = [[1, 0],\n', '       [0]]'], outputs: [] },
+      ],
+    };
+    const file = write('shapes.ipynb', JSON.stringify(notebook));
+    const run = cli('run', file);
+    assert.equal(run.status, 1);
+    assert.match(run.stdout, /shapes\.ipynb: cell 3, line 3, column 9: error: Row 2 of W_Q has 1 entry but row 1 has 2/);
+    const { report } = json(file);
+    assert.deepEqual(
+      report.diagnostics.filter((d) => d.code === 'ragged-row').map((d) => [d.cell, d.line, d.column]),
+      [[3, 3, 9]],
+    );
+    const broken = cli('run', write('broken.ipynb', '{"cells": [\n  {"cell_type": "code",, }]}'));
+    assert.equal(broken.status, 1);
+    assert.match(broken.stdout, /broken\.ipynb:2:\d+: error: Not a readable notebook/);
+  });
+
+  it('render works on a notebook', () => {
+    const output = join(dir, 'notebook.html');
+    const run = cli('render', join(root, 'examples', '12-notebook.ipynb'), '-o', output);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(readFileSync(output, 'utf8'), /<title>notebook<\/title>/);
+  });
 });
