@@ -3,7 +3,7 @@ import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
-import { allocate } from './matrixBuilder';
+import { allocate, releaseScratch } from './matrixBuilder';
 import { classifyName, type NameMeaning } from './names';
 
 export { LineIndex, cellAtOffset } from './lineIndex';
@@ -78,6 +78,7 @@ export function parseDocument(text: string, options: ReadOptions = {}): ParseRes
   const directives = findDirectives(text);
   for (const directive of directives) issues.push(...directive.issues);
   const definitions = findDefinitions(text, lines, issues, options.sharedMemory ?? false);
+  releaseScratch();
   const events: Event[] = [
     ...directives.map((directive) => ({ at: directive.start, directive })),
     ...definitions.map((definition) => ({ at: definition.start, definition })),

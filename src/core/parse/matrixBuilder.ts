@@ -4,10 +4,20 @@ import type { ReadIssue } from './issues';
 /** At most this many entry-level issues per literal: one bad paste must not flood the panel. */
 const MAX_ISSUES_PER_LITERAL = 20;
 
-// Scratch buffers shared by every builder (grown by doubling): a read is synchronous and one
-// literal is finished before the next starts, and allocating typed arrays per literal is what
-// made files with many small matrices slow. Finished matrices get exact-size copies.
-const scratch = { values: new Float64Array(1024), offsets: new Uint32Array(1024) };
+// Scratch shared by every builder, in fixed chunks: a read is synchronous and one literal is
+// finished before the next starts, and allocating typed arrays per literal is what made files
+// with many small matrices slow. Finished matrices get exact-size copies. Chunks, not one array
+// grown by doubling: a large matrix then peaks at twice its numbers (the chunks and the copy),
+// not three times, and the chunks past the first are let go after each read.
+const CHUNK_BITS = 16;
+const CHUNK = 1 << CHUNK_BITS;
+const scratch = { values: [new Float64Array(CHUNK)], offsets: [new Uint32Array(CHUNK)] };
+
+/** Lets go of the scratch a large matrix grew (the end of a read). */
+export function releaseScratch(): void {
+  scratch.values.length = 1;
+  scratch.offsets.length = 1;
+}
 
 /** Collects a matrix's entries row by row while a literal is read, checking the rows agree. */
 export class MatrixBuilder {
@@ -36,16 +46,14 @@ export class MatrixBuilder {
   }
 
   push(value: number, offset: number, isBoolean: boolean): void {
-    if (this.count === scratch.values.length) {
-      const values = new Float64Array(this.count * 2);
-      values.set(scratch.values);
-      scratch.values = values;
-      const offsets = new Uint32Array(this.count * 2);
-      offsets.set(scratch.offsets);
-      scratch.offsets = offsets;
+    const chunk = this.count >>> CHUNK_BITS;
+    if (chunk === scratch.values.length) {
+      scratch.values.push(new Float64Array(CHUNK));
+      scratch.offsets.push(new Uint32Array(CHUNK));
     }
-    scratch.values[this.count] = value;
-    scratch.offsets[this.count] = offset;
+    const at = this.count & (CHUNK - 1);
+    scratch.values[chunk][at] = value;
+    scratch.offsets[chunk][at] = offset;
     this.count++;
     if (this.rowCells === 0) this.rowStart = offset;
     this.rowCells++;
@@ -106,16 +114,20 @@ export class MatrixBuilder {
 
   /** The entries, in an exact-size array of their own (on a SharedArrayBuffer when `shared`). */
   values(shared: boolean): Float64Array {
-    const values = new Float64Array(allocate(this.count * Float64Array.BYTES_PER_ELEMENT, shared));
-    values.set(scratch.values.subarray(0, this.count));
-    return values;
+    return gather(new Float64Array(allocate(this.count * Float64Array.BYTES_PER_ELEMENT, shared)), scratch.values);
   }
 
   offsets(shared: boolean): Uint32Array {
-    const offsets = new Uint32Array(allocate(this.count * Uint32Array.BYTES_PER_ELEMENT, shared));
-    offsets.set(scratch.offsets.subarray(0, this.count));
-    return offsets;
+    return gather(new Uint32Array(allocate(this.count * Uint32Array.BYTES_PER_ELEMENT, shared)), scratch.offsets);
   }
+}
+
+/** Fills `target` from the start of the chunks. */
+function gather<T extends Float64Array | Uint32Array>(target: T, chunks: T[]): T {
+  for (let start = 0, chunk = 0; start < target.length; start += CHUNK, chunk++) {
+    target.set(chunks[chunk].subarray(0, Math.min(CHUNK, target.length - start)), start);
+  }
+  return target;
 }
 
 export function allocate(bytes: number, shared: boolean): ArrayBuffer | SharedArrayBuffer {
