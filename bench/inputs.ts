@@ -15,20 +15,20 @@ export function random(rows: number, cols: number, seed: number, spread: number)
 
 /**
  * Writes `NAME = [[…], …]` of rows×cols seeded numbers in numpy's print style (`-0.5753`, Python
- * notation) to `path`, a row at a time: files of hundreds of MB without building them in memory.
- * Returns the file's size in bytes.
+ * notation; the literal is JSON too) to `path`, a row at a time: files of hundreds of MB without building them in memory.
+ * `before`: text written ahead of it. Returns the file's size in bytes.
  */
-export function writeNumberFile(path: string, name: string, rows: number, cols: number, seed = 1): number {
+export function writeNumberFile(path: string, name: string, rows: number, cols: number, seed = 1, before = ''): number {
   const fd = openSync(path, 'w');
   let s = seed >>> 0;
-  let bytes = writeSync(fd, `${name} = [\n`);
+  let bytes = writeSync(fd, `${before}${name} = [\n`);
   const row: string[] = new Array(cols);
   for (let r = 0; r < rows; r++) {
     for (let c = 0; c < cols; c++) {
       s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
       row[c] = ((s / 2 ** 32 - 0.5) * 4).toFixed(4);
     }
-    bytes += writeSync(fd, `  [${row.join(', ')}],\n`);
+    bytes += writeSync(fd, `  [${row.join(', ')}]${r < rows - 1 ? ',' : ''}\n`);
   }
   bytes += writeSync(fd, ']\n');
   closeSync(fd);
