@@ -3,7 +3,7 @@ import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
-import { allocate, releaseScratch } from './matrixBuilder';
+import { allocate } from './matrixBuilder';
 import { classifyName, type NameMeaning } from './names';
 
 export { LineIndex, cellAtOffset } from './lineIndex';
@@ -78,7 +78,6 @@ export function parseDocument(text: string, options: ReadOptions = {}): ParseRes
   const directives = findDirectives(text);
   for (const directive of directives) issues.push(...directive.issues);
   const definitions = findDefinitions(text, lines, issues, options.sharedMemory ?? false);
-  releaseScratch();
   const events: Event[] = [
     ...directives.map((directive) => ({ at: directive.start, directive })),
     ...definitions.map((definition) => ({ at: definition.start, definition })),
@@ -214,7 +213,7 @@ function readDefinition(
   issues: ReadIssue[],
   shared: boolean,
 ): Definition | undefined {
-  const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown');
+  const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown', shared);
   if (literal.kind === 'none') return undefined;
   if (meaning.kind === 'unknown') {
     // Code is full of lists that are not matrices: keep unknown names only when they read cleanly.
@@ -256,8 +255,8 @@ function readDefinition(
     }
   }
   const builder = literal.matrix;
-  let value = { rows: builder.rows, cols: builder.cols, data: builder.values(shared) };
-  let cellOffsets = builder.offsets(shared);
+  let value = { rows: builder.rows, cols: builder.cols, data: builder.values() };
+  let cellOffsets = builder.offsets();
   let boolean = builder.allBoolean && builder.count > 0;
   BOOL_DTYPE.lastIndex = literal.end;
   if (!boolean && BOOL_DTYPE.test(text) && value.data.every((x) => x === 0 || x === 1)) boolean = true;

@@ -63,6 +63,18 @@ describe('reading in the worker', function () {
     assert.ok(reading.specs[0].spec?.X, 'the worker built the spec');
   });
 
+  it('a matrix too large for the scratch arrives whole on its own shared memory', async () => {
+    // 300×256 = 76,800 entries: past the reader's 65,536-entry scratch, so it grew a buffer of its own.
+    const rows = Array.from({ length: 300 }, (_, r) => `[${Array.from({ length: 256 }, (_, c) => (r * 256 + c) % 1000).join(', ')}]`);
+    const text = `X = [${rows.join(',\n')}]\n`;
+    sendInSlices(worker, 'a', 1, text, 100_000);
+    const reading = readingOf(await worker.read('a', 1, NO_LIMIT));
+    assert.deepEqual(shapeOf(reading.parse), shapeOf(parseDocument(text)));
+    const [def] = reading.parse.problems[0].matrices;
+    assert.equal(def.value.data.length, 76_800);
+    assert.ok(def.value.data.buffer instanceof SharedArrayBuffer);
+  });
+
   it('applies edits in the order they were made, as VS Code reports them', async () => {
     const text = 'X = [[1, 2], [3, 4]]\nW_Q = [[1, 0], [0, 1]]\n';
     sendInSlices(worker, 'a', 1, text, 8);
