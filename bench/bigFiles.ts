@@ -6,10 +6,11 @@
 // types in it: the host does what DocumentAnalyzer does (the text in 1 MB slices, one per turn;
 // then each keystroke's edit, a read after every sixth, as the 300 ms debounce does at 50 ms a
 // key) and receives each reading. For contrast, how long reading on the host blocked it before:
-// the reader's time (the extension read a document on the host, in one go).
+// the reader's time (the extension read a document on the host, in one go). And the CLI on the
+// same file, `attention-lens run FILE` (dist/cli.js, when built): seconds, exit, peak memory.
 //   node --import tsx bench/bigFiles.ts [--json] [--sizes 1,9,45,200]
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -27,6 +28,7 @@ const SLICE_CHARS = 2 ** 20;
 const KEYSTROKES = 30;
 const KEY_INTERVAL_MS = 50;
 const READ_EVERY = 6;
+const CLI = join(__dirname, '..', 'dist', 'cli.js');
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 void main();
@@ -49,7 +51,8 @@ async function main(): Promise<void> {
         numpyLoadtxtMs: anchors?.loadtxt ?? null,
         jsonLoadsNumpyMs: anchors?.json ?? null,
       };
-      if (bytes <= EDITOR_LIMIT_MB * 2 ** 20) Object.assign(row, { hostReadMsBefore: row.readerMs }, await hostDelay(file));
+      if (existsSync(CLI)) Object.assign(row, cliRun(file));
+    if (bytes <= EDITOR_LIMIT_MB * 2 ** 20) Object.assign(row, { hostReadMsBefore: row.readerMs }, await hostDelay(file));
       rows.push(row);
       if (!json) console.log(JSON.stringify(row));
     }
@@ -59,6 +62,16 @@ async function main(): Promise<void> {
   const report = { benchmark: 'bigFiles', loadAverage: loadavg().map((x) => round(x, 2)), rows };
   if (json) console.log(JSON.stringify(report));
   else console.log(`load average at the end: ${report.loadAverage.join(' ')}`);
+}
+
+/** `attention-lens run FILE` as a user runs it (the built dist/cli.js): seconds, exit status, and
+ * its error lines. */
+function cliRun(file: string): Record<string, unknown> {
+  const started = performance.now();
+  const run = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, CLI, 'run', file], { encoding: 'utf8', maxBuffer: 2 ** 26 });
+  const peakKB = Number(run.stderr.trim().split('\n').pop());
+  const errors = [...run.stdout.split('\n'), ...run.stderr.split('\n').slice(0, -1)].filter((line) => /error|attention-lens:/.test(line));
+  return { cliSeconds: round((performance.now() - started) / 1000), cliExit: run.status, cliPeakRssMB: round(peakKB / 1024), cliErrors: errors.map((line) => line.trim()) };
 }
 
 function readInChild(file: string): { ms: number; peakAboveBaseline: number; cells: number } {
@@ -95,8 +108,11 @@ async function hostDelay(file: string): Promise<Record<string, number>> {
   const histogram = monitorEventLoopDelay({ resolution: 1 });
   try {
     histogram.enable();
+    let longestSendMs = 0;
     for (let offset = 0; offset === 0 || offset < text.length; offset += SLICE_CHARS) {
+      const sent = performance.now();
       worker.sendText('doc', 1, offset, text.slice(offset, offset + SLICE_CHARS));
+      longestSendMs = Math.max(longestSendMs, performance.now() - sent);
       await tick();
     }
     const opened = await worker.read('doc', 1, Infinity);
@@ -130,6 +146,7 @@ async function hostDelay(file: string): Promise<Record<string, number>> {
     histogram.disable();
     return {
       workerOpenReadMs: round(opened.readMs),
+      hostLongestSliceSendMs: round(longestSendMs, 2),
       hostDelayMaxOpeningMs: round(openMax),
       hostDelayMaxTypingMs: round(typingMax),
       hostDelayP99TypingMs: round(typingP99),

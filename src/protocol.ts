@@ -52,9 +52,10 @@ export interface WorkerForgetMessage {
   document: string;
 }
 
-/** A document as read in the worker. Its matrices are on shared memory (the host and the worker
- * see the same numbers, nothing is copied), so the host holds the whole reading — ranges,
- * shapes, cell offsets, specs — for CodeLens, hovers, diagnostics and runs without reading anything itself. */
+/** A document as read in the worker. Its large matrices are on shared memory (the host and the
+ * worker see the same numbers, nothing is copied; small ones are copied, which costs less), so
+ * the host holds the whole reading — ranges, shapes, cell offsets, specs — for CodeLens, hovers,
+ * diagnostics and runs without reading anything itself. */
 export interface WorkerReading {
   parse: ParseResult;
   /** One per problem, same order as `parse.problems`. */

@@ -2,8 +2,8 @@
 // text and keeps the reading), publishes its diagnostics in the Problems panel and stores the read
 // in `Results`. The host never reads, copies or posts a whole large document in one turn of its
 // event loop: the text goes to the worker once, in slices cut one per turn, and after that only
-// as the edits the user makes. The reading comes back with its numbers on shared memory, so
-// CodeLens, hovers and runs use it at once and nothing is copied.
+// as the edits the user makes. The reading comes back with its large matrices on shared memory,
+// so CodeLens, hovers and runs use it at once and no large matrix is copied.
 //
 // While the user types: a document that reads cheaply is read again at once (so live update can
 // follow within milliseconds); an expensive one after `attentionLens.debounceMs`. Errors appear

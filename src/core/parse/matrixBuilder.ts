@@ -163,8 +163,14 @@ function growable(bytes: number, maxBytes: number, shared: boolean): ArrayBuffer
   return shared ? new SharedArrayBuffer(bytes, { maxByteLength: maxBytes }) : new ArrayBuffer(bytes, { maxByteLength: maxBytes });
 }
 
+/** Below this, a matrix meant for sharing gets a plain buffer all the same: posting a
+ * SharedArrayBuffer to another thread costs ~20 µs, copying a small array ~1 µs, and a file of
+ * many small matrices would hold the receiving thread for the difference. */
+const MIN_SHARED_BYTES = 32 * 1024;
+
+/** A buffer for a finished matrix: shared when asked to be and large enough to be worth it. */
 export function allocate(bytes: number, shared: boolean): ArrayBuffer | SharedArrayBuffer {
-  return shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+  return shared && bytes >= MIN_SHARED_BYTES ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
 }
 
 function plural(count: number, one: string, many: string): string {

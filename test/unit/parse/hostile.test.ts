@@ -51,7 +51,7 @@ describe('reader: hostile input', () => {
         range: { start: { line: MAX_DEFINITIONS, character: 0 }, end: { line: MAX_DEFINITIONS, character: 1 } },
         severity: 'warning',
         code: 'too-many-definitions',
-        message: 'This file defines more than 10,000 matrices: Attention Lens read the first 10,000 and stopped here.',
+        message: 'This file defines more than 2,000 matrices: Attention Lens read the first 2,000 and stopped here.',
       },
     ]);
   });
