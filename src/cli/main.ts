@@ -175,7 +175,10 @@ function readText(file: string, maxFileMB: number): string {
     return readFileSync(file, 'utf8');
   } catch (error) {
     if (error instanceof CliError) throw error;
-    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    // Past ~512 M characters a file cannot be one JavaScript string, whatever --max-file-mb says.
+    if (code === 'ERR_STRING_TOO_LONG') throw new CliError(`${file} is too large to read as text (more than 512 M characters).`);
+    throw new UsageError(`cannot read ${file}: ${code ?? String(error)}`);
   }
 }
 
