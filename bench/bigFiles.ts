@@ -70,7 +70,7 @@ function cliRun(file: string): Record<string, unknown> {
   const started = performance.now();
   const run = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, CLI, 'run', file], { encoding: 'utf8', maxBuffer: 2 ** 26 });
   const peakKB = Number(run.stderr.trim().split('\n').pop());
-  const errors = [...run.stdout.split('\n'), ...run.stderr.split('\n').slice(0, -1)].filter((line) => /error|attention-lens:/.test(line));
+  const errors = [...run.stdout.split('\n'), ...run.stderr.split('\n').slice(0, -1)].filter((line) => /: error: |^attention-lens:/.test(line));
   return { cliSeconds: round((performance.now() - started) / 1000), cliExit: run.status, cliPeakRssMB: round(peakKB / 1024), cliErrors: errors.map((line) => line.trim()) };
 }
 

@@ -2,13 +2,14 @@
 // CodeLens on what was read and, past attentionLens.maxFileMB, one warning at the cut that names
 // the setting; then typing in it reaches the worker as edits and the diagnostics follow.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as vscode from 'vscode';
 import { writeNumberFile } from '../../bench/inputs';
-import { activateApi, closeAllEditors, codeLenses, eventually, ourDiagnostics } from './support';
+import { parseDocument } from '../../src/core/parse';
+import { activateApi, closeAllEditors, codeLenses, eventually, ourDiagnostics, rowsOf } from './support';
 
 describe('a large file', function () {
   this.timeout(120_000);
@@ -42,6 +43,33 @@ describe('a large file', function () {
     const titles = (await codeLenses(document.uri)).map((lens) => lens.title);
     assert.ok(titles.includes('W_Q · 2×2'), JSON.stringify(titles));
     assert.ok(!titles.some((title) => title.startsWith('X ·')), 'X was cut, yet it has a CodeLens');
+  });
+
+  it("edits reach the worker's copy exactly: several at once, line breaks, CRLF", async () => {
+    const file = join(dir, 'crlf.py');
+    writeFileSync(file, 'X = [[1, 2, 3],\r\n     [4, 5, 6]]\r\nW_Q = [[1, 0],\r\n       [0, 1],\r\n       [2, 2]]\r\n');
+    const api = await activateApi();
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file));
+    const editor = await vscode.window.showTextDocument(document);
+    assert.equal(document.eol, vscode.EndOfLine.CRLF);
+    const readingOf = () => eventually(() => {
+      const run = api.results.get(document.uri.toString());
+      return run && run.version === document.version ? run.parse : undefined;
+    }, 'the reading of the current version');
+    await readingOf();
+    // One edit of three places (as multi-cursor typing makes), then a line break, then a deletion across lines.
+    await editor.edit((edit) => {
+      edit.replace(new vscode.Range(0, 9, 0, 10), '20');
+      edit.replace(new vscode.Range(1, 9, 1, 10), '50');
+      edit.replace(new vscode.Range(4, 11, 4, 12), '7');
+    });
+    await editor.edit((edit) => edit.insert(new vscode.Position(1, 15), ',\r\n     [7, 8, 9]'));
+    await editor.edit((edit) => edit.delete(new vscode.Range(3, 13, 4, 13)));
+    const expected = parseDocument(document.getText());
+    const read = await readingOf();
+    const valuesOf = (parse: typeof expected) => parse.problems.map((problem) => problem.matrices.map((def) => [def.name, rowsOf(def.value)]));
+    assert.deepEqual(valuesOf(read), valuesOf(expected));
+    assert.deepEqual(valuesOf(read), [[['X', [[1, 20, 3], [4, 50, 6], [7, 8, 9]]], ['W_Q', [[1, 0], [2, 7]]]]]);
   });
 
   it('typing in it: the edits reach the worker and the diagnostics follow', async () => {
