@@ -2,7 +2,7 @@
 // after that as the edits made to it, so typing in a large file sends the worker a few characters,
 // not the file. A copy is kept at one version; a message that does not follow on from it (a missed
 // edit, a restarted worker) drops the copy, and the next read asks the host for the whole text.
-import { parseDocument } from '../core/parse';
+import { LineIndex, parseDocument } from '../core/parse';
 import { buildSpec } from '../core/spec';
 import type { Diagnostic } from '../core/types';
 import type { WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
@@ -65,8 +65,14 @@ export function readText(text: string, maxChars: number): WorkerReading {
   const started = performance.now();
   try {
     const cut = text.length > maxChars ? text.lastIndexOf('\n', maxChars) + 1 : text.length;
-    const parse = parseDocument(cut < text.length ? text.slice(0, cut) : text, { sharedMemory: true });
-    if (cut < text.length) parse.diagnostics.push(sizeLimitDiagnostic(text, cut, maxChars));
+    const read = cut < text.length ? text.slice(0, cut) : text;
+    const parse = parseDocument(read, { sharedMemory: true });
+    if (cut < text.length) {
+      // A literal the cut runs through is not "never closed": the warning says why it stops.
+      const lines = new LineIndex(read);
+      parse.diagnostics = parse.diagnostics.filter((d) => d.code !== 'unclosed' || !runsToEnd(read, lines.offset(d.range.start)));
+      parse.diagnostics.push(sizeLimitDiagnostic(text, cut, maxChars));
+    }
     const specs = parse.problems.map((problem) => buildSpec(problem));
     return { parse, specs, readMs: performance.now() - started };
   } catch (error) {
@@ -76,6 +82,12 @@ export function readText(text: string, maxChars: number): WorkerReading {
     const diagnostic: Diagnostic = { range: { start, end: start }, severity: 'error', code: 'read-failed', message };
     return { parse: { problems: [], diagnostics: [diagnostic] }, specs: [], readMs: performance.now() - started };
   }
+}
+
+/** True when the literal opened at `open` would read on to the end of `text`: the reader stops
+ * an unclosed literal at the first `=` or `:` or blank line, and there is none. */
+function runsToEnd(text: string, open: number): boolean {
+  return !/[=:]|\n[ \t\r]*\n/.test(text.slice(open + 1));
 }
 
 function sizeLimitDiagnostic(text: string, cut: number, maxChars: number): Diagnostic {
