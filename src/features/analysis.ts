@@ -15,7 +15,7 @@ import type { TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
 import type { Results } from './results';
-import { readSettings } from './settings';
+import { readSettings, SECTION } from './settings';
 import { toVsRange } from './vsRange';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
@@ -102,6 +102,15 @@ export class DocumentAnalyzer implements vscode.Disposable {
       if (!document.isClosed) this.readInBackground(document);
     };
     this.readTimers.set(key, setTimeout(read, readSettings(document.uri).debounceMs));
+  }
+
+  /** Reads the document again though its text has not changed (a setting that changes what is
+   * read, such as attentionLens.maxFileMB). */
+  reread(document: vscode.TextDocument): void {
+    const key = document.uri.toString();
+    this.byUri.delete(key);
+    this.reading.delete(key);
+    this.readInBackground(document);
   }
 
   /** A read nobody awaits (opening, typing): its outcome reaches the surfaces through `Results`. */
@@ -251,6 +260,11 @@ export function registerAnalysis(
       if (isSupported(event.document) && event.contentChanges.length > 0) analyzer.edited(event);
     }),
     vscode.workspace.onDidCloseTextDocument((document) => analyzer.forget(document)),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      for (const document of vscode.workspace.textDocuments) {
+        if (isSupported(document) && event.affectsConfiguration(`${SECTION}.maxFileMB`, document.uri)) analyzer.reread(document);
+      }
+    }),
   );
   // Documents already open when the extension activates are read after activation returns.
   const initial = setTimeout(() => {

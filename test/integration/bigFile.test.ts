@@ -43,6 +43,12 @@ describe('a large file', function () {
     const titles = (await codeLenses(document.uri)).map((lens) => lens.title);
     assert.ok(titles.includes('W_Q · 2×2'), JSON.stringify(titles));
     assert.ok(!titles.some((title) => title.startsWith('X ·')), 'X was cut, yet it has a CodeLens');
+    assert.deepEqual(ourDiagnostics(document.uri).filter((d) => d.severity === vscode.DiagnosticSeverity.Error), [], 'the cut X was called an error');
+
+    // Raising the setting, as the warning says, reads the whole file at once.
+    await vscode.workspace.getConfiguration('attentionLens').update('maxFileMB', 50, vscode.ConfigurationTarget.Global);
+    await eventually(async () => ((await codeLenses(document.uri)).some((lens) => lens.title === 'X · 3000 tokens × 256') ? true : undefined), 'the CodeLens of X');
+    assert.deepEqual(ourDiagnostics(document.uri).filter((d) => d.code === 'file-too-large'), []);
   });
 
   it("edits reach the worker's copy exactly: several at once, line breaks, CRLF", async () => {
