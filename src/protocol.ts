@@ -46,6 +46,15 @@ export interface WorkerReadRequest {
   maxChars: number;
 }
 
+/** Over the finite entries of a matrix; `count` is all of them. */
+export interface MatrixStatistics {
+  min: number;
+  max: number;
+  sum: number;
+  finite: number;
+  count: number;
+}
+
 /** The document was closed: the worker drops its copy of the text. */
 export interface WorkerForgetMessage {
   type: 'forget';
@@ -60,6 +69,9 @@ export interface WorkerReading {
   parse: ParseResult;
   /** One per problem, same order as `parse.problems`. */
   specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
+  /** Per problem, per matrix (same order as `problem.matrices`): what a hover on its name shows,
+   * computed here so that the host reads five numbers instead of scanning millions. */
+  statistics: MatrixStatistics[][];
   /** Milliseconds the worker spent reading. */
   readMs: number;
 }

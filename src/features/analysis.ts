@@ -11,7 +11,7 @@
 // fix clears them at once.
 import * as vscode from 'vscode';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
-import type { TextChange, WorkerReading } from '../protocol';
+import type { MatrixStatistics, TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
 import type { Results } from './results';
@@ -30,6 +30,8 @@ export interface Analysis {
   specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
   /** Reader and spec diagnostics together. */
   diagnostics: Diagnostic[];
+  /** Per problem, per matrix: min/max/mean for hovers. */
+  statistics: MatrixStatistics[][];
   /** Milliseconds the worker spent reading. */
   readMs: number;
 }
@@ -198,10 +200,10 @@ export class DocumentAnalyzer implements vscode.Disposable {
     }
   }
 
-  private adopt(document: vscode.TextDocument, version: number, { parse, specs, readMs }: WorkerReading): Analysis {
+  private adopt(document: vscode.TextDocument, version: number, { parse, specs, statistics, readMs }: WorkerReading): Analysis {
     const key = document.uri.toString();
     const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
-    const analysis: Analysis = { version, parse, specs, diagnostics, readMs };
+    const analysis: Analysis = { version, parse, specs, diagnostics, statistics, readMs };
     const current = this.byUri.get(key);
     if (document.isClosed || (current && current.version > version)) return analysis;
     this.byUri.set(key, analysis);

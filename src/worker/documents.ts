@@ -5,7 +5,7 @@
 import { LineIndex, parseDocument } from '../core/parse';
 import { buildSpec } from '../core/spec';
 import type { Diagnostic } from '../core/types';
-import type { WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
+import type { MatrixStatistics, WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
 
 interface Copy {
   version: number;
@@ -74,14 +74,31 @@ export function readText(text: string, maxChars: number): WorkerReading {
       parse.diagnostics.push(sizeLimitDiagnostic(text, cut, maxChars));
     }
     const specs = parse.problems.map((problem) => buildSpec(problem));
-    return { parse, specs, readMs: performance.now() - started };
+    const statistics = parse.problems.map((problem) => problem.matrices.map((def) => statisticsOf(def.value.data)));
+    return { parse, specs, statistics, readMs: performance.now() - started };
   } catch (error) {
     // A reader bug or an allocation that failed: one diagnostic, and the worker lives on.
     const start = { line: 0, character: 0 };
     const message = `Attention Lens could not read this file: ${error instanceof Error ? error.message : String(error)}`;
     const diagnostic: Diagnostic = { range: { start, end: start }, severity: 'error', code: 'read-failed', message };
-    return { parse: { problems: [], diagnostics: [diagnostic] }, specs: [], readMs: performance.now() - started };
+    return { parse: { problems: [], diagnostics: [diagnostic] }, specs: [], statistics: [], readMs: performance.now() - started };
   }
+}
+
+function statisticsOf(data: Float64Array | Float32Array): MatrixStatistics {
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  let finite = 0;
+  for (let i = 0; i < data.length; i++) {
+    const value = data[i];
+    if (!Number.isFinite(value)) continue;
+    finite++;
+    sum += value;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  return { min, max, sum, finite, count: data.length };
 }
 
 /** True when the literal opened at `open` would read on to the end of `text`: the reader stops

@@ -59,6 +59,14 @@ describe('reading in the worker', function () {
     const [def] = reading.parse.problems[0].matrices;
     // Posting a SharedArrayBuffer costs more than copying a few numbers.
     assert.ok(!(def.value.data.buffer instanceof SharedArrayBuffer), 'a 3×4 matrix went on shared memory');
+    const values = Array.from(def.value.data);
+    assert.deepEqual(reading.statistics[0][0], {
+      min: Math.min(...values),
+      max: Math.max(...values),
+      sum: values.reduce((a, b) => a + b, 0),
+      finite: values.length,
+      count: values.length,
+    });
     assert.equal(reading.specs.length, reading.parse.problems.length);
     assert.ok(reading.specs[0].spec?.X, 'the worker built the spec');
   });
