@@ -2,9 +2,9 @@
 // the compact bottom view (<body data-mode="compact">) and the standalone HTML report.
 import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
 import { parsePanelState, type HostToWebview, type MatrixView, type PanelData, type PanelState } from '../src/protocol';
-import Plotly from 'plotly.js-dist-min';
 import type { HeatmapContext } from './heatmap';
 import { connectHost } from './host';
+import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
 import { button, checkbox, dropdown } from './toolkit';
 import { checksView, compactView, gradientsView, headsView, maskView, STEP_CHOICES, stepsView, type Block, type ViewContext } from './views';
@@ -27,6 +27,9 @@ let nextRequestId = 1;
 let data: PanelData | undefined;
 /** Bumped on every render so that a slower, older render stops drawing. */
 let renderGeneration = 0;
+/** When the data being rendered arrived and was decoded (ms, performance.timeOrigin + now). */
+let arrival: { receivedAt: number; decodedAt: number } | undefined;
+const now = () => performance.timeOrigin + performance.now();
 
 const host = connectHost(receive);
 let state: PanelState = { ...DEFAULT_STATE, ...(parsePanelState(host.getState()) ?? {}) };
@@ -38,7 +41,14 @@ function receive(message: HostToWebview): void {
     pendingRegions.delete(message.requestId);
     return;
   }
+  if (message.type === 'stale') {
+    if (data) data = { ...data, stale: message.stale };
+    showStale(message.stale);
+    return;
+  }
+  const receivedAt = now();
   const incoming = normalizePanelData(message.data);
+  arrival = { receivedAt, decodedAt: now() };
   const sameProblem = state.uri === incoming.uri && state.problemIndex === incoming.problemIndex;
   data = incoming;
   update({
@@ -66,8 +76,9 @@ function setZoom(id: string, region: PanelState['zoom'][string] | undefined): vo
   if (!host.standalone) host.post({ type: 'state', state });
 }
 
-function heatmapContext(): HeatmapContext {
+function heatmapContext(previousCards: Map<string, HTMLElement>): HeatmapContext {
   return {
+    previousCard: (id) => previousCards.get(id),
     state,
     colors: themeColors(),
     compact,
@@ -149,6 +160,29 @@ function header(current: PanelData): HTMLElement {
   return head;
 }
 
+/** Marks the panel out of date (body[data-stale], a status line) or current again. The last good
+ * result stays readable; panel.css dims it only if the state lasts (no flash while typing). */
+function showStale(reason: string | undefined): void {
+  const line = document.getElementById('stale');
+  if (reason === undefined) {
+    delete document.body.dataset.stale;
+    line?.remove();
+    return;
+  }
+  document.body.dataset.stale = '';
+  const text = `Out of date: ${reason} The last good result is shown.`;
+  if (line) {
+    line.textContent = text;
+    return;
+  }
+  const status = document.createElement('p');
+  status.id = 'stale';
+  status.className = 'stale';
+  status.setAttribute('role', 'status');
+  status.textContent = text;
+  app.querySelector('header')?.append(status);
+}
+
 function blocksOf(context: ViewContext): Block[] {
   if (compact) return compactView(context);
   switch (state.view) {
@@ -165,17 +199,29 @@ function blocksOf(context: ViewContext): Block[] {
   }
 }
 
+/** plotly and the toolkit's elements load once something true is on screen, never before. */
+let heavyPartsRequested = false;
+function loadHeavyPartsAfterPaint(): void {
+  if (heavyPartsRequested) return;
+  heavyPartsRequested = true;
+  requestAnimationFrame(() => setTimeout(() => {
+    void import('./toolkitElements');
+    void loadPlotly();
+  }));
+}
+
 async function render(): Promise<void> {
   const generation = ++renderGeneration;
   const current = data;
   if (!current) return;
-  for (const plot of app.querySelectorAll<HTMLElement>('.js-plotly-plot')) Plotly.purge(plot);
-  app.replaceChildren();
-  if (!compact) app.append(header(current), controls(current), tabs());
+  // The cards of this render take over the plots of the last one with the same ids (updated in
+  // place by Plotly.react): no blank frame, and zoom, scroll and open tables stay.
+  const previousCards = new Map(Array.from(app.querySelectorAll<HTMLElement>('section.card.heatmap'), (card) => [card.id, card]));
+  const scrolled = window.scrollY;
   const content = document.createElement('div');
   content.className = 'content';
   content.id = 'content';
-  app.append(content);
+  const parts: HTMLElement[] = compact ? [content] : [header(current), controls(current), tabs(), content];
   if (!current.result) {
     const message = document.createElement('p');
     message.className = 'message';
@@ -184,23 +230,46 @@ async function render(): Promise<void> {
     if (!host.standalone && current.problems.length > 0) {
       content.append(button('Run attention', () => host.post({ type: 'run', problemIndex: current.problemIndex }), { primary: true }));
     }
+    replaceContent(parts, previousCards, scrolled);
+    showStale(undefined);
     document.body.dataset.rendered = String(generation);
+    loadHeavyPartsAfterPaint();
     return;
   }
   const context: ViewContext = {
-    ...heatmapContext(),
+    ...heatmapContext(previousCards),
     data: current,
     result: current.result,
     openHeadSteps: (head) => update({ head, view: 'steps', step: 'all' }),
   };
   const blocks = blocksOf(context);
   for (const block of blocks) content.append(block instanceof HTMLElement ? block : block.element);
+  replaceContent(parts, previousCards, scrolled);
+  showStale(current.stale);
+  document.body.dataset.painted = String(generation);
+  loadHeavyPartsAfterPaint();
   for (const block of blocks) {
     if (generation !== renderGeneration) return;
     if (!(block instanceof HTMLElement)) await block.draw();
   }
-  // Tests and the benchmark wait for this marker: every heatmap of this render is drawn.
-  if (generation === renderGeneration) document.body.dataset.rendered = String(generation);
+  // Tests and the benchmarks wait for this marker: every heatmap of this render is drawn.
+  if (generation !== renderGeneration) return;
+  document.body.dataset.rendered = String(generation);
+  if (arrival && current.timing) {
+    // Where this update's time went (bench/editor-latency.mjs reads it).
+    document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, drawnAt: now() });
+  }
+}
+
+/** Swaps the panel's content in one step, keeps the scroll position and frees replaced plots. */
+function replaceContent(parts: HTMLElement[], previousCards: Map<string, HTMLElement>, scrolled: number): void {
+  const adopted = new Set(parts.flatMap((part) => Array.from(part.querySelectorAll<HTMLElement>('.js-plotly-plot'))));
+  const Plotly = plotlyIfLoaded();
+  for (const card of previousCards.values()) {
+    for (const plot of card.querySelectorAll<HTMLElement>('.js-plotly-plot')) if (!adopted.has(plot)) Plotly?.purge(plot);
+  }
+  app.replaceChildren(...parts);
+  window.scrollTo(0, scrolled);
 }
 
 watchTheme(() => void render());

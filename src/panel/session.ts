@@ -4,10 +4,10 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Matrix } from '../core/types';
-import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type WebviewToHost } from '../protocol';
+import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type ResultView, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
-import type { Results } from '../features/results';
+import type { DocumentRun, Results } from '../features/results';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
 import { matrixOf, panelDataOf, viewOf } from './model';
@@ -49,6 +49,9 @@ export class WebviewSession implements vscode.Disposable {
   /** Head to show when the next data goes out (the bottom view follows the cursor's head). */
   focusHead: number | undefined;
   state: PanelState | undefined;
+  /** What the page shows now: a refresh that would send the same result again sends only
+   * whether it is out of date (a keystroke must not re-send and redraw every matrix). */
+  private shown: { key: string; result: ResultView | undefined } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -61,7 +64,8 @@ export class WebviewSession implements vscode.Disposable {
     webview.options = webviewOptions(deps.extensionUri);
     webview.html = panelHtml({
       cspSource: webview.cspSource,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'dist', 'webview.js')).toString(),
+      // The split bundle: its chunks (plotly, the toolkit) load from dist/panel/ after first paint.
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'dist', 'panel', 'main.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'media', 'panel.css')).toString(),
       nonce: newNonce(),
       mode,
@@ -91,8 +95,24 @@ export class WebviewSession implements vscode.Disposable {
       result: problemRun?.result,
       message: problemRun?.error ?? (run ? undefined : 'This file has not been read yet: run attention on it.'),
     });
+    const stale = run && problemRun?.result && problemRun.version !== run.version ? staleReason(run) : undefined;
+    const key = JSON.stringify([data.uri, data.problemIndex, data.title, data.problems, data.message]);
+    if (this.focusHead === undefined && this.shown?.key === key && this.shown.result === data.result) {
+      this.post({ type: 'stale', ...(stale ? { stale } : {}) });
+      return;
+    }
+    this.shown = { key, result: data.result };
     this.onTitle(data.title);
-    this.post({ type: 'data', data, ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}) });
+    const timing = problemRun?.result && {
+      sentAt: performance.timeOrigin + performance.now(),
+      workerMs: problemRun.elapsedMs,
+      computeMs: problemRun.result.elapsedMs,
+    };
+    this.post({
+      type: 'data',
+      data: { ...data, ...(stale ? { stale } : {}), ...(timing ? { timing } : {}) },
+      ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}),
+    });
     this.focusHead = undefined;
   }
 
@@ -130,6 +150,7 @@ export class WebviewSession implements vscode.Disposable {
   private async handle(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
+        this.shown = undefined; // a new page: it shows nothing yet
         return this.refresh();
       case 'state':
         this.state = message.state;
@@ -203,4 +224,11 @@ export class WebviewSession implements vscode.Disposable {
   dispose(): void {
     for (const disposable of this.disposables) disposable.dispose();
   }
+}
+
+/** Why a result is out of date: the reader's first error, where it is, or a run still going. */
+function staleReason(run: DocumentRun): string {
+  const error = run.parse.diagnostics.find((diagnostic) => diagnostic.severity === 'error');
+  if (!error) return 'the text has changed since this result (it has an error, see Problems, or is still being computed).';
+  return `line ${error.range.start.line + 1}: ${error.message}`;
 }

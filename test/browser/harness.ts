@@ -1,4 +1,5 @@
-// Loads the built panel (dist/webview.js, media/panel.css, HTML from src/panel/html.ts) into
+// Loads the built panel (dist/panel/main.js and the chunks it imports, media/panel.css, HTML from
+// src/panel/html.ts) into
 // Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
 // stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
 import { readFileSync } from 'node:fs';
@@ -19,10 +20,12 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-const FILES: Record<string, { file: string; type: string }> = {
-  '/dist/webview.js': { file: 'dist/webview.js', type: 'text/javascript' },
-  '/media/panel.css': { file: 'media/panel.css', type: 'text/css' },
-};
+/** What the page may load: the panel's split bundle and its style sheet. */
+function served(pathname: string): { file: string; type: string } | undefined {
+  if (/^\/dist\/panel\/[\w.-]+\.js$/.test(pathname)) return { file: pathname.slice(1), type: 'text/javascript' };
+  if (pathname === '/media/panel.css') return { file: 'media/panel.css', type: 'text/css' };
+  return undefined;
+}
 
 export interface PanelPage {
   page: Page;
@@ -78,7 +81,7 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
   });
   const html = options.html ?? themed(panelHtml({
     cspSource: ORIGIN,
-    scriptUri: `${ORIGIN}/dist/webview.js`,
+    scriptUri: `${ORIGIN}/dist/panel/main.js`,
     styleUri: `${ORIGIN}/media/panel.css`,
     nonce: newNonce(),
     mode: options.mode ?? 'panel',
@@ -88,9 +91,9 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
     const url = new URL(route.request().url());
     if (url.origin !== ORIGIN) return route.abort();
     if (url.pathname === '/index.html') return route.fulfill({ body: html, contentType: 'text/html' });
-    const served = FILES[url.pathname];
-    if (!served) return route.fulfill({ status: 404, body: '' });
-    return route.fulfill({ body: readFileSync(path.join(ROOT, served.file)), contentType: served.type });
+    const file = served(url.pathname);
+    if (!file) return route.fulfill({ status: 404, body: '' });
+    return route.fulfill({ body: readFileSync(path.join(ROOT, file.file)), contentType: file.type });
   });
   await page.addInitScript(shim(options.state, options.html !== undefined));
   await page.goto(`${ORIGIN}/index.html`);
