@@ -397,6 +397,25 @@ export function textElement(tag: string, className: string, text?: string): HTML
   return node;
 }
 
+/** PNG and SVG of the plot, CSV and JSON of the matrix. */
+function actionButtons(spec: HeatmapSpec, plot: HTMLElement, context: HeatmapContext): HTMLElement {
+  const actions = document.createElement('div');
+  actions.className = 'actions';
+  const image = (format: 'png' | 'svg') => async () => {
+    const Plotly = await loadPlotly();
+    const url = await Plotly.toImage(plot, { format, scale: format === 'png' ? 2 : 1 });
+    const payload = url.slice(url.indexOf(',') + 1);
+    context.exportImage(format, `${fileBase(spec)}.${format}`, format === 'png' ? payload : decodeURIComponent(payload));
+  };
+  actions.append(
+    button('PNG', image('png'), { title: `Save ${spec.title} as PNG` }),
+    button('SVG', image('svg'), { title: `Save ${spec.title} as SVG` }),
+    button('CSV', () => context.exportMatrix(spec.key, spec.head, 'csv'), { title: `Save the values of ${spec.title} as CSV` }),
+    button('JSON', () => context.exportMatrix(spec.key, spec.head, 'json'), { title: `Save the values of ${spec.title} as JSON` }),
+  );
+  return actions;
+}
+
 export interface HeatmapCard {
   element: HTMLElement;
   /** Draws the plot; call once the element is in the document (plotly measures it). */
@@ -412,7 +431,8 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
   card.append(textElement('h3', '', spec.title));
   if (spec.formula) card.append(textElement('p', 'formula', spec.formula));
   const previous = context.previousCard(card.id);
-  const plot = plotElement(spec, view, context, previous?.querySelector<HTMLElement>(':scope > .plot') ?? undefined);
+  const previousPlot = previous?.querySelector<HTMLElement>(':scope > .plot') ?? undefined;
+  const plot = plotElement(spec, view, context, previousPlot);
   plot.setAttribute('role', 'img');
   const pooling = isPooled(view) ? `; overview: each cell is the max of a ${view.rowBlock}×${view.colBlock} block, zoom in for exact values` : '';
   plot.setAttribute('aria-label', `${spec.title}: heatmap of ${view.sourceRows}×${view.sourceCols} values${pooling}; the table of values follows`);
@@ -428,21 +448,9 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
     const table = tableView(spec, view);
     card.append(table);
     if (previous?.querySelector(':scope > details.table-view')?.hasAttribute('open')) table.setAttribute('open', '');
-    const actions = document.createElement('div');
-    actions.className = 'actions';
-    const image = (format: 'png' | 'svg') => async () => {
-      const Plotly = await loadPlotly();
-      const url = await Plotly.toImage(plot, { format, scale: format === 'png' ? 2 : 1 });
-      const payload = url.slice(url.indexOf(',') + 1);
-      context.exportImage(format, `${fileBase(spec)}.${format}`, format === 'png' ? payload : decodeURIComponent(payload));
-    };
-    actions.append(
-      button('PNG', image('png'), { title: `Save ${spec.title} as PNG` }),
-      button('SVG', image('svg'), { title: `Save ${spec.title} as SVG` }),
-      button('CSV', () => context.exportMatrix(spec.key, spec.head, 'csv'), { title: `Save the values of ${spec.title} as CSV` }),
-      button('JSON', () => context.exportMatrix(spec.key, spec.head, 'json'), { title: `Save the values of ${spec.title} as JSON` }),
-    );
-    card.append(actions);
+    // The same card's buttons act on the same plot and matrix: kept, not rebuilt, on an update.
+    const kept = plot === previousPlot ? previous?.querySelector<HTMLElement>(':scope > .actions') : null;
+    card.append(kept ?? actionButtons(spec, plot, context));
   }
 
   const showDetail = async (region: PanelState['zoom'][string] | undefined) => {

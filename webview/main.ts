@@ -2,7 +2,7 @@
 // the compact bottom view (<body data-mode="compact">) and the standalone HTML report.
 import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
 import { parsePanelState, type HostToWebview, type MatrixView, type PanelData, type PanelState } from '../src/protocol';
-import type { HeatmapContext } from './heatmap';
+import type { HeatmapCard, HeatmapContext } from './heatmap';
 import { connectHost } from './host';
 import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
@@ -30,6 +30,9 @@ let renderGeneration = 0;
 /** When the data being rendered arrived and was decoded (ms, performance.timeOrigin + now). */
 let arrival: { receivedAt: number; decodedAt: number } | undefined;
 const now = () => performance.timeOrigin + performance.now();
+/** The page's start, for bench/editor-latency.mjs: document created, this script running, first
+ * data in, first paint (body[data-startup] once painted). */
+const startup: Record<string, number> = { documentAt: performance.timeOrigin, scriptAt: now() };
 
 const host = connectHost(receive);
 let state: PanelState = { ...DEFAULT_STATE, ...(parsePanelState(host.getState()) ?? {}) };
@@ -49,6 +52,7 @@ function receive(message: HostToWebview): void {
   const receivedAt = now();
   const incoming = normalizePanelData(message.data);
   arrival = { receivedAt, decodedAt: now() };
+  startup.dataAt ??= receivedAt;
   const sameProblem = state.uri === incoming.uri && state.problemIndex === incoming.problemIndex;
   data = incoming;
   update({
@@ -126,6 +130,17 @@ function controls(current: PanelData): HTMLElement {
     );
   }
   return bar;
+}
+
+/** The control bar and tabs of the last render, by what they show: an update that changes only
+ * numbers keeps them (rebuilding ~10 toolkit elements costs more than redrawing a small plot). */
+const kept = new Map<string, HTMLElement>();
+function keep(kind: string, key: unknown, build: () => HTMLElement): HTMLElement {
+  const id = `${kind}:${JSON.stringify(key)}`;
+  const element = kept.get(id) ?? build();
+  for (const old of kept.keys()) if (old.startsWith(`${kind}:`)) kept.delete(old);
+  kept.set(id, element);
+  return element;
 }
 
 function tabs(): HTMLElement {
@@ -221,7 +236,11 @@ async function render(): Promise<void> {
   const content = document.createElement('div');
   content.className = 'content';
   content.id = 'content';
-  const parts: HTMLElement[] = compact ? [content] : [header(current), controls(current), tabs(), content];
+  const { head, step, colorScale, showNumbers, view } = state;
+  const controlsKey = [current.problems, current.problemIndex, current.result?.heads.length ?? current.options.heads, current.result?.dtype ?? current.options.dtype, head, step, colorScale, showNumbers];
+  const parts: HTMLElement[] = compact
+    ? [content]
+    : [header(current), keep('controls', controlsKey, () => controls(current)), keep('tabs', view, tabs), content];
   if (!current.result) {
     const message = document.createElement('p');
     message.className = 'message';
@@ -247,18 +266,33 @@ async function render(): Promise<void> {
   replaceContent(parts, previousCards, scrolled);
   showStale(current.stale);
   document.body.dataset.painted = String(generation);
+  if (!document.body.dataset.startup) {
+    startup.paintedAt = now();
+    document.body.dataset.startup = JSON.stringify(startup);
+  }
   loadHeavyPartsAfterPaint();
-  for (const block of blocks) {
+  // What is on screen first, then the rest (an update of a long Steps view is mostly off screen).
+  const cards = blocks.filter((block): block is HeatmapCard => !(block instanceof HTMLElement));
+  const onScreen = cards.filter((card) => isOnScreen(card.element));
+  let visibleAt: number | undefined;
+  for (const card of [...onScreen, ...cards.filter((card) => !onScreen.includes(card))]) {
     if (generation !== renderGeneration) return;
-    if (!(block instanceof HTMLElement)) await block.draw();
+    await card.draw();
+    if (card === onScreen[onScreen.length - 1]) visibleAt = now();
   }
   // Tests and the benchmarks wait for this marker: every heatmap of this render is drawn.
   if (generation !== renderGeneration) return;
   document.body.dataset.rendered = String(generation);
   if (arrival && current.timing) {
     // Where this update's time went (bench/editor-latency.mjs reads it).
-    document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, drawnAt: now() });
+    const drawnAt = now();
+    document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, visibleAt: visibleAt ?? drawnAt, drawnAt });
   }
+}
+
+function isOnScreen(element: HTMLElement): boolean {
+  const box = element.getBoundingClientRect();
+  return box.bottom > 0 && box.top < window.innerHeight;
 }
 
 /** Swaps the panel's content in one step, keeps the scroll position and frees replaced plots. */

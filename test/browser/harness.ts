@@ -49,6 +49,8 @@ export interface OpenOptions {
   /** A whole page to serve instead of the panel (the standalone report). */
   html?: string;
   viewport?: { width: number; height: number };
+  /** Awaited before a file is served: holds back a chunk (plotly, say) to see the page without it. */
+  beforeServe?: (pathname: string) => Promise<void>;
 }
 
 /**
@@ -87,12 +89,13 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
     mode: options.mode ?? 'panel',
     title: 'Attention',
   }), options.theme ?? 'light');
-  await context.route('**/*', (route) => {
+  await context.route('**/*', async (route) => {
     const url = new URL(route.request().url());
     if (url.origin !== ORIGIN) return route.abort();
     if (url.pathname === '/index.html') return route.fulfill({ body: html, contentType: 'text/html' });
     const file = served(url.pathname);
     if (!file) return route.fulfill({ status: 404, body: '' });
+    await options.beforeServe?.(url.pathname);
     return route.fulfill({ body: readFileSync(path.join(ROOT, file.file)), contentType: file.type });
   });
   await page.addInitScript(shim(options.state, options.html !== undefined));
