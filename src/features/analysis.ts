@@ -3,7 +3,7 @@
 // panel, the read stored in `Results`.
 //
 // While the user types: a document that reads cheaply is read again at once (so live update can
-// follow within milliseconds); an expensive one after `attentionLens.debounceMs`. Errors appear
+// follow within milliseconds); an expensive one after readDelayMs (settings.ts). Errors appear
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
@@ -12,7 +12,7 @@ import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
 import { isSupported } from './languages';
 import type { Results } from './results';
-import { readSettings } from './settings';
+import { readDelayMs, readSettings } from './settings';
 import { toVsRange } from './vsRange';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
@@ -91,7 +91,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
       this.readTimers.delete(key);
       if (!document.isClosed) this.analyze(document);
     };
-    this.readTimers.set(key, setTimeout(read, readSettings(document.uri).debounceMs));
+    this.readTimers.set(key, setTimeout(read, readDelayMs(document.uri, this.byUri.get(key)?.readMs ?? 0)));
   }
 
   forget(document: vscode.TextDocument): void {
