@@ -1,10 +1,10 @@
 // One build script, the bundles: the extension host (node/cjs, `vscode` external), the worker
-// thread, the CLI, and the panel's browser code twice — split for the webview (dist/panel/: a
-// small first-paint entry; plotly and the toolkit in chunks it imports after the first paint) and
-// as one file for the standalone HTML report, which inlines it (dist/webview.js). `--production`
-// minifies and drops source maps; `--watch` rebuilds on change.
+// thread, the CLI, and the panel's browser code twice — for the webview in parts (dist/panel/: a
+// small first-paint script; plotly and the toolkit loaded after the first paint) and as one file
+// for the standalone HTML report, which inlines it (dist/webview.js). `--production` minifies and
+// drops source maps; `--watch` rebuilds on change.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync } from 'node:fs';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
@@ -29,15 +29,19 @@ const builds = [
     outfile: 'dist/cli.js',
     banner: { js: '#!/usr/bin/env node' },
   },
-  { ...browser, entryPoints: ['webview/main.ts'], outfile: 'dist/webview.js' },
-  { ...browser, entryPoints: { main: 'webview/main.ts' }, outdir: 'dist/panel', splitting: true, chunkNames: '[name]-[hash]' },
+  // The webview's first-paint code, inlined into its page (src/panel/session.ts), and the toolkit
+  // it loads after the first paint as a classic script (plotly's own minified file is copied).
+  { ...browser, entryPoints: ['webview/main.ts'], outfile: 'dist/panel/main.js' },
+  { ...browser, format: 'iife', entryPoints: ['webview/toolkitElements.ts'], outfile: 'dist/panel/toolkit.js' },
+  // Everything in one file, for the standalone report that inlines it.
+  { ...browser, entryPoints: ['webview/report.ts'], outfile: 'dist/webview.js' },
 ];
 
 // The fast engine's WebAssembly kernels and their thread script are loaded from next to the
 // bundle at run time (src/core/engine/fast/pool.ts), not bundled.
 mkdirSync('dist', { recursive: true });
-// Chunk names carry a content hash: drop the last build's, or dist/ (and the .vsix) keeps them all.
-rmSync('dist/panel', { recursive: true, force: true });
+mkdirSync('dist/panel', { recursive: true });
+cpSync('node_modules/plotly.js-dist-min/plotly.min.js', 'dist/panel/plotly.min.js');
 for (const file of ['attention.wasm', 'fast-thread.js']) cpSync(`src/core/engine/fast/${file}`, `dist/${file}`);
 
 if (watch) {

@@ -1,10 +1,11 @@
-// Entry of the panel's browser code (dist/webview.js), shared by the panel beside the editor,
-// the compact bottom view (<body data-mode="compact">) and the standalone HTML report.
+// Entry of the panel's browser code, shared by the panel beside the editor, the compact bottom
+// view (<body data-mode="compact">) — both inline in their page (dist/panel/main.js) — and the
+// standalone HTML report (dist/webview.js, via webview/report.ts).
 import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
 import { parsePanelState, type HostToWebview, type MatrixView, type PanelData, type PanelState } from '../src/protocol';
 import type { HeatmapCard, HeatmapContext } from './heatmap';
 import { connectHost } from './host';
-import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
+import { loadPlotly, loadToolkit, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
 import { button, checkbox, dropdown } from './toolkit';
 import { checksView, compactView, gradientsView, headsView, maskView, STEP_CHOICES, stepsView, type Block, type ViewContext } from './views';
@@ -220,7 +221,7 @@ function loadHeavyPartsAfterPaint(): void {
   if (heavyPartsRequested) return;
   heavyPartsRequested = true;
   requestAnimationFrame(() => setTimeout(() => {
-    void import('./toolkitElements');
+    void loadToolkit();
     void loadPlotly();
   }));
 }

@@ -1,20 +1,45 @@
-// plotly.js, loaded after the first paint: its 4.8 MB would otherwise be fetched, parsed and run
-// before the panel can show anything. In the panel's split bundle the import below is its own
-// chunk, fetched from dist/panel/ with the page's nonce (module imports inherit it); in the
-// single-file report it is inlined and only evaluated when first asked for.
-import type PlotlyApi from 'plotly.js-dist-min';
+// The panel's heavy parts — plotly.js (4.8 MB) and the toolkit's elements — load after the first
+// paint as classic scripts from dist/panel/ (the page's <body data-assets>, an asWebviewUri), each
+// with the page's nonce: the CSP allows nothing else. The standalone report has them inline
+// already (webview/report.ts), and nothing is fetched.
+export type Plotly = (typeof import('plotly.js-dist-min'))['default'];
 
-export type Plotly = typeof PlotlyApi;
+/** Where plotly's classic script puts itself (plotly's package types declare it otherwise). */
+const page = window as unknown as { Plotly?: Plotly };
 
-let loading: Promise<Plotly> | undefined;
-let loaded: Plotly | undefined;
+/** For the report's bundle, which has plotly inside (webview/reportGlobals.ts). */
+export function providePlotly(plotly: Plotly): void {
+  page.Plotly = plotly;
+}
 
-export function loadPlotly(): Promise<Plotly> {
-  loading ??= import('plotly.js-dist-min').then((module) => (loaded = module.default));
+/** Loads `dist/panel/<name>` once, as a script carrying this page's nonce. */
+const loads = new Map<string, Promise<void>>();
+function loadScript(name: string): Promise<void> {
+  let loading = loads.get(name);
+  if (!loading) {
+    loading = new Promise<void>((resolve, reject) => {
+      const script = document.createElement('script');
+      script.nonce = document.querySelector<HTMLScriptElement>('script[nonce]')?.nonce ?? '';
+      script.src = new URL(name, document.body.dataset.assets ?? document.baseURI).href;
+      script.onload = () => resolve();
+      script.onerror = () => reject(new Error(`could not load ${name}`));
+      document.head.append(script);
+    });
+    loads.set(name, loading);
+  }
   return loading;
+}
+
+export async function loadPlotly(): Promise<Plotly> {
+  if (!page.Plotly) await loadScript('plotly.min.js');
+  return page.Plotly!;
 }
 
 /** plotly when it has loaded already (for cleanup that need not wait for it). */
 export function plotlyIfLoaded(): Plotly | undefined {
-  return loaded;
+  return page.Plotly;
+}
+
+export async function loadToolkit(): Promise<void> {
+  if (!customElements.get('vscode-button')) await loadScript('toolkit.js');
 }

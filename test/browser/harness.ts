@@ -1,5 +1,5 @@
-// Loads the built panel (dist/panel/main.js and the chunks it imports, media/panel.css, HTML from
-// src/panel/html.ts) into
+// Loads the built panel (the HTML of src/panel/html.ts with dist/panel/main.js and media/panel.css
+// inline; plotly and the toolkit served from dist/panel/) into
 // Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
 // stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
 import { readFileSync } from 'node:fs';
@@ -20,11 +20,9 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** What the page may load: the panel's split bundle and its style sheet. */
+/** What the page may load: the parts the panel loads after its first paint. */
 function served(pathname: string): { file: string; type: string } | undefined {
-  if (/^\/dist\/panel\/[\w.-]+\.js$/.test(pathname)) return { file: pathname.slice(1), type: 'text/javascript' };
-  if (pathname === '/media/panel.css') return { file: 'media/panel.css', type: 'text/css' };
-  return undefined;
+  return /^\/dist\/panel\/[\w.-]+\.js$/.test(pathname) ? { file: pathname.slice(1), type: 'text/javascript' } : undefined;
 }
 
 export interface PanelPage {
@@ -83,8 +81,9 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
   });
   const html = options.html ?? themed(panelHtml({
     cspSource: ORIGIN,
-    scriptUri: `${ORIGIN}/dist/panel/main.js`,
-    styleUri: `${ORIGIN}/media/panel.css`,
+    script: readFileSync(path.join(ROOT, 'dist', 'panel', 'main.js'), 'utf8'),
+    css: readFileSync(path.join(ROOT, 'media', 'panel.css'), 'utf8'),
+    assetsUri: `${ORIGIN}/dist/panel/`,
     nonce: newNonce(),
     mode: options.mode ?? 'panel',
     title: 'Attention',
