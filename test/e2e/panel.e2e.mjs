@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openWorkbench, problemsContaining, runCommand, webviewFrame } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -152,11 +152,14 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     assertMatrixClose(await tableValues(weightsCard(panel, 0)), lastGood.weights, 'A while the text has an error');
     const rows = await problemsContaining(page, 'Row 2 of X');
     assert.match(rows.find((text) => text.includes('Row 2 of X')), new RegExp(`Ln ${line}\\b`));
-    // Undo the typing and the edit: the panel is current again, with the file's own numbers.
+    // Delete what was typed: the panel is current again; revert the file: its own numbers again.
     await openFile(page, '01-worked-example.md');
-    await page.keyboard.press('Control+Z');
+    await goToLineEnd(page, line);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    for (let i = 0; i < ', 7'.length; i++) await page.keyboard.press('Backspace');
     await panel.locator('body:not([data-stale])').waitFor({ timeout: 30_000 });
-    await page.keyboard.press('Control+Z');
+    await runCommand(page, 'File: Revert File');
     const original = expected['01-worked-example.md'].heads[0];
     await eventually(async () => assertMatrixClose(await tableValues(weightsCard(panel, 0)), original.weights, 'A after undo'));
   });
