@@ -268,8 +268,12 @@ async function render(): Promise<void> {
   showStale(current.stale);
   document.body.dataset.painted = String(generation);
   if (!document.body.dataset.startup) {
-    startup.paintedAt = now();
-    document.body.dataset.startup = JSON.stringify(startup);
+    document.body.dataset.startup = '';
+    // The next frame is the one that shows it.
+    requestAnimationFrame(() => {
+      startup.paintedAt = now();
+      document.body.dataset.startup = JSON.stringify(startup);
+    });
   }
   loadHeavyPartsAfterPaint();
   // What is on screen first, then the rest (an update of a long Steps view is mostly off screen).

@@ -1,8 +1,6 @@
 // Typed arrays inside panel data, across the two ways data reaches the browser code: VS Code's
-// postMessage and the JSON embedded in a standalone report. Both carry base64 of little-endian
-// float64: postMessage may otherwise deliver a typed array as an index-keyed object (code-server
-// sends it as JSON over its socket: ~20 characters a number instead of ~11, and far slower to
-// serialise), and JSON has no −∞ or NaN.
+// postMessage (which may deliver a typed array, a plain array or an index-keyed object depending
+// on the version) and the JSON embedded in a standalone report (base64 of little-endian float64).
 import type { MatrixView, PanelData } from '../protocol';
 
 /** Id of the <script type="application/json"> that carries a standalone report's data. */
@@ -37,19 +35,13 @@ function mapMatrixData(value: unknown, convert: (data: unknown) => unknown): unk
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapMatrixData(item, convert)]));
 }
 
-function encodeArray(array: unknown): EncodedArray {
-  const float64 = Float64Array.from(array as ArrayLike<number>);
-  return { float64: toBase64(new Uint8Array(float64.buffer)) };
-}
-
 /** JSON-safe text of panel data (typed arrays as base64, so -inf and NaN survive exactly). */
 export function encodePanelData(data: PanelData[]): string {
-  return JSON.stringify(mapMatrixData(data, encodeArray));
-}
-
-/** Panel data as the host posts it: every matrix's data as base64 (normalizePanelData undoes it). */
-export function encodeForPost(data: PanelData): PanelData {
-  return mapMatrixData(data, encodeArray) as PanelData;
+  const encoded = mapMatrixData(data, (array): EncodedArray => {
+    const float64 = Float64Array.from(array as ArrayLike<number>);
+    return { float64: toBase64(new Uint8Array(float64.buffer)) };
+  });
+  return JSON.stringify(encoded);
 }
 
 export function decodePanelData(text: string): PanelData[] {
@@ -58,13 +50,9 @@ export function decodePanelData(text: string): PanelData[] {
   ) as PanelData[];
 }
 
-const isEncoded = (array: unknown): array is EncodedArray =>
-  typeof array === 'object' && array !== null && typeof (array as EncodedArray).float64 === 'string';
-
-/** Data as delivered by postMessage (base64, typed array, plain array or index-keyed object) as numbers. */
+/** Data as delivered by postMessage (typed array, plain array or index-keyed object) as numbers. */
 function toNumbers(array: unknown): Float64Array | Float32Array {
   if (array instanceof Float64Array || array instanceof Float32Array) return array;
-  if (isEncoded(array)) return new Float64Array(fromBase64(array.float64).buffer);
   if (Array.isArray(array)) return Float64Array.from(array as number[]);
   const indexed = array as Record<string, number>;
   return Float64Array.from({ length: Object.keys(indexed).length }, (_, i) => indexed[i] ?? NaN);

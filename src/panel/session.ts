@@ -9,7 +9,6 @@ import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelSta
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
 import type { DocumentRun, Results } from '../features/results';
-import { encodeForPost } from './codec';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
 import { matrixOf, panelDataOf, viewOf } from './model';
@@ -106,7 +105,6 @@ export class WebviewSession implements vscode.Disposable {
     }
     this.shown = { key, result: data.result };
     this.onTitle(data.title);
-    const encoded = encodeForPost(data);
     const timing = problemRun?.result && {
       sentAt: performance.timeOrigin + performance.now(),
       workerMs: problemRun.elapsedMs,
@@ -114,7 +112,7 @@ export class WebviewSession implements vscode.Disposable {
     };
     this.post({
       type: 'data',
-      data: { ...encoded, ...(stale ? { stale } : {}), ...(timing ? { timing } : {}) },
+      data: { ...data, ...(stale ? { stale } : {}), ...(timing ? { timing } : {}) },
       ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}),
     });
     this.focusHead = undefined;
