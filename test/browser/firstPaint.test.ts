@@ -2,13 +2,12 @@
 // even loaded, plotly then takes the same place without a jump, and updates change the existing
 // plots in place — keeping scroll, zoom and head — or only mark the result out of date.
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { AttentionResult } from '../../src/core/types';
 import { panelDataOf } from '../../src/panel/model';
 import type { PanelData } from '../../src/protocol';
 import { cellText } from '../../webview/format';
 import { loadFixture } from './fixtures';
-import { heatmapZ, launchChromium, openPanel, type PanelPage } from './harness';
+import { heatmapZ, panelPages, type PanelPage } from './harness';
 
 const fixture = loadFixture();
 
@@ -30,25 +29,12 @@ function editedResult(): AttentionResult {
 const post = (panel: PanelPage, message: unknown) => panel.page.evaluate((m) => window.postMessage(m, '*'), message);
 
 describe('panel first paint and updates in Chromium', function () {
-  let browser: Browser;
-  let panel: PanelPage | undefined;
-
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    if (panel) assert.deepEqual(panel.errors, [], 'the page logged errors');
-    await panel?.close();
-    panel = undefined;
-  });
+  const pages = panelPages();
 
   it('shows every card with its numbers before plotly has loaded, then plotly in the same place', async () => {
     let releasePlotly = () => {};
     const plotlyHeld = new Promise<void>((resolve) => (releasePlotly = resolve));
-    panel = await openPanel(browser, { beforeServe: (pathname) => (/plotly/.test(pathname) ? plotlyHeld : Promise.resolve()) });
+    const panel = await pages.open({ beforeServe: (pathname) => (/plotly/.test(pathname) ? plotlyHeld : Promise.resolve()) });
     await post(panel, { type: 'data', data: dataOf() });
     await panel.page.waitForSelector('body[data-painted]');
     assert.equal(await panel.page.$('.js-plotly-plot'), null, 'plotly drew although it was held back');
@@ -66,7 +52,7 @@ describe('panel first paint and updates in Chromium', function () {
   });
 
   it('updates the existing plots in place on new numbers, keeping scroll, zoom, head and open tables', async () => {
-    panel = await openPanel(browser, { viewport: { width: 700, height: 700 } });
+    const panel = await pages.open({ viewport: { width: 700, height: 700 } });
     await panel.send({ type: 'data', data: dataOf() });
     // Zoom into the weights (a drag over its top-left cells), open its table, scroll to it.
     const plot = panel.page.locator('#card-h1-weights .plot');
@@ -84,7 +70,7 @@ describe('panel first paint and updates in Chromium', function () {
     await panel.page.evaluate(() => {
       (document.querySelector('#card-h1-weights .plot') as HTMLElement).dataset.marker = 'first';
     });
-    const range = () => panel!.page.$eval('#card-h1-weights .plot', (element) => (element as unknown as { layout: { xaxis: { range: number[] } } }).layout.xaxis.range);
+    const range = () => panel.page.$eval('#card-h1-weights .plot', (element) => (element as unknown as { layout: { xaxis: { range: number[] } } }).layout.xaxis.range);
     // The zoom is kept as the cells it covers (source coordinates), as a reload keeps it.
     const zoom = await panel.page.evaluate(() => (window as unknown as { savedState: { zoom: Record<string, { colStart: number; colEnd: number }> } }).savedState.zoom['h1-weights']);
     const zoomed = [zoom.colStart - 0.5, zoom.colEnd - 0.5];
@@ -104,7 +90,7 @@ describe('panel first paint and updates in Chromium', function () {
   });
 
   it('keeps the last good result on screen, marked out of date, until a new one arrives', async () => {
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data: dataOf() });
     await panel.page.evaluate(() => {
       (document.querySelector('#card-h1-weights .plot') as HTMLElement).dataset.marker = 'good';

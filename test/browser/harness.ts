@@ -2,6 +2,7 @@
 // inline; plotly and the toolkit served from dist/panel/) into
 // Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
 // stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -151,4 +152,32 @@ export async function hoverCell(page: Page, cardId: string, row: number, col: nu
 
 export function readJson<T>(relative: string): T {
   return JSON.parse(readFileSync(path.join(ROOT, relative), 'utf8')) as T;
+}
+
+/**
+ * Mocha hooks for a file of panel tests: one Chromium for the file; each test opens its page with
+ * `open()`, and after the test the page is checked for errors and closed.
+ */
+export function panelPages(): { open(options?: OpenOptions): Promise<PanelPage> } {
+  let browser: Browser | undefined;
+  let current: PanelPage | undefined;
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    const page = current;
+    current = undefined;
+    if (!page) return;
+    await page.close();
+    assert.deepEqual(page.errors, [], 'the page logged errors');
+  });
+  return {
+    async open(options) {
+      current = await openPanel(browser!, options);
+      return current;
+    },
+  };
 }
