@@ -89,12 +89,21 @@ const INTERACTIVE = 'section.card.heatmap[data-key="weights"][data-head="0"] .pl
 /** Some interactive plotly heatmap (the ones on screen are drawn first). */
 const ANY_INTERACTIVE = 'section.card.heatmap .plot .heatmaplayer';
 
-/** Where a CodeLens is, so that the timed click is the mouse press itself. */
+/** Where a CodeLens is, so that the timed click is the mouse press itself. CodeLenses are
+ * re-rendered when the extension refreshes them; one caught mid-swap is looked up again. */
 async function codeLensBox(page, text) {
-  const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).filter({ visible: true }).first();
-  await lens.waitFor({ timeout: 60_000 });
-  await lens.scrollIntoViewIfNeeded();
-  return lens.boundingBox();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).filter({ visible: true }).first();
+      await lens.waitFor({ timeout: 60_000 });
+      await lens.scrollIntoViewIfNeeded({ timeout: 5_000 });
+      const box = await lens.boundingBox();
+      if (box) return box;
+    } catch (error) {
+      if (attempt === 5) throw error;
+    }
+    await page.waitForTimeout(250);
+  }
 }
 
 async function closeAllEditors(page) {
