@@ -246,14 +246,13 @@ async function main() {
     }
     // Switching problems with the panel open: the other file's CodeLens → its heatmap.
     await openFile(page, SMALL);
-    const [panel] = await waitForWebview(page, has(ANY_INTERACTIVE));
-    const timingBefore = await timingOf(panel);
+    const timingBefore = (await Promise.all((await webviewFrames(page)).map(timingOf))).join();
     const switchStart = await clickRun(page);
     const [frame, switched] = await waitForWebview(page, has(ANY_INTERACTIVE.replace('.heatmap', '.heatmap[data-rows="3"]')));
     report.switchMs = switched - switchStart;
     // The panel's own stamp: the plots on screen updated to the other problem.
     const timing = await timingOf(frame);
-    if (timing && timing !== timingBefore) report.switchOwnMs = Math.round(JSON.parse(timing).visibleAt - switchStart);
+    if (timing && !timingBefore.includes(timing)) report.switchOwnMs = Math.round(JSON.parse(timing).visibleAt - switchStart);
   } catch (error) {
     await page.screenshot({ path: 'test-output/editor-latency-failure.png' }).catch(() => {});
     throw error;
