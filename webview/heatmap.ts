@@ -327,6 +327,8 @@ const bindings = new WeakMap<HTMLElement, PlotBinding>();
  */
 async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> {
   const Plotly = await loadPlotly();
+  // A newer render may have replaced this plot while plotly was loading.
+  if (!root.isConnected) return;
   const { spec, view, context } = binding;
   const plot = await Plotly.react(root, [trace(spec, view, context)], layout(spec, view, context), {
     displayModeBar: false,
