@@ -31,7 +31,7 @@ const builds = [
   },
   // The webview's first-paint code, inlined into its page (src/panel/session.ts), and the toolkit
   // it loads after the first paint as a classic script (plotly's own minified file is copied).
-  { ...browser, entryPoints: ['webview/main.ts'], outfile: 'dist/panel/main.js' },
+  { ...browser, format: 'iife', entryPoints: ['webview/main.ts'], outfile: 'dist/panel/main.js' },
   { ...browser, format: 'iife', entryPoints: ['webview/toolkitElements.ts'], outfile: 'dist/panel/toolkit.js' },
   // Everything in one file, for the standalone report that inlines it.
   { ...browser, entryPoints: ['webview/report.ts'], outfile: 'dist/webview.js' },

@@ -53,7 +53,9 @@ export function panelHtml({ cspSource, script, css, assetsUri, nonce, mode, titl
     title,
     head: `<style>\n${inlineSafe(css, 'style')}\n</style>`,
     bodyAttributes: `data-mode="${mode}" data-assets="${escapeHtml(assetsUri)}"`,
-    body: `<script type="module" nonce="${nonce}">\n${inlineSafe(script, 'script')}\n</script>`,
+    // A classic script at the end of the body runs as soon as it is parsed (a module waits for
+    // the whole document).
+    body: `<script nonce="${nonce}">\n${inlineSafe(script, 'script')}\n</script>`,
   });
 }
 

@@ -84,7 +84,7 @@ describe('webview HTML', () => {
       "default-src 'none'; script-src 'nonce-abc123'; style-src https://abc.vscode-cdn.net 'unsafe-inline'; img-src https://abc.vscode-cdn.net data: blob:; font-src https://abc.vscode-cdn.net data:",
     );
     // The first-paint script and the CSS are inline; nothing in them can close their element.
-    assert.match(html, /<script type="module" nonce="abc123">\ndocument\.body\.append\("<\\\/script><script>alert\(1\)<\\\/script>"\);\n\n<\/script>/);
+    assert.match(html, /<script nonce="abc123">\ndocument\.body\.append\("<\\\/script><script>alert\(1\)<\\\/script>"\);\n\n<\/script>/);
     assert.equal(html.match(/<\/script>/g)?.length, 1);
     assert.equal(html.match(/<\/style>/g)?.length, 1);
     assert.doesNotMatch(html, /sourceMappingURL/);
