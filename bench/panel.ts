@@ -2,7 +2,7 @@
 // the max pooling to at most 512×512 (src/panel/model.ts's viewOf, which the engine worker runs
 // next to the result, off the extension host's thread; here in node) of a fast result's weights,
 // by the pool_max kernel as the worker does (and, for comparison, in JavaScript), plus, in the
-// page, the postMessage of the panel data and plotly drawing the heatmap (dist/webview.js; build
+// page, the postMessage of the panel data and plotly drawing the heatmap (dist/panel/; build
 // first).
 // Targets (issue 5): 4096×4096 under 1.5 s, 512×512 under 0.5 s. Prints a table, or with
 // --json one JSON line for bench/run.ts.

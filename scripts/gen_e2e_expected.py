@@ -16,6 +16,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ['01-worked-example.md', '04-multi-head.md']
+# Live edits the e2e tests type, keyed as the tests look them up: (example, row, column, new value)
+# of X, 0-based.
+EDITS = {'01-worked-example.md, X[0][1] = 2': ('01-worked-example.md', 0, 1, 2)}
 
 
 def read_example(path):
@@ -61,6 +64,10 @@ def main():
         expected[name] = {'tokens': values.get('tokens'), 'heads': attention(values, heads)}
     values, _ = read_example(ROOT / 'examples' / '09-sliding-window.md')
     expected['09-sliding-window.md'] = sliding_window(values, window=3, sinks=1)
+    for key, (name, row, col, value) in EDITS.items():
+        values, heads = read_example(ROOT / 'examples' / name)
+        values['X'][row][col] = value
+        expected[key] = {'tokens': values.get('tokens'), 'heads': attention(values, heads)}
     out = ROOT / 'test' / 'e2e' / 'expected.json'
     out.write_text(json.dumps(expected, indent=1) + '\n', encoding='utf-8')
     print(f'wrote {out.relative_to(ROOT)}')

@@ -255,6 +255,19 @@ export interface PanelData {
   result?: ResultView;
   /** Why there is no result: not run yet, parse error, engine error. */
   message?: string;
+  /** Set when the text has changed since `result` was computed (a half-typed matrix, or a run
+   * still going): why. The panel keeps showing the result, marked out of date. */
+  stale?: string;
+  /** Where the time of this update went, for bench/editor-latency.mjs: the host's clock
+   * (performance.timeOrigin + now, ms since the epoch) when it posted, and the run's times. */
+  timing?: PanelTiming;
+}
+
+export interface PanelTiming {
+  sentAt: number;
+  /** The run's round trip through the worker, and the engine's compute time within it. */
+  workerMs: number;
+  computeMs: number;
 }
 
 /** Panel view state kept by the webview (getState/setState) and by the serializer. */
@@ -272,6 +285,8 @@ export interface PanelState {
 
 export type HostToWebview =
   | { type: 'data'; data: PanelData; focusHead?: number }
+  /** The result shown did not change; only whether it is out of date did (see PanelData.stale). */
+  | { type: 'stale'; stale?: string }
   | { type: 'region'; requestId: number; view: MatrixView | null };
 
 export type WebviewToHost =

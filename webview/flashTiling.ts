@@ -3,12 +3,12 @@
 // being folded in and which are to come; a table gives, per query of the tile, the running
 // maximum m, the running sum l, the factor e^(m_old − m_new) that rescales what was kept, and the
 // output so far. The last step's output is the engine's.
-import Plotly from 'plotly.js-dist-min';
 import type { FlashView } from '../src/protocol';
 import { bytes, named, num } from './format';
 import { textElement } from './heatmap';
 import { button, dropdown } from './toolkit';
 import type { Block, ViewContext } from './views';
+import { loadPlotly } from './plotlyLoader';
 
 /** The walk and step on screen; kept across re-renders of the same problem. */
 const position = { walk: 0, step: 0 };
@@ -51,6 +51,7 @@ export function flashView(context: ViewContext): Block[] {
     summary.textContent = `Tiles of ${walk.tileRows}×${walk.tileCols}: at most ${bytes(walk.tileBytes)} live at once instead of ${bytes(walk.fullBytes)} for one ${queries}×${keys} matrix. ` +
       `The walk ends in the engine’s output (largest difference ${num(walk.maxDifference, 3)}).`;
     table.replaceChildren(stepTable(step, data.tokens));
+    const Plotly = await loadPlotly();
     await Plotly.newPlot(grid, [gridTrace(walk, position.step, queries, keys, context)], gridLayout(queries, keys, context), { displayModeBar: false, responsive: true });
   };
   slider.addEventListener('input', () => {

@@ -1,9 +1,10 @@
 // One heatmap card: title, formula, the plotly heatmap (hover tooltip, click to reveal the source,
 // zoom), a one-line reading, a keyboard-reachable table of the values and export buttons. Large
 // matrices arrive as a max-pooled overview; zooming into one fetches the exact region.
-import Plotly from 'plotly.js-dist-min';
 import type { MatrixKey, MatrixView, PanelState } from '../src/protocol';
 import { cellText, named, num } from './format';
+import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
+import { heatmapPreview, type PreviewRange } from './preview';
 import { colorScaleOf, type ThemeColors } from './theme';
 import { button } from './toolkit';
 
@@ -49,6 +50,8 @@ export interface HeatmapContext {
   requestRegion(key: MatrixKey, head: number, region: PanelState['zoom'][string]): Promise<MatrixView | null>;
   exportImage(format: 'png' | 'svg', fileName: string, data: string): void;
   exportMatrix(key: MatrixKey, head: number, format: 'csv' | 'json'): void;
+  /** The card with this id in the render being replaced, if any: its plot is updated in place. */
+  previousCard(id: string): HTMLElement | undefined;
 }
 
 /** Numbers are printed in the cells of matrices up to this size. */
@@ -115,10 +118,37 @@ function ticks(count: number, start: number, block: number, axis: Axis): { tickv
   return { tickvals, ticktext: tickvals.map((i) => axisLabel(axis, start + i * block)) };
 }
 
-function largest(view: MatrixView): number {
+function finiteExtremes(view: MatrixView): { min: number; max: number } {
+  let min = Infinity;
   let max = -Infinity;
-  for (const value of view.data) if (value > max) max = value;
-  return max;
+  for (const value of view.data) {
+    if (!Number.isFinite(value)) continue;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  if (min > max) return { min: 0, max: 1 };
+  return min === max ? { min: min - 0.5, max: max + 0.5 } : { min, max };
+}
+
+/**
+ * The values the colour scale spans. Weights start at 0 and end at the largest weight shown, so
+ * that a long sequence's small weights (≈ 1/n) still spread over the whole scale; RdBu is centred
+ * on 0; other values span their own range, as plotly's auto range does.
+ */
+function colorRange(spec: HeatmapSpec, view: MatrixView, state: PanelState): PreviewRange {
+  if (spec.scale === 'mask') return { scale: 'mask', zmin: 0, zmax: 1 };
+  const { min, max } = finiteExtremes(view);
+  if (spec.scale === 'weights') return { scale: 'weights', zmin: 0, zmax: Math.max(max, Number.MIN_VALUE) };
+  if (state.colorScale === 'RdBu') {
+    const extent = Math.max(Math.abs(min), Math.abs(max));
+    return { scale: 'values', zmin: -extent, zmax: extent };
+  }
+  return { scale: 'values', zmin: min, zmax: max };
+}
+
+function showsNumbers(spec: HeatmapSpec, view: MatrixView, state: PanelState): boolean {
+  const small = view.rows <= MAX_CELLS_WITH_NUMBERS && view.cols <= MAX_CELLS_WITH_NUMBERS;
+  return small && (state.showNumbers || spec.scale === 'mask');
 }
 
 function zMatrix(view: MatrixView, scale: HeatmapSpec['scale']): (number | null)[][] {
@@ -159,7 +189,7 @@ function trace(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): ob
     ...(view.rows * view.cols > LARGE_CELLS ? { zsmooth: 'fast' } : {}),
     xgap: small ? 1 : 0,
     ygap: small ? 1 : 0,
-    ...(small && (state.showNumbers || spec.scale === 'mask')
+    ...(showsNumbers(spec, view, state)
       ? { text: cellTexts(view, spec.scale), texttemplate: '%{text}', textfont: { family: colors.fontFamily, size: 11 } }
       : {}),
   };
@@ -168,16 +198,22 @@ function trace(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): ob
   }
   const colorscale = colorScaleOf(state.colorScale, colors);
   const bar = { colorbar: { thickness: 10, outlinewidth: 0, tickfont: { color: colors.foreground, size: 10 } } };
-  // Weights start at 0; the top is the largest weight shown, so that a long sequence's small
-  // weights (≈ 1/n) still spread over the whole colour scale.
-  if (spec.scale === 'weights') return { ...base, ...bar, colorscale, zmin: 0, zmax: Math.max(largest(view), Number.MIN_VALUE) };
-  return { ...base, ...bar, colorscale, ...(state.colorScale === 'RdBu' ? { zmid: 0 } : {}) };
+  const { zmin, zmax } = colorRange(spec, view, state);
+  return { ...base, ...bar, colorscale, zmin, zmax };
 }
+
+/** Height of the whole plot (plotly's layout height), known before plotly is loaded. */
+function plotHeight(view: MatrixView, compact: boolean): number {
+  const cell = view.rows <= MAX_CELLS_WITH_NUMBERS ? (compact ? 22 : 30) : Math.max(1, Math.min(30, 480 / view.rows));
+  return Math.max(compact ? 140 : 180, Math.min(compact ? 320 : 540, view.rows * cell + 80));
+}
+
+/** plotly's margins; the preview fills the same plot area (panel.css reads these variables). */
+const MARGIN = { l: 70, r: 10, t: 44, b: 10 };
 
 function layout(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): object {
   const { colors, compact } = context;
-  const cell = view.rows <= MAX_CELLS_WITH_NUMBERS ? (compact ? 22 : 30) : Math.max(1, Math.min(30, 480 / view.rows));
-  const height = Math.max(compact ? 140 : 180, Math.min(compact ? 320 : 540, view.rows * cell + 80));
+  const height = plotHeight(view, compact);
   const font = { family: colors.fontFamily, color: colors.foreground, size: compact ? 10 : 11 };
   const axis = { ...font, showgrid: false, zeroline: false, ticks: '', tickfont: font, linecolor: colors.grid };
   const x = ticks(view.cols, view.colStart, view.colBlock, spec.cols);
@@ -186,7 +222,7 @@ function layout(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): o
   const toDisplay = (value: number, start: number, block: number) => (value - start) / block - 0.5;
   return {
     height,
-    margin: { l: 70, r: 10, t: 44, b: 10 },
+    margin: MARGIN,
     paper_bgcolor: 'rgba(0,0,0,0)',
     plot_bgcolor: colors.muted,
     font,
@@ -275,35 +311,111 @@ function tableView(spec: HeatmapSpec, view: MatrixView): HTMLElement {
   return details;
 }
 
-async function drawPlot(root: HTMLElement, spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, onZoom?: (event: Record<string, unknown>) => void): Promise<void> {
-  const plot = await Plotly.newPlot(root, [trace(spec, view, context)], layout(spec, view, context), {
+/** What the event handlers of a plot read: the spec and view it shows now (updated in place). */
+interface PlotBinding {
+  spec: HeatmapSpec;
+  view: MatrixView;
+  context: HeatmapContext;
+  onZoom?: (event: Record<string, unknown>) => void;
+}
+
+const bindings = new WeakMap<HTMLElement, PlotBinding>();
+
+/**
+ * Draws the plot, or updates the one already in `root` (Plotly.react changes data and layout in
+ * place: no rebuild, no flicker). Its handlers are bound once and read the current binding.
+ */
+async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> {
+  const Plotly = await loadPlotly();
+  // A newer render may have replaced this plot while plotly was loading.
+  if (!root.isConnected) return;
+  const { spec, view, context } = binding;
+  const plot = await Plotly.react(root, [trace(spec, view, context)], layout(spec, view, context), {
     displayModeBar: false,
     responsive: true,
     doubleClick: 'reset',
     showTips: false,
   });
+  root.querySelector(':scope > .preview')?.remove();
   // A newer render may have purged and replaced this plot while plotly was drawing it.
   if (!root.isConnected || typeof plot.on !== 'function') return;
-  const cellOf = (x: number, y: number) => cellAt(view, Math.round(y), Math.round(x));
+  const bound = bindings.has(root);
+  bindings.set(root, binding);
+  if (bound) return;
+  const cellOf = (x: number, y: number) => {
+    const current = bindings.get(root)!;
+    return { current, cell: cellAt(current.view, Math.round(y), Math.round(x)) };
+  };
   plot.on('plotly_hover', (event) => {
     const point = event.points[0];
-    if (point) showTooltip(spec.describe(cellOf(point.x, point.y)), event.event.clientX, event.event.clientY);
+    if (!point) return;
+    const { current, cell } = cellOf(point.x, point.y);
+    showTooltip(current.spec.describe(cell), event.event.clientX, event.event.clientY);
   });
   plot.on('plotly_unhover', hideTooltip);
   plot.on('plotly_click', (event) => {
     const point = event.points[0];
     if (!point) return;
-    const cell = cellOf(point.x, point.y);
-    context.reveal(spec.key, spec.head, cell.row, cell.col);
+    const { current, cell } = cellOf(point.x, point.y);
+    current.context.reveal(current.spec.key, current.spec.head, cell.row, cell.col);
   });
-  if (onZoom) plot.on('plotly_relayout', onZoom);
+  plot.on('plotly_relayout', (event) => bindings.get(root)?.onZoom?.(event));
 }
+
+/** The plot div of a card: the earlier render's (already plotted, updated in place) or a new one
+ * showing the preview until plotly draws. Its height is the plot's from the start: no jump. */
+function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, previous: HTMLElement | undefined): HTMLElement {
+  const height = `${plotHeight(view, context.compact)}px`;
+  if (previous?.classList.contains('js-plotly-plot')) {
+    previous.style.height = height;
+    return previous;
+  }
+  const plot = document.createElement('div');
+  plot.className = 'plot';
+  plot.style.height = height;
+  plot.style.setProperty('--plot-top', `${MARGIN.t}px`);
+  plot.style.setProperty('--plot-left', `${MARGIN.l}px`);
+  plot.style.setProperty('--plot-bottom', `${MARGIN.b}px`);
+  plot.style.setProperty('--plot-right', `${MARGIN.r + (spec.scale === 'mask' ? 0 : COLORBAR_WIDTH)}px`);
+  plot.append(heatmapPreview({
+    rows: view.rows,
+    cols: view.cols,
+    data: view.data,
+    range: colorRange(spec, view, context.state),
+    colorScale: context.state.colorScale,
+    colors: context.colors,
+    numbers: showsNumbers(spec, view, context.state),
+  }));
+  return plot;
+}
+
+/** Room plotly keeps right of the cells for the colour bar and its labels. */
+const COLORBAR_WIDTH = 48;
 
 export function textElement(tag: string, className: string, text?: string): HTMLElement {
   const node = document.createElement(tag);
   node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
+}
+
+/** PNG and SVG of the plot, CSV and JSON of the matrix. */
+function actionButtons(spec: HeatmapSpec, plot: HTMLElement, context: HeatmapContext): HTMLElement {
+  const actions = document.createElement('div');
+  actions.className = 'actions';
+  const image = (format: 'png' | 'svg') => async () => {
+    const Plotly = await loadPlotly();
+    const url = await Plotly.toImage(plot, { format, scale: format === 'png' ? 2 : 1 });
+    const payload = url.slice(url.indexOf(',') + 1);
+    context.exportImage(format, `${fileBase(spec)}.${format}`, format === 'png' ? payload : decodeURIComponent(payload));
+  };
+  actions.append(
+    button('PNG', image('png'), { title: `Save ${spec.title} as PNG` }),
+    button('SVG', image('svg'), { title: `Save ${spec.title} as SVG` }),
+    button('CSV', () => context.exportMatrix(spec.key, spec.head, 'csv'), { title: `Save the values of ${spec.title} as CSV` }),
+    button('JSON', () => context.exportMatrix(spec.key, spec.head, 'json'), { title: `Save the values of ${spec.title} as JSON` }),
+  );
+  return actions;
 }
 
 export interface HeatmapCard {
@@ -320,8 +432,9 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
   Object.assign(card.dataset, { key: spec.key, head: String(spec.head), rows: String(view.rows), cols: String(view.cols) });
   card.append(textElement('h3', '', spec.title));
   if (spec.formula) card.append(textElement('p', 'formula', spec.formula));
-  const plot = document.createElement('div');
-  plot.className = 'plot';
+  const previous = context.previousCard(card.id);
+  const previousPlot = previous?.querySelector<HTMLElement>(':scope > .plot') ?? undefined;
+  const plot = plotElement(spec, view, context, previousPlot);
   plot.setAttribute('role', 'img');
   const pooling = isPooled(view) ? `; overview: each cell is the max of a ${view.rowBlock}×${view.colBlock} block, zoom in for exact values` : '';
   plot.setAttribute('aria-label', `${spec.title}: heatmap of ${view.sourceRows}×${view.sourceCols} values${pooling}; the table of values follows`);
@@ -334,25 +447,16 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
   detail.className = 'detail';
   card.append(detail);
   if (!context.compact) {
-    card.append(tableView(spec, view));
-    const actions = document.createElement('div');
-    actions.className = 'actions';
-    const image = (format: 'png' | 'svg') => async () => {
-      const url = await Plotly.toImage(plot, { format, scale: format === 'png' ? 2 : 1 });
-      const payload = url.slice(url.indexOf(',') + 1);
-      context.exportImage(format, `${fileBase(spec)}.${format}`, format === 'png' ? payload : decodeURIComponent(payload));
-    };
-    actions.append(
-      button('PNG', image('png'), { title: `Save ${spec.title} as PNG` }),
-      button('SVG', image('svg'), { title: `Save ${spec.title} as SVG` }),
-      button('CSV', () => context.exportMatrix(spec.key, spec.head, 'csv'), { title: `Save the values of ${spec.title} as CSV` }),
-      button('JSON', () => context.exportMatrix(spec.key, spec.head, 'json'), { title: `Save the values of ${spec.title} as JSON` }),
-    );
-    card.append(actions);
+    const table = tableView(spec, view);
+    card.append(table);
+    if (previous?.querySelector(':scope > details.table-view')?.hasAttribute('open')) table.setAttribute('open', '');
+    // The same card's buttons act on the same plot and matrix: kept, not rebuilt, on an update.
+    const kept = plot === previousPlot ? previous?.querySelector<HTMLElement>(':scope > .actions') : null;
+    card.append(kept ?? actionButtons(spec, plot, context));
   }
 
   const showDetail = async (region: PanelState['zoom'][string] | undefined) => {
-    Plotly.purge(detail);
+    for (const drawn of detail.querySelectorAll<HTMLElement>('.js-plotly-plot')) plotlyIfLoaded()?.purge(drawn);
     detail.replaceChildren();
     if (!region || !isPooled(view)) return;
     const exact = await context.requestRegion(spec.key, spec.head, region);
@@ -363,19 +467,24 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
       detail.append(heading);
       return;
     }
-    const plotElement = document.createElement('div');
-    plotElement.className = 'plot';
-    detail.append(heading, plotElement);
     const detailSpec = { ...spec, id: `${spec.id}-detail` };
-    await drawPlot(plotElement, detailSpec, exact, { ...context, state: { ...context.state, zoom: {} } });
+    const detailContext = { ...context, state: { ...context.state, zoom: {} } };
+    const detailPlot = plotElement(detailSpec, exact, detailContext, undefined);
+    detail.append(heading, detailPlot);
+    await drawPlot(detailPlot, { spec: detailSpec, view: exact, context: detailContext });
   };
 
   const draw = async () => {
-    await drawPlot(plot, spec, view, context, (event) => {
-      const region = zoomOf(event, view);
-      if (region === 'unchanged') return;
-      context.setZoom(spec.id, region);
-      void showDetail(region);
+    await drawPlot(plot, {
+      spec,
+      view,
+      context,
+      onZoom: (event) => {
+        const region = zoomOf(event, view);
+        if (region === 'unchanged') return;
+        context.setZoom(spec.id, region);
+        void showDetail(region);
+      },
     });
     await showDetail(context.state.zoom[spec.id]);
   };

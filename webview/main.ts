@@ -1,10 +1,11 @@
-// Entry of the panel's browser code (dist/webview.js), shared by the panel beside the editor,
-// the compact bottom view (<body data-mode="compact">) and the standalone HTML report.
+// Entry of the panel's browser code, shared by the panel beside the editor, the compact bottom
+// view (<body data-mode="compact">) — both inline in their page (dist/panel/main.js) — and the
+// standalone HTML report (dist/webview.js, via webview/report.ts).
 import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
 import { parsePanelState, type HostToWebview, type MatrixView, type PanelData, type PanelState } from '../src/protocol';
-import Plotly from 'plotly.js-dist-min';
-import type { HeatmapContext } from './heatmap';
+import type { HeatmapCard, HeatmapContext } from './heatmap';
 import { connectHost } from './host';
+import { loadPlotly, loadToolkit, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
 import { button, checkbox, dropdown } from './toolkit';
 import { flashView } from './flashTiling';
@@ -29,6 +30,12 @@ let nextRequestId = 1;
 let data: PanelData | undefined;
 /** Bumped on every render so that a slower, older render stops drawing. */
 let renderGeneration = 0;
+/** When the data being rendered arrived and was decoded (ms, performance.timeOrigin + now). */
+let arrival: { receivedAt: number; decodedAt: number } | undefined;
+const now = () => performance.timeOrigin + performance.now();
+/** The page's start, for bench/editor-latency.mjs: document created, this script running, first
+ * data in, first paint (body[data-startup] once painted). */
+const startup: Record<string, number> = { documentAt: performance.timeOrigin, scriptAt: now() };
 
 const host = connectHost(receive);
 let state: PanelState = { ...DEFAULT_STATE, ...(parsePanelState(host.getState()) ?? {}) };
@@ -40,7 +47,15 @@ function receive(message: HostToWebview): void {
     pendingRegions.delete(message.requestId);
     return;
   }
+  if (message.type === 'stale') {
+    if (data) data = { ...data, stale: message.stale };
+    showStale(message.stale);
+    return;
+  }
+  const receivedAt = now();
   const incoming = normalizePanelData(message.data);
+  arrival = { receivedAt, decodedAt: now() };
+  startup.dataAt ??= receivedAt;
   const sameProblem = state.uri === incoming.uri && state.problemIndex === incoming.problemIndex;
   data = incoming;
   update({
@@ -68,8 +83,9 @@ function setZoom(id: string, region: PanelState['zoom'][string] | undefined): vo
   if (!host.standalone) host.post({ type: 'state', state });
 }
 
-function heatmapContext(): HeatmapContext {
+function heatmapContext(previousCards: Map<string, HTMLElement>): HeatmapContext {
   return {
+    previousCard: (id) => previousCards.get(id),
     state,
     colors: themeColors(),
     compact,
@@ -126,11 +142,27 @@ function controls(current: PanelData): HTMLElement {
   return bar;
 }
 
+/** The control bar and tabs of the last render, by what they show: an update that changes only
+ * numbers keeps them (rebuilding ~10 toolkit elements costs more than redrawing a small plot). */
+const kept = new Map<string, HTMLElement>();
+function keep(kind: string, key: unknown, build: () => HTMLElement): HTMLElement {
+  const id = `${kind}:${JSON.stringify(key)}`;
+  const element = kept.get(id) ?? build();
+  for (const old of kept.keys()) if (old.startsWith(`${kind}:`)) kept.delete(old);
+  kept.set(id, element);
+  return element;
+}
+
+/** The views this result has (the Variants and FlashAttention tabs only for the problems they explain). */
+function shownTabs(current: PanelData): typeof VIEW_TABS {
+  return VIEW_TABS.filter((t) => tabShown(t.view, current.result));
+}
+
 function tabs(current: PanelData): HTMLElement {
   const nav = document.createElement('nav');
   nav.className = 'tabs';
   nav.setAttribute('aria-label', 'Views');
-  for (const tab of VIEW_TABS.filter((t) => tabShown(t.view, current.result))) {
+  for (const tab of shownTabs(current)) {
     const tabButton = button(tab.label, () => update({ view: tab.view }), { primary: state.view === tab.view, pressed: state.view === tab.view });
     tabButton.dataset.view = tab.view;
     nav.append(tabButton);
@@ -158,6 +190,29 @@ function header(current: PanelData): HTMLElement {
   return head;
 }
 
+/** Marks the panel out of date (body[data-stale], a status line) or current again. The last good
+ * result stays readable; panel.css dims it only if the state lasts (no flash while typing). */
+function showStale(reason: string | undefined): void {
+  const line = document.getElementById('stale');
+  if (reason === undefined) {
+    delete document.body.dataset.stale;
+    line?.remove();
+    return;
+  }
+  document.body.dataset.stale = '';
+  const text = `Out of date: ${reason} The last good result is shown.`;
+  if (line) {
+    line.textContent = text;
+    return;
+  }
+  const status = document.createElement('p');
+  status.id = 'stale';
+  status.className = 'stale';
+  status.setAttribute('role', 'status');
+  status.textContent = text;
+  app.querySelector('header')?.append(status);
+}
+
 function blocksOf(context: ViewContext): Block[] {
   if (compact) return compactView(context);
   switch (state.view) {
@@ -180,17 +235,33 @@ function blocksOf(context: ViewContext): Block[] {
   }
 }
 
+/** plotly and the toolkit's elements load once something true is on screen, never before. */
+let heavyPartsRequested = false;
+function loadHeavyPartsAfterPaint(): void {
+  if (heavyPartsRequested) return;
+  heavyPartsRequested = true;
+  requestAnimationFrame(() => setTimeout(() => {
+    void loadToolkit();
+    void loadPlotly();
+  }));
+}
+
 async function render(): Promise<void> {
   const generation = ++renderGeneration;
   const current = data;
   if (!current) return;
-  for (const plot of app.querySelectorAll<HTMLElement>('.js-plotly-plot')) Plotly.purge(plot);
-  app.replaceChildren();
-  if (!compact) app.append(header(current), controls(current), tabs(current));
+  // The cards of this render take over the plots of the last one with the same ids (updated in
+  // place by Plotly.react): no blank frame, and zoom, scroll and open tables stay.
+  const previousCards = new Map(Array.from(app.querySelectorAll<HTMLElement>('section.card.heatmap'), (card) => [card.id, card]));
+  const scrolled = window.scrollY;
   const content = document.createElement('div');
   content.className = 'content';
   content.id = 'content';
-  app.append(content);
+  const { head, step, colorScale, showNumbers, view } = state;
+  const controlsKey = [current.problems, current.problemIndex, current.result?.heads.length ?? current.options.heads, current.result?.dtype ?? current.options.dtype, head, step, colorScale, showNumbers];
+  const parts: HTMLElement[] = compact
+    ? [content]
+    : [header(current), keep('controls', controlsKey, () => controls(current)), keep('tabs', [view, shownTabs(current).map((tab) => tab.view)], () => tabs(current)), content];
   if (!current.result) {
     const message = document.createElement('p');
     message.className = 'message';
@@ -199,23 +270,65 @@ async function render(): Promise<void> {
     if (!host.standalone && current.problems.length > 0) {
       content.append(button('Run attention', () => host.post({ type: 'run', problemIndex: current.problemIndex }), { primary: true }));
     }
+    replaceContent(parts, previousCards, scrolled);
+    showStale(undefined);
     document.body.dataset.rendered = String(generation);
+    loadHeavyPartsAfterPaint();
     return;
   }
   const context: ViewContext = {
-    ...heatmapContext(),
+    ...heatmapContext(previousCards),
     data: current,
     result: current.result,
     openHeadSteps: (head) => update({ head, view: 'steps', step: 'all' }),
   };
   const blocks = blocksOf(context);
   for (const block of blocks) content.append(block instanceof HTMLElement ? block : block.element);
-  for (const block of blocks) {
-    if (generation !== renderGeneration) return;
-    if (!(block instanceof HTMLElement)) await block.draw();
+  replaceContent(parts, previousCards, scrolled);
+  showStale(current.stale);
+  document.body.dataset.painted = String(generation);
+  if (!document.body.dataset.startup) {
+    document.body.dataset.startup = '';
+    // The next frame is the one that shows it.
+    requestAnimationFrame(() => {
+      startup.paintedAt = now();
+      document.body.dataset.startup = JSON.stringify(startup);
+    });
   }
-  // Tests and the benchmark wait for this marker: every heatmap of this render is drawn.
-  if (generation === renderGeneration) document.body.dataset.rendered = String(generation);
+  loadHeavyPartsAfterPaint();
+  // What is on screen first, then the rest (an update of a long Steps view is mostly off screen).
+  const cards = blocks.filter((block): block is HeatmapCard => !(block instanceof HTMLElement));
+  const onScreen = cards.filter((card) => isOnScreen(card.element));
+  let visibleAt: number | undefined;
+  for (const card of [...onScreen, ...cards.filter((card) => !onScreen.includes(card))]) {
+    if (generation !== renderGeneration) return;
+    await card.draw();
+    if (card === onScreen[onScreen.length - 1]) visibleAt = now();
+  }
+  // Tests and the benchmarks wait for this marker: every heatmap of this render is drawn.
+  if (generation !== renderGeneration) return;
+  document.body.dataset.rendered = String(generation);
+  if (arrival && current.timing) {
+    // Where this update's time went (bench/editor-latency.mjs reads it).
+    const drawnAt = now();
+    document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, visibleAt: visibleAt ?? drawnAt, drawnAt });
+  }
+}
+
+function isOnScreen(element: HTMLElement): boolean {
+  const box = element.getBoundingClientRect();
+  return box.bottom > 0 && box.top < window.innerHeight;
+}
+
+/** Swaps the panel's content in one step, keeps the scroll position and frees replaced plots. */
+function replaceContent(parts: HTMLElement[], previousCards: Map<string, HTMLElement>, scrolled: number): void {
+  const adopted = new Set(parts.flatMap((part) => Array.from(part.querySelectorAll<HTMLElement>('.js-plotly-plot'))));
+  const Plotly = plotlyIfLoaded();
+  for (const card of previousCards.values()) {
+    for (const plot of card.querySelectorAll<HTMLElement>('.js-plotly-plot')) if (!adopted.has(plot)) Plotly?.purge(plot);
+  }
+  app.replaceChildren(...parts);
+  window.scrollTo(0, scrolled);
 }
 
 watchTheme(() => void render());

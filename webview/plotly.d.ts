@@ -12,6 +12,8 @@ declare module 'plotly.js-dist-min' {
   }
   const Plotly: {
     newPlot(root: HTMLElement, data: object[], layout: object, config: object): Promise<PlotlyHTMLElement>;
+    /** Draws like newPlot the first time; after that updates the plot in place (no rebuild). */
+    react(root: HTMLElement, data: object[], layout: object, config: object): Promise<PlotlyHTMLElement>;
     relayout(root: HTMLElement, update: object): Promise<PlotlyHTMLElement>;
     toImage(root: HTMLElement, options: { format: 'png' | 'svg'; width?: number; height?: number; scale?: number }): Promise<string>;
     purge(root: HTMLElement): void;

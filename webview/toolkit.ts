@@ -1,14 +1,6 @@
-// Every use of @vscode/webview-ui-toolkit lives here: the toolkit is no longer maintained, and
-// replacing it must mean rewriting this one module. Each factory returns a labelled control.
-import {
-  provideVSCodeDesignSystem,
-  vsCodeButton,
-  vsCodeCheckbox,
-  vsCodeDropdown,
-  vsCodeOption,
-} from '@vscode/webview-ui-toolkit';
-
-provideVSCodeDesignSystem().register(vsCodeButton(), vsCodeCheckbox(), vsCodeDropdown(), vsCodeOption());
+// Every use of @vscode/webview-ui-toolkit lives here and in toolkitElements.ts (which registers
+// the elements, loaded after the first paint): the toolkit is no longer maintained, and replacing
+// it must mean rewriting these two modules. Each factory returns a labelled control.
 
 export interface Choice {
   value: string;

@@ -1,12 +1,12 @@
 // The Variants tab: what RoPE, temperature/softcap, ALiBi, the masks and a decode step do to this
 // problem's numbers (panel/variantsModel.ts builds the data). Small plots of their own: these
 // matrices are not the run's steps, so they have no source cell to reveal and no export key.
-import Plotly from 'plotly.js-dist-min';
 import type { MatrixView, PanelData, VariantsView } from '../src/protocol';
 import { flops, named, num, percent } from './format';
 import { type HeatmapCard, textElement } from './heatmap';
 import { colorScaleOf, type ThemeColors } from './theme';
 import type { Block, ViewContext } from './views';
+import { loadPlotly } from './plotlyLoader';
 
 export interface SmallPlot {
   id: string;
@@ -38,6 +38,7 @@ export function smallPlotCard(plot: SmallPlot, context: ViewContext): HeatmapCar
   card.append(root);
   if (plot.reading) card.append(textElement('p', 'reading', plot.reading));
   const draw = async () => {
+    const Plotly = await loadPlotly();
     await Plotly.newPlot(root, [trace(plot, context.colors, context)], layout(plot, context.colors), { displayModeBar: false, responsive: true, staticPlot: false });
   };
   return { element: card, draw };

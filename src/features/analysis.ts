@@ -6,7 +6,7 @@
 // so CodeLens, hovers and runs use it at once and no large matrix is copied.
 //
 // While the user types: a document that reads cheaply is read again at once (so live update can
-// follow within milliseconds); an expensive one after `attentionLens.debounceMs`. Errors appear
+// follow within milliseconds); an expensive one after readDelayMs (settings.ts). Errors appear
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
@@ -16,7 +16,7 @@ import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
 import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
 import type { Results } from './results';
-import { readSettings, SECTION } from './settings';
+import { readDelayMs, readSettings, SECTION } from './settings';
 import { toVsDiagnostic } from './vsDiagnostic';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
@@ -110,7 +110,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
       this.readTimers.delete(key);
       if (!document.isClosed) this.readInBackground(document);
     };
-    this.readTimers.set(key, setTimeout(read, readSettings(document.uri).debounceMs));
+    this.readTimers.set(key, setTimeout(read, readDelayMs(document.uri, this.byUri.get(key)?.readMs ?? 0)));
   }
 
   /** Reads the document again though its text has not changed (a setting that changes what is

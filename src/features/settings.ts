@@ -6,6 +6,7 @@ export const SECTION = 'attentionLens';
 
 export interface Settings {
   liveUpdate: boolean;
+  /** How long errors wait to appear while typing (a half-typed number must not flash red). */
   debounceMs: number;
   dtype: DType;
   maxMatrixElements: number;
@@ -19,13 +20,34 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
   const config = vscode.workspace.getConfiguration(SECTION, scope);
   return {
     liveUpdate: config.get<boolean>('liveUpdate', true),
-    debounceMs: Math.max(0, config.get<number>('debounceMs', 300)),
+    debounceMs: explicitDebounce(config) ?? ERROR_DELAY_MS,
     dtype: config.get<DType>('dtype', 'float64') === 'float32' ? 'float32' : 'float64',
     maxMatrixElements: Math.max(1, config.get<number>('maxMatrixElements', 67_108_864)),
     maxFileMB: Math.max(0.001, config.get<number>('maxFileMB', 50)),
     colorScale: config.get<string>('colorScale', 'Viridis'),
     decimals: Math.min(12, Math.max(0, Math.round(config.get<number>('decimals', 4)))),
   };
+}
+
+/** Errors wait this long after the last keystroke unless `attentionLens.debounceMs` says otherwise. */
+const ERROR_DELAY_MS = 300;
+/** The longest an edit waits before its document is read again, however costly reading it is. */
+const MAX_READ_DELAY_MS = 300;
+
+function explicitDebounce(config: vscode.WorkspaceConfiguration): number | undefined {
+  const value = config.get<number | null>('debounceMs');
+  return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, value) : undefined;
+}
+
+/**
+ * How long after an edit a document is read (and, with live update, run) again: the user's
+ * `attentionLens.debounceMs` when set, else twice what reading it last cost, at most 300 ms. A
+ * note that reads in 1 ms follows every keystroke; a 2048-token file waits a few ms, so that fast
+ * typing never queues reads; nothing ever waits a fixed 300 ms it does not need.
+ */
+export function readDelayMs(scope: vscode.ConfigurationScope | undefined, lastReadMs: number): number {
+  const explicit = explicitDebounce(vscode.workspace.getConfiguration(SECTION, scope));
+  return explicit ?? Math.min(MAX_READ_DELAY_MS, Math.ceil(2 * lastReadMs));
 }
 
 /** Writes where the user's effective value comes from (workspace if set there, else user). */

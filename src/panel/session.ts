@@ -1,14 +1,15 @@
 // One webview showing Attention Lens data — the panel beside the editor or the bottom view — and
 // the host's side of its messages. Every message is validated first; a malformed one is logged
 // and dropped.
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Matrix } from '../core/types';
-import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type WebviewToHost } from '../protocol';
+import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type ResultView, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
 import { isDebugUri } from '../features/debugUri';
-import type { Results } from '../features/results';
+import type { DocumentRun, Results } from '../features/results';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
 import { matrixOf, panelDataOf, viewOf } from './model';
@@ -50,6 +51,9 @@ export class WebviewSession implements vscode.Disposable {
   /** Head to show when the next data goes out (the bottom view follows the cursor's head). */
   focusHead: number | undefined;
   state: PanelState | undefined;
+  /** What the page shows now: a refresh that would send the same result again sends only
+   * whether it is out of date (a keystroke must not re-send and redraw every matrix). */
+  private shown: { key: string; result: ResultView | undefined } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -60,10 +64,12 @@ export class WebviewSession implements vscode.Disposable {
     private readonly onTitle: (title: string) => void = () => {},
   ) {
     webview.options = webviewOptions(deps.extensionUri);
+    const { script, css } = inlineAssets(deps.extensionUri);
     webview.html = panelHtml({
       cspSource: webview.cspSource,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'dist', 'webview.js')).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'media', 'panel.css')).toString(),
+      script,
+      css,
+      assetsUri: `${webview.asWebviewUri(vscode.Uri.joinPath(deps.extensionUri, 'dist', 'panel')).toString()}/`,
       nonce: newNonce(),
       mode,
       title: 'Attention',
@@ -92,8 +98,24 @@ export class WebviewSession implements vscode.Disposable {
       result: problemRun?.result,
       message: problemRun?.error ?? (run ? undefined : 'This file has not been read yet: run attention on it.'),
     });
+    const stale = run && problemRun?.result && problemRun.version !== run.version ? staleReason(run) : undefined;
+    const key = JSON.stringify([data.uri, data.problemIndex, data.title, data.problems, data.message]);
+    if (this.focusHead === undefined && this.shown?.key === key && this.shown.result === data.result) {
+      this.post({ type: 'stale', ...(stale ? { stale } : {}) });
+      return;
+    }
+    this.shown = { key, result: data.result };
     this.onTitle(data.title);
-    this.post({ type: 'data', data, ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}) });
+    const timing = problemRun?.result && {
+      sentAt: performance.timeOrigin + performance.now(),
+      workerMs: problemRun.elapsedMs,
+      computeMs: problemRun.result.elapsedMs,
+    };
+    this.post({
+      type: 'data',
+      data: { ...data, ...(stale ? { stale } : {}), ...(timing ? { timing } : {}) },
+      ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}),
+    });
     this.focusHead = undefined;
   }
 
@@ -131,6 +153,7 @@ export class WebviewSession implements vscode.Disposable {
   private async handle(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
+        this.shown = undefined; // a new page: it shows nothing yet
         return this.refresh();
       case 'state':
         this.state = message.state;
@@ -204,4 +227,26 @@ export class WebviewSession implements vscode.Disposable {
   dispose(): void {
     for (const disposable of this.disposables) disposable.dispose();
   }
+}
+
+/**
+ * The first-paint script and the style sheet, read once (≈ 60 kB): inlined into each page, they
+ * spare it two resource requests through the webview's service worker — the most of a cold start
+ * that is ours to save. The extension's files are local to its host, so a synchronous read of a
+ * few kB once per session is cheaper than making every page wait for an async one.
+ */
+let inlined: { script: string; css: string } | undefined;
+function inlineAssets(extensionUri: vscode.Uri): { script: string; css: string } {
+  inlined ??= {
+    script: readFileSync(path.join(extensionUri.fsPath, 'dist', 'panel', 'main.js'), 'utf8'),
+    css: readFileSync(path.join(extensionUri.fsPath, 'media', 'panel.css'), 'utf8'),
+  };
+  return inlined;
+}
+
+/** Why a result is out of date: the reader's first error, where it is, or a run still going. */
+function staleReason(run: DocumentRun): string {
+  const error = run.parse.diagnostics.find((diagnostic) => diagnostic.severity === 'error');
+  if (!error) return 'the text has changed since this result (it has an error, see Problems, or is still being computed).';
+  return `line ${error.range.start.line + 1}: ${error.message}`;
 }

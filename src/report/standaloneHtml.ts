@@ -4,7 +4,7 @@
 // offline in any browser. Used by `attention-lens render` and by the Export command.
 import type { AttentionResult, Problem } from '../core/types';
 import { encodePanelData, REPORT_DATA_ID } from '../panel/codec';
-import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
+import { contentSecurityPolicy, htmlPage, inlineSafe, newNonce } from '../panel/html';
 import { panelDataOf } from '../panel/model';
 
 export interface ReportAssets {
@@ -12,11 +12,6 @@ export interface ReportAssets {
   script: string;
   /** media/panel.css */
   css: string;
-}
-
-/** Inline text must not close its element early: `</script` and `</style` are broken up. */
-function inlineSafe(text: string, tag: 'script' | 'style'): string {
-  return text.replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1');
 }
 
 export function renderReportHtml(runs: { problem: Problem; result: AttentionResult }[], assets: ReportAssets): string {
@@ -37,7 +32,7 @@ export function renderReportHtml(runs: { problem: Problem; result: AttentionResu
     bodyAttributes: 'data-mode="panel" data-standalone',
     body: `<script type="application/json" id="${REPORT_DATA_ID}">${json}</script>
 <script type="module" nonce="${nonce}">
-${inlineSafe(assets.script.replace(/^\/\/# sourceMappingURL=.*$/m, ''), 'script')}
+${inlineSafe(assets.script, 'script')}
 </script>`,
   });
 }

@@ -1,6 +1,8 @@
-// Loads the built panel (dist/webview.js, media/panel.css, HTML from src/panel/html.ts) into
+// Loads the built panel (the HTML of src/panel/html.ts with dist/panel/main.js and media/panel.css
+// inline; plotly and the toolkit served from dist/panel/) into
 // Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
 // stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -19,10 +21,10 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-const FILES: Record<string, { file: string; type: string }> = {
-  '/dist/webview.js': { file: 'dist/webview.js', type: 'text/javascript' },
-  '/media/panel.css': { file: 'media/panel.css', type: 'text/css' },
-};
+/** What the page may load: the parts the panel loads after its first paint. */
+function served(pathname: string): { file: string; type: string } | undefined {
+  return /^\/dist\/panel\/[\w.-]+\.js$/.test(pathname) ? { file: pathname.slice(1), type: 'text/javascript' } : undefined;
+}
 
 export interface PanelPage {
   page: Page;
@@ -46,6 +48,8 @@ export interface OpenOptions {
   /** A whole page to serve instead of the panel (the standalone report). */
   html?: string;
   viewport?: { width: number; height: number };
+  /** Awaited before a file is served: holds back a chunk (plotly, say) to see the page without it. */
+  beforeServe?: (pathname: string) => Promise<void>;
 }
 
 /**
@@ -78,19 +82,21 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
   });
   const html = options.html ?? themed(panelHtml({
     cspSource: ORIGIN,
-    scriptUri: `${ORIGIN}/dist/webview.js`,
-    styleUri: `${ORIGIN}/media/panel.css`,
+    script: readFileSync(path.join(ROOT, 'dist', 'panel', 'main.js'), 'utf8'),
+    css: readFileSync(path.join(ROOT, 'media', 'panel.css'), 'utf8'),
+    assetsUri: `${ORIGIN}/dist/panel/`,
     nonce: newNonce(),
     mode: options.mode ?? 'panel',
     title: 'Attention',
   }), options.theme ?? 'light');
-  await context.route('**/*', (route) => {
+  await context.route('**/*', async (route) => {
     const url = new URL(route.request().url());
     if (url.origin !== ORIGIN) return route.abort();
     if (url.pathname === '/index.html') return route.fulfill({ body: html, contentType: 'text/html' });
-    const served = FILES[url.pathname];
-    if (!served) return route.fulfill({ status: 404, body: '' });
-    return route.fulfill({ body: readFileSync(path.join(ROOT, served.file)), contentType: served.type });
+    const file = served(url.pathname);
+    if (!file) return route.fulfill({ status: 404, body: '' });
+    await options.beforeServe?.(url.pathname);
+    return route.fulfill({ body: readFileSync(path.join(ROOT, file.file)), contentType: file.type });
   });
   await page.addInitScript(shim(options.state, options.html !== undefined));
   await page.goto(`${ORIGIN}/index.html`);
@@ -146,4 +152,32 @@ export async function hoverCell(page: Page, cardId: string, row: number, col: nu
 
 export function readJson<T>(relative: string): T {
   return JSON.parse(readFileSync(path.join(ROOT, relative), 'utf8')) as T;
+}
+
+/**
+ * Mocha hooks for a file of panel tests: one Chromium for the file; each test opens its page with
+ * `open()`, and after the test the page is checked for errors and closed.
+ */
+export function panelPages(): { open(options?: OpenOptions): Promise<PanelPage> } {
+  let browser: Browser | undefined;
+  let current: PanelPage | undefined;
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    const page = current;
+    current = undefined;
+    if (!page) return;
+    await page.close();
+    assert.deepEqual(page.errors, [], 'the page logged errors');
+  });
+  return {
+    async open(options) {
+      current = await openPanel(browser!, options);
+      return current;
+    },
+  };
 }

@@ -68,15 +68,27 @@ describe('webview → host message validation', () => {
 });
 
 describe('webview HTML', () => {
-  const html = panelHtml({ cspSource: 'https://abc.vscode-cdn.net', scriptUri: 'https://abc.vscode-cdn.net/dist/webview.js', styleUri: 'https://abc.vscode-cdn.net/media/panel.css', nonce: 'abc123', mode: 'panel', title: '<Attention & "co">' });
+  const html = panelHtml({
+    cspSource: 'https://abc.vscode-cdn.net',
+    script: 'document.body.append("</script><script>alert(1)</script>");\n//# sourceMappingURL=main.js.map',
+    css: 'body { color: red; } /* </style><b>not markup</b> */',
+    assetsUri: 'https://abc.vscode-cdn.net/dist/panel/',
+    nonce: 'abc123',
+    mode: 'panel',
+    title: '<Attention & "co">',
+  });
 
   it('allows scripts only with the nonce, styles/images/fonts only from the webview (and data:)', () => {
     assert.equal(
       contentSecurityPolicy({ nonce: 'abc123', resourceSource: 'https://abc.vscode-cdn.net' }),
       "default-src 'none'; script-src 'nonce-abc123'; style-src https://abc.vscode-cdn.net 'unsafe-inline'; img-src https://abc.vscode-cdn.net data: blob:; font-src https://abc.vscode-cdn.net data:",
     );
-    assert.match(html, /<script type="module" nonce="abc123" src="https:\/\/abc.vscode-cdn.net\/dist\/webview.js"><\/script>/);
-    assert.equal(html.match(/<script/g)?.length, 1);
+    // The first-paint script and the CSS are inline; nothing in them can close their element.
+    assert.match(html, /<script nonce="abc123">\ndocument\.body\.append\("<\\\/script><script>alert\(1\)<\\\/script>"\);\n\n<\/script>/);
+    assert.equal(html.match(/<\/script>/g)?.length, 1);
+    assert.equal(html.match(/<\/style>/g)?.length, 1);
+    assert.doesNotMatch(html, /sourceMappingURL/);
+    assert.match(html, /<body data-mode="panel" data-assets="https:\/\/abc\.vscode-cdn\.net\/dist\/panel\/">/);
     assert.match(html, /<title>&#60;Attention &#38; &#34;co&#34;&#62;<\/title>/);
   });
 

@@ -1,4 +1,4 @@
-// The built panel (dist/webview.js + media/panel.css + the HTML of src/panel/html.ts) in Debian's
+// The built panel (the HTML of src/panel/html.ts with dist/panel/main.js and media/panel.css) in Debian's
 // Chromium, fed the PyTorch reference results of fixtures/attention.json the way the extension
 // host feeds it. Run with `npm run test:browser`.
 import assert from 'node:assert/strict';

@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, openFile, openNotebook, openWorkbench, problemsContaining, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, problemsContaining, runCommand, webviewFrame } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -41,6 +41,19 @@ async function tableValues(card) {
   return texts.map((row) => row.map(parsePrinted));
 }
 
+/** Retries `check` until it passes (the panel follows an edit within a moment) or 30 s pass. */
+async function eventually(check) {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
 function assertMatrixClose(actual, wanted, what) {
   assert.equal(actual.length, wanted.length, `${what}: rows`);
   actual.forEach((row, i) => {
@@ -63,6 +76,8 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
   let workbench;
   let page;
   let panel;
+  /** The lines of a file of the workbench's scratch folder, as on disk. */
+  const linesOf = (name) => readFileSync(join(workbench.folder, name), 'utf8').split('\n');
 
   before(async () => {
     workbench = await openWorkbench();
@@ -109,6 +124,44 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     assertClose(parsePrinted(match[4]), heads[0].scaled[0][1], 'scaled');
     assertClose(parsePrinted(match[5]), heads[0].weights[0][1], 'weight');
     await page.mouse.move(5, 500);
+  });
+
+  it('follows a live edit: one digit of X changed, the same plots show numpy\'s new weights', async () => {
+    const line = linesOf('01-worked-example.md').findIndex((text) => text.startsWith('X = [[')) + 1;
+    const card = weightsCard(panel, 0);
+    await card.locator('.plot').evaluate((plot) => { plot.dataset.marker = 'before the edit'; });
+    await openFile(page, '01-worked-example.md');
+    await goToPosition(page, line, 10); // X = [[1, 0, …: the 0
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.type('2');
+    const edited = expected['01-worked-example.md, X[0][1] = 2'].heads[0];
+    await eventually(async () => assertMatrixClose(await tableValues(card), edited.weights, 'A after the edit'));
+    assert.equal(await card.locator('.plot').getAttribute('data-marker'), 'before the edit', 'the plot was rebuilt, not updated');
+  });
+
+  it('keeps the last good panel, marked out of date, while a row is half typed; the diagnostic is on that row', async () => {
+    const line = linesOf('01-worked-example.md').findIndex((text) => text.startsWith('X = [[')) + 2;
+    await goToLineEnd(page, line);
+    await page.keyboard.press('ArrowLeft'); // before the "],"
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.type(', 7');
+    const stale = panel.locator('body[data-stale] #stale');
+    await stale.waitFor({ timeout: 30_000 });
+    assert.match(await stale.innerText(), new RegExp(`^Out of date: line ${line}: Row 2 of X has 5 entries`));
+    const lastGood = expected['01-worked-example.md, X[0][1] = 2'].heads[0];
+    assertMatrixClose(await tableValues(weightsCard(panel, 0)), lastGood.weights, 'A while the text has an error');
+    const rows = await problemsContaining(page, 'Row 2 of X');
+    assert.match(rows.find((text) => text.includes('Row 2 of X')), new RegExp(`Ln ${line}\\b`));
+    // Delete what was typed: the panel is current again; revert the file: its own numbers again.
+    await openFile(page, '01-worked-example.md');
+    await goToLineEnd(page, line);
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    for (let i = 0; i < ', 7'.length; i++) await page.keyboard.press('Backspace');
+    await panel.locator('body:not([data-stale])').waitFor({ timeout: 30_000 });
+    await runCommand(page, 'File: Revert File');
+    const original = expected['01-worked-example.md'].heads[0];
+    await eventually(async () => assertMatrixClose(await tableValues(weightsCard(panel, 0)), original.weights, 'A after undo'));
   });
 
   it('switches heads on a two-head example', async () => {

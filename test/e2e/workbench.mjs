@@ -1,7 +1,7 @@
 // Drives the real VS Code UI for the end-to-end tests: code-server with the extension under
 // development, its workbench in Chromium, and the few gestures the tests need (quick open,
 // CodeLens clicks, the webview's nested frames, the Problems panel, the colour theme).
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launchChromium } from '../../scripts/lib/browser.mjs';
@@ -16,11 +16,13 @@ const THEMES = { light: 'Light Modern', dark: 'Dark Modern' };
 
 /**
  * Starts code-server on a scratch copy of examples/ (the tests edit files; the repository's
- * examples stay untouched) and opens its workbench. `close()` stops everything.
+ * examples stay untouched) plus `files` (name → text), and opens its workbench. `close()` stops
+ * everything.
  */
-export async function openWorkbench() {
+export async function openWorkbench({ files = {} } = {}) {
   const folder = mkdtempSync(join(tmpdir(), 'attention-lens-e2e-'));
   cpSync(paths.examples, folder, { recursive: true });
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(folder, name), text);
   const settings = { 'workbench.colorTheme': 'Default Dark Modern', 'files.autoSave': 'off', 'editor.minimap.enabled': false };
   const serverLog = [];
   const server = await startCodeServer({ folder, settings, log: (line) => serverLog.push(line) });
@@ -133,12 +135,17 @@ export async function webviewFrame(page, selector, timeoutMs = 60_000) {
 
 /** Moves the cursor to the end of line `lineNumber` (1-based) through Go to Line. */
 export async function goToLineEnd(page, lineNumber) {
+  await goToPosition(page, lineNumber);
+  await page.keyboard.press('End');
+}
+
+/** Moves the cursor before column `column` of line `lineNumber` (both 1-based) through Go to Line. */
+export async function goToPosition(page, lineNumber, column = 1) {
   await page.keyboard.press('Control+G');
   const input = quickInput(page);
   await input.waitFor();
-  await input.fill(`:${lineNumber}`);
+  await input.fill(`:${lineNumber}:${column}`);
   await page.keyboard.press('Enter');
-  await page.keyboard.press('End');
 }
 
 /** Opens the Problems panel and returns the text of its rows once `expected` appears. */

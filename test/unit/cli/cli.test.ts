@@ -71,7 +71,7 @@ describe('CLI: attention-lens run', function () {
   before(() => {
     buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
     const webview = join(packageDir, 'dist', 'webview.js');
-    buildSync({ entryPoints: [join(root, 'webview', 'main.ts')], outfile: webview, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
+    buildSync({ entryPoints: [join(root, 'webview', 'report.ts')], outfile: webview, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
     for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(packageDir, 'dist', file));
     mkdirSync(join(packageDir, 'media'));
     copyFileSync(join(root, 'media', 'panel.css'), join(packageDir, 'media', 'panel.css'));
