@@ -89,6 +89,15 @@ export interface MatrixDef {
   range: Range;
   /** Text offset where each entry starts, row-major (hover maps a position to a cell). */
   cellOffsets: Uint32Array;
+  /** Set when the numbers come from a tensor file rather than the text at `range` (then empty `cellOffsets`). */
+  source?: TensorSource;
+}
+
+/** A tensor in a file: `key` is its name there (`layers.0.self_attn.q_proj.weight`, an .npz member). */
+export interface TensorSource {
+  kind: 'tensor';
+  file: string;
+  key: string;
 }
 
 export interface Problem {
