@@ -279,9 +279,12 @@ export function readPickle(bytes: Uint8Array, where: string): PickleValue {
         setItems(top(), [key, value]);
         break;
       }
-      case 0x75: // SETITEMS
-        setItems(top(), popMark());
+      case 0x75: {
+        // SETITEMS
+        const items = popMark();
+        setItems(top(), items);
         break;
+      }
       case 0x71: // BINPUT
         memo.set(u8(), top());
         break;

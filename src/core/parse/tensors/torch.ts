@@ -38,6 +38,8 @@ export function readTorch(bytes: Uint8Array, where: string, budget: ElementBudge
     if (viewExtent(tensor.offset, shape, tensor.strides) > values.length) throw new TensorReadError(`${at} reaches past the end of its storage ${storage.key}.`, 'tensor-header');
     const count = elementCount(shape);
     const whole = tensor.offset === 0 && count === values.length && isContiguous(shape, tensor.strides);
+    // A view may repeat its storage (stride 0): its own numbers count against the budget too.
+    if (!whole) budget.take(count, at);
     return { key, dtype: storage.dtype, shape, data: whole ? values : gatherStrided(values, tensor.offset, shape, tensor.strides) };
   });
 }
