@@ -275,6 +275,25 @@ def hostile_files():
                 target.writestr(f'archive/{member}', payload if member == 'data.pkl' else data)
 
 
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'examples', 'tensors')
+
+
+def example_files():
+    """examples/tensors/: one attention layer (d_model 8, 2 heads, no biases) and five tokens' activations."""
+    d, heads = 8, 2
+    layer = Layer(d, bias=False)
+    x = torch.randn(5, d)
+    state = {f'layers.0.self_attn.{key}': value for key, value in layer.state_dict().items()}
+    write_safetensors('../../../examples/tensors/attention.safetensors', state, {'format': 'pt', 'num_attention_heads': str(heads)})
+    np.save(os.path.join(EXAMPLES, 'acts.npy'), x.numpy())
+    weights, output = layer.double().attention(x.double(), heads)
+    expected['attention']['example'] = {
+        'file': '../../../examples/tensors/attention.safetensors', 'x': '../../../examples/tensors/acts.npy', 'heads': heads,
+        'layer': 'layers.0.self_attn', 'weights': weights.detach().numpy().tolist(), 'output': output.detach().numpy().tolist(),
+    }
+    del expected['files']['../../../examples/tensors/attention.safetensors']
+
+
 def main():
     for folder in ('npy', 'npz', 'pt'):
         os.makedirs(path(folder), exist_ok=True)
@@ -285,6 +304,8 @@ def main():
     torch_dtype_files()
     big_endian_checkpoint()
     hostile_files()
+    os.makedirs(EXAMPLES, exist_ok=True)
+    example_files()
     with open(path('expected.json'), 'w') as f:
         json.dump(expected, f, indent=None, separators=(',', ':'))
         f.write('\n')

@@ -111,6 +111,22 @@ export interface Problem {
   keyTokens?: string[]; // cross-attention labels of keys
   /** Definitions of known roles that could not be read (ragged, unclosed…): the reader said why. */
   unreadable?: { name: string; role: Role; range: Range }[];
+  /** Definitions that load a tensor from a file (`X = np.load("acts.npy")`), not yet read. */
+  references?: TensorReference[];
+}
+
+/** `NAME = np.load("file")[…]` in text: resolved into a MatrixDef by core/parse/tensors/resolve. */
+export interface TensorReference {
+  name: string;
+  role: Role;
+  head?: number;
+  /** As written: relative to the text file's folder, or absolute. */
+  file: string;
+  /** The tensor's key (nested subscripts joined with `.`); undefined for a .npy or a lone tensor. */
+  key?: string;
+  transpose: boolean;
+  nameRange: Range;
+  range: Range;
 }
 
 export interface ParseResult {

@@ -1,9 +1,10 @@
-import type { Diagnostic, MatrixDef, ParseResult, Problem, Range, Role } from '../types';
+import type { Diagnostic, MatrixDef, ParseResult, Problem, Range, Role, TensorReference } from '../types';
 import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
 import { classifyName, type NameMeaning } from './names';
+import { readReference } from './references';
 
 export { LineIndex, cellAtOffset } from './lineIndex';
 export { roleLabel } from './names';
@@ -56,6 +57,8 @@ interface Definition {
   tokens?: { keys: boolean; values: string[] };
   /** A known role whose literal is broken (the reader reported why). */
   unreadable?: NonNullable<Problem['unreadable']>[number];
+  /** A tensor loaded from a file, read later by the resolver. */
+  reference?: TensorReference;
 }
 
 type Event = { at: number; directive: Directive } | { at: number; definition: Definition };
@@ -154,6 +157,12 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): D
     const opEnd = assignmentEnd(text, at);
     const name = opEnd === -1 ? undefined : nameBefore(text, at);
     const start = name ? literalStart(text, opEnd) : -1;
+    const reference = name && start === -1 ? referenceDefinition(text, lines, name, opEnd) : undefined;
+    if (reference) {
+      definitions.push(reference);
+      at = reference.end;
+      continue;
+    }
     if (!name || start === -1) {
       at = Math.max(at + 1, opEnd);
       continue;
@@ -165,6 +174,27 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): D
     } else at = opEnd;
   }
   return definitions;
+}
+
+/** `W_Q = load_file("model.safetensors")["…"]`: a definition of a known role read from a tensor file. */
+function referenceDefinition(text: string, lines: LineIndex, name: { name: string; start: number; end: number }, opEnd: number): Definition | undefined {
+  let at = opEnd;
+  while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+  const meaning = classifyName(name.name);
+  if (meaning.kind !== 'matrix') return undefined;
+  const found = readReference(text, at);
+  if (!found) return undefined;
+  const reference: TensorReference = {
+    name: name.name,
+    role: meaning.role,
+    ...(meaning.head !== undefined ? { head: meaning.head } : {}),
+    file: found.file,
+    ...(found.key !== undefined ? { key: found.key } : {}),
+    transpose: found.transpose,
+    nameRange: lines.range(name.start, name.end),
+    range: lines.range(name.start, found.end),
+  };
+  return { kind: 'matrix', start: name.start, end: found.end, key: groupKey(meaning.role, meaning.head), reference };
 }
 
 /** What makes two definitions "the same name" for grouping: the role, and the head if any. */
@@ -302,6 +332,7 @@ function toProblem(open: OpenProblem, index: number, lines: LineIndex): Problem 
   for (const definition of open.definitions) {
     if (definition.matrix) problem.matrices.push(definition.matrix);
     else if (definition.unreadable) (problem.unreadable ??= []).push(definition.unreadable);
+    else if (definition.reference) (problem.references ??= []).push(definition.reference);
     else if (definition.tokens) {
       if (definition.tokens.keys) problem.keyTokens = definition.tokens.values;
       else problem.tokens = definition.tokens.values;

@@ -231,7 +231,7 @@ function sliceMatrix(m: Matrix, slice: NonNullable<Part['slice']>): Matrix | str
   return { rows: m.rows, cols: size, data };
 }
 
-function transpose(m: Matrix): Matrix {
+export function transpose(m: Matrix): Matrix {
   const data = new Float64Array(m.data.length);
   for (let i = 0; i < m.rows; i++) for (let j = 0; j < m.cols; j++) data[j * m.rows + i] = m.data[i * m.cols + j];
   return { rows: m.cols, cols: m.rows, data };
@@ -261,4 +261,14 @@ function appendRow(m: Matrix, row: Matrix): Matrix | string {
   data.set(m.data);
   data.set(row.data, m.rows * m.cols);
   return { rows: m.rows + 1, cols: m.cols, data };
+}
+
+/** The layer `choice` names: its prefix, or its index (from 0) among the layers found. */
+export function chooseLayer(layers: readonly AttentionLayer[], choice: string | undefined): AttentionLayer | string {
+  if (layers.length === 0) return 'No attention layer found: no tensors named like q_proj/k_proj/v_proj, query/key/value, in_proj_weight, c_attn or W_Q/W_K/W_V.';
+  if (choice === undefined) return layers[0];
+  const byPrefix = layers.find((layer) => layer.prefix === choice);
+  if (byPrefix) return byPrefix;
+  const index = /^\d+$/.test(choice) ? Number(choice) : -1;
+  return layers[index] ?? `No layer ${JSON.stringify(choice)}: the layers are ${layers.map((layer, i) => `${i} (${layer.prefix || 'top level'})`).join(', ')}.`;
 }
