@@ -34,6 +34,7 @@ const builds = [
     entryPoints: ['webview/main.ts'],
     outfile: 'dist/webview.js',
   },
+  { ...common, platform: 'browser', format: 'esm', target: 'es2022', entryPoints: ['webview/tensorFile.ts'], outfile: 'dist/tensorFile.js' },
 ];
 
 // The fast engine's WebAssembly kernels and their thread script are loaded from next to the
