@@ -7,4 +7,5 @@ export const COMMANDS = {
   setOptions: 'attentionLens.setOptions',
   exportResults: 'attentionLens.exportResults',
   toggleLiveUpdate: 'attentionLens.toggleLiveUpdate',
+  showTensorAttention: 'attentionLens.showTensorAttention',
 } as const;

@@ -15,6 +15,7 @@ import type { PanelApi } from '../panel';
 import { type HostToTensorView, parseTensorViewMessage, type TensorViewData } from '../protocol';
 import type { AttentionWorker, TensorFileRead } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
+import { COMMANDS } from './commandIds';
 import { isSupported } from './languages';
 import type { Results } from './results';
 import { readSettings } from './settings';
@@ -38,64 +39,105 @@ interface Input {
   source: MatrixDef['source'];
 }
 
+/** Layer, X (an input id) and head count: what "Show attention" needs. */
+export interface TensorAttentionChoice {
+  layer: number;
+  input: string;
+  heads: number;
+}
+
+/** What "Show attention" did: the conventions applied, or why it could not run. */
+export interface TensorAttentionOutcome {
+  error?: string;
+  notes: string[];
+}
+
 export function registerTensorFiles(context: vscode.ExtensionContext, deps: TensorFileDeps): void {
+  const files = new TensorFiles(deps);
   context.subscriptions.push(
-    vscode.window.registerCustomEditorProvider(TENSOR_VIEW_TYPE, new TensorFileEditor(context.extensionUri, deps), {
+    vscode.window.registerCustomEditorProvider(TENSOR_VIEW_TYPE, new TensorFileEditor(context.extensionUri, files, deps.log), {
       supportsMultipleEditorsPerDocument: true,
     }),
+    vscode.commands.registerCommand(COMMANDS.showTensorAttention, (uri?: vscode.Uri, choice?: TensorAttentionChoice) => files.command(uri, choice)),
   );
 }
 
-class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
-  constructor(
-    private readonly extensionUri: vscode.Uri,
-    private readonly deps: TensorFileDeps,
-  ) {}
+/** Reads tensor files in the worker (once per open view) and runs "Show attention" on them. */
+class TensorFiles {
+  private readonly open = new Map<string, Promise<TensorFileRead>>();
 
-  openCustomDocument(uri: vscode.Uri): vscode.CustomDocument {
-    return { uri, dispose: () => undefined };
+  constructor(private readonly deps: TensorFileDeps) {}
+
+  read(uri: vscode.Uri): Promise<TensorFileRead> {
+    return this.open.get(uri.toString()) ?? this.deps.worker.readTensorFile(uri.fsPath, readSettings(uri).maxMatrixElements);
   }
 
-  resolveCustomEditor(document: vscode.CustomDocument, panel: vscode.WebviewPanel): void {
-    const { webview } = panel;
-    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
-    webview.options = { enableScripts: true, localResourceRoots: [dist] };
-    const nonce = newNonce();
-    webview.html = htmlPage({
-      csp: contentSecurityPolicy({ nonce, resourceSource: webview.cspSource }),
-      title: path.basename(document.uri.path),
-      head: `<style nonce="${nonce}">${STYLE}</style>`,
-      bodyAttributes: 'data-mode="tensors"',
-      body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'tensorFile.js')).toString()}"></script>`,
-    });
-    const post = (message: HostToTensorView) => void webview.postMessage(message);
-    const read = this.deps.worker.readTensorFile(document.uri.fsPath, readSettings(document.uri).maxMatrixElements);
-    let inputs: Input[] = [];
-    const subscription = webview.onDidReceiveMessage(async (raw: unknown) => {
-      const message = parseTensorViewMessage(raw);
-      if (!message) {
-        this.deps.log.warn(`tensor view: ignored a malformed message: ${JSON.stringify(raw)?.slice(0, 200)}`);
-        return;
-      }
-      let content: TensorFileRead;
-      try {
-        content = await read;
-      } catch (error) {
-        post({ type: 'status', error: error instanceof Error ? error.message : String(error), notes: [] });
-        return;
-      }
-      const layers = attentionLayers(content.file.tensors);
-      if (message.type === 'ready') {
-        inputs = [...tensorInputs(document.uri, content.file.tensors), ...this.textInputs()];
-        post({ type: 'tensors', data: viewData(document.uri, content, layers, inputs) });
-        return;
-      }
-      const layer = layers[message.layer];
-      const input = inputs.find((candidate) => candidate.id === message.input);
-      if (!layer || !input) return;
-      post(await this.show(document.uri, content.file.tensors, layer, input, message.heads));
-    });
-    panel.onDidDispose(() => subscription.dispose());
+  /** Keeps the file's decoded tensors while a view shows it. */
+  hold(uri: vscode.Uri): vscode.Disposable {
+    const key = uri.toString();
+    this.open.set(key, this.read(uri));
+    return { dispose: () => this.open.delete(key) };
+  }
+
+  async inputs(uri: vscode.Uri): Promise<Input[]> {
+    return [...tensorInputs(uri, (await this.read(uri)).file.tensors), ...this.textInputs()];
+  }
+
+  /** The palette command: with no choice given, asks for the layer, X and heads. */
+  async command(uri: vscode.Uri | undefined, choice: TensorAttentionChoice | undefined): Promise<TensorAttentionOutcome | undefined> {
+    const target = uri ?? activeTensorFile();
+    if (!target) throw new Error('Open a tensor file (.npy, .npz, .safetensors, .pt) first.');
+    const picked = choice ?? (await this.ask(target));
+    if (!picked) return undefined;
+    const outcome = await this.show(target, picked);
+    if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
+    return outcome;
+  }
+
+  private async ask(uri: vscode.Uri): Promise<TensorAttentionChoice | undefined> {
+    const layers = attentionLayers((await this.read(uri)).file.tensors);
+    if (layers.length === 0) throw new Error(`${path.basename(uri.path)} has no attention layer (no q_proj/k_proj, query/key, in_proj_weight, c_attn or W_Q/W_K names).`);
+    const layer = layers.length === 1 ? 0 : (await vscode.window.showQuickPick(layers.map((l, i) => ({ label: l.prefix || '(top level)', index: i })), { title: 'Attention: which layer?' }))?.index;
+    if (layer === undefined) return undefined;
+    const input = await vscode.window.showQuickPick((await this.inputs(uri)).map((candidate) => ({ label: candidate.label, id: candidate.id })), { title: 'Attention: which X (one row per token)?' });
+    if (!input) return undefined;
+    const heads = await vscode.window.showInputBox({ title: 'Attention: how many heads?', value: String(layers[layer].heads ?? 1), validateInput: (v) => (/^[1-9]\d*$/.test(v) ? undefined : 'a whole number from 1') });
+    return heads === undefined ? undefined : { layer, input: input.id, heads: Number(heads) };
+  }
+
+  /** Runs the layer on X in the worker and opens the attention panel on it. */
+  async show(uri: vscode.Uri, choice: TensorAttentionChoice): Promise<TensorAttentionOutcome> {
+    let content: TensorFileRead;
+    try {
+      content = await this.read(uri);
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error), notes: [] };
+    }
+    const layer = attentionLayers(content.file.tensors)[choice.layer];
+    const input = (await this.inputs(uri)).find((candidate) => candidate.id === choice.input);
+    if (!layer || !input) return { error: !layer ? `No layer ${choice.layer} in ${path.basename(uri.path)}.` : `No input ${choice.input}.`, notes: [] };
+    const matrix = input.matrix();
+    if (typeof matrix === 'string') return { error: matrix, notes: [] };
+    const fileName = path.basename(uri.path);
+    const made = tensorProblem({ file: fileName, tensors: content.file.tensors, layer, X: { matrix, name: input.name, source: input.source }, heads: choice.heads });
+    if (typeof made === 'string') return { error: made, notes: [] };
+    const { spec, diagnostics } = buildSpec(made.problem);
+    if (!spec) return { error: diagnostics.map((d) => d.message).join(' '), notes: made.notes };
+    const key = uri.toString();
+    const started = performance.now();
+    const [outcome] = await this.deps.worker.run(key, [{ index: 0, spec }]).outcomes;
+    const elapsedMs = performance.now() - started;
+    const parse = { problems: [made.problem], diagnostics };
+    if ('error' in outcome) {
+      this.deps.results.set({ uri: key, version: 0, parse, runs: [{ problem: made.problem, version: 0, error: outcome.error, elapsedMs }] });
+      return { error: outcome.error, notes: made.notes };
+    }
+    // The panel states the conventions (transposes, splits, biases) with the run's warnings.
+    adoptResultView(outcome.result, { ...outcome.view, warnings: [...made.notes, ...outcome.view.warnings] });
+    this.deps.results.set({ uri: key, version: 0, parse, runs: [{ problem: made.problem, version: 0, result: outcome.result, elapsedMs }] });
+    this.deps.log.info(`ran ${fileName} · ${layer.prefix || 'top level'} on ${input.name}: ${elapsedMs.toFixed(1)} ms`);
+    this.deps.panel.show(uri, 0);
+    return { notes: made.notes };
   }
 
   /** Matrices of the open text documents that could be X. */
@@ -119,31 +161,56 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
     }
     return inputs;
   }
+}
 
-  /** Runs the layer on X in the worker and opens the attention panel on it. */
-  private async show(uri: vscode.Uri, tensors: readonly Tensor[], layer: AttentionLayer, input: Input, heads: number): Promise<HostToTensorView> {
-    const matrix = input.matrix();
-    if (typeof matrix === 'string') return { type: 'status', error: matrix, notes: [] };
-    const fileName = path.basename(uri.path);
-    const made = tensorProblem({ file: fileName, tensors, layer, X: { matrix, name: input.name, source: input.source }, heads });
-    if (typeof made === 'string') return { type: 'status', error: made, notes: [] };
-    const { spec, diagnostics } = buildSpec(made.problem);
-    if (!spec) return { type: 'status', error: diagnostics.map((d) => d.message).join(' '), notes: made.notes };
-    const key = uri.toString();
-    const started = performance.now();
-    const [outcome] = await this.deps.worker.run(key, [{ index: 0, spec }]).outcomes;
-    const elapsedMs = performance.now() - started;
-    const parse = { problems: [made.problem], diagnostics };
-    if ('error' in outcome) {
-      this.deps.results.set({ uri: key, version: 0, parse, runs: [{ problem: made.problem, version: 0, error: outcome.error, elapsedMs }] });
-      return { type: 'status', error: outcome.error, notes: made.notes };
-    }
-    // The panel states the conventions (transposes, splits, biases) with the run's warnings.
-    adoptResultView(outcome.result, { ...outcome.view, warnings: [...made.notes, ...outcome.view.warnings] });
-    this.deps.results.set({ uri: key, version: 0, parse, runs: [{ problem: made.problem, version: 0, result: outcome.result, elapsedMs }] });
-    this.deps.log.info(`ran ${fileName} · ${layer.prefix || 'top level'} on ${input.name}: ${elapsedMs.toFixed(1)} ms`);
-    this.deps.panel.show(uri, 0);
-    return { type: 'status', notes: made.notes };
+function activeTensorFile(): vscode.Uri | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputCustom && input.viewType === TENSOR_VIEW_TYPE ? input.uri : undefined;
+}
+
+class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly files: TensorFiles,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  openCustomDocument(uri: vscode.Uri): vscode.CustomDocument {
+    const held = this.files.hold(uri);
+    return { uri, dispose: () => held.dispose() };
+  }
+
+  resolveCustomEditor(document: vscode.CustomDocument, panel: vscode.WebviewPanel): void {
+    const { webview } = panel;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    webview.options = { enableScripts: true, localResourceRoots: [dist] };
+    const nonce = newNonce();
+    webview.html = htmlPage({
+      csp: contentSecurityPolicy({ nonce, resourceSource: webview.cspSource }),
+      title: path.basename(document.uri.path),
+      head: `<style nonce="${nonce}">${STYLE}</style>`,
+      bodyAttributes: 'data-mode="tensors"',
+      body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'tensorFile.js')).toString()}"></script>`,
+    });
+    const post = (message: HostToTensorView) => void webview.postMessage(message);
+    const subscription = webview.onDidReceiveMessage(async (raw: unknown) => {
+      const message = parseTensorViewMessage(raw);
+      if (!message) {
+        this.log.warn(`tensor view: ignored a malformed message: ${JSON.stringify(raw)?.slice(0, 200)}`);
+        return;
+      }
+      if (message.type === 'showAttention') {
+        post({ type: 'status', ...(await this.files.show(document.uri, message)) });
+        return;
+      }
+      try {
+        const content = await this.files.read(document.uri);
+        post({ type: 'tensors', data: viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)) });
+      } catch (error) {
+        post({ type: 'status', error: error instanceof Error ? error.message : String(error), notes: [] });
+      }
+    });
+    panel.onDidDispose(() => subscription.dispose());
   }
 }
 
