@@ -12,6 +12,7 @@ import { Results } from './features/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
 import { registerTensorFiles } from './features/tensorFile';
+import { TensorReferenceFiles } from './features/tensorReferences';
 import { AttentionWorker } from './worker/client';
 
 /** What `activate` returns: for other extensions and for the integration tests. */
@@ -33,7 +34,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   const worker = new AttentionWorker(context.asAbsolutePath('dist/worker.js'), WORKER_LIMITS, (message) => log.info(message));
   context.subscriptions.push(log, results, { dispose: () => worker.dispose() });
 
-  const analyzer = registerAnalysis(context, results, log);
+  const analyzer = registerAnalysis(context, results, log, new TensorReferenceFiles(worker));
   const runner = new Runner(analyzer, results, worker, log);
   const panel = registerPanel(context, results, (matrix, region) => worker.regionOf(matrix, region), log);
   registerCodeLens(context, analyzer, results);

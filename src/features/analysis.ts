@@ -8,11 +8,13 @@
 // fix clears them at once.
 import * as vscode from 'vscode';
 import { parseDocument } from '../core/parse';
+import { hasReferences, resolveReferences } from '../core/parse/tensors/resolve';
 import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
 import { isSupported } from './languages';
 import type { Results } from './results';
 import { readSettings } from './settings';
+import type { TensorReferenceFiles } from './tensorReferences';
 import { toVsRange } from './vsRange';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
@@ -51,6 +53,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
   constructor(
     private readonly results: Results,
     private readonly log: vscode.LogOutputChannel,
+    private readonly tensorFiles?: TensorReferenceFiles,
   ) {}
 
   /** The read of the document's current version (read now if it is not cached). */
@@ -62,6 +65,22 @@ export class DocumentAnalyzer implements vscode.Disposable {
 
     const started = performance.now();
     const parse = parseDocument(document.getText());
+    const analysis = this.adopt(document, parse, started);
+    if (this.tensorFiles && hasReferences(parse)) void this.resolveTensors(document, analysis, this.tensorFiles);
+    return analysis;
+  }
+
+  /** Reads the tensors the text names (`X = np.load("acts.npy")`) in the worker, then adopts the
+   * read with them, unless the document changed meanwhile. */
+  private async resolveTensors(document: vscode.TextDocument, analysis: Analysis, files: TensorReferenceFiles): Promise<void> {
+    const started = performance.now();
+    const parse = await resolveReferences(analysis.parse, files.loaderFor(document));
+    if (!document.isClosed && this.byUri.get(document.uri.toString()) === analysis) this.adopt(document, parse, started);
+  }
+
+  /** Makes `parse` the document's current read: specs, diagnostics, results, event. */
+  private adopt(document: vscode.TextDocument, parse: ParseResult, started: number): Analysis {
+    const key = document.uri.toString();
     const specs = parse.problems.map((problem) => buildSpec(problem));
     const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
     const analysis: Analysis = { version: document.version, parse, specs, diagnostics, readMs: performance.now() - started };
@@ -144,8 +163,9 @@ export function registerAnalysis(
   context: vscode.ExtensionContext,
   results: Results,
   log: vscode.LogOutputChannel,
+  tensorFiles?: TensorReferenceFiles,
 ): DocumentAnalyzer {
-  const analyzer = new DocumentAnalyzer(results, log);
+  const analyzer = new DocumentAnalyzer(results, log, tensorFiles);
   context.subscriptions.push(
     analyzer,
     vscode.workspace.onDidOpenTextDocument((document) => {

@@ -4,6 +4,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as vscode from 'vscode';
+import type { RunOutcome } from '../../src/features/runner';
 import type { TensorAttentionOutcome } from '../../src/features/tensorFile';
 import { activateApi, closeAllEditors, eventually, openUntitled, repoUri } from './support';
 
@@ -66,6 +67,31 @@ describe('tensor files', () => {
     const result = api.results.get(uri.toString())?.runs[0]?.result;
     result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
     assert.equal(result?.heads.length, 3);
+  });
+
+  it('a note that loads tensors (np.load, load_file) runs on them, read in the worker', async () => {
+    const api = await activateApi();
+    const document = await vscode.workspace.openTextDocument(repoUri('examples', 'tensors', 'notes.md'));
+    await vscode.window.showTextDocument(document);
+    const key = document.uri.toString();
+    await eventually(() => (api.results.get(key)?.parse.problems[0]?.matrices.length === 5 ? true : undefined), 'the five tensors of the note');
+    const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runFile', document.uri);
+    assert.deepEqual(outcome?.failures, []);
+    const want = expected().attention.example;
+    const result = outcome?.run?.runs[0]?.result;
+    assert.equal(result?.heads.length, 2);
+    result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
+  });
+
+  it('a tensor reference that cannot be read is an error diagnostic on its line', async () => {
+    const { document } = await openUntitled('python', 'X = np.load("/nonexistent/acts.npy")\nW_Q = [[1, 0], [0, 1]]\n');
+    const diagnostics = await eventually(() => {
+      const found = vscode.languages.getDiagnostics(document.uri).filter((d) => d.code === 'tensor-reference');
+      return found.length > 0 ? found : undefined;
+    }, 'a tensor-reference diagnostic');
+    assert.equal(diagnostics[0].range.start.line, 0);
+    assert.equal(diagnostics[0].severity, vscode.DiagnosticSeverity.Error);
+    assert.match(diagnostics[0].message, /X: cannot read \/nonexistent\/acts\.npy/);
   });
 
   it('a hostile checkpoint is refused by name, and nothing runs', async () => {
