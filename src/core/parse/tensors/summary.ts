@@ -20,7 +20,9 @@ export function summarize(tensor: Tensor): TensorSummary {
   let finite = 0;
   let nan = 0;
   let infinite = 0;
-  for (const value of tensor.data) {
+  const data = tensor.data;
+  for (let i = 0; i < data.length; i++) {
+    const value = data[i];
     if (value !== value) {
       nan++;
       continue;
