@@ -8,6 +8,7 @@ import { runAttention } from '../../../src/core/engine';
 import { readTensorFile, type Tensor, TensorReadError } from '../../../src/core/parse/tensors';
 import { attentionLayers, tensorMatrix, tensorProblem } from '../../../src/core/parse/tensors/roles';
 import { buildSpec } from '../../../src/core/spec';
+import { npyBytes } from './npyBytes';
 
 const DIR = join(__dirname, '..', '..', 'fixtures', 'tensors');
 type Value = number | 'nan' | 'inf' | '-inf';
@@ -142,11 +143,7 @@ describe('tensor files: refusals and broken files', () => {
 describe('tensor files: big tensors', () => {
   it('reads a 4096×4096 float32 .npy (64 MB) as one Float32Array, not through text', () => {
     const n = 4096;
-    const header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${n}), }`.padEnd(117, ' ') + '\n';
-    const bytes = new Uint8Array(10 + header.length + n * n * 4);
-    bytes.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length, 0]);
-    bytes.set(new TextEncoder().encode(header), 10);
-    const values = new Float32Array(bytes.buffer, 128, n * n);
+    const { bytes, values } = npyBytes(n, n);
     values[0] = 1.5;
     values[n * n - 1] = -2.25;
     const [tensor] = readTensorFile('big.npy', bytes).tensors;

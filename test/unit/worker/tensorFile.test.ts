@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AttentionWorker } from '../../../src/worker/client';
+import { npyBytes } from '../parse/npyBytes';
 
 const fixtures = join(__dirname, '..', '..', 'fixtures', 'tensors');
 
@@ -21,11 +22,7 @@ describe('worker: tensor files', function () {
 
   it('reads a 4096×4096 float32 .npy (64 MB) in the worker: float32 values, transferred, with statistics', async () => {
     const n = 4096;
-    const header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${n}, ${n}), }`.padEnd(117, ' ') + '\n';
-    const bytes = new Uint8Array(10 + header.length + n * n * 4);
-    bytes.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0, header.length, 0]);
-    bytes.set(new TextEncoder().encode(header), 10);
-    const values = new Float32Array(bytes.buffer, 128, n * n);
+    const { bytes, values } = npyBytes(n, n);
     values[0] = -3;
     values[n * n - 1] = 5;
     const file = join(dir, 'big.npy');
