@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { readTensorFile, TENSOR_FILE, type Tensor, type TensorFile } from '../core/parse/tensors';
 import { type TensorFileLoader, tensorFileLoader } from '../core/parse/tensors/resolve';
-import { attentionLayers, chooseLayer, type TensorProblem, tensorMatrix, tensorProblem } from '../core/parse/tensors/roles';
+import { attentionLayers, chooseLayer, namedInput, type TensorProblem, tensorMatrix, tensorProblem } from '../core/parse/tensors/roles';
 import { summarize } from '../core/parse/tensors/summary';
 import { shapeLabel } from '../core/parse/tensors/tensor';
 
@@ -58,12 +58,9 @@ export async function checkpointProblem(file: string, model: TensorFile, choice:
   return tensorProblem({ file, tensors: model.tensors, layer, X: { matrix, name: x.name, source: { kind: 'tensor', file: x.file, key: x.tensor.key } }, heads: choice.heads });
 }
 
-/** Names a checkpoint gives its input activations. */
-const INPUT_NAME = /^(x|e|inputs?|embeddings|hidden_?states|acts|activations)$/i;
-
 async function pickInput(file: string, model: TensorFile, choice: string | undefined): Promise<{ tensor: Tensor; file: string; name: string } | string> {
   if (choice === undefined) {
-    const named = model.tensors.find((tensor) => INPUT_NAME.test(tensor.key.split('.').pop() ?? ''));
+    const named = namedInput(model.tensors);
     return named ? { tensor: named, file, name: named.key } : `Which X? ${file} has no tensor named X, inputs, embeddings or hidden_states: pass --x ACTS.npy (or --x FILE.npz:KEY, or --x KEY of this file).`;
   }
   const own = model.tensors.find((tensor) => tensor.key === choice);

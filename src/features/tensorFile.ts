@@ -6,7 +6,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Tensor } from '../core/parse/tensors';
-import { type AttentionLayer, attentionLayers, tensorMatrix, tensorProblem } from '../core/parse/tensors/roles';
+import { type AttentionLayer, attentionLayers, inputTensors, tensorMatrix, tensorProblem } from '../core/parse/tensors/roles';
 import { buildSpec } from '../core/spec';
 import type { Matrix, MatrixDef } from '../core/types';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
@@ -216,10 +216,7 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
 
 function tensorInputs(uri: vscode.Uri, tensors: readonly Tensor[]): Input[] {
   const file = path.basename(uri.path);
-  // Tensors named as inputs first (X, inputs, hidden_states…), then every other matrix.
-  const named = /(^|\.)(x|e|inputs?|embeddings|hidden_?states|acts|activations)$/i;
-  const matrices = tensors.filter((tensor) => tensor.shape.length === 2 || (tensor.shape.length > 2 && tensor.shape.slice(0, -2).every((size) => size === 1)));
-  return [...matrices.filter((t) => named.test(t.key)), ...matrices.filter((t) => !named.test(t.key))].map((tensor) => ({
+  return inputTensors(tensors).map((tensor) => ({
     id: `tensor:${tensor.key}`,
     label: `${tensor.key} (${tensor.shape.join('×')}) — this file`,
     matrix: () => tensorMatrix(tensor),

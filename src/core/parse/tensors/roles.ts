@@ -108,13 +108,20 @@ export function attentionLayers(tensors: readonly Tensor[]): AttentionLayer[] {
   return [...layers.values()].filter((layer) => layer.projections.WQ?.weight && layer.projections.WK?.weight);
 }
 
-/** Tensors that can serve as X: named as an input, or any matrix (the caller offers them all). */
-export function inputCandidates(tensors: readonly Tensor[]): Tensor[] {
-  const isInput = (tensor: Tensor) => {
-    const meaning = classifyName(tensor.key.split('.').pop() ?? '');
-    return meaning.kind === 'matrix' && meaning.role === 'X';
-  };
-  return [...tensors.filter(isInput), ...tensors.filter((tensor) => !isInput(tensor) && matrixShape(tensor.shape) !== undefined)];
+/** Names checkpoints and notebooks give input activations (the last part of a key). */
+const INPUT_NAME = /^(x|e|inputs?|embeddings|hidden_?states|acts|activations)$/i;
+
+/** Tensors that can serve as X: those named as inputs first, then every other matrix. */
+export function inputTensors(tensors: readonly Tensor[]): Tensor[] {
+  const isInput = (tensor: Tensor) => INPUT_NAME.test(tensor.key.split('.').pop() ?? '');
+  const matrices = tensors.filter((tensor) => tensor.shape.length >= 2 && matrixShape(tensor.shape) !== undefined);
+  return [...matrices.filter(isInput), ...matrices.filter((tensor) => !isInput(tensor))];
+}
+
+/** The tensor a checkpoint names as its input, if any. */
+export function namedInput(tensors: readonly Tensor[]): Tensor | undefined {
+  const [first] = inputTensors(tensors);
+  return first && INPUT_NAME.test(first.key.split('.').pop() ?? '') ? first : undefined;
 }
 
 /** A tensor's shape as a matrix: 2-d, a 1-d row, or higher with every leading size 1. */
