@@ -186,7 +186,7 @@ function within(inner: Range, outer: Range): boolean {
 }
 
 /** Why this spec must not start (too many numbers to keep), or undefined when it may. */
-function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): string | undefined {
+export function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): string | undefined {
   const heads = spec.options.heads;
   const queries = spec.X?.rows ?? spec.Q?.rows ?? 0;
   const keys = spec.context?.rows ?? spec.K?.rows ?? spec.X?.rows ?? 0;

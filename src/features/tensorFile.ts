@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import type { Tensor } from '../core/parse/tensors';
 import { type AttentionLayer, attentionLayers, inputTensors, tensorMatrix, tensorProblem } from '../core/parse/tensors/roles';
 import { buildSpec } from '../core/spec';
-import type { Matrix, MatrixDef } from '../core/types';
+import type { DType, Matrix, MatrixDef } from '../core/types';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
 import { adoptResultView } from '../panel/model';
 import type { PanelApi } from '../panel';
@@ -18,6 +18,7 @@ import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
 import { isSupported } from './languages';
 import type { Results } from './results';
+import { refusal } from './runner';
 import { readSettings } from './settings';
 
 export const TENSOR_VIEW_TYPE = 'attentionLens.tensorFile';
@@ -44,6 +45,8 @@ export interface TensorAttentionChoice {
   layer: number;
   input: string;
   heads: number;
+  /** Default: `attentionLens.dtype`; the panel's dtype control runs the same choice again with its own. */
+  dtype?: DType;
 }
 
 /** What "Show attention" did: the conventions applied, or why it could not run. */
@@ -55,6 +58,7 @@ export interface TensorAttentionOutcome {
 export function registerTensorFiles(context: vscode.ExtensionContext, deps: TensorFileDeps): void {
   const files = new TensorFiles(deps);
   context.subscriptions.push(
+    deps.panel.onDidRequestDtype(({ uri, dtype }) => void files.again(uri, dtype)),
     vscode.window.registerCustomEditorProvider(TENSOR_VIEW_TYPE, new TensorFileEditor(context.extensionUri, files, deps.log), {
       supportsMultipleEditorsPerDocument: true,
     }),
@@ -65,6 +69,8 @@ export function registerTensorFiles(context: vscode.ExtensionContext, deps: Tens
 /** Reads tensor files in the worker (once per open view) and runs "Show attention" on them. */
 class TensorFiles {
   private readonly open = new Map<string, Promise<TensorFileRead>>();
+  /** The last "Show attention" of each file, for the panel's dtype control. */
+  private readonly shown = new Map<string, TensorAttentionChoice>();
 
   constructor(private readonly deps: TensorFileDeps) {}
 
@@ -105,6 +111,14 @@ class TensorFiles {
     return heads === undefined ? undefined : { layer, input: input.id, heads: Number(heads) };
   }
 
+  /** The panel asked for another dtype: the same layer, X and heads again. */
+  async again(uri: vscode.Uri, dtype: DType): Promise<void> {
+    const choice = this.shown.get(uri.toString());
+    if (!choice) return;
+    const outcome = await this.show(uri, { ...choice, dtype });
+    if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
+  }
+
   /** Runs the layer on X in the worker and opens the attention panel on it. */
   async show(uri: vscode.Uri, choice: TensorAttentionChoice): Promise<TensorAttentionOutcome> {
     let content: TensorFileRead;
@@ -121,9 +135,14 @@ class TensorFiles {
     const fileName = path.basename(uri.path);
     const made = tensorProblem({ file: fileName, tensors: content.file.tensors, layer, X: { matrix, name: input.name, source: input.source }, heads: choice.heads });
     if (typeof made === 'string') return { error: made, notes: [] };
+    const settings = readSettings(uri);
+    made.problem.options.dtype = choice.dtype ?? settings.dtype;
     const { spec, diagnostics } = buildSpec(made.problem);
     if (!spec) return { error: diagnostics.map((d) => d.message).join(' '), notes: made.notes };
+    const refused = refusal(spec, made.problem, settings);
+    if (refused) return { error: refused, notes: made.notes };
     const key = uri.toString();
+    this.shown.set(key, choice);
     const started = performance.now();
     const [outcome] = await this.deps.worker.run(key, [{ index: 0, spec }]).outcomes;
     const elapsedMs = performance.now() - started;

@@ -94,6 +94,25 @@ describe('tensor files', () => {
     assert.match(diagnostics[0].message, /X: cannot read \/nonexistent\/acts\.npy/);
   });
 
+  it('runs in the dtype asked, and refuses a run above attentionLens.maxMatrixElements', async () => {
+    const api = await activateApi();
+    const uri = fixture('model.safetensors');
+    const choice = { layer: 0, input: 'tensor:hidden_states', heads: 3 };
+    // An open view keeps the file as read (under the default limit); the run's own bound is tested.
+    await vscode.commands.executeCommand('vscode.open', uri);
+    await eventually(activeCustomEditor, 'the tensor view');
+    await vscode.commands.executeCommand('attentionLens.showTensorAttention', uri, { ...choice, dtype: 'float32' });
+    assert.equal(api.results.get(uri.toString())?.runs[0]?.result?.dtype, 'float32');
+    const config = vscode.workspace.getConfiguration('attentionLens');
+    await config.update('maxMatrixElements', 100, vscode.ConfigurationTarget.Global);
+    try {
+      const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, choice);
+      assert.match(outcome?.error ?? '', /was not run: it would keep \d[\d,]* numbers .*more than attentionLens\.maxMatrixElements = 100/);
+    } finally {
+      await config.update('maxMatrixElements', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
   it('a hostile checkpoint is refused by name, and nothing runs', async () => {
     const uri = fixture('pt', 'hostile-os-system.pt');
     const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, { layer: 0, input: 'tensor:w', heads: 1 });
