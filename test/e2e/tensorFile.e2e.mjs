@@ -53,6 +53,8 @@ describe('tensor file view, end to end', function () {
     const shown = await tableValues(weightsCard(panel, 0));
     assert.equal(shown.flat().length, 25);
     shown.flat().forEach((value, i) => assert.ok(Math.abs(value - expected.weights[0].flat()[i]) <= 5.01e-5, `head 1 weight ${i}: ${value}`));
+    // The conventions applied are stated in the panel, with the run's warnings.
+    await panel.locator('text=nn.Linear stores W transposed').first().waitFor();
     assert.deepEqual(workbench.pageErrors, []);
   });
 });
