@@ -46,6 +46,8 @@ export class DocumentAnalyzer implements vscode.Disposable {
   private readonly readTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly publishTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly lastEdit = new Map<string, number>();
+  /** Tensor reads in flight, per document (see `settled`). */
+  private readonly resolving = new Map<string, Promise<void>>();
   private readonly collection = vscode.languages.createDiagnosticCollection('attention-lens');
   private readonly analyzed = new vscode.EventEmitter<AnalyzedEvent>();
   readonly onDidAnalyze = this.analyzed.event;
@@ -66,8 +68,20 @@ export class DocumentAnalyzer implements vscode.Disposable {
     const started = performance.now();
     const parse = parseDocument(document.getText());
     const analysis = this.adopt(document, parse, started);
-    if (this.tensorFiles && hasReferences(parse)) void this.resolveTensors(document, analysis, this.tensorFiles);
+    if (this.tensorFiles && hasReferences(parse)) {
+      const resolved = this.resolveTensors(document, analysis, this.tensorFiles);
+      this.resolving.set(key, resolved);
+      void resolved.finally(() => {
+        if (this.resolving.get(key) === resolved) this.resolving.delete(key);
+      });
+    }
     return analysis;
+  }
+
+  /** Resolves once the tensors the current text loads have been read (at once when it loads none). */
+  async settled(document: vscode.TextDocument): Promise<void> {
+    this.analyze(document);
+    await this.resolving.get(document.uri.toString());
   }
 
   /** Reads the tensors the text names (`X = np.load("acts.npy")`) in the worker, then adopts the

@@ -54,6 +54,7 @@ export class Runner {
 
   /** Runs the given problems (default: all) of the document's current version. */
   async run(document: vscode.TextDocument, indices?: number[]): Promise<RunOutcome> {
+    await this.analyzer.settled(document); // the tensors a text loads are read first
     const analysis = this.analyzer.analyze(document);
     const version = analysis.version;
     const { refused, runnable } = this.plan(document, analysis, indices ?? analysis.parse.problems.map((_, index) => index));
