@@ -68,21 +68,43 @@ export function registerTensorFiles(context: vscode.ExtensionContext, deps: Tens
 
 /** Reads tensor files in the worker (once per open view) and runs "Show attention" on them. */
 class TensorFiles {
-  private readonly open = new Map<string, Promise<TensorFileRead>>();
+  /** Files a view shows, and their last read (by modification time and size). */
+  private readonly held = new Set<string>();
+  private readonly reads = new Map<string, { version: string; read: Promise<TensorFileRead> }>();
   /** The last "Show attention" of each file, for the panel's dtype control. */
   private readonly shown = new Map<string, TensorAttentionChoice>();
 
   constructor(private readonly deps: TensorFileDeps) {}
 
-  read(uri: vscode.Uri): Promise<TensorFileRead> {
-    return this.open.get(uri.toString()) ?? this.deps.worker.readTensorFile(uri.fsPath, readSettings(uri).maxMatrixElements);
+  /** The file's tensors: kept while a view shows it, read again when it changed on disk. */
+  async read(uri: vscode.Uri): Promise<TensorFileRead> {
+    const key = uri.toString();
+    const { mtime, size } = await vscode.workspace.fs.stat(uri);
+    const version = `${mtime}:${size}`;
+    const last = this.reads.get(key);
+    if (last?.version === version) return last.read;
+    const read = this.deps.worker.readTensorFile(uri.fsPath, readSettings(uri).maxMatrixElements);
+    if (this.held.has(key)) this.reads.set(key, { version, read });
+    return read;
+  }
+
+  /** Whether the file changed on disk since a view last read it. */
+  async changed(uri: vscode.Uri): Promise<boolean> {
+    const last = this.reads.get(uri.toString());
+    const { mtime, size } = await vscode.workspace.fs.stat(uri);
+    return last !== undefined && last.version !== `${mtime}:${size}`;
   }
 
   /** Keeps the file's decoded tensors while a view shows it. */
   hold(uri: vscode.Uri): vscode.Disposable {
     const key = uri.toString();
-    this.open.set(key, this.read(uri));
-    return { dispose: () => this.open.delete(key) };
+    this.held.add(key);
+    return {
+      dispose: () => {
+        this.held.delete(key);
+        this.reads.delete(key);
+      },
+    };
   }
 
   async inputs(uri: vscode.Uri): Promise<Input[]> {
@@ -212,6 +234,18 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
       body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'tensorFile.js')).toString()}"></script>`,
     });
     const post = (message: HostToTensorView) => void webview.postMessage(message);
+    const sendTensors = async () => {
+      try {
+        const content = await this.files.read(document.uri);
+        post({ type: 'tensors', data: viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)) });
+      } catch (error) {
+        post({ type: 'status', error: error instanceof Error ? error.message : String(error), notes: [] });
+      }
+    };
+    // Rewritten on disk (a training run saved again): shown anew when the view comes back.
+    const visibility = panel.onDidChangeViewState(async () => {
+      if (panel.visible && (await this.files.changed(document.uri))) await sendTensors();
+    });
     const subscription = webview.onDidReceiveMessage(async (raw: unknown) => {
       const message = parseTensorViewMessage(raw);
       if (!message) {
@@ -222,14 +256,12 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
         post({ type: 'status', ...(await this.files.show(document.uri, message)) });
         return;
       }
-      try {
-        const content = await this.files.read(document.uri);
-        post({ type: 'tensors', data: viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)) });
-      } catch (error) {
-        post({ type: 'status', error: error instanceof Error ? error.message : String(error), notes: [] });
-      }
+      await sendTensors();
     });
-    panel.onDidDispose(() => subscription.dispose());
+    panel.onDidDispose(() => {
+      subscription.dispose();
+      visibility.dispose();
+    });
   }
 }
 

@@ -2,7 +2,9 @@
 // editor, priority default), and "Show attention" runs a layer of the file on X — a tensor of the
 // same file or a matrix of an open text — in the worker, with PyTorch's numbers, in the panel.
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../src/features/runner';
 import type { TensorAttentionOutcome } from '../../src/features/tensorFile';
@@ -108,6 +110,24 @@ describe('tensor files', () => {
       assert.match(outcome?.error ?? '', /was not run: it would keep \d[\d,]* numbers .*more than attentionLens\.maxMatrixElements = 100/);
     } finally {
       await config.update('maxMatrixElements', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  it('an open view reads its file again once it changed on disk', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-view-'));
+    try {
+      const uri = vscode.Uri.file(join(dir, 'ckpt.pt'));
+      copyFileSync(fixture('pt', 'mha.pt').fsPath, uri.fsPath);
+      await vscode.commands.executeCommand('vscode.open', uri);
+      await eventually(activeCustomEditor, 'the tensor view');
+      const choice = { layer: 1, input: 'tensor:hidden_states', heads: 3 };
+      const before = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, choice);
+      assert.match(before?.error ?? '', /No layer 1/);
+      copyFileSync(fixture('pt', 'llama.pt').fsPath, uri.fsPath);
+      const after = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, choice);
+      assert.equal(after?.error, undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
