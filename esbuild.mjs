@@ -15,7 +15,7 @@ const common = {
   legalComments: 'none',
 };
 
-const node = { ...common, platform: 'node', format: 'cjs', target: 'node20' };
+const node = { ...common, platform: 'node', format: 'cjs', target: 'node20', loader: { '.ipynb': 'text' } };
 
 const builds = [
   { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
@@ -40,7 +40,7 @@ const builds = [
 // The fast engine's WebAssembly kernels and their thread script are loaded from next to the
 // bundle at run time (src/core/engine/fast/pool.ts), not bundled.
 mkdirSync('dist', { recursive: true });
-for (const file of ['attention.wasm', 'fast-thread.js']) cpSync(`src/core/engine/fast/${file}`, `dist/${file}`);
+for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) cpSync(`src/core/engine/fast/${file}`, `dist/${file}`);
 
 if (watch) {
   const contexts = await Promise.all(builds.map((options) => esbuild.context(options)));

@@ -1,5 +1,5 @@
 // Inputs every benchmark makes the same way: seeded, so each run computes the same numbers.
-import type { Matrix } from '../src/core/types';
+import type { AttentionSpec, DType, Matrix } from '../src/core/types';
 
 /** Uniform in [−spread, spread), from a fixed seed: the same inputs on every run. */
 export function random(rows: number, cols: number, seed: number, spread: number): Matrix {
@@ -10,4 +10,24 @@ export function random(rows: number, cols: number, seed: number, spread: number)
     data[p] = (s / 2 ** 32 - 0.5) * 2 * spread;
   }
   return { rows, cols, data };
+}
+
+/** The benchmark's single-head case: n tokens, d_k = 64. */
+export function sdpaSpec(n: number, dtype: DType): AttentionSpec {
+  return { options: { heads: 1, score: 'scaled_dot', dtype }, Q: random(n, 64, 1, 1), K: random(n, 64, 2, 1), V: random(n, 64, 3, 1) };
+}
+
+/** The benchmark's multi-head case: 1024 tokens, d_model 512, 8 heads, W_O, float32. */
+export function mhaSpec(): AttentionSpec {
+  const n = 1024;
+  const dm = 512;
+  const w = 1 / Math.sqrt(dm);
+  return {
+    options: { heads: 8, score: 'scaled_dot', dtype: 'float32' },
+    X: random(n, dm, 4, 1),
+    WQ: [random(dm, dm, 5, w)],
+    WK: [random(dm, dm, 6, w)],
+    WV: [random(dm, dm, 7, w)],
+    WO: random(dm, dm, 8, w),
+  };
 }

@@ -8,27 +8,13 @@
 import { prepareRun } from '../src/core/engine/fast/index';
 import { threadPool } from '../src/core/engine/fast/pool';
 import type { AttentionSpec } from '../src/core/types';
-import { random } from './inputs';
+import { mhaSpec, sdpaSpec } from './inputs';
 
 const ROUNDS = 15;
 const WARM_UP = 3;
 
 function specOf(name: string): AttentionSpec {
-  if (name === '4096') {
-    const options = { heads: 1, score: 'scaled_dot' as const, dtype: 'float32' as const };
-    return { options, Q: random(4096, 64, 1, 1), K: random(4096, 64, 2, 1), V: random(4096, 64, 3, 1) };
-  }
-  const n = 1024;
-  const dm = 512;
-  const w = 1 / Math.sqrt(dm);
-  return {
-    options: { heads: 8, score: 'scaled_dot', dtype: 'float32' },
-    X: random(n, dm, 4, 1),
-    WQ: [random(dm, dm, 5, w)],
-    WK: [random(dm, dm, 6, w)],
-    WV: [random(dm, dm, 7, w)],
-    WO: random(dm, dm, 8, w),
-  };
+  return name === '4096' ? sdpaSpec(4096, 'float32') : mhaSpec();
 }
 
 function median(values: number[]): number {

@@ -1,9 +1,12 @@
-// `npm run bench [-- --json] [--rounds N] [--case TEXT]`: numpy (OpenBLAS), the plain-TypeScript reference and
-// the WebAssembly fast path compute the same attention on the same inputs in one process tree;
-// numpy and the fast path alternate round by round, the reference and fresh-memory runs follow
-// apart; medians are quoted (this machine's timings drift ±20–30%).
-// Every implementation does the same work: the forward pass with scores, scaled scores, weights
-// and output of every head kept (the panel shows them all); the checks are not timed.
+// `npm run bench [-- --json] [--rounds N] [--case TEXT]`: the WebAssembly fast path, its peers —
+// numpy (outputs preallocated) and PyTorch, both on the fastest OpenBLAS kernel this CPU runs, and
+// numpy as loaded (OpenBLAS's own kernel choice, every step allocating) — and the plain-TypeScript
+// reference compute the same attention on the same inputs in one process tree, every one on the
+// same number of threads. The fast path and the peers take turns round by round; the reference and
+// fresh-memory runs follow apart; medians are quoted (this machine's timings drift ±20–30%).
+// Every implementation does the same work where its API allows: the forward pass with scores,
+// scaled scores, weights and output of every head kept (the panel shows them all); the checks are
+// not timed.
 // Then: the event-loop delay of a host thread while a worker runs a 4096-token problem, the
 // latency through the real worker client (bench/latency.ts), and the reader/panel benchmarks
 // (bench/reader.ts, bench/panel.ts) when present.
@@ -15,7 +18,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { forward } from '../src/core/engine/attention';
 import { attentionCost } from '../src/core/engine/cost';
-import { forwardFast } from '../src/core/engine/fast/index';
+import { forwardFast, prepareRun } from '../src/core/engine/fast/index';
+import { kernelsFlavour, threadCount, ThreadPool } from '../src/core/engine/fast/pool';
 import type { AttentionSpec, DType, Matrix, Problem } from '../src/core/types';
 import { adoptResultView, panelDataOf } from '../src/panel/model';
 import { AttentionWorker } from '../src/worker/client';
@@ -90,27 +94,59 @@ function flopsOf(c: Case): number {
   }).flops;
 }
 
-/** What numpy needs on Debian: Debian's numpy alone links the reference BLAS, ~10× slower. */
-const NUMPY_PACKAGES = ['python3-numpy', 'libopenblas0-pthread'];
+/**
+ * What the peers need on Debian: Debian's numpy alone links the reference BLAS, ~10× slower;
+ * threadpoolctl says which OpenBLAS kernel runs.
+ */
+const PEER_PACKAGES = ['python3-numpy', 'libopenblas0-pthread', 'python3-threadpoolctl', 'python3-torch'];
 
-/** numpy in a child process, one JSON command per line. */
-class Numpy {
+/**
+ * OpenBLAS kernels worth probing (OPENBLAS_CORETYPE): the x86-64 ones with AVX2 or AVX-512 GEMM.
+ * OpenBLAS 0.3.21 takes Emerald Rapids for a Prescott (65 against ~300 GFLOP/s with SkylakeX), so
+ * the kernel it picks by itself is only one candidate. A kernel the CPU lacks dies of SIGILL (its
+ * probe is a child process); a name OpenBLAS does not know falls back to its own choice, which
+ * threadpoolctl's report of the kernel running catches.
+ */
+const KERNEL_CANDIDATES = process.arch === 'x64' ? ['Haswell', 'Zen', 'SkylakeX', 'CooperLake', 'SapphireRapids'] : [];
+/** The products the kernels are compared on (and the GEMM peak quoted next to the fast path). */
+const GEMM_SIZE: Record<DType, number> = { float32: 2048, float64: 1024 };
+
+/** The niceness of the fast path's compute threads (COMPUTE_NICE in fast-thread.js). */
+const PEER_NICE = 10;
+
+type PeerName = 'numpy' | 'torch' | 'numpy-as-loaded';
+
+/** A peer (bench/peer_attention.py) in a child process, one JSON command per line. */
+class Peer {
   private readonly child;
   private readonly replies: Array<{ resolve(line: string): void; reject(error: Error): void }> = [];
   private exited: Error | undefined;
 
-  constructor() {
+  /** `coreType`: OPENBLAS_CORETYPE, or undefined to let OpenBLAS choose its kernel. */
+  constructor(
+    readonly name: PeerName,
+    coreType: string | undefined,
+    threads: number,
+  ) {
     const env = { ...process.env };
-    delete env.OPENBLAS_CORETYPE; // let OpenBLAS choose its kernel, as on a user's machine
+    // Set here for other work, maybe: removed together, so the kernel is the probe's or OpenBLAS's choice.
+    delete env.OPENBLAS_CORETYPE;
     delete env.OPENBLAS_L2_SIZE;
-    this.child = spawn('/usr/bin/python3', [join(__dirname, 'numpy_attention.py')], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    if (coreType) env.OPENBLAS_CORETYPE = coreType;
+    const script = join(__dirname, 'peer_attention.py');
+    // At the fast path's priority (its compute threads run at nice 10, fast-thread.js): on an idle
+    // machine it changes nothing; on a loaded one both get the same share of the cores.
+    const command = ['-n', String(PEER_NICE), '/usr/bin/python3', script, name, '--threads', String(threads)];
+    this.child = spawn('nice', command, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    this.child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
     createInterface({ input: this.child.stdout }).on('line', (line) => this.replies.shift()?.resolve(line));
     const fail = (error: Error): void => {
       this.exited = error;
       for (const reply of this.replies.splice(0)) reply.reject(error);
     };
     this.child.on('error', (error) => fail(new Error(`cannot start /usr/bin/python3: ${error.message}`)));
-    this.child.on('exit', (code) => fail(new Error(`bench/numpy_attention.py exited (code ${code}; its error is above)`)));
+    this.child.on('exit', (code, signal) => fail(new Error(`bench/peer_attention.py ${name} exited (${signal ?? `code ${code}`}): ${stderr.trim()}`)));
   }
 
   ask<T>(command: object): Promise<T> {
@@ -124,6 +160,80 @@ class Numpy {
   close(): void {
     this.child.stdin.end();
   }
+}
+
+interface BlasInfo {
+  numpy: string;
+  torch?: string;
+  torch_threads?: number;
+  sdpa?: boolean;
+  openblas?: string;
+  kernel?: string;
+  threads?: number;
+  libraries: Array<{ filepath: string; internal_api: string }>;
+}
+
+interface KernelProbe {
+  /** OPENBLAS_CORETYPE, or 'as loaded' (unset). */
+  requested: string;
+  /** The kernel threadpoolctl reports running; absent when the probe died. */
+  kernel?: string;
+  gflops?: Record<DType, number>;
+  error?: string;
+}
+
+/** Rounds of the kernel probe: every candidate times its products once per round, in turn. */
+const PROBE_ROUNDS = 5;
+
+/**
+ * One child per candidate kernel, all alive at once: which kernel runs, and its GEMM speed at the
+ * peers' thread count — the fastest product of several rounds in which the candidates take turns,
+ * so a burst of other work on the machine does not decide which kernel wins.
+ */
+async function probeKernels(threads: number): Promise<KernelProbe[]> {
+  const candidates = [undefined, ...KERNEL_CANDIDATES].map((requested) => ({
+    peer: new Peer('numpy', requested, threads),
+    probe: { requested: requested ?? 'as loaded' } as KernelProbe,
+  }));
+  const failed = (candidate: (typeof candidates)[number], error: unknown): void => {
+    if (candidate.probe.requested === 'as loaded') throw error; // numpy itself does not run: nothing to compare with
+    candidate.probe.error = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  };
+  try {
+    for (const candidate of candidates) {
+      try {
+        const blas = await candidate.peer.ask<BlasInfo>({ op: 'blas' });
+        if (blas.openblas === undefined) throw new Error(`numpy is not running on OpenBLAS (${blas.libraries.map((l) => l.filepath).join(', ') || 'no BLAS'})`);
+        candidate.probe.kernel = blas.kernel;
+        candidate.probe.gflops = { float32: 0, float64: 0 };
+      } catch (error) {
+        failed(candidate, error);
+      }
+    }
+    for (let round = 0; round < PROBE_ROUNDS; round++) {
+      for (const candidate of candidates.filter((c) => c.probe.gflops && !c.probe.error)) {
+        const gflops = candidate.probe.gflops as Record<DType, number>;
+        try {
+          for (const dtype of ['float32', 'float64'] as const) {
+            const { gflops: g } = await candidate.peer.ask<{ gflops: number }>({ op: 'gemm', dtype, n: GEMM_SIZE[dtype], repeats: round === 0 ? 2 : 1 });
+            gflops[dtype] = Math.max(gflops[dtype], round2(g));
+          }
+        } catch (error) {
+          failed(candidate, error);
+          delete candidate.probe.gflops;
+        }
+      }
+    }
+  } finally {
+    for (const { peer } of candidates) peer.close();
+  }
+  return candidates.map((c) => c.probe);
+}
+
+/** The fastest float32 GEMM among the kernels that ran as requested (OpenBLAS's own choice included). */
+function fastestKernel(probes: KernelProbe[]): KernelProbe {
+  const ran = probes.filter((p) => p.gflops && (p.requested === 'as loaded' || p.kernel?.toLowerCase() === p.requested.toLowerCase()));
+  return ran.reduce((best, p) => ((p.gflops?.float32 ?? 0) > (best.gflops?.float32 ?? 0) ? p : best));
 }
 
 function median(values: number[]): number {
@@ -148,19 +258,30 @@ async function timed(run: () => unknown): Promise<Timing> {
 
 interface Row {
   name: string;
-  numpy_ms: number;
-  reference_ms: number;
+  /** One-minute load average when the case ended: other work on the machine (figures drift with it). */
+  load_average: number;
+  /** The build the extension runs here: relaxed SIMD where it validates (`npm run bench` turns it on in Node 20). */
   fast_ms: number;
+  /** The 128-bit SIMD build on a pool of its own, when the relaxed one runs as `fast`. */
+  fast_simd128_ms?: number;
+  numpy_ms: number;
+  torch_ms: number;
+  numpy_as_loaded_ms: number;
+  reference_ms: number;
   fast_fresh_memory_ms: number;
   gflops: number;
-  ratio_fast_to_numpy: number;
+  /** numpy (best kernel, preallocated) or torch, whichever is faster on this case. */
+  best_peer: PeerName;
+  ratio_fast_to_best_peer: number;
+  ratio_fast_to_numpy_as_loaded: number;
+  /** The same ratio in CPU time (all threads): steadier under load, though OpenBLAS's spinning threads inflate the peers'. */
+  cpu_ratio_fast_to_best_peer: number;
   /** Median CPU time of all threads: steadier than wall time when other work shares the cores. */
-  numpy_cpu_ms: number;
-  fast_cpu_ms: number;
+  cpu_ms: Record<string, number>;
   samples: Record<string, Timing[]>;
 }
 
-async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
+async function measure(c: Case, peers: Peer[], dir: string, simd128?: ThreadPool): Promise<Row> {
   const { spec, inputs } = specOf(c);
   const caseDir = join(dir, c.name.replace(/[^a-z0-9]+/gi, '-'));
   rmSync(caseDir, { recursive: true, force: true });
@@ -170,23 +291,35 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
     writeFileSync(join(caseDir, `${name}.f64`), Buffer.from(m.data.buffer));
     shapes[name] = [m.rows, m.cols];
   }
-  await numpy.ask({ op: 'load', case: c.name, kind: c.kind, dtype: c.dtype, heads: c.heads ?? 1, dir: caseDir, shapes });
-
+  const load = { op: 'load', case: c.name, kind: c.kind, dtype: c.dtype, heads: c.heads ?? 1, dir: caseDir, shapes };
   let previous = await forwardFast(spec, true); // warm-up (also compiles and starts the threads)
-  await numpy.ask({ op: 'run', case: c.name });
-  const samples: Record<string, Timing[]> = { numpy: [], reference: [], fast: [], fastFresh: [] };
+  for (const peer of peers) {
+    await peer.ask(load);
+    await peer.ask({ op: 'run', case: c.name });
+  }
+  const samples: Record<string, Timing[]> = { fast: [], fastFresh: [], reference: [], ...Object.fromEntries(peers.map((p) => [p.name, []])) };
   const settle = async (ms = SETTLE_MS): Promise<void> => {
     gc();
     await new Promise((resolve) => setTimeout(resolve, ms));
   };
-  // numpy and the fast path alternate, in an order that flips every round. The reference and the
-  // fresh-memory runs come apart, afterwards: interleaved, the hundreds of MB they allocate and free
-  // slowed whatever ran next (numpy: 94–121 ms after other runs, 163–208 ms right after a fresh
-  // run; the fast path up to a third while the reference's or a fresh run's memory was unmapped).
+  // The fast path and the peers take turns, in an order that rotates every round. The reference and
+  // the fresh-memory runs come apart, afterwards: interleaved, the hundreds of MB they allocate and
+  // free slowed whatever ran next (numpy: 94–121 ms after other runs, 163–208 ms right after a
+  // fresh run; the fast path up to a third while the reference's or a fresh run's memory was unmapped).
   const compared: Array<[string, () => Promise<Timing>]> = [
-    ['numpy', () => numpy.ask<Timing>({ op: 'run', case: c.name })],
     ['fast', () => timed(async () => (previous = (await forwardFast(spec, true, { recycle: previous })) ?? previous))],
+    ...peers.map((peer): [string, () => Promise<Timing>] => [peer.name, () => peer.ask<Timing>({ op: 'run', case: c.name })]),
   ];
+  if (simd128) {
+    let memory: { output: Matrix } | undefined;
+    samples.fastSimd128 = [];
+    compared.push(['fastSimd128', () => timed(async () => {
+      const prepared = prepareRun(spec, true, { recycle: memory });
+      if (!prepared) throw new Error(`the fast path does not plan ${c.name}`);
+      await simd128.run(prepared.arena.memory, prepared.plan.phases);
+      memory = { output: prepared.arena.view(prepared.plan.output) };
+    })]);
+  }
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < compared.length; k++) {
       const [name, run] = compared[(round + k) % compared.length];
@@ -208,16 +341,23 @@ async function measure(c: Case, numpy: Numpy, dir: string): Promise<Row> {
   await settle(4 * SETTLE_MS); // the next case starts with this one's memory let go
   const wall = (name: string): number => median(samples[name].map((t) => t.ms));
   const cpu = (name: string): number => median(samples[name].map((t) => t.cpu_ms));
+  const best: PeerName = wall('torch') < wall('numpy') ? 'torch' : 'numpy';
   return {
     name: c.name,
-    numpy_ms: round2(wall('numpy')),
-    reference_ms: round2(wall('reference')),
+    load_average: round2(loadavg()[0]),
     fast_ms: round2(wall('fast')),
+    numpy_ms: round2(wall('numpy')),
+    torch_ms: round2(wall('torch')),
+    numpy_as_loaded_ms: round2(wall('numpy-as-loaded')),
+    reference_ms: round2(wall('reference')),
     fast_fresh_memory_ms: round2(wall('fastFresh')),
+    ...(simd128 && { fast_simd128_ms: round2(wall('fastSimd128')) }),
     gflops: round2(flopsOf(c) / wall('fast') / 1e6),
-    ratio_fast_to_numpy: round2(wall('fast') / wall('numpy')),
-    numpy_cpu_ms: round2(cpu('numpy')),
-    fast_cpu_ms: round2(cpu('fast')),
+    best_peer: best,
+    ratio_fast_to_best_peer: round2(wall('fast') / wall(best)),
+    ratio_fast_to_numpy_as_loaded: round2(wall('fast') / wall('numpy-as-loaded')),
+    cpu_ratio_fast_to_best_peer: round2(cpu('fast') / cpu(best)),
+    cpu_ms: Object.fromEntries(Object.keys(samples).map((name) => [name, round2(cpu(name))])),
     samples: Object.fromEntries(
       Object.entries(samples).map(([k, v]) => [k, v.map((t) => ({ ms: round2(t.ms), cpu_ms: round2(t.cpu_ms) }))]),
     ),
@@ -299,42 +439,55 @@ async function main(): Promise<void> {
   if (existsSync('/etc/debian_version')) {
     // Installed with apt-get when root, else a clear error naming the command (as `npm test` does).
     const system = (await import(join(__dirname, '..', 'scripts', 'lib', 'system.mjs'))) as { ensureDebianPackages(names: string[]): void };
-    system.ensureDebianPackages(NUMPY_PACKAGES);
+    system.ensureDebianPackages(PEER_PACKAGES);
   }
-  const numpy = new Numpy();
-  const blas = await numpy.ask<Record<string, unknown>>({ op: 'blas' });
-  if (blas.openblas === undefined) {
-    numpy.close();
-    throw new Error(
-      `numpy is not running on OpenBLAS (BLAS libraries mapped: ${(blas.libraries as string[]).join(', ') || 'none'}); ` +
-        `against the reference BLAS every ratio would be meaningless. On Debian: apt-get install ${NUMPY_PACKAGES.join(' ')}`,
-    );
-  }
+  const threads = threadCount();
+  const flavour = kernelsFlavour();
+  // Both builds when the relaxed one runs: the 128-bit one on a pool of its own, in the same rounds.
+  const simd128 = flavour === 'relaxed' ? new ThreadPool(threads, undefined, 'simd128') : undefined;
+  const probes = await probeKernels(threads);
+  const chosen = fastestKernel(probes);
+  const coreType = chosen.requested === 'as loaded' ? undefined : chosen.requested;
+  const peers = [new Peer('numpy', coreType, threads), new Peer('torch', coreType, threads), new Peer('numpy-as-loaded', undefined, threads)];
+  const blas = Object.fromEntries(await Promise.all(peers.map(async (peer) => [peer.name, await peer.ask<BlasInfo>({ op: 'blas' })] as const)));
   const machine = {
     cpu: cpus()[0]?.model,
     cores: cpus().length,
     memoryGiB: round2(totalmem() / 2 ** 30),
     node: process.version,
     v8: process.versions.v8,
+    fastThreads: threads,
+    fastKernels: flavour,
     loadAverageAtStart: loadavg().map(round2),
-    numpy: blas,
+    kernels: probes,
+    chosenKernel: chosen.kernel,
+    gemmPeakGflops: chosen.gflops,
+    peers: blas,
   };
-  log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
-  log(`numpy ${blas.numpy} on ${blas.openblas} (kernel ${blas.kernel}, ${blas.threads} threads): ${(blas.libraries as string[]).join(', ')}`);
+  const peak = chosen.gflops as Record<DType, number>;
+  log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}; fast path on ${threads} threads, ${flavour === 'relaxed' ? 'relaxed SIMD (fused multiply-add)' : '128-bit SIMD (relaxed SIMD does not validate here)'}`);
+  log(`OpenBLAS ${blas.numpy.openblas} kernels, GEMM GFLOP/s on ${threads} threads (float32 ${GEMM_SIZE.float32}² / float64 ${GEMM_SIZE.float64}², fastest of ${PROBE_ROUNDS} rounds taking turns):`);
+  for (const p of probes) {
+    const what = p.gflops ? `${p.kernel}: ${p.gflops.float32} / ${p.gflops.float64}` : `does not run (${p.error})`;
+    log(`  OPENBLAS_CORETYPE=${p.requested === 'as loaded' ? '(unset)' : p.requested} → ${what}`);
+  }
+  log(`peers on ${chosen.kernel}: numpy ${blas.numpy.numpy} (outputs preallocated), torch ${blas.torch.torch} ` +
+      `(${blas.torch.sdpa ? 'scaled_dot_product_attention' : 'matmul/softmax steps'}; nn.MultiheadAttention), ${threads} threads; ` +
+      `numpy as loaded: kernel ${blas['numpy-as-loaded'].kernel}, every step allocating`);
   log(`medians of ${ROUNDS} interleaved rounds (reference: ${REFERENCE_ROUNDS}); forward pass with every n×n step kept\n`);
-  const header = ['case', 'numpy ms', 'reference ms', 'fast ms', 'fast (fresh memory) ms', 'GFLOP/s', 'fast ÷ numpy', 'CPU ms numpy / fast'];
+  const header = ['case', 'load', 'fast ms', 'numpy ms', 'torch ms', 'fast ÷ best peer', 'numpy as loaded ms', 'fast ÷ numpy as loaded', 'GFLOP/s fast (GEMM peak)', 'fast, 128-bit SIMD ms', 'fast, fresh memory ms', 'reference ms', 'CPU ms fast / best peer (ratio)'];
   log(header.join(' | '));
   const dir = mkdtempSync(join(tmpdir(), 'attention-bench-'));
   const cases: Row[] = [];
   try {
     for (const c of CASES.filter((k) => k.name.includes(CASE_FILTER))) {
-      const row = await measure(c, numpy, dir);
+      const row = await measure(c, peers, dir, simd128);
       cases.push(row);
-      const cpu = `${row.numpy_cpu_ms} / ${row.fast_cpu_ms}`;
-      log([row.name, row.numpy_ms, row.reference_ms, row.fast_ms, row.fast_fresh_memory_ms, row.gflops, row.ratio_fast_to_numpy, cpu].join(' | '));
+      log([row.name, row.load_average, row.fast_ms, row.numpy_ms, row.torch_ms, `${row.ratio_fast_to_best_peer} (${row.best_peer})`, row.numpy_as_loaded_ms,
+        row.ratio_fast_to_numpy_as_loaded, `${row.gflops} (${peak[c.dtype]})`, row.fast_simd128_ms ?? '–', row.fast_fresh_memory_ms, row.reference_ms, `${row.cpu_ms.fast} / ${row.cpu_ms[row.best_peer]} (${row.cpu_ratio_fast_to_best_peer})`].join(' | '));
     }
   } finally {
-    numpy.close();
+    for (const peer of peers) peer.close();
     rmSync(dir, { recursive: true, force: true });
   }
   const eventLoop = await eventLoopDelay();

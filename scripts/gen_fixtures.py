@@ -12,6 +12,15 @@ is split column-wise across heads; query head i uses KV head floor(i / (h / g));
 one additive Lq x Lk matrix added to the *scaled* scores; a fully masked row gives zero weights;
 loss = sum(dO * output), dO = ones unless given.
 
+Variants (src/core/engine/variants.ts), written here from the papers: per head, scores =
+scale * RoPE(Q) RoPE(K)^T -> / temperature -> softcap C tanh(s / C) -> + ALiBi -m_h |i - j| ->
+masks (window, segments, prefix, sinks: -inf) -> softmax -> V. Positions: key j at j, query row i
+at i + Lk - Lq. RoPE is computed independently by the two backends: numpy with the "rotate half"
+cos/sin formula of Llama-style code (RoFormer eq. 34), torch as complex numbers
+(x_k + i x_{k+d/2}) * e^{i m theta_k} (RoFormer eq. 12 / Meta's llama `apply_rotary_emb`), for
+both pair layouts; torch's autograd gives the gradients through it. `decode` computes the last
+query row alone, and the script asserts it equals the last row of the full run.
+
 Run: npm run fixtures  (or /usr/bin/python3 scripts/gen_fixtures.py)
 """
 import json
@@ -50,6 +59,21 @@ class NumpyOps:
     def keep(self, t):
         return t
 
+    def rope(self, x, first_position, base, layout):
+        """RoFormer's rotation as Llama-style code writes it: x cos + rotate_half(x) sin."""
+        n, d = x.shape
+        inv_freq = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+        angles = np.outer(np.arange(n, dtype=np.float64) + first_position, inv_freq)
+        if layout == 'half':
+            cos = np.concatenate([np.cos(angles)] * 2, axis=1)
+            sin = np.concatenate([np.sin(angles)] * 2, axis=1)
+            rotate_half = np.concatenate([-x[:, d // 2:], x[:, :d // 2]], axis=1)
+            return x * cos + rotate_half * sin
+        cos = np.repeat(np.cos(angles), 2, axis=1)
+        sin = np.repeat(np.sin(angles), 2, axis=1)
+        rotate_pairs = np.stack([-x[:, 1::2], x[:, 0::2]], axis=2).reshape(n, d)
+        return x * cos + rotate_pairs * sin
+
 
 class TorchOps:
     def __init__(self, dtype):
@@ -78,24 +102,72 @@ class TorchOps:
             t.retain_grad()
         return t
 
+    def rope(self, x, first_position, base, layout):
+        """RoFormer's rotation as complex multiplication: pair k times e^{i m theta_k}."""
+        n, d = x.shape
+        theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        m = torch.arange(n, dtype=torch.float64) + first_position
+        turn = torch.polar(torch.ones(n, d // 2, dtype=torch.float64), torch.outer(m, theta))
+        if self.torch_dtype == torch.float32:
+            turn = turn.to(torch.complex64)
+        if layout == 'half':
+            z = torch.complex(x[:, :d // 2], x[:, d // 2:]) * turn
+            return torch.cat([z.real, z.imag], dim=1)
+        z = torch.view_as_complex(x.reshape(n, d // 2, 2).contiguous()) * turn
+        return torch.view_as_real(z).reshape(n, d)
+
 
 def split_columns(m, count):
     width = m.shape[1] // count
     return [m[:, i * width:(i + 1) * width] for i in range(count)]
 
 
+def alibi_slopes(n):
+    """The ALiBi authors' get_slopes (ofirpress/attention_with_linear_biases)."""
+    def power_of_2(n):
+        start = 2 ** (-2 ** -(math.log2(n) - 3))
+        return [start * start ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return power_of_2(n)
+    closest = 2 ** math.floor(math.log2(n))
+    return power_of_2(closest) + alibi_slopes(2 * closest)[0::2][:n - closest]
+
+
+def variant_allowed(spec, lq, lk):
+    """window / segments / prefix / sinks as a boolean Lq x Lk (True = may attend), or None."""
+    opts = spec['options']
+    if 'window' not in opts and 'prefix' not in opts and 'segments' not in spec:
+        return None
+    pos = np.arange(lq)[:, None] + (lk - lq)
+    key = np.arange(lk)[None, :]
+    allowed = np.ones((lq, lk), dtype=bool)
+    if 'window' in opts:
+        w = opts['window']
+        near = (pos - key < w) if ('causal' in opts or 'prefix' in opts) else (np.abs(pos - key) < w)
+        allowed &= near | (key < opts.get('sinks', 0))  # StreamingLLM: sinks stay in view
+    if 'segments' in spec:
+        ids = np.array(spec['segments'][0])
+        allowed &= ids[pos] == ids[key]
+    if 'prefix' in opts:
+        allowed &= (key < opts['prefix']) | (key <= pos)  # bidirectional prefix, causal rest
+    return allowed
+
+
 def combined_mask(spec, lq, lk):
     """The additive mask (numpy float64), or None. Mirrors nothing: written from the rules."""
     opts = spec['options']
-    if 'mask' not in spec and 'padding' not in spec and 'causal' not in opts:
+    allowed = variant_allowed(spec, lq, lk)
+    causal = 'causal' in opts and 'prefix' not in opts  # a prefix-LM is causal past the prefix
+    if 'mask' not in spec and 'padding' not in spec and not causal and allowed is None:
         return None
     m = np.zeros((lq, lk))
     if 'mask' in spec:
         value = np.array(spec['mask']['value'], dtype=np.float64)
         m = np.where(value != 0, 0.0, NEG_INF) if spec['mask']['kind'] == 'boolean' else value.copy()
-    if 'causal' in opts:
+    if causal:
         offset = lk - lq if opts['causal'] == 'bottom-right' else 0
-        allowed = np.tril(np.ones((lq, lk), dtype=bool), k=offset)
+        m = np.where(np.tril(np.ones((lq, lk), dtype=bool), k=offset), m, NEG_INF)
+    if allowed is not None:
         m = np.where(allowed, m, NEG_INF)
     if 'padding' in spec:
         padded = np.array(spec['padding'], dtype=np.float64)[0] != 0
@@ -128,8 +200,12 @@ def attention(spec, ops, leaves):
             inp = inp + ops.tensor(spec['PE'])
         elif opts.get('sinusoidalPE'):
             inp = inp + ops.tensor(sinusoidal(*np.array(spec['X']).shape))
-        result['input'] = inp
     kv_source = leaves.get('context', inp)
+    decode = opts.get('decode', False)
+    if inp is not None:
+        if decode:
+            inp = inp[-1:]  # a KV-cache step: the last query alone; keys/values from every token
+        result['input'] = inp
 
     def heads_of(name, count, source):
         if name in leaves:
@@ -140,12 +216,25 @@ def attention(spec, ops, leaves):
         weights = split_columns(ws[0], count) if len(ws) == 1 else ws
         return [source @ w for w in weights]
 
-    q_heads = [ops.keep(q) for q in heads_of('Q', h, inp)]
+    q_heads = heads_of('Q', h, inp)
+    if decode and 'Q' in leaves:
+        q_heads = [q[-1:] for q in q_heads]
+    q_heads = [ops.keep(q) for q in q_heads]
     k_heads = heads_of('K', g, kv_source)
     v_heads = heads_of('V', g, kv_source)
-    lq, lk = q_heads[0].shape[0], k_heads[0].shape[0]
-    mask = combined_mask(spec, lq, lk)
-    mask_t = None if mask is None else ops.tensor(mask)
+    lk = k_heads[0].shape[0]
+    full_lq = len(spec['Q']) if 'Q' in spec else len(spec['X'])
+    lq = 1 if decode else full_lq
+    first_query = lk - full_lq + (full_lq - 1 if decode else 0)
+    mask = combined_mask(spec, full_lq, lk)
+    if mask is not None and decode:
+        mask = mask[-1:]
+    slopes = None
+    if opts.get('alibi'):
+        slopes = spec['alibiSlopes'][0] if 'alibiSlopes' in spec else alibi_slopes(h)
+    distance = np.abs(np.arange(lq)[:, None] + first_query - np.arange(lk)[None, :])
+    rope = opts.get('rope')
+    layout = opts.get('ropeLayout', 'half')
     score = opts.get('score', 'scaled_dot')
     sigma = opts.get('sigma', 1.0)
 
@@ -157,22 +246,36 @@ def attention(spec, ops, leaves):
         k = ops.keep(k_heads[kv] * 1)
         v = ops.keep(v_heads[kv] * 1)
         d_k = q.shape[1]
+        q_scored, k_scored = q, k
+        if rope is not None:
+            q_scored = ops.rope(q, first_query, rope, layout)
+            k_scored = ops.rope(k, 0, rope, layout)
         if score in ('scaled_dot', 'dot'):
-            scores = q @ k.T
+            scores = q_scored @ k_scored.T
         elif score == 'general':
-            scores = q @ leaves['Wa'] @ k.T
+            scores = q_scored @ leaves['Wa'] @ k_scored.T
         elif score == 'additive':
-            p = q @ leaves['W1']
-            r = k @ leaves['W2']
+            p = q_scored @ leaves['W1']
+            r = k_scored @ leaves['W2']
             va = leaves['va'].reshape(-1)
             scores = ops.tanh(p[:, None, :] + r[None, :, :]) @ va
         elif score == 'gaussian':
-            diff = q[:, None, :] - k[None, :, :]
+            diff = q_scored[:, None, :] - k_scored[None, :, :]
             scores = -(diff * diff).sum(-1) / (2 * sigma * sigma)
         else:
             raise ValueError(score)
         scale = opts.get('scale', 1 / math.sqrt(d_k) if score == 'scaled_dot' else 1.0)
         scaled = scores * scale
+        if 'temperature' in opts:
+            scaled = scaled / opts['temperature']
+        if 'softcap' in opts:
+            cap = opts['softcap']
+            scaled = cap * ops.tanh(scaled / cap)  # Gemma 2's logit softcapping
+        additive = mask
+        if slopes is not None:
+            bias = -slopes[i] * distance
+            additive = bias if mask is None else bias + mask
+        mask_t = None if additive is None else ops.tensor(additive)
         masked = ops.keep(scaled + mask_t if mask_t is not None else scaled * 1)
         weights = ops.keep(ops.softmax_rows(masked))
         out = weights @ v
@@ -197,7 +300,7 @@ def to_numpy(t):
 
 
 def leaves_for(spec, ops, grad):
-    names = ['X', 'context', 'Q', 'K', 'V', 'WO', 'Wa', 'W1', 'W2', 'va']
+    names = ['X', 'context', 'Q', 'K', 'V', 'WO', 'Wa', 'W1', 'W2', 'va']  # (segments, slopes: no gradient)
     leaves = {}
     for name in names:
         if name in spec:
@@ -317,6 +420,11 @@ def build(case):
                 result[key] = reference[key]
     if case.get('crossCheck') == 'nn.MultiheadAttention':
         cross_check_multihead(spec, result)
+    if spec['options'].get('decode'):
+        # One KV-cache step must equal the last row of the full run.
+        full_spec = dict(spec, options={k: v for k, v in spec['options'].items() if k != 'decode'})
+        full = attention(full_spec, NumpyOps(), leaves_for(full_spec, NumpyOps(), False))
+        assert max_rel_diff(result['output'], full['output'][-1:]) < 1e-12, (case['name'], 'decode')
     return {
         'name': case['name'],
         'description': case['description'],
@@ -453,6 +561,51 @@ def cases():
         case('float32-gqa-causal-additive-score', 'float32: GQA, causal, Bahdanau score (torch.float32)',
              options=opts(heads=2, kvHeads=1, causal='top-left', score='additive', dtype='float32', gradients=True),
              X=r(4, 4), WQ=[r(4, 4)], WK=[r(4, 2)], WV=[r(4, 2)], W1=r(2, 3), W2=r(2, 3), va=r(1, 3)),
+        # ---- variants (appended: the cases above keep their random numbers)
+        case('rope-half-gqa', 'Llama-style: RoPE (rotate half, base 10000), 4 query heads on 2 KV heads, causal, W_O, gradients',
+             options=opts(heads=4, kvHeads=2, rope=10000, causal='top-left', gradients=True), X=r(6, 8),
+             WQ=[r(8, 16)], WK=[r(8, 8)], WV=[r(8, 8)], WO=r(16, 8)),
+        case('rope-interleaved-cross', 'RoPE interleaved pairs, base 500, cross-attention Lq = 3 < Lk = 5 (queries at 2..4), gradients',
+             options=opts(rope=500, ropeLayout='interleaved', gradients=True), X=r(3, 4), context=r(5, 4),
+             WQ=[r(4, 4, 2)], WK=[r(4, 4, 2)], WV=[r(4, 2)]),
+        case('rope-long-positions', 'RoPE on precomputed Q, K, V with 40 positions (angles past 2 pi), bottom-right causal',
+             options=opts(rope=10000, causal='bottom-right', gradients=True), Q=r(40, 6), K=r(40, 6), V=r(40, 2)),
+        case('temperature-softcap', 'Gemma-style: softcap 1.5 after temperature 0.7 (large scores, so tanh bites), two heads, gradients',
+             options=opts(heads=2, temperature=0.7, softcap=1.5, gradients=True), X=r(5, 4, 2),
+             WQ=[r(4, 4, 2)], WK=[r(4, 4, 2)], WV=[r(4, 4)], WO=r(4, 4)),
+        case('alibi-four-heads', 'ALiBi with the paper\'s slopes 2^(-8h/4), four heads, causal, gradients',
+             options=opts(heads=4, alibi=True, causal='top-left', gradients=True), X=r(6, 8),
+             WQ=[r(8, 8)], WK=[r(8, 8)], WV=[r(8, 8)]),
+        case('alibi-three-heads', 'ALiBi with three heads: the paper\'s rule for a head count that is not a power of two',
+             options=opts(heads=3, alibi=True, gradients=True), X=r(5, 6), WQ=[r(6, 6)], WK=[r(6, 6)], WV=[r(6, 6)]),
+        case('alibi-given-slopes', 'ALiBi with slopes given by an alibi_slopes row, cross-attention (query positions offset by Lk - Lq)',
+             options=opts(heads=2, alibi=True, gradients=True), X=r(2, 4), context=r(5, 4),
+             WQ=[r(4, 4)], WK=[r(4, 4)], WV=[r(4, 4)], alibiSlopes=[[0.75, 0.1]]),
+        case('window-symmetric', 'sliding window W = 2 without causal: |i - j| < 2',
+             options=opts(window=2, gradients=True), X=r(6, 4), WQ=[r(4, 2)], WK=[r(4, 2)], WV=[r(4, 2)]),
+        case('window-causal-sinks', 'Mistral-style causal window W = 3 with one attention sink (StreamingLLM), gradients',
+             options=opts(window=3, sinks=1, causal='top-left', gradients=True), X=r(8, 4),
+             WQ=[r(4, 2)], WK=[r(4, 2)], WV=[r(4, 2)]),
+        case('segments-causal', 'document mask from segment ids [0 0 0 1 1 2] (packed sequences), causal, gradients',
+             options=opts(causal='top-left', gradients=True), X=r(6, 4), WQ=[r(4, 2)], WK=[r(4, 2)], WV=[r(4, 2)],
+             segments=[[0, 0, 0, 1, 1, 2]]),
+        case('prefix-lm', 'prefix-LM: the first 3 positions visible to every query, causal after, with key padding',
+             options=opts(prefix=3, gradients=True), X=r(6, 4), WQ=[r(4, 2)], WK=[r(4, 2)], WV=[r(4, 2)],
+             padding=[[0, 0, 0, 0, 0, 1]]),
+        case('decode-rope-alibi', 'one KV-cache decode step: the last query with RoPE and ALiBi, GQA, causal (equals the full run\'s last row)',
+             options=opts(heads=2, kvHeads=1, rope=10000, alibi=True, causal='top-left', decode=True, residual=True), X=r(5, 4),
+             WQ=[r(4, 4)], WK=[r(4, 2)], WV=[r(4, 2)], WO=r(4, 4)),
+        case('decode-window-mask', 'decode with a causal window, a boolean mask and precomputed Q, K, V',
+             options=opts(window=2, causal='bottom-right', decode=True), Q=r(4, 2), K=r(4, 2), V=r(4, 3),
+             mask={'kind': 'boolean', 'value': [[1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 0, 1, 1]]}),
+        case('variants-together', 'everything at once: RoPE, temperature, softcap, ALiBi, causal window with sinks, padding, GQA, gradients',
+             options=opts(heads=2, kvHeads=1, rope=10000, temperature=1.3, softcap=2.0, alibi=True, window=3, sinks=1,
+                          causal='top-left', gradients=True), X=r(7, 6, 1.5),
+             WQ=[r(6, 4)], WK=[r(6, 2)], WV=[r(6, 2)], WO=r(4, 6), padding=[[0, 0, 0, 0, 0, 0, 1]]),
+        case('float32-variants', 'float32: RoPE interleaved, softcap, ALiBi, segments, causal (torch.float32)',
+             options=opts(heads=2, rope=10000, ropeLayout='interleaved', softcap=3.0, alibi=True, causal='top-left',
+                          dtype='float32', gradients=True), X=r(5, 4),
+             WQ=[r(4, 4)], WK=[r(4, 4)], WV=[r(4, 4)], segments=[[1, 1, 2, 2, 2]]),
     ]
 
 

@@ -10,8 +10,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { ensureCodeServer } from './lib/code-server.mjs';
 import { ensureDebianPackages, runOrThrow } from './lib/system.mjs';
 
-// What the suites need from Debian besides code-server's own build packages: the browser.
-const debianTestPackages = ['chromium', 'ripgrep'];
+// What the suites need from Debian besides code-server's own build packages: the browser, and
+// Python with debugpy, numpy and torch (the debug source's tests pause a Python program).
+const debianTestPackages = ['chromium', 'ripgrep', 'python3-debugpy', 'python3-numpy', 'python3-torch'];
 
 function installPrerequisites() {
   if (!existsSync('node_modules/.package-lock.json')) runOrThrow('npm', ['ci']);

@@ -1,10 +1,11 @@
 // Activation wires the features together and does nothing heavy: documents are read after
-// activation returns, and the worker thread starts with the first run.
+// activation returns, and the worker thread starts with the first document read.
 import * as vscode from 'vscode';
 import { registerPanel } from './panel';
 import { registerAnalysis } from './features/analysis';
 import { registerCodeLens } from './features/codeLens';
 import { registerCommands } from './features/commands';
+import { registerDebugSource } from './features/debugSource';
 import { registerHover } from './features/hover';
 import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
@@ -12,7 +13,6 @@ import { Results } from './features/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
 import { registerTensorFiles } from './features/tensorFile';
-import { TensorReferenceFiles } from './features/tensorReferences';
 import { AttentionWorker } from './worker/client';
 
 /** What `activate` returns: for other extensions and for the integration tests. */
@@ -34,7 +34,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   const worker = new AttentionWorker(context.asAbsolutePath('dist/worker.js'), WORKER_LIMITS, (message) => log.info(message));
   context.subscriptions.push(log, results, { dispose: () => worker.dispose() });
 
-  const analyzer = registerAnalysis(context, results, log, new TensorReferenceFiles(worker));
+  const analyzer = registerAnalysis(context, results, worker, log);
   const runner = new Runner(analyzer, results, worker, log);
   const panel = registerPanel(context, results, (matrix, region) => worker.regionOf(matrix, region), log);
   registerCodeLens(context, analyzer, results);
@@ -44,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerLiveUpdate(context, analyzer, runner, results);
   registerCommands(context, { analyzer, runner, results, panel, log });
   registerTensorFiles(context, { worker, analyzer, results, panel, log });
+  registerDebugSource(context, { runner, results, panel, log });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);

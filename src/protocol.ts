@@ -5,9 +5,74 @@
 
 // ---- extension host ⇄ worker (owned by the extension/worker work) ----
 
+import type { NotebookCell } from './core/parse/notebook';
 import type { TensorFile } from './core/parse/tensors';
 import type { TensorSummary } from './core/parse/tensors/summary';
-import type { AttentionResult, AttentionSpec, Matrix } from './core/types';
+import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
+
+/** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
+ * text over). The host sends a document's text in slices, each cut in its own turn of the event
+ * loop, once per worker; after that only its edits (WorkerEditMessage). */
+export interface WorkerTextMessage {
+  type: 'text';
+  document: string;
+  version: number;
+  offset: number;
+  slice: string;
+}
+
+/** One replacement in a document's text, as VS Code reports it. */
+export interface TextChange {
+  offset: number;
+  length: number;
+  text: string;
+}
+
+/** The edits that take the worker's copy of a document from `baseVersion` to `version`, in the
+ * order they were made (each change's offset is in the text the changes before it left). */
+export interface WorkerEditMessage {
+  type: 'edit';
+  document: string;
+  baseVersion: number;
+  version: number;
+  changes: TextChange[];
+}
+
+/** Read (parse, then build each problem's spec) the worker's copy of a document at `version`.
+ * Text past `maxChars` is left unread and a diagnostic at the cut names the setting that raises
+ * the limit. */
+export interface WorkerReadRequest {
+  type: 'read';
+  id: number;
+  document: string;
+  version: number;
+  maxChars: number;
+}
+
+/** Read a notebook's cells (core/parse/notebook.ts). They travel whole on each read: a notebook
+ * is small, and its cells change as a whole (run outputs, moved cells). */
+export interface WorkerReadCellsRequest {
+  type: 'readCells';
+  id: number;
+  cells: NotebookCell[];
+}
+
+/** The document was closed: the worker drops its copy of the text. */
+export interface WorkerForgetMessage {
+  type: 'forget';
+  document: string;
+}
+
+/** A document as read in the worker. Its matrices are on shared memory (the host and the worker
+ * see the same numbers, nothing is copied), so the host holds the whole reading — ranges,
+ * shapes, cell offsets, specs — for CodeLens, hovers, diagnostics and runs without reading anything itself. */
+export interface WorkerReading {
+  parse: ParseResult;
+  /** One per problem, same order as `parse.problems`. */
+  specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
+  /** Milliseconds the worker spent reading. */
+  readMs: number;
+}
 
 /** Run some problems of one document. A newer request for the same document supersedes this
  * one: the host sets `cancelFlag[0]` to 1 (Atomics), which the worker reads between heads, row
@@ -45,7 +110,15 @@ export interface WorkerTensorFileRequest {
   maxElements: number;
 }
 
-export type WorkerRequest = WorkerRunRequest | WorkerRegionRequest | WorkerTensorFileRequest;
+export type WorkerRequest =
+  | WorkerRunRequest
+  | WorkerRegionRequest
+  | WorkerTextMessage
+  | WorkerEditMessage
+  | WorkerReadRequest
+  | WorkerReadCellsRequest
+  | WorkerForgetMessage
+  | WorkerTensorFileRequest;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result
  * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
@@ -58,6 +131,9 @@ export type WorkerResponse =
   | { type: 'region'; id: number; view: MatrixView }
   | { type: 'tensorFile'; id: number; file: TensorFile; summaries: TensorSummary[] }
   | { type: 'tensorFileFailed'; id: number; error: string }
+  /** `reading` null: the worker does not hold that version of the text (it was restarted, or
+   * missed an edit); the host sends the whole text again. */
+  | { type: 'read'; id: number; reading: WorkerReading | null }
   | { type: 'cancelled'; id: number }
   | { type: 'failed'; id: number; error: string };
 
@@ -122,6 +198,39 @@ export interface ResultView {
   WO?: MatrixView;
   layerOutput: MatrixView;
   residual?: MatrixView;
+  /** The variants' views (panel/variantsModel.ts), for problems that use any and are small. */
+  variants?: VariantsView;
+  /** FlashAttention's online softmax walked on head 1, one walk per tile size offered. */
+  flash?: FlashView[];
+}
+
+/** What the variants change, shown from the user's numbers (problems up to 64 tokens). */
+export interface VariantsView {
+  /** The conventions in use, named: "RoPE base 10000, pairs (x_k, x_{k+d/2}) (rotate half)"… */
+  conventions: string[];
+  heads: {
+    /** Q·Kᵀ of the unturned Q and K; the head's `scores` are after RoPE. */
+    unrotatedScores?: MatrixView;
+    /** scale·S/T before the softcap; the head's `scaled` are after it. */
+    uncapped?: MatrixView;
+    /** ALiBi's −m·|i − j| for this head. */
+    alibi?: { slope: number; bias: MatrixView };
+  }[];
+  /** The mask's structure (1 = may attend) and what a kernel skipping masked entries saves. */
+  mask?: { visible: MatrixView; blockedShare: number; flopsSaved: number; flops: number; blockSize: number; skippedBlocksShare: number };
+  /** A decode step: head 1's one row and the full run's weights it is the last row of. */
+  decode?: { row: number; stepWeights: MatrixView; fullWeights: MatrixView; maxDifference: number };
+}
+
+export interface FlashView {
+  tileRows: number;
+  tileCols: number;
+  steps: { queryStart: number; queryEnd: number; keyStart: number; keyEnd: number; rowMax: number[]; rowSum: number[]; rescale: number[]; partial: number[][] }[];
+  /** One Lq×Lk matrix against what one tile keeps live, bytes. */
+  fullBytes: number;
+  tileBytes: number;
+  /** max |walk output − engine output| of head 1. */
+  maxDifference: number;
 }
 
 export interface CostView {
@@ -140,7 +249,7 @@ export interface PanelData {
   tokens?: string[];
   keyTokens?: string[];
   /** Options as read, for the formulas (scale, causal…). */
-  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string };
+  options: { heads: number; kvHeads?: number; scale?: number; score: string; causal?: string; dtype: string; rope?: number; temperature?: number; softcap?: number; alibi?: boolean };
   /** d_k of head 1, for the formula √d_k. */
   dk?: number;
   result?: ResultView;
@@ -152,7 +261,7 @@ export interface PanelData {
 export interface PanelState {
   uri?: string;
   problemIndex: number;
-  view: 'steps' | 'heads' | 'mask' | 'gradients' | 'checks';
+  view: 'steps' | 'heads' | 'mask' | 'gradients' | 'checks' | 'variants' | 'flash';
   head: number;
   step: 'all' | 'projections' | 'scores' | 'scaled' | 'masked' | 'weights' | 'output';
   colorScale: 'Viridis' | 'Cividis' | 'Blues' | 'Greys' | 'RdBu' | 'Theme';
@@ -183,7 +292,7 @@ const MATRIX_KEYS: readonly MatrixKey[] = [
   'Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output',
   'dQ', 'dK', 'dV', 'dA', 'dS', 'input', 'concat', 'WO', 'layerOutput', 'residual',
 ];
-const VIEWS: readonly PanelState['view'][] = ['steps', 'heads', 'mask', 'gradients', 'checks'];
+const VIEWS: readonly PanelState['view'][] = ['steps', 'heads', 'mask', 'gradients', 'checks', 'variants', 'flash'];
 const STEPS: readonly PanelState['step'][] = ['all', 'projections', 'scores', 'scaled', 'masked', 'weights', 'output'];
 const COLOR_SCALES: readonly PanelState['colorScale'][] = ['Viridis', 'Cividis', 'Blues', 'Greys', 'RdBu', 'Theme'];
 /** Largest image the host accepts from a webview (characters of SVG text or PNG base64). */

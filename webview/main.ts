@@ -7,6 +7,8 @@ import type { HeatmapContext } from './heatmap';
 import { connectHost } from './host';
 import { themeColors, watchTheme } from './theme';
 import { button, checkbox, dropdown } from './toolkit';
+import { flashView } from './flashTiling';
+import { variantsView } from './variants';
 import { checksView, compactView, gradientsView, headsView, maskView, STEP_CHOICES, stepsView, type Block, type ViewContext } from './views';
 
 const compact = document.body.dataset.mode === 'compact';
@@ -92,7 +94,14 @@ const VIEW_TABS: { view: PanelState['view']; label: string }[] = [
   { view: 'mask', label: 'Mask' },
   { view: 'gradients', label: 'Gradients' },
   { view: 'checks', label: 'Checks' },
+  { view: 'variants', label: 'Variants' },
+  { view: 'flash', label: 'FlashAttention' },
 ];
+
+/** The Variants and FlashAttention tabs exist only when the result carries their data. */
+function tabShown(view: PanelState['view'], result: PanelData['result']): boolean {
+  return (view !== 'variants' || Boolean(result?.variants)) && (view !== 'flash' || Boolean(result?.flash?.length));
+}
 
 function controls(current: PanelData): HTMLElement {
   const bar = document.createElement('div');
@@ -117,11 +126,11 @@ function controls(current: PanelData): HTMLElement {
   return bar;
 }
 
-function tabs(): HTMLElement {
+function tabs(current: PanelData): HTMLElement {
   const nav = document.createElement('nav');
   nav.className = 'tabs';
   nav.setAttribute('aria-label', 'Views');
-  for (const tab of VIEW_TABS) {
+  for (const tab of VIEW_TABS.filter((t) => tabShown(t.view, current.result))) {
     const tabButton = button(tab.label, () => update({ view: tab.view }), { primary: state.view === tab.view, pressed: state.view === tab.view });
     tabButton.dataset.view = tab.view;
     nav.append(tabButton);
@@ -160,6 +169,12 @@ function blocksOf(context: ViewContext): Block[] {
       return gradientsView(context);
     case 'checks':
       return checksView(context);
+    case 'variants':
+      if (context.result.variants) return variantsView(context);
+      return stepsView(context);
+    case 'flash':
+      if (context.result.flash?.length) return flashView(context);
+      return stepsView(context);
     default:
       return stepsView(context);
   }
@@ -171,7 +186,7 @@ async function render(): Promise<void> {
   if (!current) return;
   for (const plot of app.querySelectorAll<HTMLElement>('.js-plotly-plot')) Plotly.purge(plot);
   app.replaceChildren();
-  if (!compact) app.append(header(current), controls(current), tabs());
+  if (!compact) app.append(header(current), controls(current), tabs(current));
   const content = document.createElement('div');
   content.className = 'content';
   content.id = 'content';

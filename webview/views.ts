@@ -4,6 +4,7 @@ import type { HeadView, MatrixKey, MatrixView, PanelData, PanelState, ResultView
 import { bytes, flops, named, num, percent } from './format';
 import { blockText, heatmapCard, textElement, isPooled, type Axis, type Cell, type HeatmapCard, type HeatmapContext, type HeatmapSpec } from './heatmap';
 import { button } from './toolkit';
+import { withVariants } from './variants';
 
 export type Block = HeatmapCard | HTMLElement;
 
@@ -218,7 +219,7 @@ export function stepsView(context: ViewContext): Block[] {
     const { max, maxAt } = extremes(view.scores);
     blocks.push(attentionCard(context, head, 'scores', view.scores, {
       title: `1 · Scores${suffix}`,
-      formula: scoreFormula(data),
+      formula: withVariants('scores', scoreFormula(data), data.options),
       reading: maxAt >= 0 ? `Largest score: ${cellName(view.scores, maxAt, data)} = ${num(max)}.` : undefined,
     }));
   }
@@ -227,14 +228,14 @@ export function stepsView(context: ViewContext): Block[] {
     const after = extremes(view.scaled);
     blocks.push(attentionCard(context, head, 'scaled', view.scaled, {
       title: `2 · Scaled scores${suffix}`,
-      formula: scaleFormula(data),
+      formula: withVariants('scaled', scaleFormula(data), data.options),
       reading: `Range [${num(before.min)}, ${num(before.max)}] becomes [${num(after.min)}, ${num(after.max)}]: smaller spreads keep the softmax from saturating.`,
     }));
   }
   if (wants('masked')) {
     const reading = maskReading(view, data);
     if (view.mask) {
-      blocks.push(attentionCard(context, head, 'masked', view.masked, { title: `3 · Masked scores${suffix}`, formula: "S'' = S' + M (M = 0 where allowed, −∞ where blocked)", reading }));
+      blocks.push(attentionCard(context, head, 'masked', view.masked, { title: `3 · Masked scores${suffix}`, formula: withVariants('masked', "S'' = S' + M (M = 0 where allowed, −∞ where blocked)", data.options), reading }));
     } else {
       const card = textElement('section', 'card');
       card.append(textElement('h3', '', `3 · Mask${suffix}`), textElement('p', 'reading', reading));

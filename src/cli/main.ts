@@ -7,11 +7,13 @@ import { join } from 'node:path';
 import { version } from '../../package.json';
 import { attentionOutputFast, runAttentionFast } from '../core/engine/fast/index';
 import { type ProblemOutcome, allDiagnostics, diagnosticLine, toJsonReport, toTextReport } from '../core/format';
+import { rangeContains } from '../core/location';
 import { parseDocument } from '../core/parse/index';
 import { resolveReferences } from '../core/parse/tensors/resolve';
+import { parseNotebook } from '../core/parse/notebook';
 import { buildSpec } from '../core/spec';
 import { type TensorFile, TensorReadError } from '../core/parse/tensors';
-import type { Diagnostic, ParseResult, Problem, Range } from '../core/types';
+import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
 
@@ -19,8 +21,9 @@ const USAGE = `attention-lens ${version} — see attention computed on the matri
 
 Usage:
   attention-lens run FILE [--json] [--problem N] [--output-only]
-      Read FILE (Markdown, Python, LaTeX, MATLAB, JSON or any text), run every attention
-      problem in it and print each step; --json prints one JSON object instead;
+      Read FILE (Markdown, Python, LaTeX, MATLAB, JSON or any text; a Jupyter notebook
+      .ipynb cell by cell, printed arrays included), run every attention problem in it
+      and print each step; --json prints one JSON object instead;
       --problem N runs only the N-th problem (1-based); --output-only computes only the
       output (and residual) by online softmax, keeping no n×n matrix, so very long inputs
       fit in memory (n = 16384 and beyond; scaled_dot and dot scores, no gradients).
@@ -88,13 +91,8 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
   return parsed as Arguments;
 }
 
-function contains(outer: Range, inner: Range): boolean {
-  const before = (a: Range['start'], b: Range['start']): boolean => a.line < b.line || (a.line === b.line && a.character <= b.character);
-  return before(outer.start, inner.start) && before(inner.end, outer.end);
-}
-
-/** Runs the problems read; a spec the engine still rejects becomes a diagnostic. */
-async function runProblems(read: ParseResult, only: number | undefined, outputOnly: boolean): Promise<{ readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] }> {
+/** Runs the problems of one read; a spec the engine still rejects becomes a diagnostic. */
+async function runRead(read: ParseResult, only: number | undefined, outputOnly: boolean): Promise<{ readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] }> {
   if (only !== undefined && only > read.problems.length) {
     throw new UsageError(`--problem ${only}: the file has ${read.problems.length} ${read.problems.length === 1 ? 'problem' : 'problems'}`);
   }
@@ -114,7 +112,7 @@ async function runProblems(read: ParseResult, only: number | undefined, outputOn
       outcomes.push({ problem, diagnostics: [...diagnostics, { range: problem.range, severity: 'error', code: 'engine-error', message: `Could not compute: ${message}` }] });
     }
   }
-  let readDiagnostics = only === undefined ? read.diagnostics : read.diagnostics.filter((d) => contains(chosen[0].range, d.range));
+  let readDiagnostics = only === undefined ? read.diagnostics : read.diagnostics.filter((d) => rangeContains(chosen[0].range, d.range));
   if (read.problems.length === 0) {
     const start = { line: 0, character: 0 };
     readDiagnostics = [
@@ -142,12 +140,13 @@ async function main(argv: string[]): Promise<number> {
   } catch (error) {
     throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
-  return report(args, await resolveReferences(parseDocument(text), loaderBeside(args.file)), []);
+  const read = args.file.toLowerCase().endsWith('.ipynb') ? parseNotebook(text) : parseDocument(text);
+  return report(args, await resolveReferences(read, loaderBeside(args.file)), []);
 }
 
 /** Runs what was read and prints (or renders) it; `notes` say how tensors became roles. */
 async function report(args: Arguments, read: ParseResult, notes: string[]): Promise<number> {
-  const { readDiagnostics, outcomes } = await runProblems(read, args.problem, args.outputOnly);
+  const { readDiagnostics, outcomes } = await runRead(read, args.problem, args.outputOnly);
   const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
   if (args.command === 'render') {
     render(args.output as string, outcomes);

@@ -1,6 +1,8 @@
 // Results → what people take away: the CLI/export JSON (issue 2's shape), CSV of one matrix,
 // and a readable step-by-step text report. Pure: the CLI and the extension's export share it.
+import { maskSavings } from './engine/cost';
 import { scoreScale } from './engine/scores';
+import { comparePositions, positionLabel } from './location';
 import type { AttentionOptions, AttentionResult, Checks, Diagnostic, Matrix, OutputOnlyResult, Problem, Severity } from './types';
 
 /** One problem of a file: what was read, what its spec check said, and the run, if it ran. */
@@ -18,6 +20,9 @@ export type JsonNumber = number | 'Infinity' | '-Infinity' | 'NaN';
 export type JsonMatrix = JsonNumber[][];
 
 export interface JsonDiagnostic {
+  /** In a notebook: the 1-based cell, and `output` (1-based) when the line is in one of its outputs. */
+  cell?: number;
+  output?: number;
   line: number; // 1-based
   column: number; // 1-based
   endLine: number;
@@ -45,6 +50,7 @@ export interface JsonProblem {
   index: number; // 1-based, as `--problem N`
   name: string | null;
   line: number; // 1-based line where the problem starts
+  cell?: number; // in a notebook: the 1-based cell of that line
   options: Problem['options'];
   tokens: string[] | null;
   keyTokens: string[] | null;
@@ -80,8 +86,17 @@ export function matrixRows(m: Matrix): JsonMatrix {
   return rows;
 }
 
+/** A notebook position's cell and output, 1-based, as JSON fields (none in a text file). */
+function jsonCell(position: Diagnostic['range']['start']): { cell?: number; output?: number } {
+  return {
+    ...(position.cell !== undefined ? { cell: position.cell + 1 } : {}),
+    ...(position.output !== undefined ? { output: position.output + 1 } : {}),
+  };
+}
+
 export function jsonDiagnostic(d: Diagnostic): JsonDiagnostic {
   return {
+    ...jsonCell(d.range.start),
     line: d.range.start.line + 1,
     column: d.range.start.character + 1,
     endLine: d.range.end.line + 1,
@@ -94,7 +109,7 @@ export function jsonDiagnostic(d: Diagnostic): JsonDiagnostic {
 }
 
 function byPosition(a: Diagnostic, b: Diagnostic): number {
-  return a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character;
+  return comparePositions(a.range.start, b.range.start);
 }
 
 /** Every diagnostic of a read and its problems' spec checks, in file order. */
@@ -121,6 +136,7 @@ function jsonProblem({ problem, options, result, outputOnly }: ProblemOutcome): 
     index: problem.index + 1,
     name: problem.name ?? null,
     line: problem.range.start.line + 1,
+    ...(problem.range.start.cell !== undefined ? { cell: problem.range.start.cell + 1 } : {}),
     options: options ?? problem.options,
     tokens: problem.tokens ?? null,
     keyTokens: problem.keyTokens ?? null,
@@ -219,18 +235,32 @@ function describeOptions(o: AttentionOptions): string {
   if (o.sinusoidalPE) parts.push('pe=sinusoidal');
   if (o.gradients) parts.push('grad');
   if (o.residual) parts.push('residual');
+  if (o.rope !== undefined) parts.push(`rope=${o.rope} rope_layout=${o.ropeLayout ?? 'half'}`);
+  for (const key of ['temperature', 'softcap', 'window', 'prefix', 'sinks'] as const) if (o[key] !== undefined) parts.push(`${key}=${o[key]}`);
+  if (o.alibi) parts.push('alibi');
+  if (o.decode) parts.push('decode');
   return parts.join(' ');
 }
 
-/** Where a diagnostic points, as `file:line:column`. */
+/** Step 3's label: the scale, and the temperature and softcap that follow it. */
+function scaledLabel(options: AttentionOptions, scale: number, width: number): string {
+  const root = options.scale === undefined && options.score === 'scaled_dot' ? ` (1/√${width})` : '';
+  const temperature = options.temperature !== undefined ? ` / ${formatEntry(options.temperature)} (temperature)` : '';
+  const cap = options.softcap !== undefined ? `, then ${formatEntry(options.softcap)}·tanh(s/${formatEntry(options.softcap)}) (softcap)` : '';
+  return `scaled S × ${formatEntry(scale)}${root}${temperature}${cap}`;
+}
+
+/** Where a diagnostic points, as `file:line:column`, or in a notebook `file: cell 3, line 2, column 5`. */
 export function diagnosticLine(file: string, d: Diagnostic): string {
   const suggestion = d.suggestion ? ` (${d.suggestion})` : '';
-  return `${file}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${d.severity}: ${d.message}${suggestion}`;
+  const { start } = d.range;
+  const at = start.cell === undefined ? `${file}:${start.line + 1}:${start.character + 1}` : `${file}: ${positionLabel(start)}, column ${start.character + 1}`;
+  return `${at}: ${d.severity}: ${d.message}${suggestion}`;
 }
 
 /** The readable step-by-step report of one problem's run. */
 export function problemToText({ problem, options = problem.options, result, outputOnly, diagnostics }: ProblemOutcome): string {
-  const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (line ${problem.range.start.line + 1}) — ${describeOptions(options)}`;
+  const title = `Problem ${problem.index + 1}${problem.name ? ` "${problem.name}"` : ''} (${positionLabel(problem.range.start)}) — ${describeOptions(options)}`;
   const out: string[] = [title, '='.repeat(Math.min(title.length, 100))];
   if (outputOnly) return [...out, ...outputOnlyText(outputOnly, options, problem.tokens)].join('\n');
   if (!result) {
@@ -238,8 +268,11 @@ export function problemToText({ problem, options = problem.options, result, outp
     out.push(`  Not run: ${errors.length} ${errors.length === 1 ? 'error' : 'errors'} (see below).`);
     return out.join('\n');
   }
-  const tokens = problem.tokens;
-  const keyTokens = problem.keyTokens ?? (result.heads[0]?.K.rows === tokens?.length ? tokens : undefined);
+  // A decode step's one row is the last query's.
+  const tokens = result.decode ? problem.tokens?.slice(-1) : problem.tokens;
+  const keyTokens = problem.keyTokens ?? (result.heads[0]?.K.rows === problem.tokens?.length ? problem.tokens : undefined);
+  if (options.rope !== undefined) out.push(`  RoPE: Q and K turned by position·${options.rope}^(−2k/d), pairs ${options.ropeLayout === 'interleaved' ? '(x_2k, x_2k+1) (interleaved)' : '(x_k, x_k+d/2) (rotate half)'}; scores use the turned Q and K`);
+  if (result.decode) out.push(`  decode: query ${result.decode.row + 1} alone against every key (one KV-cache step); the full run's row ${result.decode.row + 1} differs by at most ${result.decode.maxDifference.toExponential(1)}`);
   if (tokens) out.push(`  tokens: ${tokens.join(' | ')}`);
   if (result.input) out.push(`  input X${problem.matrices.some((m) => m.role === 'PE') || options.sinusoidalPE ? ' + PE' : ''} (${result.input.rows}×${result.input.cols})`, matrixToText(result.input, '    ', tokens));
   const grouped = result.heads.some((head, h) => head.kvHead !== h);
@@ -251,8 +284,8 @@ export function problemToText({ problem, options = problem.options, result, outp
     out.push(`  1. Q (${head.Q.rows}×${head.Q.cols}), K (${head.K.rows}×${head.K.cols}), V (${head.V.rows}×${head.V.cols})`);
     out.push('    Q', matrixToText(head.Q, '      ', tokens), '    K', matrixToText(head.K, '      ', keyTokens), '    V', matrixToText(head.V, '      ', keyTokens));
     out.push(`  2. scores S = ${dot ? 'Q·Kᵀ' : options.score}`, matrixToText(head.scores, '    ', tokens));
-    out.push(`  3. scaled S × ${formatEntry(scale)}${options.scale === undefined && options.score === 'scaled_dot' ? ` (1/√${head.Q.cols})` : ''}`, matrixToText(head.scaled, '    ', tokens));
-    if (head.mask) out.push('  4. + mask (0 = may attend, -∞ = blocked)', matrixToText(head.mask, '    ', tokens));
+    out.push(`  3. ${scaledLabel(options, scale, head.Q.cols)}`, matrixToText(head.scaled, '    ', tokens));
+    if (head.mask) out.push(`  4. + ${options.alibi ? 'ALiBi bias −m·|i − j| + ' : ''}mask (0 = may attend, -∞ = blocked)`, matrixToText(head.mask, '    ', tokens));
     out.push(`  ${head.mask ? 5 : 4}. weights A = softmax(rows) — each row sums to 1`, matrixToText(head.weights, '    ', tokens));
     out.push(`  ${head.mask ? 6 : 5}. output A·V`, matrixToText(head.output, '    ', tokens));
   });
@@ -276,6 +309,11 @@ export function problemToText({ problem, options = problem.options, result, outp
     out.push(`    ${mark(c.permutationEquivariant)} permutation equivariant (largest error ${(c.permutationMaxError ?? 0).toExponential(1)}${rows})`);
   }
   out.push(`    cost: ${c.flops.toLocaleString('en-US')} FLOPs, ${c.attentionBytes.toLocaleString('en-US')} bytes of attention matrices (${result.dtype})`);
+  const first = result.heads[0];
+  if (first?.mask) {
+    const m = maskSavings(first.mask, { heads: result.heads.length, dK: first.Q.cols, dV: first.V.cols });
+    out.push(`    mask: blocks ${(100 * m.blockedShare).toFixed(1)}% of the Lq×Lk products (${m.flopsSaved.toLocaleString('en-US')} FLOPs a kernel could skip); ${(100 * m.skippedBlocksShare).toFixed(1)}% of ${m.blockSize}×${m.blockSize} tiles entirely`);
+  }
   for (const warning of result.warnings) out.push(`  warning: ${warning}`);
   return out.join('\n');
 }

@@ -113,6 +113,7 @@ export function buildSpec(problem: Problem): SpecResult {
 
   checkScores(inputs, spec, options, streams, report);
   checkMasks(inputs, spec, streams, report);
+  checkVariants(inputs, spec, options, streams, report, (key) => problem.optionRanges?.[key] ?? where);
   checkOutput(inputs, spec, options, streams, report, where);
   checkTokens(problem, spec, streams, report, where);
   checkFinite(problem, report);
@@ -377,6 +378,53 @@ function checkMasks(inputs: Inputs, spec: AttentionSpec, streams: Streams, repor
     } else if (!p.data.every((x) => x === 0 || x === 1)) {
       report.error(padding.nameRange, 'bad-padding', `${padding.name} marks padded keys: write true (padded, ignored) or false for each key.`);
     } else spec.padding = { rows: 1, cols: keys, data: p.data };
+  }
+}
+
+/** A row (1×n) or column (n×1) as a 1×n row; undefined for any other shape. */
+function asRow(m: Matrix): Matrix | undefined {
+  if (m.rows !== 1 && m.cols !== 1) return undefined;
+  return { rows: 1, cols: m.rows * m.cols, data: m.data };
+}
+
+/** The variant options (engine/variants.ts) against the shapes they act on, each at its option. */
+function checkVariants(inputs: Inputs, spec: AttentionSpec, options: AttentionOptions, streams: Streams, report: Report, at: (key: string) => Range): void {
+  const { queries, keys, queryWidth, keyWidth } = streams;
+  if (options.rope !== undefined) {
+    const odd = [['queries', queryWidth], ['keys', keyWidth]].find(([, width]) => (width as number) % 2 !== 0);
+    if (odd) {
+      report.error(at('rope'), 'rope-odd-width', `RoPE turns pairs of columns, but each head's ${odd[0]} have ${quantity(odd[1] as number, 'column')} (an odd number).`, 'give every head an even width, or remove `rope`');
+    }
+  } else if (options.ropeLayout) {
+    report.add(at('rope_layout'), 'warning', 'unused-option', '`rope_layout` only matters with `rope`.', 'add `rope` to the directive');
+  }
+  if (options.sinks !== undefined && options.window === undefined) {
+    report.add(at('sinks'), 'warning', 'unused-option', '`sinks` keeps the first keys visible past a window, but there is no `window` here.', 'add e.g. `window=4`');
+  }
+  if (options.decode && options.gradients) {
+    report.error(at('decode'), 'decode-gradients', '`decode` computes one query row (a KV-cache step); the backward pass needs the full run.', 'remove `decode` or `grad`');
+  }
+  const slopes = inputs.get('alibiSlopes');
+  if (slopes && !options.alibi) {
+    report.add(slopes.nameRange, 'warning', 'unused-matrix', `${slopes.name} gives ALiBi slopes, but \`alibi\` is not on.`, 'add `alibi` to the directive');
+  } else if (slopes) {
+    const row = asRow(slopes.value);
+    if (!row || row.cols !== options.heads) {
+      report.error(slopes.nameRange, 'shape-mismatch', `${slopes.name} is ${shape(slopes.value)} but there ${options.heads === 1 ? 'is 1 head' : `are ${options.heads} heads`}: ALiBi needs one slope per head.`);
+    } else if (!row.data.every(Number.isFinite)) {
+      report.error(slopes.nameRange, 'bad-slopes', `${slopes.name} holds a non-finite slope: every slope must be a number.`);
+    } else spec.alibiSlopes = row;
+  }
+  const segments = inputs.get('segments');
+  if (segments) {
+    const row = asRow(segments.value);
+    if (!row || row.cols !== keys) {
+      report.error(segments.nameRange, 'shape-mismatch', `${segments.name} is ${shape(segments.value)} but there are ${quantity(keys, 'key')}: segments needs one document id per token.`);
+    } else if (queries > keys) {
+      report.error(segments.nameRange, 'segments-queries', `There are ${queries} queries but ${quantity(keys, 'key')}: a query's document is the id at its position, so there cannot be more queries than keys.`);
+    } else if (!row.data.every(Number.isFinite)) {
+      report.error(segments.nameRange, 'bad-segments', `${segments.name} holds a non-finite id: write one number per token.`);
+    } else spec.segments = row;
   }
 }
 

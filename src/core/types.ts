@@ -15,6 +15,10 @@ export interface Matrix {
 export interface Position {
   line: number;
   character: number;
+  /** In a notebook: the 0-based cell the line/character is in (absent in a plain text file). */
+  cell?: number;
+  /** In a notebook: the 0-based output of `cell` the line/character is in (absent: its source). */
+  output?: number;
 }
 
 export interface Range {
@@ -52,10 +56,14 @@ export type Role =
   | 'W1' // Bahdanau additive: query side
   | 'W2' // Bahdanau additive: key side
   | 'va' // Bahdanau additive: output vector
-  | 'dO'; // upstream gradient of the output
+  | 'dO' // upstream gradient of the output
+  | 'alibiSlopes' // one ALiBi slope per head (row `alibi_slopes`)
+  | 'segments'; // one document id per token: attention stays inside equal ids
 
 export type ScoreFunction = 'scaled_dot' | 'dot' | 'general' | 'additive' | 'gaussian';
 export type CausalAlignment = 'top-left' | 'bottom-right';
+/** RoPE's pairs: (x_k, x_{k+d/2}) as Llama-style "rotate half" code, or (x_{2k}, x_{2k+1}). */
+export type RopeLayout = 'half' | 'interleaved';
 
 export interface AttentionOptions {
   name?: string;
@@ -73,6 +81,24 @@ export interface AttentionOptions {
   gradients?: boolean;
   /** Add the output back to the input: E' = E + ΔE (needs output width = d_model). */
   residual?: boolean;
+  // Variants (engine/variants.ts). Positions are token indices, a query's offset by Lk − Lq.
+  /** Rotary positions on Q and K per head: pair k turns by position·base^(−2k/d). */
+  rope?: number;
+  ropeLayout?: RopeLayout; // default 'half'
+  /** Divides the scaled scores. */
+  temperature?: number;
+  /** s → C·tanh(s/C), after the temperature. */
+  softcap?: number;
+  /** Adds −m_h·|i − j| per head (the paper's slopes unless an `alibi_slopes` row is given). */
+  alibi?: boolean;
+  /** Query i sees keys with |i − j| < W (with causal: the W keys i − W < j ≤ i). */
+  window?: number;
+  /** The first P positions are visible to every query; the rest is causal (prefix-LM). */
+  prefix?: number;
+  /** The first S keys stay visible past the window (attention sinks). */
+  sinks?: number;
+  /** Only the last query row, against every key and value (one KV-cache step). */
+  decode?: boolean;
 }
 
 /** A matrix as written in the source. */
@@ -105,6 +131,8 @@ export interface Problem {
   name?: string;
   range: Range; // covers the directive (if any) and every definition
   directiveRange?: Range;
+  /** Where each option was written in the directive, by its key (`window`, `rope`…). */
+  optionRanges?: Record<string, Range>;
   options: AttentionOptions;
   matrices: MatrixDef[];
   tokens?: string[]; // labels of X's rows (and of keys, unless keyTokens)
@@ -158,6 +186,10 @@ export interface AttentionSpec {
   W2?: Matrix;
   va?: Matrix;
   dO?: Matrix;
+  /** 1×heads: ALiBi slopes given explicitly. */
+  alibiSlopes?: Matrix;
+  /** 1×Lk: document ids; a query at position p keeps the keys with segments[p]'s id. */
+  segments?: Matrix;
   tokens?: string[];
   keyTokens?: string[];
 }
@@ -175,8 +207,8 @@ export interface HeadResult {
   K: Matrix;
   V: Matrix;
   scores: Matrix; // raw score function values (QKᵀ for dot scores)
-  scaled: Matrix; // after scale (equal to scores for non-dot score functions)
-  mask: Matrix | null; // additive mask actually applied (0 / -Infinity), null when none
+  scaled: Matrix; // after scale, temperature and softcap (scale 1: equal to scores)
+  mask: Matrix | null; // additive matrix actually applied (mask 0 / -Infinity, + ALiBi), null when none
   masked: Matrix; // scaled + mask
   weights: Matrix; // row softmax; fully masked rows are all 0
   output: Matrix; // weights · V
@@ -226,4 +258,7 @@ export interface AttentionResult {
   checks: Checks;
   warnings: string[]; // e.g. "query 2 (head 1) is fully masked: its output row is 0"
   elapsedMs: number;
+  /** `decode`: the full run beside the one step — its weights per head, the step's row in it,
+   * and the largest difference between the step's output and the full output's last row. */
+  decode?: { row: number; fullWeights: Matrix[]; maxDifference: number };
 }

@@ -1,24 +1,31 @@
-// Reads every supported document: parse + spec on the extension host (the reader is a linear
-// scanner: ~0.5 ms for a note, ~6 ms for a 2048-token file here), diagnostics in the Problems
-// panel, the read stored in `Results`.
+// Reads every supported document in the worker (parse → spec; the extension host only sends the
+// text and keeps the reading), publishes its diagnostics in the Problems panel and stores the read
+// in `Results`. The host never reads, copies or posts a whole large document in one turn of its
+// event loop: the text goes to the worker once, in slices cut one per turn, and after that only
+// as the edits the user makes. The reading comes back with its numbers on shared memory, so
+// CodeLens, hovers and runs use it at once and nothing is copied.
 //
 // While the user types: a document that reads cheaply is read again at once (so live update can
 // follow within milliseconds); an expensive one after `attentionLens.debounceMs`. Errors appear
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
-import { parseDocument } from '../core/parse';
 import { hasReferences, resolveReferences } from '../core/parse/tensors/resolve';
 import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
+import type { TextChange, WorkerReading } from '../protocol';
+import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
+import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
 import type { Results } from './results';
 import { readSettings } from './settings';
-import type { TensorReferenceFiles } from './tensorReferences';
-import { toVsRange } from './vsRange';
+import { TensorReferenceFiles } from './tensorReferences';
+import { toVsDiagnostic } from './vsDiagnostic';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
 const CHEAP_READ_MS = 3;
+/** Characters of text per slice sent to the worker: cutting and posting one takes about 1 ms. */
+const SLICE_CHARS = 2 ** 20;
 
 export interface Analysis {
   version: number;
@@ -27,6 +34,7 @@ export interface Analysis {
   specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
   /** Reader and spec diagnostics together. */
   diagnostics: Diagnostic[];
+  /** Milliseconds the worker spent reading. */
   readMs: number;
 }
 
@@ -43,88 +51,77 @@ export function hasErrors(analysis: Analysis): boolean {
 
 export class DocumentAnalyzer implements vscode.Disposable {
   private readonly byUri = new Map<string, Analysis>();
+  private readonly reading = new Map<string, { version: number; analysis: Promise<Analysis> }>();
+  /** The worker's copy of each document: its text at `version`, held by worker `generation`. */
+  private readonly copies = new Map<string, { generation: number; version: number }>();
+  /** Edits made since the worker's copy, sent with the next read. */
+  private readonly unsent = new Map<string, { version: number; changes: TextChange[] }[]>();
   private readonly readTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly publishTimers = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly lastEdit = new Map<string, number>();
-  /** Tensor reads in flight, per document (see `settled`). */
-  private readonly resolving = new Map<string, Promise<void>>();
   private readonly collection = vscode.languages.createDiagnosticCollection('attention-lens');
   private readonly analyzed = new vscode.EventEmitter<AnalyzedEvent>();
   readonly onDidAnalyze = this.analyzed.event;
+  /** A notebook cell is read with its whole notebook. */
+  private readonly notebooks: NotebookAnalyzer;
+  /** The tensor files texts load (`X = np.load("acts.npy")`), read in the worker. */
+  private readonly tensorFiles: TensorReferenceFiles;
 
   constructor(
     private readonly results: Results,
+    private readonly worker: AttentionWorker,
     private readonly log: vscode.LogOutputChannel,
-    private readonly tensorFiles?: TensorReferenceFiles,
-  ) {}
+  ) {
+    this.notebooks = new NotebookAnalyzer(results, worker, (event) => this.analyzed.fire(event), log);
+    this.tensorFiles = new TensorReferenceFiles(worker);
+  }
 
-  /** The read of the document's current version (read now if it is not cached). */
-  analyze(document: vscode.TextDocument): Analysis {
+  /** The last reading of the document, of whatever version (undefined before the first). */
+  latest(document: vscode.TextDocument): Analysis | undefined {
+    if (document.uri.scheme === CELL_SCHEME) return this.notebooks.latest(document);
+    return this.byUri.get(document.uri.toString());
+  }
+
+  /** The reading of the document's current version: the cached one, or read now. */
+  read(document: vscode.TextDocument): Promise<Analysis> {
+    if (document.uri.scheme === CELL_SCHEME) return this.notebooks.read(document);
     const key = document.uri.toString();
     const cached = this.byUri.get(key);
-    if (cached && cached.version === document.version) return cached;
+    if (cached && cached.version === document.version) return Promise.resolve(cached);
+    const pending = this.reading.get(key);
+    if (pending && pending.version === document.version) return pending.analysis;
     clear(this.readTimers, key);
-
-    const started = performance.now();
-    const parse = parseDocument(document.getText());
-    const analysis = this.adopt(document, parse, started);
-    if (this.tensorFiles && hasReferences(parse)) {
-      const resolved = this.resolveTensors(document, analysis, this.tensorFiles);
-      this.resolving.set(key, resolved);
-      void resolved.finally(() => {
-        if (this.resolving.get(key) === resolved) this.resolving.delete(key);
-      });
-    }
+    const analysis = this.readNow(document).finally(() => {
+      if (this.reading.get(key)?.analysis === analysis) this.reading.delete(key);
+    });
+    this.reading.set(key, { version: document.version, analysis });
     return analysis;
   }
 
-  /** Resolves once the tensors the current text loads have been read (at once when it loads none). */
-  async settled(document: vscode.TextDocument): Promise<void> {
-    this.analyze(document);
-    await this.resolving.get(document.uri.toString());
-  }
-
-  /** Reads the tensors the text names (`X = np.load("acts.npy")`) in the worker, then adopts the
-   * read with them, unless the document changed meanwhile. */
-  private async resolveTensors(document: vscode.TextDocument, analysis: Analysis, files: TensorReferenceFiles): Promise<void> {
-    const started = performance.now();
-    const parse = await resolveReferences(analysis.parse, files.loaderFor(document));
-    if (!document.isClosed && this.byUri.get(document.uri.toString()) === analysis) this.adopt(document, parse, started);
-  }
-
-  /** Makes `parse` the document's current read: specs, diagnostics, results, event. */
-  private adopt(document: vscode.TextDocument, parse: ParseResult, started: number): Analysis {
+  /** After an edit: keep it for the worker's copy; read again now if reading is cheap, else once
+   * typing pauses. */
+  edited({ document, contentChanges }: vscode.TextDocumentChangeEvent): void {
     const key = document.uri.toString();
-    const specs = parse.problems.map((problem) => buildSpec(problem));
-    const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
-    const analysis: Analysis = { version: document.version, parse, specs, diagnostics, readMs: performance.now() - started };
-    this.byUri.set(key, analysis);
-    this.log.debug(`read ${document.uri.fsPath}: ${parse.problems.length} problems in ${analysis.readMs.toFixed(1)} ms`);
-    this.publish(document, diagnostics);
-
-    // Earlier runs stay (by problem index) until new ones replace them, so no surface blanks out
-    // while the user types; each run records the version it was computed from.
-    const previous = this.results.get(key);
-    const runs = parse.problems.map((_, index) => previous?.runs[index]);
-    this.results.set({ uri: key, version: document.version, parse, runs });
-    this.analyzed.fire({ document, analysis, hadRuns: previous?.runs.some(Boolean) ?? false });
-    return analysis;
-  }
-
-  /** After an edit: read again now if reading is cheap, else once typing pauses. */
-  edited(document: vscode.TextDocument): void {
-    const key = document.uri.toString();
+    const changes = contentChanges.map((change) => ({ offset: change.rangeOffset, length: change.rangeLength, text: change.text }));
+    this.unsent.get(key)?.push({ version: document.version, changes });
     this.lastEdit.set(key, performance.now());
     clear(this.readTimers, key);
     if ((this.byUri.get(key)?.readMs ?? Infinity) < CHEAP_READ_MS) {
-      this.analyze(document);
+      this.readInBackground(document);
       return;
     }
     const read = () => {
       this.readTimers.delete(key);
-      if (!document.isClosed) this.analyze(document);
+      if (!document.isClosed) this.readInBackground(document);
     };
     this.readTimers.set(key, setTimeout(read, readSettings(document.uri).debounceMs));
+  }
+
+  /** A read nobody awaits (opening, typing): its outcome reaches the surfaces through `Results`. */
+  readInBackground(document: vscode.TextDocument): void {
+    this.read(document).catch((error: unknown) => {
+      if (!document.isClosed) this.log.warn(`could not read ${document.uri.fsPath}: ${error instanceof Error ? error.message : String(error)}`);
+    });
   }
 
   forget(document: vscode.TextDocument): void {
@@ -133,6 +130,10 @@ export class DocumentAnalyzer implements vscode.Disposable {
     clear(this.publishTimers, key);
     this.lastEdit.delete(key);
     this.byUri.delete(key);
+    this.reading.delete(key);
+    this.copies.delete(key);
+    this.unsent.delete(key);
+    this.worker.forgetDocument(key);
     this.collection.delete(document.uri);
     this.results.delete(key);
   }
@@ -143,7 +144,91 @@ export class DocumentAnalyzer implements vscode.Disposable {
       timers.clear();
     }
     this.collection.dispose();
+    this.notebooks.dispose();
     this.analyzed.dispose();
+  }
+
+  private async readNow(document: vscode.TextDocument): Promise<Analysis> {
+    const key = document.uri.toString();
+    const version = document.version;
+    const maxChars = readSettings(document.uri).maxFileMB * 2 ** 20;
+    // Twice at most: a worker that restarted (or missed an edit) answers null, and gets the text.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (!(await this.sendCopy(document))) return this.read(document);
+      const reading = await this.worker.read(key, version, maxChars);
+      if (reading) return this.adopt(document, version, await this.withTensors(document, reading));
+      this.copies.delete(key);
+    }
+    throw new Error('the worker lost the text twice');
+  }
+
+  /** The reading with the tensors its text loads read (in the worker) and their problems' specs
+   * built again; unchanged when it loads none. */
+  private async withTensors(document: vscode.TextDocument, reading: WorkerReading): Promise<WorkerReading> {
+    if (!hasReferences(reading.parse)) return reading;
+    const parse = await resolveReferences(reading.parse, this.tensorFiles.loaderFor(document));
+    const specs = reading.specs.map((spec, index) => (reading.parse.problems[index].references ? buildSpec(parse.problems[index]) : spec));
+    return { ...reading, parse, specs };
+  }
+
+  /**
+   * Brings the worker's copy of the document to its current version: the edits made since, or
+   * else the whole text in slices. False when the document changed meanwhile (read that instead).
+   */
+  private async sendCopy(document: vscode.TextDocument): Promise<boolean> {
+    if (document.isClosed) throw new Error('the document was closed');
+    const key = document.uri.toString();
+    const version = document.version;
+    const copy = this.copies.get(key);
+    const held = copy !== undefined && copy.generation === this.worker.generation;
+    if (held && copy.version === version) return true;
+    const edits = this.unsent.get(key) ?? [];
+    if (held && edits.length > 0 && edits[edits.length - 1].version === version) {
+      this.worker.sendEdits(key, copy.version, version, edits.flatMap((edit) => edit.changes));
+    } else {
+      this.copies.delete(key);
+      if (!(await this.sendText(document))) return false;
+    }
+    this.copies.set(key, { generation: this.worker.generation, version });
+    this.unsent.set(key, []);
+    return true;
+  }
+
+  /** The whole text, a slice of whole lines (or of one long line) per turn of the event loop. */
+  private async sendText(document: vscode.TextDocument): Promise<boolean> {
+    const key = document.uri.toString();
+    const version = document.version;
+    const end = document.lineAt(document.lineCount - 1).range.end;
+    let from = new vscode.Position(0, 0);
+    for (;;) {
+      if (document.isClosed || document.version !== version) return false;
+      const offset = document.offsetAt(from);
+      let to = document.positionAt(offset + SLICE_CHARS);
+      if (to.line > from.line && !to.isEqual(end)) to = new vscode.Position(to.line, 0);
+      this.worker.sendText(key, version, offset, document.getText(new vscode.Range(from, to)));
+      if (to.isEqual(end)) return true;
+      from = to;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private adopt(document: vscode.TextDocument, version: number, { parse, specs, readMs }: WorkerReading): Analysis {
+    const key = document.uri.toString();
+    const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
+    const analysis: Analysis = { version, parse, specs, diagnostics, readMs };
+    const current = this.byUri.get(key);
+    if (document.isClosed || (current && current.version > version)) return analysis;
+    this.byUri.set(key, analysis);
+    this.log.debug(`read ${document.uri.fsPath}: ${parse.problems.length} problems in ${readMs.toFixed(1)} ms (worker)`);
+    this.publish(document, diagnostics);
+
+    // Earlier runs stay (by problem index) until new ones replace them, so no surface blanks out
+    // while the user types; each run records the version it was computed from.
+    const previous = this.results.get(key);
+    const runs = parse.problems.map((_, index) => previous?.runs[index]);
+    this.results.set({ uri: key, version, parse, runs });
+    this.analyzed.fire({ document, analysis, hadRuns: previous?.runs.some(Boolean) ?? false });
+    return analysis;
   }
 
   private publish(document: vscode.TextDocument, diagnostics: Diagnostic[]): void {
@@ -151,7 +236,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
     clear(this.publishTimers, key);
     const quietFor = performance.now() - (this.lastEdit.get(key) ?? -Infinity);
     const wait = readSettings(document.uri).debounceMs - quietFor;
-    const set = () => this.collection.set(document.uri, diagnostics.map(toVsDiagnostic));
+    const set = () => this.collection.set(document.uri, diagnostics.map((diagnostic) => toVsDiagnostic(diagnostic)));
     if (diagnostics.length === 0 || wait <= 0) {
       set();
       return;
@@ -176,38 +261,24 @@ function clear(timers: Map<string, ReturnType<typeof setTimeout>>, key: string):
 export function registerAnalysis(
   context: vscode.ExtensionContext,
   results: Results,
+  worker: AttentionWorker,
   log: vscode.LogOutputChannel,
-  tensorFiles?: TensorReferenceFiles,
 ): DocumentAnalyzer {
-  const analyzer = new DocumentAnalyzer(results, log, tensorFiles);
+  const analyzer = new DocumentAnalyzer(results, worker, log);
   context.subscriptions.push(
     analyzer,
     vscode.workspace.onDidOpenTextDocument((document) => {
-      if (isSupported(document)) analyzer.analyze(document);
+      if (isSupported(document)) analyzer.readInBackground(document);
     }),
     vscode.workspace.onDidChangeTextDocument((event) => {
-      if (isSupported(event.document) && event.contentChanges.length > 0) analyzer.edited(event.document);
+      if (isSupported(event.document) && event.contentChanges.length > 0) analyzer.edited(event);
     }),
     vscode.workspace.onDidCloseTextDocument((document) => analyzer.forget(document)),
   );
   // Documents already open when the extension activates are read after activation returns.
   const initial = setTimeout(() => {
-    for (const document of vscode.workspace.textDocuments) if (isSupported(document)) analyzer.analyze(document);
+    for (const document of vscode.workspace.textDocuments) if (isSupported(document)) analyzer.readInBackground(document);
   }, 0);
   context.subscriptions.push({ dispose: () => clearTimeout(initial) });
   return analyzer;
 }
-
-function toVsDiagnostic(diagnostic: Diagnostic): vscode.Diagnostic {
-  const message = diagnostic.suggestion ? `${diagnostic.message} ${diagnostic.suggestion}` : diagnostic.message;
-  const result = new vscode.Diagnostic(toVsRange(diagnostic.range), message, SEVERITY[diagnostic.severity]);
-  result.source = 'Attention Lens';
-  result.code = diagnostic.code;
-  return result;
-}
-
-const SEVERITY: Record<Diagnostic['severity'], vscode.DiagnosticSeverity> = {
-  error: vscode.DiagnosticSeverity.Error,
-  warning: vscode.DiagnosticSeverity.Warning,
-  info: vscode.DiagnosticSeverity.Information,
-};

@@ -6,9 +6,9 @@ import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
 import { matrixTitle, runSummary } from './describe';
 import { SELECTOR } from './languages';
+import { lensPositionIn, problemLensPositionIn } from './notebook';
 import type { Results } from './results';
 import { readSettings } from './settings';
-import { toVsRange } from './vsRange';
 
 type LensKind =
   | { kind: 'run' | 'show' | 'summary'; problem: number }
@@ -37,20 +37,23 @@ class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens
     this.changed.fire();
   }
 
-  provideCodeLenses(document: vscode.TextDocument): AttentionLens[] {
-    const { parse } = this.analyzer.analyze(document);
+  /** From the last reading even while a newer one is on its way (it refreshes the lenses when it
+   * lands): asking for a read here would bypass the debounce of large documents. */
+  async provideCodeLenses(document: vscode.TextDocument): Promise<AttentionLens[]> {
+    const { parse } = this.analyzer.latest(document) ?? (await this.analyzer.read(document));
     const runs = this.results.get(document.uri.toString())?.runs ?? [];
     const lenses: AttentionLens[] = [];
     for (const problem of parse.problems) {
-      const line = toVsRange(problem.directiveRange ?? problem.range).start.line;
-      const top = new vscode.Range(line, 0, line, 0);
-      const problemLens = (kind: 'run' | 'show' | 'summary') =>
-        new AttentionLens(top, document.uri, { kind, problem: problem.index });
-      lenses.push(problemLens('run'), problemLens('show'));
-      if (runs[problem.index]) lenses.push(problemLens('summary'));
+      const start = problemLensPositionIn(document, problem);
+      if (start) {
+        const top = new vscode.Range(start.line, 0, start.line, 0);
+        const problemLens = (kind: 'run' | 'show' | 'summary') => new AttentionLens(top, document.uri, { kind, problem: problem.index });
+        lenses.push(problemLens('run'), problemLens('show'));
+        if (runs[problem.index]) lenses.push(problemLens('summary'));
+      }
       problem.matrices.forEach((def, matrix) => {
-        const at = toVsRange(def.nameRange).start;
-        lenses.push(
+        const at = lensPositionIn(document, def.nameRange);
+        if (at) lenses.push(
           new AttentionLens(new vscode.Range(at, at), document.uri, { kind: 'matrix', problem: problem.index, matrix }),
         );
       });

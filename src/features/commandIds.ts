@@ -8,4 +8,6 @@ export const COMMANDS = {
   exportResults: 'attentionLens.exportResults',
   toggleLiveUpdate: 'attentionLens.toggleLiveUpdate',
   showTensorAttention: 'attentionLens.showTensorAttention',
+  showDebugAttention: 'attentionLens.showDebugAttention',
+  openExampleNotebook: 'attentionLens.openExampleNotebook',
 } as const;

@@ -2,13 +2,16 @@
 // tests can call it without pickers; each returns what it did (tests read it).
 import * as vscode from 'vscode';
 import { TENSOR_FILE } from '../core/parse/tensors';
+import { comparePositions, rangeContains } from '../core/location';
 import type { Problem } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
+import { isDebugUri } from './debugUri';
 import { EXAMPLES } from './examples';
 import { exportResults, type ExportArgs } from './export';
 import { directiveLine, isSupported } from './languages';
+import { openExampleNotebook, readerPosition } from './notebook';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
 import { setOption, type SetOptionArgs } from './setOptions';
@@ -29,7 +32,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.runFile, async (uri?: vscode.Uri) => {
     const document = await documentFor(uri);
-    const problems = analyzer.analyze(document).parse.problems;
+    const problems = (await analyzer.read(document)).parse.problems;
     if (problems.length === 0) {
       void vscode.window.showInformationMessage('Attention: no matrices found in this file. Try "Attention: Insert Example…".');
       return undefined;
@@ -42,7 +45,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.runProblem, async (uri?: vscode.Uri, index?: number) => {
     const document = await documentFor(uri);
-    const problem = index === undefined ? problemAtCursor(document, analyzer) : analyzer.analyze(document).parse.problems[index];
+    const problem = index === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[index];
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
     const outcome = await runner.run(document, [problem.index]);
     reportOutcome(outcome);
@@ -52,8 +55,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.showPanel, async (uri?: vscode.Uri, index?: number) => {
     const document = await documentFor(uri);
-    const problem = index ?? problemAtCursor(document, analyzer)?.index ?? 0;
-    const version = analyzer.analyze(document).version;
+    const problem = index ?? (await problemAtCursor(document, analyzer))?.index ?? 0;
+    const { version } = await analyzer.read(document);
     const run = results.get(document.uri.toString())?.runs[problem];
     // The panel shows results; a problem never run (or edited since) is run first.
     if (!run || run.version !== version) reportOutcome(await runner.run(document, [problem]));
@@ -81,7 +84,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 
   register(COMMANDS.setOptions, async (args?: SetOptionArgs) => {
     const editor = activeEditor();
-    const problem = problemAtCursor(editor.document, analyzer);
+    const problem = await problemAtCursor(editor.document, analyzer);
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first (no matrices found here).');
     return setOption(editor, problem, args);
   });
@@ -92,17 +95,20 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     reportOutcome(outcome);
     const run = results.get(document.uri.toString());
     if (!run || outcome.cancelled) return undefined;
-    return exportResults(context, document, analyzer.analyze(document), run, args);
+    return exportResults(context, document, await analyzer.read(document), run, args);
   });
 
   // The dtype control of the panel re-runs its problem with that dtype.
   context.subscriptions.push(
     panel.onDidRequestDtype(async ({ uri, problemIndex, dtype }) => {
       if (TENSOR_FILE.test(uri.path)) return; // features/tensorFile.ts runs those again
+      if (isDebugUri(uri)) return; // the debug source re-runs its own
       reportOutcome(await runner.pickDType(await vscode.workspace.openTextDocument(uri), problemIndex, dtype));
     }),
     vscode.workspace.onDidCloseTextDocument((document) => runner.forget(document)),
   );
+
+  register(COMMANDS.openExampleNotebook, () => openExampleNotebook(context.globalStorageUri));
 
   register(COMMANDS.toggleLiveUpdate, async () => {
     const enabled = !readSettings().liveUpdate;
@@ -158,14 +164,14 @@ async function documentFor(uri: vscode.Uri | undefined): Promise<vscode.TextDocu
 }
 
 /** The problem whose range holds the cursor, else the nearest one above it, else the first. */
-function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Problem | undefined {
-  const { problems } = analyzer.analyze(document).parse;
+async function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Promise<Problem | undefined> {
+  const { problems } = (await analyzer.read(document)).parse;
   const editor = vscode.window.activeTextEditor;
-  const line = editor?.document === document ? editor.selection.active.line : 0;
+  const cursor = readerPosition(document, editor?.document === document ? editor.selection.active : new vscode.Position(0, 0));
   let best: Problem | undefined;
   for (const problem of problems) {
-    if (problem.range.start.line <= line) best = problem;
-    if (problem.range.start.line <= line && line <= problem.range.end.line) return problem;
+    if (comparePositions(problem.range.start, cursor) <= 0) best = problem;
+    if (rangeContains(problem.range, { start: cursor, end: cursor })) return problem;
   }
   return best ?? problems[0];
 }

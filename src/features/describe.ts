@@ -21,6 +21,8 @@ export const ROLE_NAMES: Record<Role, string> = {
   W2: 'Bahdanau key-side matrix',
   va: 'Bahdanau output vector',
   dO: 'upstream gradient of the output',
+  alibiSlopes: 'ALiBi slopes (one per head)',
+  segments: 'document ids (one per token)',
 };
 
 /** How a matrix enters the computation. */
@@ -59,6 +61,10 @@ export function roleFormula(def: MatrixDef, problem: Problem): string {
       return 'score(q, k) = v_aᵀ · tanh(W₁ q + W₂ k)';
     case 'dO':
       return 'backward pass starts from dO';
+    case 'alibiSlopes':
+      return 'head h adds −m_h · |i − j| to its scores (with `alibi`)';
+    case 'segments':
+      return 'query i sees key j only when their ids are equal';
     default:
       return 'not used by attention';
   }
@@ -70,7 +76,8 @@ export function matrixTitle(def: MatrixDef): string {
   const shape = def.role === 'X' || def.role === 'context' ? `${rows} token${rows === 1 ? '' : 's'} × ${cols}` : `${rows}×${cols}`;
   const head = def.head !== undefined ? ` · head ${def.head + 1}` : '';
   const unknown = def.role === undefined ? ' · not used' : '';
-  return `${def.name} · ${shape}${head}${unknown}`;
+  const printed = def.range.start.output !== undefined ? ' · printed output' : '';
+  return `${def.name} · ${shape}${head}${printed}${unknown}`;
 }
 
 /** `2 heads · causal · rows sum to 1 ✓ · 3 ms`, or the reason a run failed. */

@@ -13,6 +13,11 @@ export interface DirectiveWord {
 const ALIASES: string[][] = [
   ['grad', 'gradients'],
   ['kv_heads', 'kvheads', 'kv-heads'],
+  ['rope', 'rotary', 'rope_theta'],
+  ['temperature', 'temp'],
+  ['softcap', 'logit_softcap', 'softcapping'],
+  ['window', 'sliding_window'],
+  ['sinks', 'sink'],
 ];
 
 function sameKey(a: string, b: string): boolean {

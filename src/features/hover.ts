@@ -6,9 +6,9 @@ import type { AttentionResult, Matrix, MatrixDef, Problem } from '../core/types'
 import type { DocumentAnalyzer } from './analysis';
 import { matrixTitle, ROLE_NAMES, roleFormula } from './describe';
 import { SELECTOR } from './languages';
+import { rangeIn } from './notebook';
 import type { Results } from './results';
 import { readSettings } from './settings';
-import { toVsRange } from './vsRange';
 
 /** Longer key lists show only the top keys. */
 const MAX_TABLE_KEYS = 12;
@@ -23,15 +23,14 @@ class AttentionHoverProvider implements vscode.HoverProvider {
     private readonly results: Results,
   ) {}
 
-  provideHover(document: vscode.TextDocument, position: vscode.Position): vscode.Hover | undefined {
-    const { parse, version } = this.analyzer.analyze(document);
+  async provideHover(document: vscode.TextDocument, position: vscode.Position): Promise<vscode.Hover | undefined> {
+    const { parse, version } = await this.analyzer.read(document);
     const decimals = readSettings(document.uri).decimals;
     for (const problem of parse.problems) {
       for (const def of problem.matrices) {
-        const nameRange = toVsRange(def.nameRange);
-        if (nameRange.contains(position)) return new vscode.Hover(nameHover(def, problem, decimals), nameRange);
-        const range = toVsRange(def.range);
-        if (!range.contains(position)) continue;
+        const nameRange = rangeIn(document, def.nameRange);
+        if (nameRange?.contains(position)) return new vscode.Hover(nameHover(def, problem, decimals), nameRange);
+        if (!rangeIn(document, def.range)?.contains(position)) continue;
         const cell = cellAtOffset(def.cellOffsets, document.offsetAt(position));
         if (cell < 0) return undefined;
         const run = this.results.get(document.uri.toString())?.runs[problem.index];

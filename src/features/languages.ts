@@ -17,9 +17,9 @@ export const LANGUAGES = [
   'plaintext',
 ] as const;
 
-/** Files the user edits (on disk, unsaved, or in a virtual workspace) — not diff views,
- * output channels or git's copies of old versions. */
-const SCHEMES = ['file', 'untitled', 'vscode-vfs'];
+/** Files the user edits (on disk, unsaved, or in a virtual workspace) and the cells of notebooks
+ * (see notebook.ts) — not diff views, output channels or git's copies of old versions. */
+const SCHEMES = ['file', 'untitled', 'vscode-vfs', 'vscode-notebook-cell'];
 
 export const SELECTOR: vscode.DocumentSelector = LANGUAGES.flatMap((language) => SCHEMES.map((scheme) => ({ language, scheme })));
 

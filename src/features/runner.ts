@@ -5,14 +5,15 @@ import * as vscode from 'vscode';
 import { attentionCost } from '../core/engine/cost';
 import { referenceOnly } from '../core/engine/fast';
 import { formatBytes } from '../core/format';
-import type { AttentionSpec, DType, Problem, Range } from '../core/types';
+import { rangeContains } from '../core/location';
+import type { AttentionSpec, DType, Problem } from '../core/types';
 import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
+import { textAt } from './notebook';
 import type { DocumentRun, ProblemRun, Results } from './results';
 import { readSettings, type Settings } from './settings';
-import { toVsRange } from './vsRange';
 
 /** Runs quicker than this never flash a notification. */
 const PROGRESS_DELAY_MS = 400;
@@ -54,51 +55,75 @@ export class Runner {
 
   /** Runs the given problems (default: all) of the document's current version. */
   async run(document: vscode.TextDocument, indices?: number[]): Promise<RunOutcome> {
-    await this.analyzer.settled(document); // the tensors a text loads are read first
-    const analysis = this.analyzer.analyze(document);
+    const analysis = await this.analyzer.read(document);
     const version = analysis.version;
     const { refused, runnable } = this.plan(document, analysis, indices ?? analysis.parse.problems.map((_, index) => index));
     const key = document.uri.toString();
-    const started = performance.now();
-    const failures = refused.map((run) => ({ index: run.problem.index, error: run.error! }));
-    let runs: ProblemRun[] = refused;
+    const computed = await this.compute(key, runnable, analysis.parse.problems, version, vscode.workspace.asRelativePath(document.uri), document.uri.fsPath);
+    const failures = [...refused.map((run) => ({ index: run.problem.index, error: run.error! })), ...computed.failures];
+    for (const failure of failures) this.log.warn(failure.error);
+    const runs = computed.cancelled ? refused : [...refused, ...computed.runs];
+    return withCompactJson({ run: this.store(key, version, runs), failures, cancelled: computed.cancelled, workerError: computed.workerError });
+  }
+
+  /**
+   * Runs one problem that no text document holds — arrays read from a paused program — and stores
+   * it under `key` (a URI of its own), where the panel finds it as it finds a document's results.
+   */
+  async runDetached(key: string, problem: Problem, spec: AttentionSpec, title: string, dtype?: DType): Promise<RunOutcome> {
+    const settings = readSettings();
+    const version = (this.results.get(key)?.version ?? 0) + 1;
+    const withDType = { ...spec, options: { ...spec.options, dtype: dtype ?? settings.dtype } };
+    const reason = refusal(withDType, problem, settings);
+    const computed = reason
+      ? { runs: [{ problem, version, error: reason, elapsedMs: 0 }], failures: [{ index: problem.index, error: reason }], cancelled: false, workerError: undefined }
+      : await this.compute(key, [{ index: problem.index, spec: withDType }], [problem], version, title, title);
+    for (const failure of computed.failures) this.log.warn(failure.error);
+    if (computed.cancelled) return withCompactJson({ run: this.results.get(key), failures: [], cancelled: true });
+    const run: DocumentRun = { uri: key, version, parse: { problems: [problem], diagnostics: [] }, runs: computed.runs };
+    this.results.set(run);
+    return withCompactJson({ run, failures: computed.failures, cancelled: false, workerError: computed.workerError });
+  }
+
+  /** Computes the runnable problems in the worker; `title` names them in the progress notification, `source` in the log. */
+  private async compute(key: string, runnable: { index: number; spec: AttentionSpec }[], problems: Problem[], version: number, title: string, source: string) {
+    const runs: ProblemRun[] = [];
+    const failures: { index: number; error: string }[] = [];
     let cancelled = false;
     let workerError: string | undefined;
-    if (runnable.length > 0) {
-      const job = this.worker.run(key, runnable);
-      this.showProgressIfSlow(job.outcomes, () => job.stop(CANCEL_GRACE_MS), document);
-      try {
-        const outcomes = await job.outcomes;
-        const elapsedMs = performance.now() - started;
-        for (const outcome of outcomes) {
-          const problem = analysis.parse.problems[outcome.index];
-          if ('result' in outcome) {
-            adoptResultView(outcome.result, outcome.view);
-            runs.push({ problem, version, result: outcome.result, elapsedMs });
-            this.log.info(`ran ${label(problem)} of ${document.uri.fsPath}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
-            for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);
-          } else {
-            runs.push({ problem, version, error: outcome.error, elapsedMs });
-            failures.push({ index: outcome.index, error: outcome.error });
-          }
-        }
-      } catch (error) {
-        if (error instanceof RunCancelledError) {
-          cancelled = true;
-          this.log.info(`run of ${document.uri.fsPath} cancelled`);
+    if (runnable.length === 0) return { runs, failures, cancelled, workerError };
+    const started = performance.now();
+    const job = this.worker.run(key, runnable);
+    this.showProgressIfSlow(job.outcomes, () => job.stop(CANCEL_GRACE_MS), title);
+    try {
+      const outcomes = await job.outcomes;
+      const elapsedMs = performance.now() - started;
+      for (const outcome of outcomes) {
+        const problem = problems[outcome.index];
+        if ('result' in outcome) {
+          adoptResultView(outcome.result, outcome.view);
+          runs.push({ problem, version, result: outcome.result, elapsedMs });
+          this.log.info(`ran ${label(problem)} of ${source}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
+          for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);
         } else {
-          const message = error instanceof Error ? error.message : String(error);
-          workerError = message;
-          for (const { index } of runnable) {
-            runs.push({ problem: analysis.parse.problems[index], version, error: message, elapsedMs: 0 });
-            failures.push({ index, error: message });
-          }
+          runs.push({ problem, version, error: outcome.error, elapsedMs });
+          failures.push({ index: outcome.index, error: outcome.error });
+        }
+      }
+    } catch (error) {
+      if (error instanceof RunCancelledError) {
+        cancelled = true;
+        this.log.info(`run of ${source} cancelled`);
+      } else {
+        const message = error instanceof Error ? error.message : String(error);
+        workerError = message;
+        for (const { index } of runnable) {
+          runs.push({ problem: problems[index], version, error: message, elapsedMs: 0 });
+          failures.push({ index, error: message });
         }
       }
     }
-    for (const failure of failures) this.log.warn(failure.error);
-    if (cancelled) runs = refused;
-    return withCompactJson({ run: this.store(key, version, runs), failures, cancelled, workerError });
+    return { runs, failures, cancelled, workerError };
   }
 
   /** Splits the problems into those that may run (with their spec) and those refused, with why. */
@@ -110,7 +135,7 @@ export class Runner {
       const problem = analysis.parse.problems[index];
       if (!problem) continue;
       const { spec, diagnostics } = analysis.specs[index];
-      const error = [...analysis.parse.diagnostics.filter((d) => within(d.range, problem.range)), ...diagnostics].find(
+      const error = [...analysis.parse.diagnostics.filter((d) => rangeContains(problem.range, d.range)), ...diagnostics].find(
         (d) => d.severity === 'error',
       );
       const reason =
@@ -124,7 +149,7 @@ export class Runner {
   /** The dtype a run uses: picked in the panel, else the directive's, else `attentionLens.dtype`. */
   private withDType(spec: AttentionSpec, document: vscode.TextDocument, problem: Problem, settings: Settings): AttentionSpec {
     const picked = this.dtypePicks.get(document.uri.toString())?.get(problem.index);
-    const directive = problem.directiveRange && hasDirectiveKey(document.getText(toVsRange(problem.directiveRange)), 'dtype');
+    const directive = problem.directiveRange && hasDirectiveKey(textAt(document, problem.directiveRange), 'dtype');
     const dtype = picked ?? (directive ? spec.options.dtype : settings.dtype);
     return dtype === spec.options.dtype ? spec : { ...spec, options: { ...spec.options, dtype } };
   }
@@ -144,7 +169,7 @@ export class Runner {
     return next;
   }
 
-  private showProgressIfSlow(done: Promise<unknown>, cancel: () => void, document: vscode.TextDocument): void {
+  private showProgressIfSlow(done: Promise<unknown>, cancel: () => void, title: string): void {
     let finished = false;
     const settle = () => (finished = true);
     done.then(settle, settle);
@@ -153,7 +178,7 @@ export class Runner {
       void vscode.window.withProgress(
         {
           location: vscode.ProgressLocation.Notification,
-          title: `Attention: computing ${vscode.workspace.asRelativePath(document.uri)}…`,
+          title: `Attention: computing ${title}…`,
           cancellable: true,
         },
         (_progress, token) => {
@@ -179,11 +204,6 @@ function withCompactJson(outcome: RunOutcome): RunOutcome {
 
 export function label(problem: Problem): string {
   return problem.name ? `problem ${problem.index + 1} ("${problem.name}")` : `problem ${problem.index + 1}`;
-}
-
-function within(inner: Range, outer: Range): boolean {
-  const before = (a: Range['start'], b: Range['start']) => a.line < b.line || (a.line === b.line && a.character <= b.character);
-  return before(outer.start, inner.start) && before(inner.end, outer.end);
 }
 
 /** Why this spec must not start (too many numbers to keep), or undefined when it may. */

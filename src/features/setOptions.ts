@@ -1,6 +1,7 @@
 // `Attention: Set Options…`: pick an option of the problem at the cursor, pick or type its value,
 // and the `attention:` directive is written or edited in place — one undoable edit.
 import * as vscode from 'vscode';
+import { DEFAULT_ROPE_BASE } from '../core/parse/directive';
 import type { AttentionOptions, Problem } from '../core/types';
 import { argumentSpan, withDirectiveWord } from './directive';
 import { directiveLine } from './languages';
@@ -17,7 +18,16 @@ export type OptionId =
   | 'pe'
   | 'grad'
   | 'residual'
-  | 'name';
+  | 'name'
+  | 'rope'
+  | 'rope_layout'
+  | 'temperature'
+  | 'softcap'
+  | 'alibi'
+  | 'window'
+  | 'prefix'
+  | 'sinks'
+  | 'decode';
 
 /** What a command caller passes to skip the pickers (tests, keybindings): the value as a user
  * would pick or type it; `''` removes the option. */
@@ -46,6 +56,14 @@ const flag = (key: string) => (value: string) => (value === 'on' ? key : undefin
 const keyValue = (key: string, defaultValue?: string) => (value: string) =>
   value.trim() === '' || value === defaultValue ? undefined : `${key}=${value.trim()}`;
 
+const ropeBase = (value: string) =>
+  /^(|on|off)$/.test(value.trim()) || Number(value) > 1 ? undefined : 'A base above 1 such as 10000 (on = 10000, empty or off removes RoPE).';
+const ropeWord = (value: string) => {
+  const v = value.trim();
+  if (v === '' || v === 'off') return undefined;
+  return v === 'on' || Number(v) === DEFAULT_ROPE_BASE ? 'rope' : `rope=${v}`;
+};
+
 export const OPTIONS: OptionSpec[] = [
   { id: 'heads', label: 'heads', describe: (o) => String(o.heads), prompt: 'Number of attention heads (d_model must divide by it)', validate: positiveInteger, word: keyValue('heads', '1') },
   { id: 'kv_heads', label: 'kv_heads', describe: (o) => String(o.kvHeads ?? o.heads), prompt: 'Key/value heads for grouped-query attention (must divide heads; empty = heads)', validate: positiveInteger, word: keyValue('kv_heads') },
@@ -71,6 +89,16 @@ export const OPTIONS: OptionSpec[] = [
     // Quotes inside the name would end it early (in JSON, the outer quotes become single ones).
     word: (value) => (value.trim() === '' ? undefined : `name="${value.trim().replace(/["']/g, '’')}"`),
   },
+  // The variants (README, "Variants of today's models").
+  { id: 'rope', label: 'rope (rotary positions)', describe: (o) => (o.rope === undefined ? 'off' : `base ${o.rope}`), prompt: 'RoPE base (on = 10000; empty or off removes RoPE)', validate: ropeBase, word: ropeWord },
+  { id: 'rope_layout', label: 'rope_layout', describe: (o) => o.ropeLayout ?? 'half', choices: ['half', 'interleaved'], word: keyValue('rope_layout', 'half') },
+  { id: 'temperature', label: 'temperature', describe: (o) => String(o.temperature ?? 1), prompt: 'Divides the scaled scores (empty = 1)', validate: positiveNumber, word: keyValue('temperature', '1') },
+  { id: 'softcap', label: 'softcap', describe: (o) => (o.softcap === undefined ? 'off' : String(o.softcap)), prompt: 'Logit softcap C: s → C·tanh(s/C) (empty removes it)', validate: positiveNumber, word: keyValue('softcap') },
+  { id: 'alibi', label: 'alibi', describe: (o) => (o.alibi ? 'on' : 'off'), choices: ['on', 'off'], word: flag('alibi') },
+  { id: 'window', label: 'window (sliding)', describe: (o) => (o.window === undefined ? 'off' : String(o.window)), prompt: 'Keys each query sees around itself (with causal: the W up to itself; empty removes it)', validate: positiveInteger, word: keyValue('window') },
+  { id: 'prefix', label: 'prefix (prefix-LM)', describe: (o) => (o.prefix === undefined ? 'off' : String(o.prefix)), prompt: 'Positions visible to every query; the rest is causal (empty removes it)', validate: positiveInteger, word: keyValue('prefix') },
+  { id: 'sinks', label: 'sinks (attention sinks)', describe: (o) => (o.sinks === undefined ? 'off' : String(o.sinks)), prompt: 'First keys kept visible past the window (empty removes them)', validate: positiveInteger, word: keyValue('sinks') },
+  { id: 'decode', label: 'decode (one KV-cache step)', describe: (o) => (o.decode ? 'on' : 'off'), choices: ['on', 'off'], word: flag('decode') },
 ];
 
 /** Asks (unless `args` says) which option and value, then edits the directive of `problem`. */

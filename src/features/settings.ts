@@ -9,6 +9,8 @@ export interface Settings {
   debounceMs: number;
   dtype: DType;
   maxMatrixElements: number;
+  /** Documents longer than this many MB (2^20 characters) are read only up to it. */
+  maxFileMB: number;
   colorScale: string;
   decimals: number;
 }
@@ -20,6 +22,7 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
     debounceMs: Math.max(0, config.get<number>('debounceMs', 300)),
     dtype: config.get<DType>('dtype', 'float64') === 'float32' ? 'float32' : 'float64',
     maxMatrixElements: Math.max(1, config.get<number>('maxMatrixElements', 67_108_864)),
+    maxFileMB: Math.max(0.001, config.get<number>('maxFileMB', 50)),
     colorScale: config.get<string>('colorScale', 'Viridis'),
     decimals: Math.min(12, Math.max(0, Math.round(config.get<number>('decimals', 4)))),
   };

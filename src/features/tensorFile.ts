@@ -108,7 +108,7 @@ class TensorFiles {
   }
 
   async inputs(uri: vscode.Uri): Promise<Input[]> {
-    return [...tensorInputs(uri, (await this.read(uri)).file.tensors), ...this.textInputs()];
+    return [...tensorInputs(uri, (await this.read(uri)).file.tensors), ...(await this.textInputs())];
   }
 
   /** The palette command: with no choice given, asks for the layer, X and heads. */
@@ -182,11 +182,11 @@ class TensorFiles {
   }
 
   /** Matrices of the open text documents that could be X. */
-  private textInputs(): Input[] {
+  private async textInputs(): Promise<Input[]> {
     const inputs: Input[] = [];
     for (const document of vscode.workspace.textDocuments) {
       if (!isSupported(document)) continue;
-      const problems = this.deps.analyzer.analyze(document).parse.problems;
+      const problems = (await this.deps.analyzer.read(document)).parse.problems;
       problems.forEach((problem, p) =>
         problem.matrices.forEach((def, m) => {
           if (def.role !== 'X' && def.role !== undefined) return;

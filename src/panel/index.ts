@@ -2,7 +2,11 @@
 // serializer) and the compact "Attention" view in the bottom panel area (a WebviewView), both
 // following the problem under the cursor and updating when results change.
 import * as vscode from 'vscode';
+import { rangeContains } from '../core/location';
+import type { Range } from '../core/types';
 import { COMMANDS } from '../features/commandIds';
+import { isDebugUri } from '../features/debugUri';
+import { readerPosition } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
 import { WebviewSession, type DtypeRequest, type Log, type RegionPooler } from './session';
@@ -15,6 +19,8 @@ export interface PanelApi {
   show(uri: vscode.Uri, problemIndex?: number, head?: number): void;
   /** The user picked a dtype in the panel: re-run that problem with it. */
   onDidRequestDtype: vscode.Event<DtypeRequest>;
+  /** What the panel beside the editor shows, while it is open. */
+  shownUri(): vscode.Uri | undefined;
 }
 
 interface Cursor {
@@ -26,9 +32,8 @@ interface Cursor {
 /** The problem (and per-head matrix, if any) under an editor's cursor. */
 function cursorOf(editor: vscode.TextEditor, run: DocumentRun | undefined): Cursor | undefined {
   if (!run) return undefined;
-  const position = editor.selection.active;
-  const contains = (range: { start: { line: number; character: number }; end: { line: number; character: number } }) =>
-    new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character).contains(position);
+  const position = readerPosition(editor.document, editor.selection.active);
+  const contains = (range: Range) => rangeContains(range, { start: position, end: position });
   const problem = run.parse.problems.find((p) => contains(p.range));
   if (!problem) return undefined;
   const def = problem.matrices.find((m) => m.head !== undefined && contains(m.range));
@@ -73,6 +78,8 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
         const state = parsePanelState(saved);
         if (!state?.uri) return;
         const uri = vscode.Uri.parse(state.uri);
+        // A paused program's arrays went with its debug session: nothing to show again.
+        if (isDebugUri(uri)) return webviewPanel.dispose();
         session.show(uri, state.problemIndex);
         // After a restart nothing has run yet: compute what the panel showed before.
         if (!results.get(state.uri)?.runs[state.problemIndex]?.result) {
@@ -106,5 +113,5 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
       for (const session of [panel?.session, bottom]) if (session?.uri?.toString() === uri) session.refresh();
     }),
   );
-  return { show, onDidRequestDtype: dtypeRequests.event };
+  return { show, onDidRequestDtype: dtypeRequests.event, shownUri: () => panel?.session.uri };
 }

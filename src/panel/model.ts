@@ -5,6 +5,7 @@
 import { attentionCost, type AttentionShape } from '../core/engine/cost';
 import type { AttentionResult, Matrix, Problem } from '../core/types';
 import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, Region, ResultView } from '../protocol';
+import { variantViewsOf } from './variantsModel';
 
 /** Largest number of rows or columns a heatmap draws cell by cell. */
 export const MAX_CELLS_PER_SIDE = 512;
@@ -127,17 +128,25 @@ export function panelDataOf(source: PanelSource): PanelData {
   if (!problem) {
     return { ...base, title: source.fileName, options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, message: source.message ?? 'No attention problem in this file.' };
   }
-  const { heads, kvHeads, scale, score, causal, dtype } = problem.options;
+  const { heads, kvHeads, scale, score, causal, dtype, rope, temperature, softcap, alibi } = problem.options;
   const data: PanelData = {
     ...base,
     title: problemLabel(problem),
-    options: { heads, kvHeads, scale, score, causal, dtype },
+    options: { heads, kvHeads, scale, score, causal, dtype, ...(rope === undefined && temperature === undefined && softcap === undefined && !alibi ? {} : { rope, temperature, softcap, alibi }) },
     ...(problem.tokens ? { tokens: problem.tokens } : {}),
     ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
   };
   if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
+  // A decode step's one query is the last token; the keys are every token.
+  if (source.result.decode && problem.tokens) Object.assign(data, { tokens: problem.tokens.slice(-1), keyTokens: problem.keyTokens ?? problem.tokens });
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
-  return { ...data, dk: source.result.heads[0]?.Q.cols, result: resultViewOf(source.result, WO) };
+  return { ...data, dk: source.result.heads[0]?.Q.cols, result: withVariantViews(resultViewOf(source.result, WO), variantViewsOf(problem, source.result)) };
+}
+
+/** The result's views with the variant views added, or the very same views when there are none
+ * (large problems: the host keeps the worker's views as they came). */
+function withVariantViews(view: ResultView, extra: Pick<ResultView, 'variants' | 'flash'>): ResultView {
+  return extra.variants || extra.flash ? { ...view, ...extra } : view;
 }
 
 /** Views of each result, built once: pooling a 4096² matrix takes 60–240 ms, and the same result

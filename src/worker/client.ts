@@ -1,13 +1,25 @@
-// The extension host's side of the worker: one worker thread, started on first use, reused,
-// terminated on dispose. A newer run for the same document cancels the older one through a
-// shared flag (the worker stays warm: no restart, no re-compiling the engine). If the worker dies
-// — crash, out of memory, killed — every pending run fails with a clear error and the next run
-// starts a fresh worker; the extension host never goes down with it.
+// The extension host's side of the worker: one worker thread, started on first use (the first
+// document read), reused, terminated on dispose. A newer run for the same document cancels the
+// older one through a shared flag (the worker stays warm: no restart, no re-compiling the
+// engine). If the worker dies — crash, out of memory, killed — every pending run and read fails
+// with a clear error and the next one starts a fresh worker; the extension host never goes down
+// with it.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import type { TensorFile } from '../core/parse/tensors';
 import type { TensorSummary } from '../core/parse/tensors/summary';
+import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
-import type { MatrixView, Region, WorkerProblemOutcome, WorkerResponse, WorkerRunRequest } from '../protocol';
+import type {
+  MatrixView,
+  Region,
+  TextChange,
+  WorkerProblemOutcome,
+  WorkerReadCellsRequest,
+  WorkerReadRequest,
+  WorkerReading,
+  WorkerResponse,
+  WorkerRunRequest,
+} from '../protocol';
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -45,6 +57,7 @@ export class AttentionWorker {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly regions = new Map<number, { resolve(view: MatrixView): void; reject(error: Error): void }>();
+  private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   private readonly tensorReads = new Map<number, { resolve(read: TensorFileRead): void; reject(error: Error): void }>();
   /** How many worker threads have been started (a restart after a crash counts). */
@@ -99,6 +112,37 @@ export class AttentionWorker {
     return read;
   }
 
+  /** A slice of a document's text (see WorkerTextMessage); starts the worker if need be. */
+  sendText(document: string, version: number, offset: number, slice: string): void {
+    this.ensureWorker().postMessage({ type: 'text', document, version, offset, slice });
+  }
+
+  sendEdits(document: string, baseVersion: number, version: number, changes: TextChange[]): void {
+    this.ensureWorker().postMessage({ type: 'edit', document, baseVersion, version, changes });
+  }
+
+  /** The worker's reading of its copy of `document` at `version`; null when it holds no such
+   * copy (send the text, then ask again). */
+  read(document: string, version: number, maxChars: number): Promise<WorkerReading | null> {
+    return this.reading({ type: 'read', id: this.nextId++, document, version, maxChars });
+  }
+
+  /** The worker's reading of a notebook's cells. */
+  async readCells(cells: NotebookCell[]): Promise<WorkerReading> {
+    const reading = await this.reading({ type: 'readCells', id: this.nextId++, cells });
+    if (!reading) throw new Error('the worker answered a notebook without its reading');
+    return reading;
+  }
+
+  forgetDocument(document: string): void {
+    this.worker?.postMessage({ type: 'forget', document });
+  }
+
+  /** Which worker thread is running (a restart makes a new one, which holds no document yet). */
+  get generation(): number {
+    return this.starts;
+  }
+
   /** Ends the worker as a crash would (tests use it to prove the restart). */
   kill(): Promise<number> {
     return this.worker?.terminate() ?? Promise.resolve(0);
@@ -115,6 +159,12 @@ export class AttentionWorker {
     void worker?.terminate();
   }
 
+  private reading(request: WorkerReadRequest | WorkerReadCellsRequest): Promise<WorkerReading | null> {
+    const reading = new Promise<WorkerReading | null>((resolve, reject) => this.reads.set(request.id, { request, resolve, reject }));
+    this.ensureWorker().postMessage(request);
+    return reading;
+  }
+
   /** A fresh worker in place of the busy one: cancelled runs end as cancelled, the others are
    * sent again. */
   private restart(): void {
@@ -129,6 +179,8 @@ export class AttentionWorker {
       pending.reject(new RunCancelledError());
     }
     for (const pending of this.pending.values()) this.ensureWorker().postMessage(pending.request);
+    // The fresh worker holds no text: it answers these with null, and the host sends the text.
+    for (const read of this.reads.values()) this.ensureWorker().postMessage(read.request);
   }
 
   private cancel(id: number): void {
@@ -176,6 +228,11 @@ export class AttentionWorker {
       this.regions.delete(response.id);
       return;
     }
+    if (response.type === 'read') {
+      this.reads.get(response.id)?.resolve(response.reading);
+      this.reads.delete(response.id);
+      return;
+    }
     const pending = this.pending.get(response.id);
     if (!pending) return;
     this.forget(response.id, pending);
@@ -190,6 +247,8 @@ export class AttentionWorker {
       pending.reject(error);
     }
     this.failRegions(error);
+    for (const read of this.reads.values()) read.reject(error);
+    this.reads.clear();
   }
 
   private failRegions(error: Error): void {

@@ -1,5 +1,6 @@
-// The worker thread: every attention computation runs here, never on the extension host's thread,
-// and so does the max pooling of large matrices for the panel (each result goes out with its
+// The worker thread: reading documents (documents.ts) and every attention computation run here,
+// never on the extension host's thread, and so does the max pooling of large matrices for the
+// panel (each result goes out with its
 // panel views: 60–240 ms per 4096² matrix in JavaScript, that the host's event loop no longer
 // spends), including the regions the panel zooms into. A fast result's matrices are pooled by the
 // WebAssembly kernel on this thread, in place in the run's memory (fast/pooling.ts).
@@ -22,6 +23,7 @@ import { readTensorFile } from '../core/parse/tensors';
 import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
+import { DocumentCopies, readCells, readText } from './documents';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -39,18 +41,41 @@ if (!port) throw new Error('src/worker/main.ts must run inside a worker thread')
 
 let spare: SpareMemory | undefined;
 let queue: Promise<void> = Promise.resolve();
+const documents = new DocumentCopies();
 port.on('message', (request: WorkerRequest) => {
-  if (request.type === 'region') {
-    const view = viewOf(request.matrix, request.region, maxPoolFast);
-    const response: WorkerResponse = { type: 'region', id: request.id, view };
-    port.postMessage(response, transferablesOf(view));
-    return;
+  switch (request.type) {
+    case 'region': {
+      const view = viewOf(request.matrix, request.region, maxPoolFast);
+      const response: WorkerResponse = { type: 'region', id: request.id, view };
+      port.postMessage(response, transferablesOf(view));
+      return;
+    }
+    case 'text':
+      return documents.receive(request);
+    case 'edit':
+      return documents.edit(request);
+    case 'forget':
+      return documents.forget(request.document);
+    case 'read': {
+      // Read at once, not after the queued runs: the fast kernels compute on other threads.
+      const text = documents.textOf(request.document, request.version);
+      const reading = text === undefined ? null : readText(text, request.maxChars);
+      const response: WorkerResponse = { type: 'read', id: request.id, reading };
+      port.postMessage(response, transferablesOf(reading));
+      return;
+    }
+    case 'readCells': {
+      const reading = readCells(request.cells);
+      const response: WorkerResponse = { type: 'read', id: request.id, reading };
+      port.postMessage(response, transferablesOf(reading));
+      return;
+    }
+    case 'run':
+      queue = queue.then(() => handle(request));
+      return;
+    case 'tensorFile':
+      return readTensors(request);
   }
-  if (request.type === 'tensorFile') {
-    readTensors(request);
-    return;
-  }
-  queue = queue.then(() => handle(request));
 });
 
 /** A tensor file, read and decoded here: a 64 MB checkpoint never holds the host's thread. */

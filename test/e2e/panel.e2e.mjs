@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, openFile, openWorkbench, parsePrinted, problemsContaining, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, openFile, openNotebook, openWorkbench, parsePrinted, problemsContaining, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -159,6 +159,30 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     await page.mouse.move(5, 500);
   });
 
+  it('shows a Mistral-style sliding window’s mask in the Variants tab, and the FlashAttention walk ending in numpy’s output', async () => {
+    const reference = expected['09-sliding-window.md'];
+    await openFile(page, '09-sliding-window.md');
+    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'section.card.heatmap[data-key="weights"][data-rows="8"]');
+    assertMatrixClose(await tableValues(weightsCard(panel, 0)), reference.weights, 'A');
+    await panel.locator('vscode-button[data-view="variants"]').click();
+    const mask = panel.locator('#card-v-mask .plot .heatmaplayer');
+    await mask.first().waitFor();
+    assert.deepEqual(await panel.locator('#card-v-mask .plot').evaluate((plot) => plot.data[0].z), reference.visible);
+    const share = reference.visible.flat().filter((x) => x === 0).length / 64;
+    assert.ok((await panel.locator('#mask-savings').innerText()).includes(`${Math.round(share * 100)}%`));
+    await panel.locator('vscode-button[data-view="flash"]').click();
+    const slider = panel.locator('#flash-slider');
+    await slider.waitFor();
+    await slider.evaluate((input) => {
+      input.value = input.max;
+      input.dispatchEvent(new Event('input'));
+    });
+    await panel.locator('#flash-step', { hasText: 'the last tile' }).waitFor();
+    const outputs = await panel.locator('#flash-table tbody tr td:last-child').allInnerTexts();
+    const rows = outputs.map((text) => text.replace(/[[\]]/g, '').split(',').map(parsePrinted));
+    assertMatrixClose(rows, reference.output.slice(-rows.length), 'O / l of the last tile');
+  });
+
   it('shows a diagnostic in the Problems panel after a bad row is typed', async () => {
     // Give the second row of X a fifth entry: X's rows then disagree in length.
     const lines = readFileSync(join(workbench.folder, '04-multi-head.md'), 'utf8').split('\n');
@@ -171,5 +195,13 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     const rows = await problemsContaining(page, 'Row 2 of X');
     const row = rows.find((text) => text.includes('Row 2 of X'));
     assert.match(row, new RegExp(`Ln ${secondRow}\\b`), `diagnostic on the wrong line: ${row}`);
+  });
+
+  it('runs a Jupyter notebook from the ▶ Run attention CodeLens in its cell: the weights PyTorch computes', async () => {
+    // X, W_Q, W_K from three cells and W_V from a printed output (scripts/gen_notebooks.py).
+    const reference = JSON.parse(readFileSync(join(paths.repoRoot, 'test', 'fixtures', 'notebooks', 'example.expected.json'), 'utf8'));
+    await openNotebook(page, '12-notebook.ipynb');
+    const notebookPanel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'header h2:has-text("notebook")');
+    assertMatrixClose(await tableValues(weightsCard(notebookPanel, 0)), reference.weights, 'A');
   });
 });

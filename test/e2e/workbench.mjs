@@ -68,16 +68,27 @@ export async function runCommand(page, title) {
   await pickQuickItem(page, title, `>${title}`);
 }
 
-/** Opens a file of the workspace in the first editor group through Quick Open; focuses its editor. */
-export async function openFile(page, name) {
+/** Opens a file of the workspace in the first editor group through Quick Open. */
+async function quickOpen(page, name) {
   // Into the first editor group, whichever part (a webview, say) has the focus now.
   await page.locator('.part.sidebar .composite.title').click();
   await page.keyboard.press('Control+1');
   await page.keyboard.press('Control+P');
   await pickQuickItem(page, name);
   await page.locator(`.tab.active[aria-label^="${name}"]`).waitFor();
+}
+
+/** Opens a text file through Quick Open and focuses its editor. */
+export async function openFile(page, name) {
+  await quickOpen(page, name);
   // Keys typed next go to the editor once it has the focus back from Quick Open.
   await page.locator('.editor-instance .monaco-editor.focused').waitFor();
+}
+
+/** Opens a notebook through Quick Open; resolves once the notebook editor shows. */
+export async function openNotebook(page, name) {
+  await quickOpen(page, name);
+  await page.locator('.notebook-editor').filter({ visible: true }).first().waitFor();
 }
 
 /** Clicks the first visible CodeLens whose text contains `text`. */

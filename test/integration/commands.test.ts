@@ -100,6 +100,24 @@ describe('commands', () => {
     assert.equal(outcome.run?.runs[0]?.result?.heads.length, 4);
   });
 
+  it('Set Options… writes the variant options (rope, window, sinks, softcap, alibi), and the run uses them', async () => {
+    const editor = await openUntitled('python', '# attention: causal\nX = [[1, 0], [0, 1], [1, 1], [0, 2]]\nW_Q = [[1, 0], [0, 1]]\nW_K = [[1, 0], [0, 1]]\nW_V = [[1, 2], [3, 4]]\n');
+    editor.selection = new vscode.Selection(2, 0, 2, 0);
+    for (const [option, value] of [['rope', 'on'], ['rope_layout', 'interleaved'], ['window', '2'], ['sinks', '1'], ['softcap', '5'], ['alibi', 'on']]) {
+      await vscode.commands.executeCommand('attentionLens.setOptions', { option, value });
+    }
+    assert.equal(editor.document.lineAt(0).text, '# attention: causal rope rope_layout=interleaved window=2 sinks=1 softcap=5 alibi');
+    await vscode.commands.executeCommand('attentionLens.setOptions', { option: 'rope', value: '500000' });
+    await vscode.commands.executeCommand('attentionLens.setOptions', { option: 'alibi', value: 'off' });
+    assert.equal(editor.document.lineAt(0).text, '# attention: causal rope=500000 rope_layout=interleaved window=2 sinks=1 softcap=5');
+    const outcome = await run('attentionLens.runFile');
+    assert.deepEqual(outcome.failures, []);
+    const weights = outcome.run?.runs[0]?.result?.heads[0].weights;
+    assert.ok(weights);
+    // Query 4 sees itself, query 3 (the window of 2) and key 1 (the sink), not key 2.
+    assert.deepEqual([0, 1, 2, 3].map((j) => weights.data[3 * 4 + j] > 0), [true, false, true, true]);
+  });
+
   it('Set Options… writes a directive above a problem that has none', async () => {
     const editor = await openUntitled('python', 'X = [[1, 0], [0, 1]]\nW_Q = [[1, 0], [0, 1]]\nW_K = [[1, 0], [0, 1]]\nW_V = [[1, 2], [3, 4]]\n');
     editor.selection = new vscode.Selection(2, 0, 2, 0);

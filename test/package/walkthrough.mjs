@@ -14,6 +14,7 @@ const STEP_BUTTONS = [
   ['Run attention', ['Run on This File']],
   ['Read the heatmap', ['Show Heatmap Panel']],
   ['Add a mask', ['Make It Causal']],
+  ['Work in a Jupyter notebook', ['Open the Example Notebook']],
   ['Try two heads', ['Set heads=2', 'Run Problem at Cursor']],
 ];
 
@@ -75,6 +76,10 @@ export async function checkWalkthrough({ vsix, onLine }) {
         await openStep('Run attention');
         await button('Run on This File').click();
         await page.locator('.tab .label-name').filter({ hasText: /^Attention: / }).first().waitFor({ timeout: 60_000 });
+        await openStep('Work in a Jupyter notebook');
+        await button('Open the Example Notebook').click();
+        await page.locator('.tab .label-name').filter({ hasText: 'example-notebook.ipynb' }).first().waitFor({ timeout: 60_000 });
+        await page.locator('.notebook-editor .codelens-decoration a', { hasText: '▶ Run attention' }).first().waitFor({ timeout: 60_000 });
       }],
       ['no error on the way', async () => {
         const shown = await errors.allInnerTexts();

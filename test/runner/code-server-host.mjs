@@ -2,9 +2,11 @@
 // opened in Debian's Chromium by playwright-core. The workbench runs the extension host's tests
 // because the URL's payload names `extensionTestsPath`, and reports back through two functions
 // it looks for on the page: codeAutomationLog (every log line) and codeAutomationExit (the code).
+import { basename, join } from 'node:path';
 import { format } from 'node:util';
 import { launchChromium } from '../../scripts/lib/browser.mjs';
 import { startCodeServer, workbenchUrl } from '../../scripts/lib/code-server.mjs';
+import { runOrThrow } from '../../scripts/lib/system.mjs';
 import { paths } from './paths.mjs';
 
 /**
@@ -43,4 +45,15 @@ export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths
     await browser?.close();
     await server.stop();
   }
+}
+
+/**
+ * code-server loads one extension under development (its URL payload is read into a map): a
+ * test-only extension (paths.testExtensions) is packed into a .vsix to install beside it instead.
+ */
+export function packTestExtension(folder) {
+  const vsix = join(paths.repoRoot, 'out', 'test', `${basename(folder)}.vsix`);
+  const vsce = join(paths.repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
+  runOrThrow(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--out', vsix], { cwd: folder, stdio: 'ignore' });
+  return vsix;
 }

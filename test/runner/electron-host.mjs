@@ -12,7 +12,7 @@ if (isMain) {
     const code = await runTests({
       version: VSCODE_VERSION,
       cachePath: paths.vscodeTestCache,
-      extensionDevelopmentPath: paths.repoRoot,
+      extensionDevelopmentPath: [paths.repoRoot, ...paths.testExtensions],
       extensionTestsPath: paths.integrationEntry,
       extensionTestsEnv: testEnv(),
       launchArgs: [paths.examples, '--disable-extensions', '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],

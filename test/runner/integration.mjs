@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { runOrThrow, spawnGroup, stopGroup } from '../../scripts/lib/system.mjs';
-import { runInCodeServer } from './code-server-host.mjs';
+import { packTestExtension, runInCodeServer } from './code-server-host.mjs';
 import { VSCODE_VERSION } from './electron-host.mjs';
 import { paths, testEnv } from './paths.mjs';
 
@@ -91,7 +91,7 @@ async function main() {
     else startupLog.push(line);
   };
   const started = Date.now();
-  const code = electron.ok ? await runInElectron({ onLine }) : await runInCodeServer({ timeoutMs, onLine });
+  const code = electron.ok ? await runInElectron({ onLine }) : await runInCodeServer({ timeoutMs, onLine, vsixFiles: paths.testExtensions.map(packTestExtension) });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   if (!summary) {
     console.error(startupLog.join('\n'));

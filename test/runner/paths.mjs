@@ -8,6 +8,8 @@ export const paths = {
   examples: join(repoRoot, 'examples'),
   integrationEntry: join(repoRoot, 'out', 'test', 'integration', 'index.js'),
   vscodeTestCache: join(repoRoot, '.vscode-test'),
+  /** Extensions loaded beside ours for the integration suite only (a debug adapter Python needs). */
+  testExtensions: [join(repoRoot, 'test', 'fixtures', 'debugpy-adapter-extension')],
 };
 
 /** The variables test/integration/index.ts reads to narrow a run, passed on to the host. */

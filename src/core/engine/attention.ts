@@ -1,13 +1,16 @@
 // The forward pass of one problem, every intermediate kept for the UI:
 //   input = X (+ PE) → per-head Q, K, V → scores → scaled → + mask → row softmax → A V
 //   → Concat(heads) (· W_O).
+// The variants (RoPE, temperature, softcap, ALiBi, windows…) enter through variants.ts only:
+// RoPE turns Q and K before the scores, the head's modifier makes `scaled` and the additive matrix.
 // Query rows are processed in blocks so a long run can be cancelled between blocks.
 import type { AttentionSpec, DType, HeadResult, Matrix } from '../types';
-import { addColumns, addRows, dtypeOf, inDtype, matmul, rowSoftmax, scaleRows, zeros } from './kernels';
+import { addColumns, addRows, dtypeOf, inDtype, matmul, rowSoftmax, zeros } from './kernels';
 import { combinedMask, requireShape } from './masks';
 import { sinusoidalPositionalEncoding } from './positional';
 import { project, type Projection } from './projections';
 import { bindScores, type HeadScores, type ScoreParameters, scoreScale } from './scores';
+import { decodedRows, headModifier, type HeadModifier, modifyScores, type Positions, positionsOf, type Rope, ropeOf, rotate } from './variants';
 
 export class CancelledError extends Error {
   constructor() {
@@ -25,7 +28,7 @@ const ROW_BLOCK = 64;
 
 /** What the backward pass needs beyond the HeadResults. */
 export interface HeadInternals {
-  scale: number;
+  modifier: HeadModifier;
   scores: HeadScores;
 }
 
@@ -40,6 +43,9 @@ export interface ForwardPass {
   output: Matrix;
   WO?: Matrix;
   warnings: string[];
+  /** RoPE and the positions of the computed rows, for the backward pass. */
+  rope?: Rope;
+  positions: Positions;
 }
 
 export function checkCancelled(control: RunControl): void {
@@ -54,9 +60,13 @@ interface Setup {
   projections: { Q: Projection; K: Projection; V: Projection };
   queries: number;
   keys: number;
+  positions: Positions;
   mask: Matrix | null;
   scoreParameters: ScoreParameters;
   groupSize: number; // query heads per KV head
+  rope?: Rope;
+  /** Per KV head: K as the scores see it (turned by RoPE when asked). */
+  scoredKeys: Matrix[];
 }
 
 function setUp(spec: AttentionSpec): Setup {
@@ -67,27 +77,35 @@ function setUp(spec: AttentionSpec): Setup {
   if (!Number.isInteger(h) || h < 1 || !Number.isInteger(g) || g < 1 || h % g !== 0) {
     throw new RangeError(`heads=${h} must be a positive multiple of kv_heads=${g}`);
   }
-  const input = spec.X ? positioned(spec, spec.X, dtype) : undefined;
+  const fullInput = spec.X ? positioned(spec, spec.X, dtype) : undefined;
   const context = spec.context ? inDtype(spec.context, dtype) : undefined;
-  const kvSource = context ?? input;
+  const kvSource = context ?? fullInput;
+  // A decode step projects the last query alone; keys and values come from every token.
+  const input = fullInput && decodedRows(spec, fullInput);
   const projections = {
-    Q: project('Q', h, dtype, spec.Q, spec.WQ, input),
+    Q: project('Q', h, dtype, spec.Q && decodedRows(spec, spec.Q), spec.WQ, input),
     K: project('K', g, dtype, spec.K, spec.WK, kvSource),
     V: project('V', g, dtype, spec.V, spec.WV, kvSource),
   };
-  const queries = projections.Q.heads[0].rows;
+  const fullQueries = spec.Q?.rows ?? fullInput?.rows ?? projections.Q.heads[0].rows;
   const keys = projections.K.heads[0].rows;
   if (projections.V.heads[0].rows !== keys) {
     throw new RangeError(`K has ${keys} rows but V has ${projections.V.heads[0].rows}`);
   }
+  const positions = positionsOf(spec, fullQueries, keys);
+  const rope = ropeOf(options);
+  const fullMask = combinedMask(spec, fullQueries, keys, dtype);
   return {
     dtype,
     input,
     context,
     projections,
-    queries,
+    queries: positions.queries,
     keys,
-    mask: combinedMask(spec, queries, keys, dtype),
+    positions,
+    rope,
+    scoredKeys: projections.K.heads.map((K) => (rope ? rotate(K, rope, 0, dtype) : K)),
+    mask: fullMask && decodedRows(spec, fullMask),
     scoreParameters: {
       score: options.score,
       sigma: options.sigma ?? 1,
@@ -104,24 +122,55 @@ function setUp(spec: AttentionSpec): Setup {
 type HeadSteps = Pick<HeadResult, 'scores' | 'scaled' | 'masked' | 'weights' | 'output'>;
 
 /** One head, query rows block by block; returns the fully masked rows. */
-function attend(steps: HeadSteps, scores: HeadScores, scale: number, mask: Matrix | null, V: Matrix, control: RunControl): number[] {
+function attend(steps: HeadSteps, scores: HeadScores, modifier: HeadModifier, V: Matrix, control: RunControl): number[] {
   const fullyMasked: number[] = [];
+  const additive = modifier.additive;
   for (let r0 = 0; r0 < steps.scores.rows; r0 += ROW_BLOCK) {
     checkCancelled(control);
     const r1 = Math.min(steps.scores.rows, r0 + ROW_BLOCK);
     scores.rows(steps.scores, r0, r1);
-    scaleRows(steps.scaled, steps.scores, scale, r0, r1);
-    if (mask) addRows(steps.masked, steps.scaled, mask, r0, r1);
+    modifyScores(steps.scaled, steps.scores, modifier, r0, r1);
+    if (additive) addRows(steps.masked, steps.scaled, additive, r0, r1);
     fullyMasked.push(...rowSoftmax(steps.weights, steps.masked, r0, r1));
     matmul(steps.output, steps.weights, V, r0, r1);
   }
   return fullyMasked;
 }
 
+/** Head i's score function (on RoPE-turned Q and K when asked) and its score modifier. */
+function headScoring(spec: AttentionSpec, setup: Setup, i: number): { scores: HeadScores; modifier: HeadModifier } {
+  const { Q, K, modifier } = operandsOf(spec, setup, i);
+  return { scores: bindScores(setup.scoreParameters, Q, K, setup.dtype), modifier };
+}
+
+/** What head i's scores are made of: Q and K as scored (RoPE-turned when asked), V, its modifier. */
+export interface HeadOperands {
+  Q: Matrix;
+  K: Matrix;
+  V: Matrix;
+  modifier: HeadModifier;
+}
+
+export function headOperands(spec: AttentionSpec, i: number): HeadOperands {
+  return operandsOf(spec, setUp(spec), i);
+}
+
+function operandsOf(spec: AttentionSpec, setup: Setup, i: number): HeadOperands {
+  const { dtype, projections, positions, rope, mask } = setup;
+  const Q = projections.Q.heads[i];
+  const kvHead = Math.floor(i / setup.groupSize);
+  return {
+    Q: rope ? rotate(Q, rope, positions.firstQuery, dtype) : Q,
+    K: setup.scoredKeys[kvHead],
+    V: projections.V.heads[kvHead],
+    modifier: headModifier(spec, i, scoreScale(spec, Q.cols), mask, positions, dtype),
+  };
+}
+
 /** The forward pass with every intermediate of every head kept. */
 export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
   const setup = setUp(spec);
-  const { dtype, projections, queries, keys, mask, groupSize } = setup;
+  const { dtype, projections, queries, keys, groupSize, positions } = setup;
   const heads: HeadResult[] = [];
   const internals: HeadInternals[] = [];
   const warnings: string[] = [];
@@ -130,8 +179,7 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
     const kvHead = Math.floor(i / groupSize);
     const K = projections.K.heads[kvHead];
     const V = projections.V.heads[kvHead];
-    const scale = scoreScale(spec, Q.cols);
-    const scores = bindScores(setup.scoreParameters, Q, K, dtype);
+    const { scores, modifier } = headScoring(spec, setup, i);
     const scaled = zeros(queries, keys, dtype);
     const head: HeadResult = {
       Q,
@@ -139,29 +187,30 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
       V,
       scores: zeros(queries, keys, dtype),
       scaled,
-      mask,
-      masked: mask ? zeros(queries, keys, dtype) : scaled, // nothing added: the same numbers
+      mask: modifier.additive,
+      masked: modifier.additive ? zeros(queries, keys, dtype) : scaled, // nothing added: the same numbers
       weights: zeros(queries, keys, dtype),
       output: zeros(queries, V.cols, dtype),
       kvHead,
     };
-    for (const row of attend(head, scores, scale, mask, V, control)) {
-      warnings.push(fullyMaskedWarning(spec, row, i));
+    const firstRow = positions.fullQueries - positions.queries; // the decode step's row
+    for (const row of attend(head, scores, modifier, V, control)) {
+      warnings.push(fullyMaskedWarning(spec, firstRow + row, i));
     }
     const undefinedRows = rowsWithNaN(head.weights);
     if (undefinedRows.length > 0) {
       warnings.push(
-        `${describeQuery(spec, undefinedRows[0])} (head ${i + 1})` +
+        `${describeQuery(spec, firstRow + undefinedRows[0])} (head ${i + 1})` +
           (undefinedRows.length > 1 ? ` and ${undefinedRows.length - 1} more queries` : '') +
           ' got NaN weights: a score there is NaN or +∞',
       );
     }
     heads.push(head);
-    internals.push({ scale, scores });
+    internals.push({ modifier, scores });
   });
   const WO = spec.WO && inDtype(spec.WO, dtype);
   const { concat, output } = combineHeads(heads.map((head) => head.output), WO, dtype);
-  return { dtype, input: setup.input, context: setup.context, heads, internals, projections, concat, output, WO, warnings };
+  return { dtype, input: setup.input, context: setup.context, heads, internals, projections, concat, output, WO, warnings, rope: setup.rope, positions };
 }
 
 /**
@@ -170,14 +219,14 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
  */
 export function forwardOutput(spec: AttentionSpec, control: RunControl): Matrix {
   const setup = setUp(spec);
-  const { dtype, projections, queries, keys, mask, groupSize } = setup;
+  const { dtype, projections, queries, keys, groupSize } = setup;
   const scratch = zeros(queries, keys, dtype);
-  const outputs = projections.Q.heads.map((Q, i) => {
+  const outputs = projections.Q.heads.map((_, i) => {
     checkCancelled(control);
-    const K = projections.K.heads[Math.floor(i / groupSize)];
     const V = projections.V.heads[Math.floor(i / groupSize)];
     const steps = { scores: scratch, scaled: scratch, masked: scratch, weights: scratch, output: zeros(queries, V.cols, dtype) };
-    attend(steps, bindScores(setup.scoreParameters, Q, K, dtype), scoreScale(spec, Q.cols), mask, V, control);
+    const { scores, modifier } = headScoring(spec, setup, i);
+    attend(steps, scores, modifier, V, control);
     return steps.output;
   });
   return combineHeads(outputs, spec.WO && inDtype(spec.WO, dtype), dtype).output;

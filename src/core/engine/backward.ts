@@ -3,10 +3,11 @@
 // dS through the softmax Jacobian, then the score function's own backward gives dQ and dK;
 // the projections carry them back to dW_Q, dW_K, dW_V and to the input (and context).
 import type { AttentionSpec, Gradients, HeadGradients, Matrix } from '../types';
-import { addColumns, columns, filled, inDtype, matmulTransA, matmulTransB, scaleRows, softmaxBackward, zeros } from './kernels';
+import { addColumns, columns, filled, inDtype, matmulTransA, matmulTransB, softmaxBackward, zeros } from './kernels';
 import { checkCancelled, type ForwardPass, type RunControl } from './attention';
 import { requireShape } from './masks';
 import { projectBackward } from './projections';
+import { rotate, scoresGradient } from './variants';
 
 export function backward(spec: AttentionSpec, pass: ForwardPass, control: RunControl): Gradients {
   const { dtype, output, concat, WO, projections } = pass;
@@ -36,14 +37,14 @@ export function backward(spec: AttentionSpec, pass: ForwardPass, control: RunCon
     matmulTransA(dVHead, A, dOHead);
     matmulTransB(dA, dOHead, V);
     softmaxBackward(dS, A, dA);
-    const { scale, scores } = pass.internals[i];
-    // dS is taken at the scaled scores; the score function wants it at the raw ones.
-    let dScores = dS;
-    if (scale !== 1) {
-      dScores = zeros(A.rows, A.cols, dtype);
-      scaleRows(dScores, dS, scale);
-    }
-    const { dQ, dK: dKHead } = scores.backward(dScores);
+    const { modifier, scores } = pass.internals[i];
+    // dS is taken at the modified scores (the masks and ALiBi only add constants); the score
+    // function wants it at the raw ones, and RoPE's rotation turns back to Q's and K's own axes.
+    const dScores = modifier.scale === 1 && modifier.softcap === undefined ? dS : scoresGradient(dS, head.scaled, modifier, dtype);
+    const turned = scores.backward(dScores);
+    const rope = pass.rope;
+    const dQ = rope ? rotate(turned.dQ, rope, pass.positions.firstQuery, dtype, -1) : turned.dQ;
+    const dKHead = rope ? rotate(turned.dK, rope, 0, dtype, -1) : turned.dK;
     const grads: HeadGradients = { dQ, dK: dKHead, dV: dVHead, dA, dS };
     addColumns(dK[kvHead], grads.dK, 0);
     addColumns(dV[kvHead], grads.dV, 0);

@@ -5,6 +5,7 @@ import type { AttentionSpec, Checks, DType, Matrix } from '../types';
 import { type ForwardPass, forwardOutput, type RunControl } from './attention';
 import { attentionCost, type AttentionShape } from './cost';
 import { maxAbs, zeros } from './kernels';
+import { positional } from './variants';
 
 const EPSILON = { float64: 2 ** -52, float32: 2 ** -23 } as const;
 /** Rounding slack per summed term, well above what a correct sum accumulates. */
@@ -89,7 +90,7 @@ function permutationApplies(spec: AttentionSpec): boolean {
     spec.X.rows > 1 &&
     !spec.context && !spec.Q && !spec.K && !spec.V &&
     !spec.mask && !spec.padding && !options.causal &&
-    !spec.PE && !options.sinusoidalPE
+    !spec.PE && !options.sinusoidalPE && !positional(spec)
   );
 }
 

@@ -1,4 +1,4 @@
-import type { DType } from '../types';
+import type { DType, Matrix } from '../types';
 
 export interface AttentionShape {
   queries: number;
@@ -56,5 +56,52 @@ export function attentionCost(shape: AttentionShape): AttentionCost {
     flops: layers * (projectionFlops + attentionFlops + outputFlops),
     attentionBytes: layers * h * scores * bytes,
     totalBytes: layers * elements * bytes,
+  };
+}
+
+/** What a mask lets a kernel skip of the Lq×Lk products (one mask shared by every head). */
+export interface MaskSavings {
+  /** Share of the Lq×Lk entries the mask blocks (−∞). */
+  blockedShare: number;
+  /** Forward FLOPs of those entries over all heads: their QKᵀ, softmax and A·V work. */
+  flopsSaved: number;
+  /** Side of the square tiles counted below. */
+  blockSize: number;
+  /** Share of blockSize² tiles blocked entirely, which a block-sparse kernel never computes
+   * (FlexAttention's BlockMask `sparsity`, there with 128-wide tiles). */
+  skippedBlocksShare: number;
+}
+
+/** FlexAttention's tile, or for small matrices the power of two ≤ n/4 (from 2) so the structure shows. */
+export function tileFor(keys: number): number {
+  return Math.min(128, 2 ** Math.max(1, Math.floor(Math.log2(Math.max(1, keys / 4)))));
+}
+
+export function maskSavings(mask: Matrix, shape: Pick<AttentionShape, 'heads' | 'dK' | 'dV'>, blockSize = tileFor(mask.cols)): MaskSavings {
+  const { rows, cols, data } = mask;
+  let blocked = 0;
+  for (let p = 0; p < data.length; p++) if (data[p] === -Infinity) blocked++;
+  let tiles = 0;
+  let skipped = 0;
+  for (let r0 = 0; r0 < rows; r0 += blockSize) {
+    for (let c0 = 0; c0 < cols; c0 += blockSize) {
+      tiles++;
+      let all = true;
+      for (let i = r0; all && i < Math.min(rows, r0 + blockSize); i++) {
+        for (let j = c0; j < Math.min(cols, c0 + blockSize); j++) {
+          if (data[i * cols + j] !== -Infinity) {
+            all = false;
+            break;
+          }
+        }
+      }
+      if (all) skipped++;
+    }
+  }
+  return {
+    blockedShare: data.length === 0 ? 0 : blocked / data.length,
+    flopsSaved: shape.heads * blocked * (2 * shape.dK + SOFTMAX_FLOPS_PER_SCORE + 2 * shape.dV),
+    blockSize,
+    skippedBlocksShare: tiles === 0 ? 0 : skipped / tiles,
   };
 }

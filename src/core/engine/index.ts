@@ -1,7 +1,7 @@
 // The attention engine: pure TypeScript, float64 by default, float32 on request. The readable
 // reference path; kernels.ts holds its loops.
 import type { AttentionResult, AttentionSpec } from '../types';
-import { forward, residual, type RunControl } from './attention';
+import { forward, type ForwardPass, residual, type RunControl } from './attention';
 import { backward } from './backward';
 import { runChecks } from './checks';
 
@@ -30,6 +30,19 @@ export function runAttention(spec: AttentionSpec, control: RunControl = {}): Att
   };
   if (spec.options.residual) result.residual = residual(pass.input, pass.output);
   if (spec.options.gradients) result.gradients = backward(spec, pass, control);
+  if (spec.options.decode) result.decode = beside(pass, forward({ ...spec, options: { ...spec.options, decode: undefined } }, control));
   result.elapsedMs = performance.now() - started;
   return result;
+}
+
+/** A decode step beside its full run: the step must equal the full output's last row. */
+function beside(step: ForwardPass, full: ForwardPass): NonNullable<AttentionResult['decode']> {
+  const width = step.output.cols;
+  const last = (full.output.rows - 1) * width;
+  let maxDifference = 0;
+  for (let c = 0; c < width; c++) {
+    const difference = Math.abs(step.output.data[c] - full.output.data[last + c]);
+    if (!(difference <= maxDifference)) maxDifference = difference; // NaN stays visible
+  }
+  return { row: full.output.rows - 1, fullWeights: full.heads.map((head) => head.weights), maxDifference };
 }

@@ -80,13 +80,6 @@ export function matmulTransA(out: Matrix, a: Matrix, b: Matrix): void {
   out.data.set(acc);
 }
 
-/** out[r0:r1] = a[r0:r1] · s */
-export function scaleRows(out: Matrix, a: Matrix, s: number, r0 = 0, r1 = a.rows): void {
-  const ad = a.data;
-  const od = out.data;
-  for (let p = r0 * a.cols; p < r1 * a.cols; p++) od[p] = ad[p] * s;
-}
-
 /** out[r0:r1] = a[r0:r1] + b[r0:r1] */
 export function addRows(out: Matrix, a: Matrix, b: Matrix, r0 = 0, r1 = a.rows): void {
   const ad = a.data;

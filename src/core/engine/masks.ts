@@ -1,13 +1,17 @@
 // Every way of blocking a query from a key, folded into one additive Lq×Lk mask (0 / −∞ or the
-// additive values given) that every head adds to its scaled scores. PyTorch conventions.
+// additive values given) that every head adds to its scaled scores. PyTorch conventions; the
+// variants' rules (window, segments, prefix, sinks) come from variants.ts.
 import type { AttentionSpec, DType, Matrix } from '../types';
 import { zeros } from './kernels';
+import { variantMaskRule } from './variants';
 
 /** The additive mask actually applied, or null when nothing masks. */
 export function combinedMask(spec: AttentionSpec, queries: number, keys: number, dtype: DType): Matrix | null {
   const { mask, padding } = spec;
-  const causal = spec.options.causal;
-  if (!mask && !padding && !causal) return null;
+  // A prefix-LM is causal past its prefix: its own rule replaces `causal`.
+  const causal = spec.options.prefix === undefined ? spec.options.causal : undefined;
+  const rule = variantMaskRule(spec, queries, keys);
+  if (!mask && !padding && !causal && !rule) return null;
   const out = zeros(queries, keys, dtype);
   const m = out.data;
   if (mask) {
@@ -22,6 +26,11 @@ export function combinedMask(spec: AttentionSpec, queries: number, keys: number,
     const offset = causal === 'bottom-right' ? keys - queries : 0;
     for (let i = 0; i < queries; i++) {
       for (let j = Math.max(0, i + offset + 1); j < keys; j++) m[i * keys + j] = -Infinity;
+    }
+  }
+  if (rule) {
+    for (let i = 0; i < queries; i++) {
+      for (let j = 0; j < keys; j++) if (!rule(i, j)) m[i * keys + j] = -Infinity;
     }
   }
   if (padding) {

@@ -1,4 +1,4 @@
-import type { AttentionOptions, CausalAlignment, DType, ScoreFunction } from '../types';
+import type { AttentionOptions, CausalAlignment, DType, RopeLayout, ScoreFunction } from '../types';
 import type { ReadIssue } from './issues';
 import { closest } from './suggest';
 
@@ -13,6 +13,8 @@ export interface Directive {
   start: number;
   end: number;
   options: AttentionOptions;
+  /** Offsets of each option as written (the whole `key=value` word), by its key. */
+  optionSpans: Record<string, { start: number; end: number }>;
   issues: ReadIssue[];
 }
 
@@ -20,7 +22,10 @@ export interface Directive {
 // `<!--`, `/*`, `*`), Markdown quote or list marker, or a JSON key's quote/brace/comma.
 const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]*)*(["']?)(attention)\1[ \t]*:[ \t]*/iy;
 
-const KEYS = ['heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name'] as const;
+const KEYS = [
+  'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
+  'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
+] as const;
 type Key = (typeof KEYS)[number];
 
 const KEY_ALIASES: Record<string, Key> = {
@@ -48,6 +53,22 @@ const KEY_ALIASES: Record<string, Key> = {
   residual: 'residual',
   name: 'name',
   title: 'name',
+  rope: 'rope',
+  rotary: 'rope',
+  rope_theta: 'rope',
+  rope_layout: 'rope_layout',
+  temperature: 'temperature',
+  temp: 'temperature',
+  softcap: 'softcap',
+  logit_softcap: 'softcap',
+  softcapping: 'softcap',
+  alibi: 'alibi',
+  window: 'window',
+  sliding_window: 'window',
+  prefix: 'prefix',
+  sinks: 'sinks',
+  sink: 'sinks',
+  decode: 'decode',
 };
 
 const SCORES: Record<string, ScoreFunction> = {
@@ -92,6 +113,19 @@ const CAUSAL: Record<string, CausalAlignment | false> = {
   no: false,
   '0': false,
 };
+
+const ROPE_LAYOUTS: Record<string, RopeLayout> = {
+  half: 'half',
+  rotate_half: 'half',
+  neox: 'half',
+  llama: 'half',
+  interleaved: 'interleaved',
+  gptj: 'interleaved',
+  pairs: 'interleaved',
+};
+
+/** RoPE's base when `rope` is written bare (RoFormer, Llama 1–2). */
+export const DEFAULT_ROPE_BASE = 10000;
 
 const BOOLEAN: Record<string, boolean> = { true: true, yes: true, on: true, '1': true, false: false, no: false, off: false, '0': false };
 const PE: Record<string, boolean> = { sinusoidal: true, sin: true, sine: true, true: true, none: false, false: false, off: false };
@@ -198,11 +232,16 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   }
   const options = defaultOptions();
   const issues: ReadIssue[] = [];
-  for (const word of words) applyWord(word, options, issues);
-  return { start, end: Math.max(end, bodyStart), options, issues };
+  const optionSpans: Record<string, { start: number; end: number }> = {};
+  for (const word of words) {
+    const key = applyWord(word, options, issues);
+    if (key) optionSpans[key] = { start: word.start, end: word.end };
+  }
+  return { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
 }
 
-function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): void {
+/** Applies one `key=value` word; returns its key when the key is known. */
+function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): Key | undefined {
   const equals = word.text.indexOf('=');
   const rawKey = equals === -1 ? word.text : word.text.slice(0, equals);
   const rawValue = equals === -1 ? undefined : unquote(word.text.slice(equals + 1));
@@ -218,7 +257,7 @@ function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): 
       message: `Unknown option \`${rawKey}\`. Options: ${KEYS.join(', ')}.`,
       ...(guess ? { suggestion: `did you mean \`${guess}\`?` } : {}),
     });
-    return;
+    return undefined;
   }
   const bad = (message: string, suggestion?: string): void => {
     issues.push({
@@ -246,59 +285,97 @@ function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): 
         bad(`\`${rawKey}\` must be a whole number of heads from 1 to 1024, e.g. \`${rawKey}=2\`.`);
       } else if (key === 'heads') options.heads = count;
       else options.kvHeads = count;
-      return;
+      return key;
     }
     case 'scale': {
       if (rawValue !== undefined && /^(none|default|auto)$/i.test(rawValue)) {
         delete options.scale;
-        return;
+        return key;
       }
       const scale = scaleValue(rawValue);
       if (scale === undefined) bad('`scale` must be a finite number such as `scale=0.5`, `scale=1/sqrt(2)` or `scale=none` (1/√d_k).');
       else options.scale = scale;
-      return;
+      return key;
     }
     case 'sigma': {
       const sigma = scaleValue(rawValue);
       if (sigma === undefined || !(sigma > 0)) bad('`sigma` (the gaussian score width) must be a positive number, e.g. `sigma=1`.');
       else options.sigma = sigma;
-      return;
+      return key;
     }
     case 'score': {
       const score = choose(SCORES, 'score function');
       if (score) options.score = score;
-      return;
+      return key;
     }
     case 'dtype': {
       const dtype = choose(DTYPES, 'dtype');
       if (dtype) options.dtype = dtype;
-      return;
+      return key;
     }
     case 'causal': {
       const causal = rawValue === undefined ? 'top-left' : choose(CAUSAL, 'causal alignment');
       if (causal) options.causal = causal;
       else if (causal === false) delete options.causal;
-      return;
+      return key;
     }
     case 'pe': {
       const pe = choose(PE, 'positional encoding');
       if (pe !== undefined) options.sinusoidalPE = pe;
-      return;
+      return key;
     }
     case 'grad': {
       const on = flag();
       if (on !== undefined) options.gradients = on;
-      return;
+      return key;
     }
     case 'residual': {
       const on = flag();
       if (on !== undefined) options.residual = on;
-      return;
+      return key;
     }
     case 'name': {
       if (!rawValue) bad('`name` needs a value, e.g. `name="My example"`.');
       else options.name = rawValue;
-      return;
+      return key;
+    }
+    case 'rope': {
+      // A number is a base (`rope=0` is a bad base, not "off"); words switch it.
+      if (rawValue !== undefined && /^(false|no|off|none)$/i.test(rawValue)) delete options.rope;
+      else {
+        const base = rawValue === undefined || /^(true|yes|on)$/i.test(rawValue) ? DEFAULT_ROPE_BASE : scaleValue(rawValue);
+        if (base === undefined || !(base > 1)) bad('`rope` takes a base above 1 (default 10000), e.g. `rope` or `rope=500000`.');
+        else options.rope = base;
+      }
+      return key;
+    }
+    case 'rope_layout': {
+      const layout = choose(ROPE_LAYOUTS, 'RoPE pair layout');
+      if (layout) options.ropeLayout = layout;
+      return key;
+    }
+    case 'temperature':
+    case 'softcap': {
+      const value = scaleValue(rawValue);
+      if (value === undefined || !(value > 0)) bad(`\`${rawKey}\` must be a positive number, e.g. \`${rawKey}=${key === 'softcap' ? 50 : 0.7}\`.`);
+      else if (key === 'softcap') options.softcap = value;
+      else options.temperature = value;
+      return key;
+    }
+    case 'window':
+    case 'prefix':
+    case 'sinks': {
+      const count = positiveCount(rawValue);
+      if (count === undefined) bad(`\`${rawKey}\` must be a whole number of tokens from 1, e.g. \`${rawKey}=${key === 'window' ? 4 : 2}\`.`);
+      else options[key] = count;
+      return key;
+    }
+    case 'alibi':
+    case 'decode': {
+      const on = flag();
+      if (on === true) options[key] = true;
+      else if (on === false) delete options[key];
+      return key;
     }
   }
 }
@@ -313,6 +390,13 @@ function positiveInteger(value: string | undefined): number | undefined {
   if (value === undefined || !/^\d{1,4}$/.test(value)) return undefined;
   const count = Number(value);
   return count >= 1 && count <= 1024 ? count : undefined;
+}
+
+/** A whole number of tokens from 1 (window, prefix, sinks). */
+function positiveCount(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,9}$/.test(value)) return undefined;
+  const count = Number(value);
+  return count >= 1 ? count : undefined;
 }
 
 /** A number, `a/b`, `1/sqrt(n)` or `sqrt(n)`. */

@@ -3,6 +3,7 @@ import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
+import { allocate } from './matrixBuilder';
 import { classifyName, type NameMeaning } from './names';
 import { readReference } from './references';
 
@@ -18,6 +19,9 @@ export { roleLabel } from './names';
 const MAX_DIAGNOSTICS = 500;
 /** Longest name looked back for, in characters. */
 const MAX_NAME = 80;
+/** Definitions read per document: past this, a file is a dump, not notes (each definition costs
+ * the editor a CodeLens), and the rest of it is left unread, with a note that says so. */
+export const MAX_DEFINITIONS = 10_000;
 
 const NAME_AT_END =
   /(?:"([^"\n]{1,60})"|'([^'\n]{1,60})'|((?:\\(?:mathbf|mathrm|mathit|boldsymbol|bm)\{)?[A-Za-z][A-Za-z0-9_]*\}?(?:[_^](?:\{[^{}\s]{1,12}\}|[A-Za-z0-9]))*(?:\[\d{1,3}\])?))$/;
@@ -35,9 +39,9 @@ const BOOL_DTYPE = /\s*,\s*dtype\s*=\s*[\w.]*bool\b/y;
 const TRANSPOSE = /(?:(?:\s*,[^()\n]*)?\s*\)\s*\.(?:T\b|t\(\)|transpose\(\))|\.?'(?![\w'"])|\^\s*(?:\{\s*)?(?:T|\\top|\\intercal)\b(?:\s*\})?)/y;
 
 /** The transpose of a matrix read row-major, with its cell offsets moved along. */
-function transposed(m: { rows: number; cols: number; data: Float64Array }, offsets: Uint32Array): { value: typeof m; cellOffsets: Uint32Array } {
-  const data = new Float64Array(m.data.length);
-  const cellOffsets = new Uint32Array(offsets.length);
+function transposed(m: { rows: number; cols: number; data: Float64Array }, offsets: Uint32Array, shared: boolean): { value: typeof m; cellOffsets: Uint32Array } {
+  const data = new Float64Array(allocate(m.data.byteLength, shared));
+  const cellOffsets = new Uint32Array(allocate(offsets.byteLength, shared));
   for (let i = 0; i < m.rows; i++) {
     for (let j = 0; j < m.cols; j++) {
       data[j * m.rows + i] = m.data[i * m.cols + j];
@@ -63,12 +67,20 @@ interface Definition {
 
 type Event = { at: number; directive: Directive } | { at: number; definition: Definition };
 
-export function parseDocument(text: string): ParseResult {
+export interface ReadOptions {
+  /** Every matrix's numbers and cell offsets on SharedArrayBuffers, so that the reading can be
+   * posted to another thread without copying them (what the worker does). */
+  sharedMemory?: boolean;
+}
+
+export function parseDocument(text: string, options: ReadOptions = {}): ParseResult {
   const lines = new LineIndex(text);
+  const nul = text.indexOf('\0');
+  if (nul !== -1) return { problems: [], diagnostics: [binaryDiagnostic(lines.range(nul, nul + 1))] };
   const issues: ReadIssue[] = [];
   const directives = findDirectives(text);
   for (const directive of directives) issues.push(...directive.issues);
-  const definitions = findDefinitions(text, lines, issues);
+  const definitions = findDefinitions(text, lines, issues, options.sharedMemory ?? false);
   const events: Event[] = [
     ...directives.map((directive) => ({ at: directive.start, directive })),
     ...definitions.map((definition) => ({ at: definition.start, definition })),
@@ -144,7 +156,7 @@ function literalStart(text: string, from: number): number {
   return -1;
 }
 
-function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): Definition[] {
+function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[], shared: boolean): Definition[] {
   const definitions: Definition[] = [];
   const length = text.length;
   let at = 0;
@@ -155,19 +167,30 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): D
       continue;
     }
     const opEnd = assignmentEnd(text, at);
-    const name = opEnd === -1 ? undefined : nameBefore(text, at);
-    const start = name ? literalStart(text, opEnd) : -1;
-    const reference = name && start === -1 ? referenceDefinition(text, lines, name, opEnd) : undefined;
+    // The literal first: it is a few character tests, the name a regular expression.
+    const start = opEnd === -1 ? -1 : literalStart(text, opEnd);
+    const reference = start === -1 && opEnd !== -1 ? referenceDefinition(text, lines, at, opEnd) : undefined;
     if (reference) {
       definitions.push(reference);
       at = reference.end;
       continue;
     }
-    if (!name || start === -1) {
+    const name = start === -1 ? undefined : nameBefore(text, at);
+    if (!name) {
       at = Math.max(at + 1, opEnd);
       continue;
     }
-    const definition = readDefinition(text, lines, name, start, classifyName(name.name), issues);
+    if (definitions.length === MAX_DEFINITIONS) {
+      issues.push({
+        start: name.start,
+        end: name.end,
+        severity: 'warning',
+        code: 'too-many-definitions',
+        message: `This file defines more than ${MAX_DEFINITIONS.toLocaleString('en-US')} matrices: Attention Lens read the first ${MAX_DEFINITIONS.toLocaleString('en-US')} and stopped here.`,
+      });
+      break;
+    }
+    const definition = readDefinition(text, lines, name, start, classifyName(name.name), issues, shared);
     if (definition) {
       definitions.push(definition);
       at = definition.end;
@@ -177,13 +200,14 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[]): D
 }
 
 /** `W_Q = load_file("model.safetensors")["…"]`: a definition of a known role read from a tensor file. */
-function referenceDefinition(text: string, lines: LineIndex, name: { name: string; start: number; end: number }, opEnd: number): Definition | undefined {
+function referenceDefinition(text: string, lines: LineIndex, opStart: number, opEnd: number): Definition | undefined {
   let at = opEnd;
   while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
-  const meaning = classifyName(name.name);
-  if (meaning.kind !== 'matrix') return undefined;
+  // The loader first (a sticky expression that fails at once on most text), then the name.
   const found = readReference(text, at);
-  if (!found) return undefined;
+  const name = found && nameBefore(text, opStart);
+  const meaning = name && classifyName(name.name);
+  if (!found || !name || !meaning || meaning.kind !== 'matrix') return undefined;
   const reference: TensorReference = {
     name: name.name,
     role: meaning.role,
@@ -195,6 +219,15 @@ function referenceDefinition(text: string, lines: LineIndex, name: { name: strin
     range: lines.range(name.start, found.end),
   };
   return { kind: 'matrix', start: name.start, end: found.end, key: groupKey(meaning.role, meaning.head), reference };
+}
+
+function binaryDiagnostic(range: Range): Diagnostic {
+  return {
+    range,
+    severity: 'error',
+    code: 'binary-file',
+    message: `This file holds a NUL character (line ${range.start.line + 1}): it is binary, not text. Attention Lens reads matrices written as text; save numpy arrays with np.savetxt or print them.`,
+  };
 }
 
 /** What makes two definitions "the same name" for grouping: the role, and the head if any. */
@@ -209,6 +242,7 @@ function readDefinition(
   start: number,
   meaning: NameMeaning,
   issues: ReadIssue[],
+  shared: boolean,
 ): Definition | undefined {
   const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown');
   if (literal.kind === 'none') return undefined;
@@ -252,8 +286,8 @@ function readDefinition(
     }
   }
   const builder = literal.matrix;
-  let value = { rows: builder.rows, cols: builder.cols, data: builder.values() };
-  let cellOffsets = builder.offsets();
+  let value = { rows: builder.rows, cols: builder.cols, data: builder.values(shared) };
+  let cellOffsets = builder.offsets(shared);
   let boolean = builder.allBoolean && builder.count > 0;
   BOOL_DTYPE.lastIndex = literal.end;
   if (!boolean && BOOL_DTYPE.test(text) && value.data.every((x) => x === 0 || x === 1)) boolean = true;
@@ -261,7 +295,7 @@ function readDefinition(
   TRANSPOSE.lastIndex = end;
   if (TRANSPOSE.test(text)) {
     end = TRANSPOSE.lastIndex;
-    ({ value, cellOffsets } = transposed(value, cellOffsets));
+    ({ value, cellOffsets } = transposed(value, cellOffsets, shared));
   }
   const role = meaning.kind === 'matrix' ? meaning.role : undefined;
   const head = meaning.kind === 'matrix' ? meaning.head : undefined;
@@ -328,7 +362,11 @@ function toProblem(open: OpenProblem, index: number, lines: LineIndex): Problem 
     matrices: [],
   };
   if (options.name !== undefined) problem.name = options.name;
-  if (open.directive) problem.directiveRange = lines.range(open.directive.start, open.directive.end);
+  if (open.directive) {
+    problem.directiveRange = lines.range(open.directive.start, open.directive.end);
+    const spans = Object.entries(open.directive.optionSpans);
+    if (spans.length > 0) problem.optionRanges = Object.fromEntries(spans.map(([key, span]) => [key, lines.range(span.start, span.end)]));
+  }
   for (const definition of open.definitions) {
     if (definition.matrix) problem.matrices.push(definition.matrix);
     else if (definition.unreadable) (problem.unreadable ??= []).push(definition.unreadable);

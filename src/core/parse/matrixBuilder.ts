@@ -104,13 +104,22 @@ export class MatrixBuilder {
     ];
   }
 
-  values(): Float64Array {
-    return scratch.values.slice(0, this.count);
+  /** The entries, in an exact-size array of their own (on a SharedArrayBuffer when `shared`). */
+  values(shared: boolean): Float64Array {
+    const values = new Float64Array(allocate(this.count * Float64Array.BYTES_PER_ELEMENT, shared));
+    values.set(scratch.values.subarray(0, this.count));
+    return values;
   }
 
-  offsets(): Uint32Array {
-    return scratch.offsets.slice(0, this.count);
+  offsets(shared: boolean): Uint32Array {
+    const offsets = new Uint32Array(allocate(this.count * Uint32Array.BYTES_PER_ELEMENT, shared));
+    offsets.set(scratch.offsets.subarray(0, this.count));
+    return offsets;
   }
+}
+
+export function allocate(bytes: number, shared: boolean): ArrayBuffer | SharedArrayBuffer {
+  return shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
 }
 
 function plural(count: number, one: string, many: string): string {

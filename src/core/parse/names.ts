@@ -59,6 +59,13 @@ const ROLE_ALIASES: Record<string, Role> = {
   dout: 'dO',
   gradoutput: 'dO',
   gradout: 'dO',
+  alibislopes: 'alibiSlopes',
+  slopes: 'alibiSlopes',
+  segments: 'segments',
+  segmentids: 'segments',
+  documentids: 'segments',
+  docids: 'segments',
+  documents: 'segments',
 };
 
 const TOKEN_ALIASES: Record<string, boolean> = {
@@ -124,6 +131,8 @@ export function roleLabel(role: Role): string {
       return 'W_2';
     case 'va':
       return 'v_a';
+    case 'alibiSlopes':
+      return 'alibi_slopes';
     default:
       return role;
   }

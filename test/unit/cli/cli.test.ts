@@ -68,7 +68,7 @@ describe('CLI: attention-lens run', function () {
     buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
     const webview = join(packageDir, 'dist', 'webview.js');
     buildSync({ entryPoints: [join(root, 'webview', 'main.ts')], outfile: webview, bundle: true, platform: 'browser', format: 'esm', target: 'es2022', logLevel: 'silent' });
-    for (const file of ['attention.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(packageDir, 'dist', file));
+    for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(packageDir, 'dist', file));
     mkdirSync(join(packageDir, 'media'));
     copyFileSync(join(root, 'media', 'panel.css'), join(packageDir, 'media', 'panel.css'));
     dir = mkdtempSync(join(tmpdir(), 'attention-lens-cli-'));
@@ -137,6 +137,33 @@ describe('CLI: attention-lens run', function () {
     assert.equal(problem.line, 10);
     const causal = json(join(root, 'examples', '02-causal-mask.md')).report.problems[0];
     assert.deepEqual(causal.heads[0].mask?.[0], [0, '-Infinity', '-Infinity', '-Infinity']);
+  });
+
+  it('runs the variant examples (RoPE + GQA, sliding window with a sink, softcap, ALiBi/documents/prefix/decode) cleanly, reporting their options', () => {
+    const examples = ['08-rope-gqa.md', '09-sliding-window.md', '10-softcap.md', '11-alibi-documents-decode.md'].map((f) => join(root, 'examples', f));
+    for (const file of examples) {
+      const { status, report } = json(file);
+      assert.equal(status, 0, file);
+      assert.deepEqual(report.diagnostics, [], file);
+      for (const problem of report.problems) assert.deepEqual(problem.warnings, [], `${file}: ${problem.name}`);
+    }
+    const rope = json(examples[0]).report.problems[0];
+    assert.deepEqual([rope.options.rope, rope.options.kvHeads, rope.heads.length, rope.heads.map((h) => h.kvHead)], [10000, 2, 4, [0, 0, 1, 1]]);
+    // The window: query i sees keys i − 2 … i and the sink 0, nothing else.
+    const window = json(examples[1]).report.problems[0].heads[0].weights;
+    window.forEach((row, i) => row.forEach((w, j) => assert.equal(w !== 0, j === 0 || (j <= i && j > i - 3), `weight ${i},${j}`)));
+    // 8×8, causal window 3 with a sink: query i sees key 0 and keys i−2…i, 26 of 64 pairs, so 38
+    // are blocked, at 2·d_k + 5 + 2·d_v = 13 FLOPs each; of the 16 2×2 tiles, the 6 above the
+    // diagonal and the one of queries 7–8 × keys 3–4 are blocked whole.
+    assert.match(cli('run', examples[1]).stdout, /mask: blocks 59\.4% of the Lq×Lk products \(494 FLOPs a kernel could skip\); 43\.8% of 2×2 tiles entirely/);
+    const text = cli('run', examples[2]).stdout;
+    assert.match(text, /3\. scaled S × 0\.7071 \(1\/√2\) \/ 0\.8000 \(temperature\), then 2\.0000·tanh\(s\/2\.0000\) \(softcap\)/);
+    // The decode step is the last row of the same file's problem run without `decode`.
+    const decodeFile = write('decode.md', readFileSync(examples[3], 'utf8'));
+    const step = json(decodeFile, '--problem', '4').report.problems[0];
+    const full = json(write('full.md', readFileSync(examples[3], 'utf8').replace('causal rope decode', 'causal rope')), '--problem', '4').report.problems[0];
+    assert.deepEqual(step.output, full.output?.slice(-1));
+    assert.match(cli('run', decodeFile, '--problem', '4').stdout, /decode: query 5 alone against every key/);
   });
 
   it('exit 1 with 1-based diagnostics when the file has an error; the other problems still run', () => {
@@ -260,5 +287,46 @@ describe('CLI: attention-lens run', function () {
     assert.match(run.stderr, /partial\.md:1:15: error: Row 2 of X has 1 entry but row 1 has 2/);
     assert.ok(existsSync(output));
     assert.equal(cli('render', join(notations, 'note.md')).status, 2);
+  });
+
+  it('reads a notebook by cells: the run equals PyTorch on the notebook, and problems point at their cell', () => {
+    const reference = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'notebooks', 'example.expected.json'), 'utf8')) as { output: number[][] };
+    const { status, report } = json(join(root, 'examples', '12-notebook.ipynb'));
+    assert.equal(status, 0, JSON.stringify(report.diagnostics));
+    const [problem] = report.problems;
+    assert.deepEqual([problem.name, problem.cell, problem.line], ['notebook', 2, 3]);
+    (problem.output as number[][]).forEach((row, i) => row.forEach((x, j) => assert.ok(Math.abs(x - reference.output[i][j]) < 1e-12, `output[${i}][${j}]`)));
+    const text = cli('run', join(root, 'examples', '12-notebook.ipynb'));
+    assert.match(text.stdout, /Problem 1 "notebook" \(cell 2, line 3\)/);
+  });
+
+  it('a notebook error is reported at cell N, line M (text and JSON); a broken notebook at its JSON line', () => {
+    const notebook = {
+      nbformat: 4,
+      cells: [
+        { cell_type: 'markdown', source: ['# Shapes\n'] },
+        { cell_type: 'code', source: ['X = [[1, 2, 3],\n', '     [4, 5, 6]]'], outputs: [] },
+        { cell_type: 'code', source: ['# projections\n', 'W_Q = [[1, 0],\n', '       [0]]'], outputs: [] },
+      ],
+    };
+    const file = write('shapes.ipynb', JSON.stringify(notebook));
+    const run = cli('run', file);
+    assert.equal(run.status, 1);
+    assert.match(run.stdout, /shapes\.ipynb: cell 3, line 3, column 9: error: Row 2 of W_Q has 1 entry but row 1 has 2/);
+    const { report } = json(file);
+    assert.deepEqual(
+      report.diagnostics.filter((d) => d.code === 'ragged-row').map((d) => [d.cell, d.line, d.column]),
+      [[3, 3, 9]],
+    );
+    const broken = cli('run', write('broken.ipynb', '{"cells": [\n  {"cell_type": "code",, }]}'));
+    assert.equal(broken.status, 1);
+    assert.match(broken.stdout, /broken\.ipynb:2:\d+: error: Not a readable notebook/);
+  });
+
+  it('render works on a notebook', () => {
+    const output = join(dir, 'notebook.html');
+    const run = cli('render', join(root, 'examples', '12-notebook.ipynb'), '-o', output);
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(readFileSync(output, 'utf8'), /<title>notebook<\/title>/);
   });
 });

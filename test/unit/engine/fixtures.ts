@@ -46,7 +46,7 @@ export function matrix(rows: ReadonlyArray<ReadonlyArray<JsonNumber>>): Matrix {
   return { rows: rows.length, cols, data };
 }
 
-const SINGLE_MATRICES = ['X', 'context', 'PE', 'WO', 'Q', 'K', 'V', 'padding', 'Wa', 'W1', 'W2', 'va', 'dO'] as const;
+const SINGLE_MATRICES = ['X', 'context', 'PE', 'WO', 'Q', 'K', 'V', 'padding', 'Wa', 'W1', 'W2', 'va', 'dO', 'alibiSlopes', 'segments'] as const;
 const PER_HEAD_WEIGHTS = ['WQ', 'WK', 'WV'] as const;
 
 export function specOf(fixture: Fixture): AttentionSpec {

@@ -6,17 +6,13 @@ import fc from 'fast-check';
 import { runAttention } from '../../../src/core/engine';
 import { rowSoftmax, zeros } from '../../../src/core/engine/kernels';
 import type { AttentionSpec, CausalAlignment, Matrix, ScoreFunction } from '../../../src/core/types';
+import { matrixOf } from './arbitraries';
+import { assertFiniteDifferences } from './finiteDifferences';
 import { sumOf } from './fixtures';
 
 const SCORES: ScoreFunction[] = ['scaled_dot', 'dot', 'general', 'additive', 'gaussian'];
 type Source = 'self' | 'context' | 'precomputed';
 type Masking = 'none' | 'boolean' | 'additive' | 'causal' | 'padding';
-
-function matrixOf(rows: number, cols: number, range = 2): fc.Arbitrary<Matrix> {
-  return fc
-    .array(fc.double({ min: -range, max: range, noNaN: true }), { minLength: rows * cols, maxLength: rows * cols })
-    .map((values) => ({ rows, cols, data: Float64Array.from(values) }));
-}
 
 interface Shape {
   queries: number;
@@ -189,25 +185,7 @@ describe('engine properties (fast-check)', () => {
           ['K', spec.K, spec.K && wholeGradient(result.heads.map((h) => h.gradients!.dK), spec.options.kvHeads!)],
           ['V', spec.V, spec.V && wholeGradient(result.heads.map((h) => h.gradients!.dV), spec.options.kvHeads!)],
         ];
-        const step = 1e-5;
-        for (const [name, input, gradient] of targets) {
-          if (!input) continue;
-          assert.ok(gradient, `no gradient for ${name}`);
-          for (let p = 0; p < input.data.length; p++) {
-            const original = input.data[p];
-            input.data[p] = original + step;
-            const up = loss(spec);
-            input.data[p] = original - step;
-            const down = loss(spec);
-            input.data[p] = original;
-            const numeric = (up - down) / (2 * step);
-            const analytic = gradient.data[p];
-            assert.ok(
-              Math.abs(numeric - analytic) <= 1e-6 * (1 + Math.abs(numeric)),
-              `d${name}[${p}]: analytic ${analytic}, finite difference ${numeric}`,
-            );
-          }
-        }
+        assertFiniteDifferences(targets, () => loss(spec));
       }),
       { numRuns: 150 },
     );

@@ -1,6 +1,6 @@
-// attention.wasm is committed (CI builds from `npm ci` alone); this fails when attention.c or
-// kernel.h changed without `npm run build:wasm`, and, where clang, lld and binaryen are installed, rebuilds it
-// and requires the same bytes.
+// attention.wasm and attention-relaxed.wasm are committed (CI builds from `npm ci` alone); this
+// fails when attention.c or kernel.h changed without `npm run build:wasm`, and, where clang, lld
+// and binaryen are installed, rebuilds them and requires the same bytes.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -8,10 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const FAST = join(__dirname, '..', '..', '..', 'src', 'core', 'engine', 'fast');
+const MODULES = ['attention.wasm', 'attention-relaxed.wasm'];
 
 interface WasmBuild {
+  FLAVOURS: Record<string, unknown>;
   sourcesHash(): string;
-  compile(out: string): Buffer;
+  compile(name: string, dir: string): Buffer;
 }
 const build = import(join(FAST, 'build-wasm.mjs')) as Promise<WasmBuild>;
 
@@ -26,7 +28,7 @@ function hasToolchain(): boolean {
   }
 }
 
-describe('attention.wasm is built from its sources', () => {
+describe('attention.wasm and attention-relaxed.wasm are built from their sources', () => {
   it('records the hash of the current attention.c and kernel.h', async () => {
     const recorded = readFileSync(join(FAST, 'attention.wasm.sources'), 'utf8').trim();
     assert.equal(recorded, (await build).sourcesHash(), 'sources changed: run npm run build:wasm');
@@ -36,8 +38,11 @@ describe('attention.wasm is built from its sources', () => {
     if (!hasToolchain()) this.skip();
     const dir = mkdtempSync(join(tmpdir(), 'attention-wasm-test-'));
     try {
-      const rebuilt = (await build).compile(join(dir, 'attention.wasm'));
-      assert.ok(rebuilt.equals(readFileSync(join(FAST, 'attention.wasm'))), 'attention.wasm is stale: run npm run build:wasm');
+      const { FLAVOURS, compile } = await build;
+      assert.deepEqual(Object.keys(FLAVOURS), MODULES);
+      for (const name of MODULES) {
+        assert.ok(compile(name, dir).equals(readFileSync(join(FAST, name))), `${name} is stale: run npm run build:wasm`);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -49,5 +54,15 @@ describe('attention.wasm is built from its sources', () => {
     const kernels = ['attention', 'copy2d', 'flash', 'gemm', 'pack', 'pack_rows', 'pool_max'];
     assert.deepEqual(exports, kernels.flatMap((k) => [`${k}_f32`, `${k}_f64`]).sort());
     assert.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
+  });
+
+  it('builds the relaxed module with the standard fused multiply-add opcodes, the same kernels', function () {
+    // Validated in a child started with the flag Node 20 needs (on by default in later engines).
+    const check = `const m = new WebAssembly.Module(require('fs').readFileSync(${JSON.stringify(join(FAST, 'attention-relaxed.wasm'))}));
+      process.stdout.write(JSON.stringify([WebAssembly.Module.exports(m), WebAssembly.Module.imports(m)]))`;
+    const [exports, imports] = JSON.parse(execFileSync(process.execPath, ['--experimental-wasm-relaxed-simd', '-e', check], { encoding: 'utf8' })) as unknown[];
+    const plain = new WebAssembly.Module(readFileSync(join(FAST, 'attention.wasm')));
+    assert.deepEqual(exports, WebAssembly.Module.exports(plain));
+    assert.deepEqual(imports, WebAssembly.Module.imports(plain));
   });
 });

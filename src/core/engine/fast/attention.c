@@ -1,6 +1,8 @@
 // Attention Lens fast path: WebAssembly 128-bit SIMD kernels for float32 and float64.
-// Built by scripts/build-wasm.mjs (clang --target=wasm32, wasm-ld, shared imported memory so
-// two worker_threads run the same instance code over the same bytes). Freestanding: no libc.
+// Built by build-wasm.mjs (clang --target=wasm32, wasm-ld, shared imported memory so every
+// worker_thread runs the same instance code over the same bytes) twice: attention.wasm with
+// 128-bit SIMD, attention-relaxed.wasm with relaxed SIMD's fused multiply-add as well (pool.ts
+// takes it where the engine validates it). Freestanding: no libc.
 #include <wasm_simd128.h>
 
 #define EXPORT(name) __attribute__((export_name(#name SUFSTR)))
@@ -66,6 +68,18 @@ static inline double hmax_f64(v128_t v) {
 }
 static inline double hsum_f64(v128_t v) { return wasm_f64x2_extract_lane(v, 0) + wasm_f64x2_extract_lane(v, 1); }
 
+/* a·b + c. attention-relaxed.wasm (-DRELAXED_SIMD): relaxed SIMD's fused multiply-add, one
+   instruction and one rounding where the engine uses the CPU's FMA; attention.wasm: a multiply
+   and an add. clang 14 only knows the relaxed-SIMD draft, whose fma took its operands in the same
+   order; build-wasm.mjs gives the instruction the standard's opcode (relaxed_madd: a·b + c). */
+#ifdef RELAXED_SIMD
+#define MADD_F32(a, b, c) __builtin_wasm_fma_f32x4(a, b, c)
+#define MADD_F64(a, b, c) __builtin_wasm_fma_f64x2(a, b, c)
+#else
+#define MADD_F32(a, b, c) wasm_f32x4_add(c, wasm_f32x4_mul(a, b))
+#define MADD_F64(a, b, c) wasm_f64x2_add(c, wasm_f64x2_mul(a, b))
+#endif
+
 /* Vector exp for x ≤ 0 (softmax's x − max), or NaN: n = round(x·log2 e), r = x − n·ln 2 (Cody–Waite),
    Taylor series of e^r on |r| ≤ ln2/2, times 2^n built in the exponent bits. Adding 1.5·2^23
    rounds x·log2 e to the integer n and leaves n in the low mantissa bits, so shifting those bits
@@ -81,13 +95,13 @@ static inline v128_t exp_f32(v128_t x) {
   v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
   v128_t p = wasm_f32x4_splat(1.0f / 5040);
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 720));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 120));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 24));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f / 6));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(0.5f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
-  p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.0f));
+  p = MADD_F32(p, r, wasm_f32x4_splat(1.0f / 720));
+  p = MADD_F32(p, r, wasm_f32x4_splat(1.0f / 120));
+  p = MADD_F32(p, r, wasm_f32x4_splat(1.0f / 24));
+  p = MADD_F32(p, r, wasm_f32x4_splat(1.0f / 6));
+  p = MADD_F32(p, r, wasm_f32x4_splat(0.5f));
+  p = MADD_F32(p, r, wasm_f32x4_splat(1.0f));
+  p = MADD_F32(p, r, wasm_f32x4_splat(1.0f));
   /* the bits of t are those of 1.5·2^23 plus n, whose high bits the shift drops */
   v128_t pow2 = wasm_i32x4_add(wasm_i32x4_shl(t, 23), wasm_i32x4_splat(127 << 23));
   return wasm_f32x4_mul(p, pow2);
@@ -101,19 +115,19 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
   r = wasm_f64x2_sub(r, wasm_f64x2_mul(n, wasm_f64x2_splat(1.90821492927058770002e-10)));
   /* Taylor to r^13: the remainder r^14/14! < 5e-18 on |r| ≤ 0.347, below half an ulp. */
   v128_t p = wasm_f64x2_splat(1.0 / 6227020800.0);
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 479001600.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 39916800.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 3628800.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 362880.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 40320.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 5040.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 720.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 120.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 24.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0 / 6.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(0.5));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
-  p = wasm_f64x2_add(wasm_f64x2_mul(p, r), wasm_f64x2_splat(1.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 479001600.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 39916800.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 3628800.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 362880.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 40320.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 5040.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 720.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 120.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 24.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 6.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(0.5));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0));
+  p = MADD_F64(p, r, wasm_f64x2_splat(1.0));
   v128_t pow2 = wasm_i64x2_add(wasm_i64x2_shl(t, 52), wasm_i64x2_splat(1023LL << 52));
   return wasm_f64x2_mul(p, pow2);
 }
@@ -127,6 +141,7 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VADD wasm_f32x4_add
 #define VSUB wasm_f32x4_sub
 #define VMUL wasm_f32x4_mul
+#define VMADD MADD_F32
 #define VMAX wasm_f32x4_pmax
 #define VSPLAT wasm_f32x4_splat
 #define VLOADSPLAT wasm_v128_load32_splat
@@ -149,6 +164,7 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #undef VADD
 #undef VSUB
 #undef VMUL
+#undef VMADD
 #undef VMAX
 #undef VSPLAT
 #undef VLOADSPLAT
@@ -171,6 +187,7 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VADD wasm_f64x2_add
 #define VSUB wasm_f64x2_sub
 #define VMUL wasm_f64x2_mul
+#define VMADD MADD_F64
 #define VMAX wasm_f64x2_pmax
 #define VSPLAT wasm_f64x2_splat
 #define VLOADSPLAT wasm_v128_load64_splat

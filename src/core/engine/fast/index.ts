@@ -6,10 +6,12 @@
 // Covered: score scaled_dot and dot, from X (+ PE, sinusoidal) or context through whole or
 // per-head W_Q/W_K/W_V (or none), or from precomputed Q/K/V; heads, kv_heads (GQA), W_O,
 // boolean/additive masks, causal (both alignments), key padding, residual. The reference runs
-// everything else: the other score functions and the backward pass (`gradients`).
+// everything else: the other score functions, the backward pass (`gradients`) and every variant
+// of engine/variants.ts (rope, temperature, softcap, alibi, window, segments, prefix, sinks, decode).
 import type { AttentionResult, AttentionSpec, HeadResult, Matrix, OutputOnlyResult } from '../../types';
 import { checkCancelled } from '../attention';
 import { attentionCost, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
+import { variantsOf } from '../variants';
 import { Arena, MAX_BYTES } from './arena';
 
 export { memoryBytesOf, SpareMemory } from './arena';
@@ -52,6 +54,9 @@ export interface FastControl extends RunControl {
 /** Why the fast path leaves a spec to the reference engine, or undefined when it covers it. */
 export function referenceOnly(spec: AttentionSpec): string | undefined {
   if (spec.options.score !== 'scaled_dot' && spec.options.score !== 'dot') return `score=${spec.options.score}`;
+  // The variants (RoPE, ALiBi, windows, softcap…) are the reference engine's modifiers alone.
+  const variants = variantsOf(spec.options);
+  if (variants.length > 0 || spec.segments) return variants.concat(spec.segments ? ['segments'] : []).join(', ');
   if (spec.options.gradients) return 'gradients';
   return undefined;
 }

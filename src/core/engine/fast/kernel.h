@@ -1,5 +1,5 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
-// Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VSUB VMAX VSPLAT
+// Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VMADD VSUB VMAX VSPLAT
 // VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK_STEP VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
 // addressed by raw pointers into the shared memory; nothing here touches the C stack (no arrays,
 // no address-taken locals), because every thread's instance starts with the same stack pointer in
@@ -31,13 +31,13 @@ static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int 
   for (int k = 0; k < K; k++) {
     v128_t b0 = wasm_v128_load(B), b1 = wasm_v128_load(B + LANES);
     v128_t a = VLOADSPLAT(AP);
-    c00 = VADD(c00, VMUL(a, b0)); c01 = VADD(c01, VMUL(a, b1));
+    c00 = VMADD(a, b0, c00); c01 = VMADD(a, b1, c01);
     a = VLOADSPLAT(AP + 1);
-    c10 = VADD(c10, VMUL(a, b0)); c11 = VADD(c11, VMUL(a, b1));
+    c10 = VMADD(a, b0, c10); c11 = VMADD(a, b1, c11);
     a = VLOADSPLAT(AP + 2);
-    c20 = VADD(c20, VMUL(a, b0)); c21 = VADD(c21, VMUL(a, b1));
+    c20 = VMADD(a, b0, c20); c21 = VMADD(a, b1, c21);
     a = VLOADSPLAT(AP + 3);
-    c30 = VADD(c30, VMUL(a, b0)); c31 = VADD(c31, VMUL(a, b1));
+    c30 = VMADD(a, b0, c30); c31 = VMADD(a, b1, c31);
     B += NB;
     AP += MR;
   }

@@ -25,13 +25,31 @@ const SHARES_PER_THREAD = 8;
 /** Bytes of run memories the threads may keep alive before they are replaced (ThreadPool.account). */
 const REPLACE_AFTER_BYTES = 512 * 2 ** 20;
 
-let compiled: WebAssembly.Module | undefined;
 let pool: ThreadPool | undefined;
 
-/** attention.wasm and fast-thread.js sit next to this module in src/ and next to the bundle in dist/. */
-export function kernelsModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(readFileSync(join(__dirname, 'attention.wasm')));
-  return compiled;
+/** The kernels' two builds (build-wasm.mjs): relaxed SIMD's fused multiply-add where the engine
+ * has it (VS Code desktop's Electron; Node 20 with --experimental-wasm-relaxed-simd), else 128-bit SIMD. */
+export type KernelsFlavour = 'relaxed' | 'simd128';
+const MODULE_FILES: Record<KernelsFlavour, string> = { relaxed: 'attention-relaxed.wasm', simd128: 'attention.wasm' };
+
+/** The .wasm files and fast-thread.js sit next to this module in src/ and next to the bundle in dist/. */
+function moduleBytes(flavour: KernelsFlavour) {
+  return readFileSync(join(__dirname, MODULE_FILES[flavour]));
+}
+
+let flavour: KernelsFlavour | undefined;
+
+/** The build this engine runs: the relaxed one when it validates here. */
+export function kernelsFlavour(): KernelsFlavour {
+  flavour ??= WebAssembly.validate(moduleBytes('relaxed')) ? 'relaxed' : 'simd128';
+  return flavour;
+}
+
+const compiled: Partial<Record<KernelsFlavour, WebAssembly.Module>> = {};
+
+export function kernelsModule(which: KernelsFlavour = kernelsFlavour()): WebAssembly.Module {
+  compiled[which] ??= new WebAssembly.Module(moduleBytes(which));
+  return compiled[which];
 }
 
 /** How many compute threads the pool has (or will have): one per core, at most MAX_THREADS. */
@@ -66,6 +84,8 @@ export class ThreadPool {
   constructor(
     readonly size: number,
     private readonly replaceAfterBytes = REPLACE_AFTER_BYTES,
+    /** The build the threads run (the benchmark runs both side by side). */
+    readonly flavour: KernelsFlavour = kernelsFlavour(),
   ) {
     this.parts = size * SHARES_PER_THREAD;
     this.startThreads();
@@ -110,7 +130,7 @@ export class ThreadPool {
   }
 
   private runNow(memory: WebAssembly.Memory, phases: Phase[], cancelFlag?: Int32Array): Promise<void> {
-    const module = kernelsModule();
+    const module = kernelsModule(this.flavour);
     const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT); // barrier and next share
     const replies = this.workers.map(
       (worker, thread) =>

@@ -1,0 +1,65 @@
+// Variables of a paused frame → an attention problem: names mapped to roles by the file reader's
+// rules (`q`, `query`, `W_Q`, `wq1`…), and the arrays read from them made into the same
+// definitions a file gives, so spec, engine and panel never learn where the numbers came from.
+import { defaultOptions } from '../parse/directive';
+import { classifyName, roleLabel } from '../parse/names';
+import type { MatrixDef, Problem, Range, Role } from '../types';
+import type { ArrayRead } from './payload';
+
+/** A variable in scope, as the adapter listed it. */
+export interface ScopeVariable {
+  name: string;
+  /** What to evaluate to read it (the adapter's `evaluateName`, else the name). */
+  expression: string;
+  /** The scope it was listed in (`Locals`, `Globals`, `Local`, `Closure`…). */
+  scope: string;
+}
+
+export interface RoleOf {
+  role: Role;
+  head?: number;
+}
+
+/** The role a variable name has for the file reader, if any. */
+export function roleOfName(name: string): RoleOf | undefined {
+  const meaning = classifyName(name);
+  if (meaning.kind !== 'matrix') return undefined;
+  return meaning.head === undefined ? { role: meaning.role } : { role: meaning.role, head: meaning.head };
+}
+
+/** `W_Q`, `W_Q (head 2)`. */
+export function roleText({ role, head }: RoleOf): string {
+  return head === undefined ? roleLabel(role) : `${roleLabel(role)} (head ${head + 1})`;
+}
+
+/** The variables whose names give a role; of several with one role, the innermost scope's (listed first) wins. */
+export function matchRoles(variables: readonly ScopeVariable[]): (ScopeVariable & RoleOf)[] {
+  const taken = new Set<string>();
+  const matched: (ScopeVariable & RoleOf)[] = [];
+  for (const variable of variables) {
+    const role = roleOfName(variable.name);
+    if (!role) continue;
+    const key = `${role.role}/${role.head ?? ''}`;
+    if (taken.has(key)) continue;
+    taken.add(key);
+    matched.push({ ...variable, ...role });
+  }
+  return matched;
+}
+
+const NOWHERE: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+
+/** One problem named `name` from arrays read under roles; ranges point nowhere (there is no text). */
+export function problemOfArrays(name: string, arrays: readonly ({ name: string; read: ArrayRead } & RoleOf)[]): Problem {
+  const matrices: MatrixDef[] = arrays.map((array) => ({
+    name: array.name,
+    role: array.role,
+    ...(array.head === undefined ? {} : { head: array.head }),
+    value: array.read.matrix,
+    boolean: array.read.boolean,
+    nameRange: NOWHERE,
+    range: NOWHERE,
+    cellOffsets: new Uint32Array(0),
+  }));
+  return { index: 0, name, range: NOWHERE, options: defaultOptions(), matrices };
+}

@@ -1,0 +1,280 @@
+// "Attention: Show Attention from Debug Variables": with a debug session paused, the variables in
+// scope whose names give a role (q, k, v, x, W_Q…, as in files) are read from the program — one
+// evaluate per array, in bulk — and run as a problem of their own, shown in the panel as a file's
+// would be. While the panel shows it, each new stop (or frame picked in the Call Stack) reads the
+// same variables again. See debugAdapter.ts for what is asked of the debugger.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { describeExpression, languageOf, readExpression, type DebugLanguage } from '../core/debug/expressions';
+import { bytesOf, decodeArray, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
+import { matchRoles, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
+import { formatBytes } from '../core/format';
+import { buildSpec } from '../core/spec';
+import type { DType, Problem } from '../core/types';
+import type { PanelApi } from '../panel';
+import { COMMANDS } from './commandIds';
+import { DebugReadError, evaluate, pausedFrame, READ_TIMEOUT_MS, variablesInScope, type PausedFrame } from './debugAdapter';
+import { debugSessionUri, isDebugUri } from './debugUri';
+import type { Results } from './results';
+import type { RunOutcome, Runner } from './runner';
+
+/** Arrays above this many elements (a 1024×1024 matrix) are read only after the user agrees. */
+export const LARGE_ELEMENTS = 1024 * 1024;
+
+/** Arguments for callers without pickers (tests, other commands); the Variables view passes its own. */
+export interface DebugAttentionArgs {
+  /** Names of variables in scope to read; their roles come from their names unless given in `roles`. */
+  variables?: string[];
+  /** Role (as a name the reader knows: `X`, `W_Q`, `mask`…) of a variable whose name gives none. */
+  roles?: Record<string, string>;
+  /** Read arrays above LARGE_ELEMENTS without asking. */
+  readLarge?: boolean;
+}
+
+/** What the Variables view's context menu passes. */
+interface VariablesViewArgs {
+  sessionId?: string;
+  variable: { name: string; evaluateName?: string };
+}
+
+export interface DebugAttentionOutcome {
+  uri?: string;
+  outcome?: RunOutcome;
+  /** Why nothing was shown (also shown to the user). */
+  error?: string;
+  /** Milliseconds from the first evaluate to the last array decoded. */
+  readMs?: number;
+}
+
+interface Chosen extends RoleOf {
+  name: string;
+  expression: string;
+}
+
+/** What the panel follows: which variables of which session, read again at each stop. */
+interface Followed {
+  session: vscode.DebugSession;
+  uri: vscode.Uri;
+  chosen: Chosen[];
+  /** Largest size the user agreed to read, per variable. */
+  agreedBytes: Map<string, number>;
+  dtype?: DType;
+}
+
+interface Deps {
+  runner: Runner;
+  results: Results;
+  panel: PanelApi;
+  log: vscode.LogOutputChannel;
+}
+
+export function registerDebugSource(context: vscode.ExtensionContext, deps: Deps): void {
+  const source = new DebugSource(deps);
+  context.subscriptions.push(
+    vscode.commands.registerCommand(COMMANDS.showDebugAttention, (args?: DebugAttentionArgs | VariablesViewArgs) => source.command(args)),
+    vscode.debug.onDidChangeActiveStackItem((item) => source.stackItemChanged(item)),
+    vscode.debug.onDidTerminateDebugSession((session) => source.sessionEnded(session)),
+    deps.panel.onDidRequestDtype(({ uri, dtype }) => {
+      if (isDebugUri(uri)) void source.pickDType(uri, dtype);
+    }),
+  );
+}
+
+class DebugSource {
+  private followed: Followed | undefined;
+  /** Each read takes a number; a read finished after a newer one started is dropped. */
+  private reads = 0;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly deps: Deps) {}
+
+  async command(args?: DebugAttentionArgs | VariablesViewArgs): Promise<DebugAttentionOutcome> {
+    try {
+      // The paused frame's session: js-debug runs a program in a child of the session the user started.
+      const session = vscode.debug.activeStackItem?.session ?? vscode.debug.activeDebugSession;
+      if (!session) throw new DebugReadError('no debug session: start debugging and stop at a breakpoint first');
+      const frame = await pausedFrame(session);
+      const language = this.languageFor(session, frame);
+      const given = args && 'variables' in args && Array.isArray(args.variables) ? (args as DebugAttentionArgs) : undefined;
+      const clicked = args && 'variable' in args ? (args as VariablesViewArgs).variable : undefined;
+      const chosen = given ? await this.given(session, frame, given) : await this.pick(session, frame, clicked);
+      if (!chosen) return {};
+      const followed: Followed = { session, uri: debugSessionUri(session), chosen, agreedBytes: new Map() };
+      const read = await this.read(followed, frame, language, { interactive: !given, readLarge: given?.readLarge ?? false });
+      if (!read) return {};
+      this.followed = followed;
+      this.deps.panel.show(followed.uri, 0);
+      return { uri: followed.uri.toString(), outcome: read.outcome, readMs: read.readMs };
+    } catch (error) {
+      const message = error instanceof DebugReadError ? error.message : `reading from the debugger failed: ${error instanceof Error ? error.message : String(error)}`;
+      this.deps.log.warn(message);
+      void vscode.window.showErrorMessage(`Attention: ${message}`);
+      return { error: message };
+    }
+  }
+
+  stackItemChanged(item: vscode.DebugThread | vscode.DebugStackFrame | undefined): void {
+    const followed = this.followed;
+    if (!(item instanceof vscode.DebugStackFrame) || !followed || item.session.id !== followed.session.id) return;
+    if (this.deps.panel.shownUri()?.toString() !== followed.uri.toString()) return;
+    // One stop moves the selection more than once (thread, then frame): read once it settles.
+    clearTimeout(this.refreshTimer);
+    this.refreshTimer = setTimeout(() => void this.refresh(followed), 50);
+  }
+
+  sessionEnded(session: vscode.DebugSession): void {
+    if (this.followed?.session.id === session.id) this.followed = undefined;
+  }
+
+  async pickDType(uri: vscode.Uri, dtype: DType): Promise<void> {
+    const followed = this.followed;
+    if (!followed || followed.uri.toString() !== uri.toString()) return;
+    followed.dtype = dtype;
+    const run = this.deps.results.get(uri.toString())?.runs[0];
+    const spec = run && buildSpec(run.problem).spec;
+    if (run && spec) await this.deps.runner.runDetached(uri.toString(), run.problem, spec, run.problem.name ?? 'debug variables', dtype);
+  }
+
+  private async refresh(followed: Followed): Promise<void> {
+    try {
+      const frame = await pausedFrame(followed.session);
+      await this.read(followed, frame, this.languageFor(followed.session, frame), { interactive: true, readLarge: false });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.log.warn(`Attention: reading the debug variables again failed: ${message}`);
+      this.storeMessage(followed, `Attention: ${message}`);
+    }
+  }
+
+  private languageFor(session: vscode.DebugSession, frame: PausedFrame): DebugLanguage {
+    const language = languageOf(session.type, frame.sourcePath);
+    if (!language) {
+      throw new DebugReadError(`reading arrays from a "${session.type}" debug session is not supported: Python (debugpy) and JavaScript/TypeScript (js-debug) are`);
+    }
+    return language;
+  }
+
+  /** Variables named by the caller, each checked to be in scope. */
+  private async given(session: vscode.DebugSession, frame: PausedFrame, args: DebugAttentionArgs): Promise<Chosen[]> {
+    const inScope = await this.scopeVariables(session, frame);
+    return (args.variables ?? []).map((name) => {
+      const variable = inScope.find((candidate) => candidate.name === name);
+      if (!variable) throw new DebugReadError(`${name} is not a variable in scope of ${frame.name}`);
+      const roleName = args.roles?.[name];
+      const role = roleOfName(roleName ?? name);
+      if (!role) throw new DebugReadError(`${roleName ?? name} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, mask…)`);
+      return { name, expression: variable.expression, ...role };
+    });
+  }
+
+  /** The user confirms the variables matched by name, or picks others (and their roles). */
+  private async pick(session: vscode.DebugSession, frame: PausedFrame, clicked?: { name: string; evaluateName?: string }): Promise<Chosen[] | undefined> {
+    const inScope = await this.scopeVariables(session, frame);
+    const matched = new Set(matchRoles(inScope).map((variable) => variable.name));
+    if (clicked) matched.add(clicked.name);
+    const items = inScope.map((variable) => {
+      const role = roleOfName(variable.name);
+      return {
+        label: variable.name,
+        description: role ? roleText(role) : 'no role: you will be asked',
+        detail: `${variable.scope}: ${variable.value.length > 80 ? `${variable.value.slice(0, 80)}…` : variable.value}`,
+        picked: matched.has(variable.name),
+        variable,
+        role,
+      };
+    });
+    if (items.length === 0) throw new DebugReadError(`no variables in scope of ${frame.name}`);
+    const picked = await vscode.window.showQuickPick(items, {
+      title: `Attention: variables of ${frame.name} to read`,
+      placeHolder: 'X with W_Q, W_K, W_V — or Q, K, V directly (names as in files; pick others and give their roles)',
+      canPickMany: true,
+      matchOnDescription: true,
+    });
+    if (!picked || picked.length === 0) return undefined;
+    const chosen: Chosen[] = [];
+    for (const item of picked) {
+      const role = item.role ?? (await this.askRole(item.variable.name));
+      if (!role) return undefined;
+      chosen.push({ name: item.variable.name, expression: item.variable.expression, ...role });
+    }
+    return chosen;
+  }
+
+  private async askRole(name: string): Promise<RoleOf | undefined> {
+    const roles = ['X', 'Q', 'K', 'V', 'W_Q', 'W_K', 'W_V', 'W_O', 'mask', 'context', 'PE', 'padding'];
+    const picked = await vscode.window.showQuickPick(roles, { title: `Attention: what is ${name}?`, placeHolder: `The role of ${name} in attention` });
+    return picked ? roleOfName(picked) : undefined;
+  }
+
+  private async scopeVariables(session: vscode.DebugSession, frame: PausedFrame): Promise<(ScopeVariable & { value: string })[]> {
+    const seen = new Set<string>();
+    const variables: (ScopeVariable & { value: string })[] = [];
+    for (const variable of await variablesInScope(session, frame.frameId)) {
+      if (seen.has(variable.name)) continue; // an inner scope hides an outer one
+      seen.add(variable.name);
+      variables.push({ name: variable.name, expression: variable.evaluateName ?? variable.name, scope: variable.scope, value: variable.value });
+    }
+    return variables;
+  }
+
+  /**
+   * Reads the chosen variables in this frame (a describe first, then one evaluate per array),
+   * runs them and stores the run. Undefined when the user declined a large read or a newer read
+   * superseded this one.
+   */
+  private async read(followed: Followed, frame: PausedFrame, language: DebugLanguage, how: { interactive: boolean; readLarge: boolean }): Promise<{ outcome: RunOutcome; readMs: number } | undefined> {
+    const ticket = ++this.reads;
+    const { session, chosen } = followed;
+    const started = performance.now();
+    const title = `${frame.name} (${path.basename(frame.sourcePath ?? frame.sourceName ?? '?')}:${frame.line})`;
+    const names = chosen.map((c) => c.name).join(', ');
+    const descriptions = parseDescriptions(
+      await evaluate(session, frame.frameId, describeExpression(language, chosen.map((c) => c.expression)), `read ${names}`),
+      chosen.length,
+    );
+    if (typeof descriptions === 'string') throw new DebugReadError(`cannot read ${names} in ${title}: ${descriptions}`);
+    chosen.forEach((variable, i) => {
+      const reason = unreadableReason(variable.name, descriptions[i]);
+      if (reason) throw new DebugReadError(reason);
+    });
+    const large = chosen
+      .map((variable, i) => ({ variable, description: descriptions[i], bytes: bytesOf(descriptions[i]) }))
+      .filter(({ variable, description, bytes }) => description.shape.reduce((a, b) => a * b, 1) > LARGE_ELEMENTS && bytes > (followed.agreedBytes.get(variable.name) ?? 0));
+    if (large.length > 0 && !how.readLarge) {
+      if (!how.interactive) throw new DebugReadError(`${large.map(({ variable }) => variable.name).join(', ')} ${large.length === 1 ? 'is' : 'are'} larger than ${LARGE_ELEMENTS.toLocaleString('en-US')} numbers: pass readLarge to read ${large.length === 1 ? 'it' : 'them'}`);
+      const sizes = large.map(({ variable, description, bytes }) => `${variable.name} (${shapeText(description.shape)}, ${formatBytes(bytes)})`).join(', ');
+      const answer = await vscode.window.showWarningMessage(`Attention: ${sizes} ${large.length === 1 ? 'is' : 'are'} large; reading takes a while and holds a copy in the editor.`, { modal: true }, 'Read');
+      if (answer !== 'Read') return undefined;
+    }
+    for (const { variable, bytes } of large) followed.agreedBytes.set(variable.name, bytes);
+
+    const arrays: (Chosen & { read: ArrayRead })[] = [];
+    for (const variable of chosen) {
+      const result = await evaluate(session, frame.frameId, readExpression(language, variable.expression), `read ${variable.name}`, READ_TIMEOUT_MS);
+      const read = decodeArray(result, variable.name);
+      if (typeof read === 'string') throw new DebugReadError(read);
+      arrays.push({ ...variable, read });
+    }
+    const readMs = performance.now() - started;
+    if (ticket !== this.reads) return undefined;
+
+    const problem = problemOfArrays(title, arrays);
+    const { spec, diagnostics } = buildSpec(problem);
+    const error = diagnostics.find((diagnostic) => diagnostic.severity === 'error');
+    if (!spec || error) throw new DebugReadError(error?.message ?? 'these variables do not make an attention problem: give X with W_Q, W_K, W_V, or Q, K and V');
+    const read = arrays.map((a) => `${a.name} as ${roleText(a)} ${a.read.matrix.rows}×${a.read.matrix.cols}`).join(', ');
+    this.deps.log.info(`read ${read} from ${title} in ${readMs.toFixed(0)} ms`);
+    const outcome = await this.deps.runner.runDetached(followed.uri.toString(), problem, spec, title, followed.dtype);
+    if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
+    return { outcome, readMs };
+  }
+
+  /** Shows a message in the panel in place of the previous read's result. */
+  private storeMessage(followed: Followed, message: string): void {
+    const key = followed.uri.toString();
+    const previous = this.deps.results.get(key);
+    const problem: Problem = previous?.parse.problems[0] ?? problemOfArrays(followed.session.name, []);
+    const version = (previous?.version ?? 0) + 1;
+    this.deps.results.set({ uri: key, version, parse: { problems: [problem], diagnostics: [] }, runs: [{ problem, version, error: message, elapsedMs: 0 }] });
+  }
+}

@@ -1,0 +1,184 @@
+// The Variants and FlashAttention tabs of the built panel in Chromium, fed the examples of
+// examples/08…11 as the extension host feeds them (parse → spec → engine → panelDataOf).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { runAttention } from '../../src/core/engine';
+import { parseDocument } from '../../src/core/parse';
+import { buildSpec } from '../../src/core/spec';
+import type { AttentionResult, Matrix } from '../../src/core/types';
+import { panelDataOf } from '../../src/panel/model';
+import type { PanelData } from '../../src/protocol';
+import { num } from '../../webview/format';
+import { renderReportHtml } from '../../src/report/standaloneHtml';
+import { heatmapZ, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
+
+/** Problem `index` of an example, run by the reference engine, as the panel receives it. */
+function example(file: string, index = 0): { data: PanelData; result: AttentionResult } {
+  const { problems } = parseDocument(readFileSync(path.join(ROOT, 'examples', file), 'utf8'));
+  const results = problems.map((problem) => runAttention(buildSpec(problem).spec!));
+  const data = panelDataOf({ uri: `file:///${file}`, fileName: file, problems, problemIndex: index, result: results[index] });
+  return { data, result: results[index] };
+}
+
+function rowsOf(m: Matrix): (number | null)[][] {
+  return Array.from({ length: m.rows }, (_, r) => Array.from(m.data.subarray(r * m.cols, (r + 1) * m.cols), (v) => (Number.isFinite(v) ? v : null)));
+}
+
+async function openTab(panel: PanelPage, view: 'variants' | 'flash'): Promise<void> {
+  await panel.rendered(() => panel.page.click(`vscode-button[data-view="${view}"]`));
+}
+
+async function tabs(panel: PanelPage): Promise<string[]> {
+  return panel.page.$$eval('nav.tabs vscode-button', (buttons) => buttons.map((b) => (b as HTMLElement).dataset.view ?? ''));
+}
+
+describe('panel: variants and the FlashAttention walk, in Chromium', function () {
+  let browser: Browser;
+  let panel: PanelPage | undefined;
+
+  before(async () => {
+    browser = await launchChromium();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    if (panel) {
+      assert.deepEqual(panel.errors, [], 'the page logged errors');
+      assert.deepEqual(await panel.violations(), [], 'CSP violations');
+    }
+    await panel?.close();
+    panel = undefined;
+  });
+
+  it('RoPE: names the pair convention and shows each head’s scores before and after turning', async () => {
+    const { data, result } = example('08-rope-gqa.md');
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    assert.match(await panel.page.$eval('#card-h1-scores .formula', (p) => p.textContent ?? ''), /^S = RoPE\(Q\) · RoPE\(K\)ᵀ/);
+    assert.ok((await tabs(panel)).includes('variants'));
+    await openTab(panel, 'variants');
+    const conventions = await panel.page.$eval('#variant-conventions', (list) => list.textContent ?? '');
+    assert.match(conventions, /RoPE, base 10000.*rotate half \(Llama style\)/);
+    const head = result.heads[0];
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v1-after-rope'), rowsOf(head.scores));
+    const before = await heatmapZ(panel.page, 'card-v1-before-rope');
+    // Q·Kᵀ of the unturned Q and K, computed here from the head's own Q and K.
+    const d = head.Q.cols;
+    before.forEach((row, i) => row.forEach((value, j) => {
+      let dot = 0;
+      for (let c = 0; c < d; c++) dot += head.Q.data[i * d + c] * head.K.data[j * d + c];
+      assert.ok(Math.abs((value as number) - dot) <= 1e-12, `before RoPE ${i},${j}`);
+    }));
+    assert.notDeepEqual(before, rowsOf(head.scores), 'RoPE changed the scores');
+  });
+
+  it('softcap: scores before the cap beside the capped ones, none beyond C', async () => {
+    const { data, result } = example('10-softcap.md');
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    assert.match(await panel.page.$eval('#card-h1-scaled .formula', (p) => p.textContent ?? ''), /, then \/ T = 0\.8, then C·tanh\(s \/ C\) with C = 2 \(softcap\)$/);
+    await openTab(panel, 'variants');
+    const after = (await heatmapZ(panel.page, 'card-v1-after-cap')).flat() as number[];
+    const before = (await heatmapZ(panel.page, 'card-v1-before-cap')).flat() as number[];
+    assert.deepEqual(after, Array.from(result.heads[0].scaled.data));
+    before.forEach((s, p) => assert.ok(Math.abs(2 * Math.tanh(s / 2) - after[p]) <= 1e-12, `cell ${p}`));
+    assert.ok(Math.max(...before.map(Math.abs)) > 2 && Math.max(...after.map(Math.abs)) < 2);
+  });
+
+  it('a sliding window with a sink: the mask’s structure and the share of the product it skips', async () => {
+    const { data, result } = example('09-sliding-window.md');
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    await openTab(panel, 'variants');
+    const mask = result.heads[0].mask!;
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v-mask'), rowsOf({ ...mask, data: mask.data.map((x) => (x === -Infinity ? 0 : 1)) }));
+    const blocked = Array.from(mask.data).filter((x) => x === -Infinity).length;
+    const savings = await panel.page.$eval('#mask-savings', (table) => table.textContent ?? '');
+    assert.ok(savings.includes(`${Math.round((100 * blocked) / mask.data.length)}%`), savings);
+    assert.match(savings, /FLOPs saved/);
+  });
+
+  it('ALiBi: each head’s bias −m·|i − j| with its slope', async () => {
+    const { data } = example('11-alibi-documents-decode.md', 0);
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    assert.match(await panel.page.$eval('#card-h1-masked .formula', (p) => p.textContent ?? ''), /ALiBi's −m·\|i − j\|/);
+    await openTab(panel, 'variants');
+    const bias = await heatmapZ(panel.page, 'card-v1-alibi');
+    bias.forEach((row, i) => row.forEach((value, j) => assert.equal(value, -1 * Math.abs(i - j))));
+    assert.match(await panel.page.$eval('#card-v1-alibi h3', (h) => h.textContent ?? ''), /m = 1\b/);
+  });
+
+  it('decode: the one row beside the full matrix, framed where it sits, and equal to it', async () => {
+    const { data, result } = example('11-alibi-documents-decode.md', 3);
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    await openTab(panel, 'variants');
+    const full = await heatmapZ(panel.page, 'card-v-decode-full');
+    const step = await heatmapZ(panel.page, 'card-v-decode-step');
+    assert.equal(step.length, 1);
+    assert.deepEqual(step[0], full[full.length - 1]);
+    assert.deepEqual(full, rowsOf(result.decode!.fullWeights[0]));
+    const ticks = (id: string, axis: 'xaxis' | 'yaxis') => panel!.page.$eval(`#${id} .plot`, (plot, a) => (plot as unknown as { layout: Record<string, { ticktext: string[] }> }).layout[a].ticktext, axis);
+    assert.deepEqual(await ticks('card-v-decode-step', 'yaxis'), ['its']);
+    assert.deepEqual(await ticks('card-v-decode-full', 'yaxis'), ['the', 'cat', 'sat', 'on', 'its']);
+    assert.deepEqual(await ticks('card-v-decode-step', 'xaxis'), ['the', 'cat', 'sat', 'on', 'its']);
+    const frame = await panel.page.$eval('#card-v-decode-full .plot', (plot) => (plot as unknown as { layout: { shapes: { y0: number; y1: number }[] } }).layout.shapes[0]);
+    assert.deepEqual([frame.y0, frame.y1], [full.length - 1.5, full.length - 0.5]);
+  });
+
+  it('the FlashAttention walk: tile by tile, m and l per row, ending in the output of head 1', async () => {
+    const { data, result } = example('09-sliding-window.md');
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    await openTab(panel, 'flash');
+    const walk = data.result!.flash![0];
+    assert.equal(walk.tileRows, 2);
+    // Step 1: the first tile is the current one (2), nothing done yet.
+    const grid = await heatmapZ(panel.page, 'flash-walk');
+    assert.deepEqual(grid.slice(0, 2).map((row) => row.slice(0, 3)), [[2, 2, 0], [2, 2, 0]]);
+    assert.match(await panel.page.$eval('#flash-step', (p) => p.textContent ?? ''), /^Step 1 of 16: queries 1–2 take keys 1–2\. Blue: this tile/);
+    // To the last step: its output so far is the engine's output for the last two queries.
+    await panel.page.$eval('#flash-slider', (slider, last) => {
+      (slider as HTMLInputElement).value = String(last);
+      slider.dispatchEvent(new Event('input'));
+    }, walk.steps.length - 1);
+    await panel.page.waitForFunction(() => /^Step 16 of 16/.test(document.getElementById('flash-step')?.textContent ?? ''));
+    const cells = await panel.page.$$eval('#flash-table tbody tr td:last-child', (tds) => tds.map((td) => td.textContent ?? ''));
+    const output = result.heads[0].output;
+    assert.deepEqual(cells, [6, 7].map((i) => `[${Array.from(output.data.slice(i * output.cols, (i + 1) * output.cols), (x) => num(x)).join(', ')}]`));
+    assert.match(await panel.page.$eval('#flash-summary', (p) => p.textContent ?? ''), /ends in the engine’s output \(largest difference (0|[0-9.]+e-1[0-9])\)/);
+  });
+
+  it('in a standalone report too: a tile whose keys are all in another document leaves m at −∞', async () => {
+    const file = '11-alibi-documents-decode.md';
+    const { problems } = parseDocument(readFileSync(path.join(ROOT, 'examples', file), 'utf8'));
+    const documents = problems[1];
+    const html = renderReportHtml([{ problem: documents, result: runAttention(buildSpec(documents).spec!) }], {
+      script: readFileSync(path.join(ROOT, 'dist', 'webview.js'), 'utf8'),
+      css: readFileSync(path.join(ROOT, 'media', 'panel.css'), 'utf8'),
+    });
+    panel = await openPanel(browser, { html });
+    await panel.page.waitForFunction(() => Number(document.body.dataset.rendered ?? 0) > 0);
+    await openTab(panel, 'flash');
+    // Tiles of 2×2 over 6 tokens: step 7 is queries 5–6 (documents B and C) against keys 1–2 (A).
+    await panel.page.$eval('#flash-slider', (slider) => {
+      (slider as HTMLInputElement).value = '6';
+      slider.dispatchEvent(new Event('input'));
+    });
+    await panel.page.waitForFunction(() => /^Step 7 of 9: queries 5–6 take keys 1–2/.test(document.getElementById('flash-step')?.textContent ?? ''));
+    const maxima = await panel.page.$$eval('#flash-table tbody tr td:first-of-type', (tds) => tds.map((td) => td.textContent));
+    assert.deepEqual(maxima, ['−∞', '−∞']);
+  });
+
+  it('plain attention has no Variants tab, but the FlashAttention walk', async () => {
+    const { data } = example('02-causal-mask.md');
+    panel = await openPanel(browser);
+    await panel.send({ type: 'data', data });
+    const shown = await tabs(panel);
+    assert.ok(!shown.includes('variants') && shown.includes('flash'), shown.join());
+  });
+});

@@ -1,0 +1,88 @@
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describeExpression, readExpression } from '../../../src/core/debug/expressions';
+import { decodeArray, parseDescriptions, unreadableReason, type ArrayRead } from '../../../src/core/debug/payload';
+
+// The Python expressions evaluated by Debian's python3 on numpy arrays and torch tensors
+// (evaluate.py evaluates them as debugpy does, in the namespace of a frame): every dtype and
+// layout decodes to numpy's own numbers, bad values give their message, and nothing in the
+// "program" changes or prints.
+
+const NAMES = [
+  'f8', 'f4_fortran', 'f8_big_endian', 'f2', 'i8', 'u1', 'mask', 'row', 'sliced', 'grad', 'batch', 'transposed', 'bf16',
+  'nested', 'ragged', 'words', 'text', 'meta', 'cube', 'scalar', 'objects',
+];
+
+interface Evaluated {
+  answers: Record<string, string>;
+  reference: Record<string, number[] | null>;
+  unchanged: boolean;
+  printed: string;
+}
+
+describe('debug reader: Python expressions in python3 with numpy and torch', () => {
+  let evaluated: Evaluated;
+
+  before(function () {
+    this.timeout(60_000);
+    const request = { describe: describeExpression('python', NAMES), reads: Object.fromEntries(NAMES.map((name) => [name, readExpression('python', name)])) };
+    const output = execFileSync('/usr/bin/python3', [join(__dirname, 'evaluate.py')], { input: JSON.stringify(request), encoding: 'utf8' });
+    evaluated = JSON.parse(output) as Evaluated;
+  });
+
+  const read = (name: string): ArrayRead => {
+    const decoded = decodeArray(evaluated.answers[name], name);
+    assert.ok(typeof decoded !== 'string', `${name}: ${String(decoded)}`);
+    return decoded;
+  };
+
+  it('changes nothing in the program and prints nothing', () => {
+    assert.equal(evaluated.unchanged, true);
+    assert.equal(evaluated.printed, '');
+  });
+
+  it('decodes every numeric dtype and layout to numpy\'s numbers, exactly', () => {
+    for (const name of ['f8', 'f4_fortran', 'f8_big_endian', 'f2', 'i8', 'u1', 'row', 'sliced', 'grad', 'batch', 'transposed', 'bf16']) {
+      const { matrix } = read(name);
+      assert.deepEqual(Array.from(matrix.data), evaluated.reference[name], name);
+    }
+  });
+
+  it('keeps shapes: a vector is one row, leading axes of 1 are dropped', () => {
+    assert.deepEqual([read('f4_fortran').matrix.rows, read('f4_fortran').matrix.cols], [4, 3]);
+    assert.deepEqual([read('row').matrix.rows, read('row').matrix.cols], [1, 5]);
+    assert.deepEqual([read('batch').matrix.rows, read('batch').matrix.cols], [2, 3]);
+    assert.deepEqual([read('transposed').matrix.rows, read('transposed').matrix.cols], [2, 3]);
+  });
+
+  it('reads a boolean array as a mask, and nested lists with inf and nan', () => {
+    const mask = read('mask');
+    assert.equal(mask.boolean, true);
+    assert.deepEqual(Array.from(mask.matrix.data), [1, 0, 0, 1, 1, 0, 1, 1, 1]);
+    assert.equal(read('f8').boolean, false);
+    const nested = read('nested');
+    assert.deepEqual([nested.matrix.rows, nested.matrix.cols], [2, 2]);
+    assert.deepEqual(Array.from(nested.matrix.data), [1.5, -Infinity, NaN, 2]);
+  });
+
+  it('describes every value before reading, and says why the unreadable ones cannot be read', () => {
+    const descriptions = parseDescriptions(evaluated.answers.describe, NAMES.length);
+    assert.ok(typeof descriptions !== 'string', String(descriptions));
+    const reasons = Object.fromEntries(NAMES.map((name, i) => [name, unreadableReason(name, descriptions[i])]));
+    assert.deepEqual(descriptions[NAMES.indexOf('grad')], { kind: 'tensor', shape: [3, 4], itemsize: 4, device: 'cpu' });
+    assert.deepEqual(descriptions[NAMES.indexOf('f2')], { kind: 'ndarray', shape: [2, 2], itemsize: 2 });
+    for (const name of ['f8', 'grad', 'batch', 'bf16', 'nested', 'ragged', 'mask']) assert.equal(reasons[name], undefined, name);
+    assert.equal(reasons.text, 'text is a str, not an array');
+    assert.match(reasons.meta!, /^meta is a tensor on meta: copy it to the CPU first/);
+    assert.equal(reasons.cube, 'cube is 2×3×4: attention needs a matrix (2-D); pick a slice such as cube[0]');
+    assert.equal(reasons.scalar, 'scalar is a scalar, not an array');
+  });
+
+  it('reports ragged lists, non-numbers and non-numeric arrays in the file reader\'s words', () => {
+    assert.equal(decodeArray(evaluated.answers.ragged, 'ragged'), 'Row 2 of ragged has 1 entry but row 1 has 2: every row needs the same length.');
+    assert.match(String(decodeArray(evaluated.answers.words, 'words')), /words/);
+    assert.equal(decodeArray(evaluated.answers.objects, 'objects'), 'objects is an array of object, not a numeric array');
+    assert.equal(decodeArray(evaluated.answers.text, 'text'), 'text is a str, not a numeric array');
+  });
+});

@@ -1,0 +1,141 @@
+// The FlashAttention tab: the online softmax walked tile by tile on head 1 of this problem
+// (core/engine/flash.ts). A grid of the Lq×Lk products shows which tiles are done, which one is
+// being folded in and which are to come; a table gives, per query of the tile, the running
+// maximum m, the running sum l, the factor e^(m_old − m_new) that rescales what was kept, and the
+// output so far. The last step's output is the engine's.
+import Plotly from 'plotly.js-dist-min';
+import type { FlashView } from '../src/protocol';
+import { bytes, named, num } from './format';
+import { textElement } from './heatmap';
+import { button, dropdown } from './toolkit';
+import type { Block, ViewContext } from './views';
+
+/** The walk and step on screen; kept across re-renders of the same problem. */
+const position = { walk: 0, step: 0 };
+
+/** −∞ may arrive as null through JSON (a standalone report): a row that has seen no key yet. */
+const value = (x: number | null): string => num(x === null ? -Infinity : x);
+
+export function flashView(context: ViewContext): Block[] {
+  const walks = context.result.flash as FlashView[];
+  position.walk = Math.min(position.walk, walks.length - 1);
+  const { data } = context;
+  const queries = walks[0].steps.at(-1)?.queryEnd ?? 0;
+  const keys = walks[0].steps.at(-1)?.keyEnd ?? 0;
+  const card = document.createElement('section');
+  card.className = 'card flash';
+  card.id = 'flash-walk';
+  const grid = document.createElement('div');
+  grid.className = 'plot';
+  grid.setAttribute('role', 'img');
+  const stepText = textElement('p', 'reading');
+  stepText.id = 'flash-step';
+  stepText.setAttribute('aria-live', 'polite');
+  const table = document.createElement('div');
+  table.className = 'table-scroll';
+  const summary = textElement('p', 'reading');
+  summary.id = 'flash-summary';
+  const slider = Object.assign(document.createElement('input'), { type: 'range', min: '0', value: '0' });
+  slider.setAttribute('aria-label', 'Step of the walk');
+  slider.id = 'flash-slider';
+
+  const show = async () => {
+    const walk = walks[position.walk];
+    position.step = Math.max(0, Math.min(position.step, walk.steps.length - 1));
+    slider.max = String(walk.steps.length - 1);
+    slider.value = String(position.step);
+    const step = walk.steps[position.step];
+    const last = position.step === walk.steps.length - 1;
+    stepText.textContent = `Step ${position.step + 1} of ${walk.steps.length}: queries ${step.queryStart + 1}–${step.queryEnd} take keys ${step.keyStart + 1}–${step.keyEnd}` +
+      (last ? ' — the last tile: O / l is the output.' : '.') + ' Blue: this tile; grey: folded in; blank: to come.';
+    summary.textContent = `Tiles of ${walk.tileRows}×${walk.tileCols}: at most ${bytes(walk.tileBytes)} live at once instead of ${bytes(walk.fullBytes)} for one ${queries}×${keys} matrix. ` +
+      `The walk ends in the engine’s output (largest difference ${num(walk.maxDifference, 3)}).`;
+    table.replaceChildren(stepTable(step, data.tokens));
+    await Plotly.newPlot(grid, [gridTrace(walk, position.step, queries, keys, context)], gridLayout(queries, keys, context), { displayModeBar: false, responsive: true });
+  };
+  slider.addEventListener('input', () => {
+    position.step = Number(slider.value);
+    void show();
+  });
+  const controls = document.createElement('div');
+  controls.className = 'controls';
+  controls.append(
+    dropdown('Tile', walks.map((walk, i) => ({ value: String(i), label: `${walk.tileRows}×${walk.tileCols}` })), String(position.walk), (chosen) => {
+      position.walk = Number(chosen);
+      position.step = 0;
+      void show();
+    }),
+    button('◀ Step', () => {
+      position.step--;
+      void show();
+    }, { title: 'Previous tile' }),
+    slider,
+    button('Step ▶', () => {
+      position.step++;
+      void show();
+    }, { title: 'Next tile' }),
+  );
+  card.append(
+    textElement('h3', '', 'FlashAttention: the online softmax, tile by tile (head 1)'),
+    textElement('p', 'formula', 'per key tile: m′ = max(m, max s) · l ← e^(m − m′)·l + Σ e^(s − m′) · O ← e^(m − m′)·O + e^(s − m′)·V · at the end O / l'),
+    controls,
+    stepText,
+    grid,
+    table,
+    summary,
+  );
+  return [{ element: card, draw: show }];
+}
+
+/** 0 to come, 1 done, 2 the tile of this step. */
+function gridTrace(walk: FlashView, current: number, queries: number, keys: number, context: ViewContext): object {
+  const z = Array.from({ length: queries }, () => new Array<number>(keys).fill(0));
+  walk.steps.forEach((step, index) => {
+    if (index > current) return;
+    for (let i = step.queryStart; i < step.queryEnd; i++) for (let j = step.keyStart; j < step.keyEnd; j++) z[i][j] = index === current ? 2 : 1;
+  });
+  const { colors } = context;
+  return {
+    type: 'heatmap',
+    z,
+    zmin: 0,
+    zmax: 2,
+    xgap: 1,
+    ygap: 1,
+    hoverinfo: 'none',
+    showscale: false,
+    colorscale: [[0, colors.background], [0.33, colors.background], [0.33, colors.muted], [0.67, colors.muted], [0.67, colors.accent], [1, colors.accent]],
+  };
+}
+
+function gridLayout(queries: number, keys: number, context: ViewContext): object {
+  const font = { family: context.colors.fontFamily, color: context.colors.foreground, size: 11 };
+  const axis = { showgrid: false, zeroline: false, ticks: '', tickfont: font, showticklabels: Math.max(queries, keys) <= 32 };
+  return {
+    height: Math.max(140, Math.min(360, queries * 22 + 60)),
+    margin: { l: 50, r: 10, t: 30, b: 10 },
+    paper_bgcolor: 'rgba(0,0,0,0)',
+    font,
+    xaxis: { ...axis, side: 'top', title: { text: 'keys', font } },
+    yaxis: { ...axis, autorange: 'reversed', title: { text: 'queries', font } },
+  };
+}
+
+function stepTable(step: FlashView['steps'][number], tokens?: string[]): HTMLElement {
+  const table = document.createElement('table');
+  table.id = 'flash-table';
+  table.createCaption().textContent = `After keys ${step.keyStart + 1}–${step.keyEnd}`;
+  const head = table.createTHead().insertRow();
+  for (const text of ['query', 'running max m', 'running sum l', 'rescale e^(m_old − m_new)', 'output so far O / l']) {
+    head.append(Object.assign(document.createElement('th'), { scope: 'col', textContent: text }));
+  }
+  const body = table.createTBody();
+  step.rowMax.forEach((m, r) => {
+    const tr = body.insertRow();
+    tr.append(Object.assign(document.createElement('th'), { scope: 'row', textContent: named('query', step.queryStart + r, tokens) }));
+    for (const text of [value(m), num(step.rowSum[r]), num(step.rescale[r]), `[${step.partial[r].map((x) => num(x)).join(', ')}]`]) {
+      tr.append(Object.assign(document.createElement('td'), { textContent: text }));
+    }
+  });
+  return table;
+}
