@@ -1,4 +1,5 @@
 // Inputs every benchmark makes the same way: seeded, so each run computes the same numbers.
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { AttentionSpec, DType, Matrix } from '../src/core/types';
 
 /** Uniform in [−spread, spread), from a fixed seed: the same inputs on every run. */
@@ -30,4 +31,26 @@ export function mhaSpec(): AttentionSpec {
     WV: [random(dm, dm, 7, w)],
     WO: random(dm, dm, 8, w),
   };
+}
+
+/**
+ * Writes `NAME = [[…], …]` of rows×cols seeded numbers in numpy's print style (`-0.5753`, Python
+ * notation; the literal is JSON too) to `path`, a row at a time: files of hundreds of MB without building them in memory.
+ * `before`: text written ahead of it. Returns the file's size in bytes.
+ */
+export function writeNumberFile(path: string, name: string, rows: number, cols: number, seed = 1, before = ''): number {
+  const fd = openSync(path, 'w');
+  let s = seed >>> 0;
+  let bytes = writeSync(fd, `${before}${name} = [\n`);
+  const row: string[] = new Array(cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+      row[c] = ((s / 2 ** 32 - 0.5) * 4).toFixed(4);
+    }
+    bytes += writeSync(fd, `  [${row.join(', ')}]${r < rows - 1 ? ',' : ''}\n`);
+  }
+  bytes += writeSync(fd, ']\n');
+  closeSync(fd);
+  return bytes;
 }

@@ -24,8 +24,9 @@ export interface AttentionLensApi {
 }
 
 /** V8 heap of the worker. Matrices live in typed arrays outside this heap; their size is bounded
- * before a run starts by `attentionLens.maxMatrixElements`. */
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64, stackSizeMb: 4 };
+ * before a run starts by `attentionLens.maxMatrixElements`. The worker's copies of the documents'
+ * text are on it (a 50 MB file is 50–100 MB of string, twice while an edit is applied). */
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 1024, maxYoungGenerationSizeMb: 64, stackSizeMb: 4 };
 
 export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   const started = performance.now();

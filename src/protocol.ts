@@ -57,19 +57,32 @@ export interface WorkerReadCellsRequest {
   cells: NotebookCell[];
 }
 
+/** Over the finite entries of a matrix; `count` is all of them. */
+export interface MatrixStatistics {
+  min: number;
+  max: number;
+  sum: number;
+  finite: number;
+  count: number;
+}
+
 /** The document was closed: the worker drops its copy of the text. */
 export interface WorkerForgetMessage {
   type: 'forget';
   document: string;
 }
 
-/** A document as read in the worker. Its matrices are on shared memory (the host and the worker
- * see the same numbers, nothing is copied), so the host holds the whole reading — ranges,
- * shapes, cell offsets, specs — for CodeLens, hovers, diagnostics and runs without reading anything itself. */
+/** A document as read in the worker. Its large matrices are on shared memory (the host and the
+ * worker see the same numbers, nothing is copied; small ones are copied, which costs less), so
+ * the host holds the whole reading — ranges, shapes, cell offsets, specs — for CodeLens, hovers,
+ * diagnostics and runs without reading anything itself. */
 export interface WorkerReading {
   parse: ParseResult;
   /** One per problem, same order as `parse.problems`. */
   specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
+  /** Per problem, per matrix (same order as `problem.matrices`): what a hover on its name shows,
+   * computed here so that the host reads five numbers instead of scanning millions. */
+  statistics: MatrixStatistics[][];
   /** Milliseconds the worker spent reading. */
   readMs: number;
 }

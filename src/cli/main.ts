@@ -2,10 +2,11 @@
 // extension's engine (the WebAssembly fast path, which hands what it does not cover to the
 // reference), print a step-by-step report or JSON, or write a standalone HTML report.
 //   exit 0: no error diagnostic · 1: an error diagnostic · 2: usage error
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { version } from '../../package.json';
-import { attentionOutputFast, runAttentionFast } from '../core/engine/fast/index';
+import { runFootprint } from '../core/engine/cost';
+import { attentionOutputFast, referenceOnly, runAttentionFast } from '../core/engine/fast/index';
 import { type ProblemOutcome, allDiagnostics, diagnosticLine, toJsonReport, toTextReport } from '../core/format';
 import { rangeContains } from '../core/location';
 import { parseDocument } from '../core/parse/index';
@@ -17,10 +18,14 @@ import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
 
+const DEFAULT_MAX_FILE_MB = 256;
+/** The default of the setting attentionLens.maxMatrixElements: 512 MiB of float64. */
+const DEFAULT_MAX_MATRIX_ELEMENTS = 67_108_864;
+
 const USAGE = `attention-lens ${version} — see attention computed on the matrices in a file
 
 Usage:
-  attention-lens run FILE [--json] [--problem N] [--output-only]
+  attention-lens run FILE [--json] [--problem N] [--output-only] [LIMITS]
       Read FILE (Markdown, Python, LaTeX, MATLAB, JSON or any text; a Jupyter notebook
       .ipynb cell by cell, printed arrays included), run every attention problem in it
       and print each step; --json prints one JSON object instead;
@@ -36,9 +41,14 @@ Usage:
       --heads the head count (a state dict does not store it; default 1).
   attention-lens tensors FILE
       List the tensors of a .npy/.npz/.safetensors/.pt file: dtype, shape, statistics, layers.
-  attention-lens render FILE -o REPORT.html [--problem N]
+  attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
       Write one self-contained HTML report with the panel's views (opens offline).
   attention-lens --help | --version
+
+Limits (what the extension's settings of the same names do):
+  --max-file-mb N            read no file larger than N MB (default ${DEFAULT_MAX_FILE_MB})
+  --max-matrix-elements N    refuse a run that would keep more numbers than N
+                             (default ${DEFAULT_MAX_MATRIX_ELEMENTS.toLocaleString('en-US')}); --output-only is not limited
 
 Exit status: 0 when nothing is wrong, 1 when a diagnostic is an error, 2 on a usage error.
 `;
@@ -55,6 +65,8 @@ interface Arguments {
   problem?: number;
   output?: string;
   tensors: TensorRunChoice;
+  maxFileMB: number;
+  maxMatrixElements: number;
 }
 
 function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
@@ -62,7 +74,14 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
   if (argv.includes('--version') || argv.includes('-v')) return 'version';
   const [command, ...rest] = argv;
   if (command !== 'run' && command !== 'render' && command !== 'tensors') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
-  const parsed: Partial<Arguments> = { command, json: false, outputOnly: false, tensors: {} };
+  const parsed: Partial<Arguments> = {
+    command,
+    json: false,
+    outputOnly: false,
+    maxFileMB: DEFAULT_MAX_FILE_MB,
+    maxMatrixElements: DEFAULT_MAX_MATRIX_ELEMENTS,
+    tensors: {},
+  };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     if (arg === '--json' && command === 'run') parsed.json = true;
@@ -71,6 +90,11 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
       const n = Number(rest[++i]);
       if (!Number.isInteger(n) || n < 1) throw new UsageError('--problem needs a problem number from 1');
       parsed.problem = n;
+    } else if (arg === '--max-file-mb' || arg === '--max-matrix-elements') {
+      const n = Number(rest[++i]);
+      if (!(n > 0)) throw new UsageError(`${arg} needs a positive number`);
+      if (arg === '--max-file-mb') parsed.maxFileMB = n;
+      else parsed.maxMatrixElements = n;
     } else if ((arg === '-o' || arg === '--output') && command === 'render') {
       parsed.output = rest[++i];
       if (!parsed.output) throw new UsageError(`${arg} needs a file name`);
@@ -92,7 +116,10 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
 }
 
 /** Runs the problems of one read; a spec the engine still rejects becomes a diagnostic. */
-async function runRead(read: ParseResult, only: number | undefined, outputOnly: boolean): Promise<{ readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] }> {
+async function runRead(
+  read: ParseResult,
+  { problem: only, outputOnly, maxMatrixElements }: Arguments,
+): Promise<{ readDiagnostics: Diagnostic[]; outcomes: ProblemOutcome[]; problems: Problem[] }> {
   if (only !== undefined && only > read.problems.length) {
     throw new UsageError(`--problem ${only}: the file has ${read.problems.length} ${read.problems.length === 1 ? 'problem' : 'problems'}`);
   }
@@ -102,6 +129,17 @@ async function runRead(read: ParseResult, only: number | undefined, outputOnly: 
     const { spec, diagnostics } = buildSpec(problem);
     if (!spec) {
       outcomes.push({ problem, diagnostics });
+      continue;
+    }
+    const footprint = runFootprint(spec);
+    if (!outputOnly && footprint.numbers > maxMatrixElements) {
+      const message =
+        `Problem ${problem.index + 1} was not run: it would keep ${footprint.numbers.toLocaleString('en-US')} numbers (${footprint.description}), ` +
+        `more than --max-matrix-elements ${maxMatrixElements.toLocaleString('en-US')}. ` +
+        (referenceOnly(spec) === undefined
+          ? 'Use --output-only (the output alone, in O(n·d) memory), raise --max-matrix-elements, or use fewer tokens.'
+          : 'Raise --max-matrix-elements or use fewer tokens.');
+      outcomes.push({ problem, diagnostics: [...diagnostics, { range: problem.range, severity: 'error', code: 'run-too-large', message }] });
       continue;
     }
     try {
@@ -134,19 +172,14 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (isTensorFile(args.file) || args.command === 'tensors') return runTensorFile(args);
-  let text: string;
-  try {
-    text = readFileSync(args.file, 'utf8');
-  } catch (error) {
-    throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
-  }
+  const text = readText(args.file, args.maxFileMB);
   const read = args.file.toLowerCase().endsWith('.ipynb') ? parseNotebook(text) : parseDocument(text);
-  return report(args, await resolveReferences(read, loaderBeside(args.file)), []);
+  return report(args, await resolveReferences(read, loaderBeside(args.file, { maxElements: args.maxMatrixElements })), []);
 }
 
 /** Runs what was read and prints (or renders) it; `notes` say how tensors became roles. */
 async function report(args: Arguments, read: ParseResult, notes: string[]): Promise<number> {
-  const { readDiagnostics, outcomes } = await runRead(read, args.problem, args.outputOnly);
+  const { readDiagnostics, outcomes } = await runRead(read, args);
   const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
   if (args.command === 'render') {
     render(args.output as string, outcomes);
@@ -160,7 +193,7 @@ async function report(args: Arguments, read: ParseResult, notes: string[]): Prom
 async function runTensorFile(args: Arguments): Promise<number> {
   let content: TensorFile;
   try {
-    content = await loadTensorFile(args.file);
+    content = await loadTensorFile(args.file, { maxElements: args.maxMatrixElements });
   } catch (error) {
     if (error instanceof TensorReadError) throw new CliError(error.message);
     throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
@@ -169,9 +202,28 @@ async function runTensorFile(args: Arguments): Promise<number> {
     process.stdout.write(listTensors(args.file, content));
     return 0;
   }
-  const made = await checkpointProblem(args.file, content, args.tensors);
+  const made = await checkpointProblem(args.file, content, args.tensors, { maxElements: args.maxMatrixElements });
   if (typeof made === 'string') throw new CliError(made);
   return report(args, { problems: [made.problem], diagnostics: [] }, made.notes);
+}
+
+/** The file's text, refused (one line, exit 1) when larger than `maxFileMB`, before reading it. */
+function readText(file: string, maxFileMB: number): string {
+  try {
+    const { size } = statSync(file);
+    if (size > maxFileMB * 2 ** 20) {
+      throw new CliError(
+        `${file} is ${Number((size / 2 ** 20).toPrecision(3))} MB, larger than --max-file-mb ${maxFileMB}: raise that limit to read it.`,
+      );
+    }
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    // Past ~512 M characters a file cannot be one JavaScript string, whatever --max-file-mb says.
+    if (code === 'ERR_STRING_TOO_LONG') throw new CliError(`${file} is too large to read as text (more than 512 M characters).`);
+    throw new UsageError(`cannot read ${file}: ${code ?? String(error)}`);
+  }
 }
 
 /**
@@ -208,6 +260,10 @@ main(process.argv.slice(2)).then(
       process.exitCode = 2;
     } else if (error instanceof CliError) {
       process.stderr.write(`attention-lens: ${error.message}\n`);
+      process.exitCode = 1;
+    } else if (error instanceof RangeError) {
+      // JavaScript's own limits (a string or an array too long to build): the input's size, not a bug.
+      process.stderr.write(`attention-lens: this input is too large to process: ${error.message}. Try --problem N or --output-only.\n`);
       process.exitCode = 1;
     } else {
       process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

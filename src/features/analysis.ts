@@ -2,8 +2,8 @@
 // text and keeps the reading), publishes its diagnostics in the Problems panel and stores the read
 // in `Results`. The host never reads, copies or posts a whole large document in one turn of its
 // event loop: the text goes to the worker once, in slices cut one per turn, and after that only
-// as the edits the user makes. The reading comes back with its numbers on shared memory, so
-// CodeLens, hovers and runs use it at once and nothing is copied.
+// as the edits the user makes. The reading comes back with its large matrices on shared memory,
+// so CodeLens, hovers and runs use it at once and no large matrix is copied.
 //
 // While the user types: a document that reads cheaply is read again at once (so live update can
 // follow within milliseconds); an expensive one after `attentionLens.debounceMs`. Errors appear
@@ -13,12 +13,12 @@ import * as vscode from 'vscode';
 import { hasReferences, resolveReferences } from '../core/parse/tensors/resolve';
 import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
-import type { TextChange, WorkerReading } from '../protocol';
+import type { MatrixStatistics, TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
 import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
 import type { Results } from './results';
-import { readSettings } from './settings';
+import { readSettings, SECTION } from './settings';
 import { TensorReferenceFiles } from './tensorReferences';
 import { toVsDiagnostic } from './vsDiagnostic';
 
@@ -34,6 +34,8 @@ export interface Analysis {
   specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
   /** Reader and spec diagnostics together. */
   diagnostics: Diagnostic[];
+  /** Per problem, per matrix: min/max/mean for hovers. */
+  statistics: MatrixStatistics[][];
   /** Milliseconds the worker spent reading. */
   readMs: number;
 }
@@ -115,6 +117,15 @@ export class DocumentAnalyzer implements vscode.Disposable {
       if (!document.isClosed) this.readInBackground(document);
     };
     this.readTimers.set(key, setTimeout(read, readSettings(document.uri).debounceMs));
+  }
+
+  /** Reads the document again though its text has not changed (a setting that changes what is
+   * read, such as attentionLens.maxFileMB). */
+  reread(document: vscode.TextDocument): void {
+    const key = document.uri.toString();
+    this.byUri.delete(key);
+    this.reading.delete(key);
+    this.readInBackground(document);
   }
 
   /** A read nobody awaits (opening, typing): its outcome reaches the surfaces through `Results`. */
@@ -212,10 +223,10 @@ export class DocumentAnalyzer implements vscode.Disposable {
     }
   }
 
-  private adopt(document: vscode.TextDocument, version: number, { parse, specs, readMs }: WorkerReading): Analysis {
+  private adopt(document: vscode.TextDocument, version: number, { parse, specs, statistics, readMs }: WorkerReading): Analysis {
     const key = document.uri.toString();
     const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
-    const analysis: Analysis = { version, parse, specs, diagnostics, readMs };
+    const analysis: Analysis = { version, parse, specs, diagnostics, statistics, readMs };
     const current = this.byUri.get(key);
     if (document.isClosed || (current && current.version > version)) return analysis;
     this.byUri.set(key, analysis);
@@ -274,6 +285,11 @@ export function registerAnalysis(
       if (isSupported(event.document) && event.contentChanges.length > 0) analyzer.edited(event);
     }),
     vscode.workspace.onDidCloseTextDocument((document) => analyzer.forget(document)),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      for (const document of vscode.workspace.textDocuments) {
+        if (isSupported(document) && event.affectsConfiguration(`${SECTION}.maxFileMB`, document.uri)) analyzer.reread(document);
+      }
+    }),
   );
   // Documents already open when the extension activates are read after activation returns.
   const initial = setTimeout(() => {

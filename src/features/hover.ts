@@ -2,7 +2,8 @@
 // column (token labels when known); after a run, on a row of X, what that query attends to.
 import * as vscode from 'vscode';
 import { cellAtOffset } from '../core/parse/lineIndex';
-import type { AttentionResult, Matrix, MatrixDef, Problem } from '../core/types';
+import type { AttentionResult, MatrixDef, Problem } from '../core/types';
+import type { MatrixStatistics } from '../protocol';
 import type { DocumentAnalyzer } from './analysis';
 import { matrixTitle, ROLE_NAMES, roleFormula } from './describe';
 import { SELECTOR } from './languages';
@@ -24,12 +25,14 @@ class AttentionHoverProvider implements vscode.HoverProvider {
   ) {}
 
   async provideHover(document: vscode.TextDocument, position: vscode.Position): Promise<vscode.Hover | undefined> {
-    const { parse, version } = await this.analyzer.read(document);
+    const { parse, version, statistics } = await this.analyzer.read(document);
     const decimals = readSettings(document.uri).decimals;
     for (const problem of parse.problems) {
-      for (const def of problem.matrices) {
+      for (const [index, def] of problem.matrices.entries()) {
         const nameRange = rangeIn(document, def.nameRange);
-        if (nameRange?.contains(position)) return new vscode.Hover(nameHover(def, problem, decimals), nameRange);
+        if (nameRange?.contains(position)) {
+          return new vscode.Hover(nameHover(def, problem, statistics[problem.index][index], decimals), nameRange);
+        }
         if (!rangeIn(document, def.range)?.contains(position)) continue;
         const cell = cellAtOffset(def.cellOffsets, document.offsetAt(position));
         if (cell < 0) return undefined;
@@ -42,31 +45,20 @@ class AttentionHoverProvider implements vscode.HoverProvider {
   }
 }
 
-function nameHover(def: MatrixDef, problem: Problem, decimals: number): vscode.MarkdownString {
+function nameHover(def: MatrixDef, problem: Problem, stats: MatrixStatistics, decimals: number): vscode.MarkdownString {
   const markdown = new vscode.MarkdownString();
   const role = def.role ? ROLE_NAMES[def.role] : 'not an attention matrix (unknown name)';
   markdown.appendMarkdown(`**${escape(matrixTitle(def))}** — ${role}\n\n`);
-  markdown.appendMarkdown(`${statistics(def.value, decimals)}\n\n`);
+  markdown.appendMarkdown(`${statisticsText(stats, decimals)}\n\n`);
   markdown.appendMarkdown(`\`${roleFormula(def, problem)}\``);
   return markdown;
 }
 
-/** min / max / mean over the finite entries, and how many are not finite. */
-function statistics(matrix: Matrix, decimals: number): string {
-  let min = Infinity;
-  let max = -Infinity;
-  let sum = 0;
-  let finite = 0;
-  for (const value of matrix.data) {
-    if (!Number.isFinite(value)) continue;
-    finite++;
-    sum += value;
-    if (value < min) min = value;
-    if (value > max) max = value;
-  }
+/** min / max / mean over the finite entries (the worker computed them), and how many are not finite. */
+function statisticsText({ min, max, sum, finite, count }: MatrixStatistics, decimals: number): string {
   if (finite === 0) return 'no finite entries';
   const parts = [`min ${format(min, decimals)}`, `max ${format(max, decimals)}`, `mean ${format(sum / finite, decimals)}`];
-  const other = matrix.data.length - finite;
+  const other = count - finite;
   if (other > 0) parts.push(`${other} non-finite (±∞/NaN)`);
   return parts.join(' · ');
 }

@@ -25,14 +25,23 @@ function enabled(): boolean {
   return vscode.workspace.getConfiguration('attentionLens').get<boolean>(INLINE_HEATMAP_SETTING, true);
 }
 
-const sameOffsets = (a: Uint32Array, b: Uint32Array) => a.length === b.length && a.every((offset, i) => offset === b[i]);
+/** Where each row's last entry starts: what places a row's strip. */
+const rowEnds = (def: MatrixDef) => Array.from({ length: def.value.rows }, (_, r) => def.cellOffsets[r * def.value.cols + def.value.cols - 1]);
 
-/** The rows' source: X, else Q — only while its text is where it was when the result was computed. */
+/** Same shape and rows ending where they did (one comparison per row: a large X has millions of
+ * entries, and this runs on the extension host after every read). */
+function sameRows(a: MatrixDef, b: MatrixDef): boolean {
+  if (a.value.rows !== b.value.rows || a.value.cols !== b.value.cols) return false;
+  const ends = rowEnds(b);
+  return rowEnds(a).every((end, r) => end === ends[r]);
+}
+
+/** The rows' source: X, else Q — only while its rows are where they were when the result was computed. */
 function rowSource(current: Problem, ran: Problem): MatrixDef | undefined {
   for (const role of ['X', 'Q'] as const) {
     const now = current.matrices.find((def) => def.role === role && def.head === undefined);
     const then = ran.matrices.find((def) => def.role === role && def.head === undefined);
-    if (now && then && sameOffsets(now.cellOffsets, then.cellOffsets)) return now;
+    if (now && then && sameRows(now, then)) return now;
     if (now || then) return undefined;
   }
   return undefined;

@@ -156,7 +156,7 @@ export class NotebookAnalyzer implements vscode.Disposable {
    */
   read(document: vscode.TextDocument): Promise<Analysis> {
     const found = cellOf(document);
-    if (!found) return Promise.resolve({ version: 0, parse: { problems: [], diagnostics: [] }, specs: [], diagnostics: [], readMs: 0 });
+    if (!found) return Promise.resolve({ version: 0, parse: { problems: [], diagnostics: [] }, specs: [], diagnostics: [], statistics: [], readMs: 0 });
     const key = found.notebook.uri.toString();
     const cells = found.notebook.getCells();
     const signature = `${found.notebook.version}:${cells.map((cell) => cell.document.version).join(',')}`;
@@ -179,9 +179,9 @@ export class NotebookAnalyzer implements vscode.Disposable {
   }
 
   /** Keeps a reading, publishes its diagnostics on each cell and gives every cell its entry in `Results`. */
-  private adopt(document: vscode.TextDocument, notebook: vscode.NotebookDocument, signature: string, cells: vscode.NotebookCell[], { parse, specs, readMs }: WorkerReading): Analysis {
+  private adopt(document: vscode.TextDocument, notebook: vscode.NotebookDocument, signature: string, cells: vscode.NotebookCell[], { parse, specs, statistics, readMs }: WorkerReading): Analysis {
     const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
-    const analysis: Analysis = { version: ++this.readings, parse, specs, diagnostics, readMs };
+    const analysis: Analysis = { version: ++this.readings, parse, specs, diagnostics, statistics, readMs };
     if (notebook.isClosed) return analysis;
     const key = notebook.uri.toString();
     const uris = cells.map((cell) => cell.document.uri);

@@ -2,9 +2,8 @@
 // anything starts, a run that would keep more numbers than `attentionLens.maxMatrixElements`.
 // Runs that take longer than a moment show a cancellable progress notification.
 import * as vscode from 'vscode';
-import { attentionCost } from '../core/engine/cost';
+import { runFootprint } from '../core/engine/cost';
 import { referenceOnly } from '../core/engine/fast';
-import { formatBytes } from '../core/format';
 import { rangeContains } from '../core/location';
 import type { AttentionSpec, DType, Problem } from '../core/types';
 import { adoptResultView } from '../panel/model';
@@ -208,33 +207,10 @@ export function label(problem: Problem): string {
 
 /** Why this spec must not start (too many numbers to keep), or undefined when it may. */
 export function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): string | undefined {
-  const heads = spec.options.heads;
-  const queries = spec.X?.rows ?? spec.Q?.rows ?? 0;
-  const keys = spec.context?.rows ?? spec.K?.rows ?? spec.X?.rows ?? 0;
-  const width = (whole: number | undefined, perHead: number | undefined) =>
-    perHead !== undefined ? perHead : Math.ceil((whole ?? 0) / heads);
-  const split = (matrices: { cols: number }[] | undefined) =>
-    matrices && matrices.length > 1 ? matrices[0].cols : undefined;
-  const dtype = spec.options.dtype;
-  const cost = attentionCost({
-    queries,
-    keys,
-    dModel: spec.X?.cols ?? spec.Q?.cols ?? 0,
-    dK: width(spec.WQ?.[0].cols ?? spec.Q?.cols, split(spec.WQ)),
-    dV: width(spec.WV?.[0].cols ?? spec.V?.cols, split(spec.WV)),
-    heads,
-    kvHeads: spec.options.kvHeads,
-    dtype,
-    projections: spec.X !== undefined,
-    outputProjection: spec.WO !== undefined,
-    gradients: spec.options.gradients,
-  });
-  const bytesPerNumber = dtype === 'float32' ? 4 : 8;
-  const numbers = cost.totalBytes / bytesPerNumber;
+  const { numbers, description } = runFootprint(spec);
   if (numbers <= settings.maxMatrixElements) return undefined;
   return (
-    `${label(problem)} was not run: it would keep ${numbers.toLocaleString('en-US')} numbers ` +
-    `(${formatBytes(cost.totalBytes)} as ${dtype}; ${heads} head${heads === 1 ? '' : 's'} of ${queries}×${keys} attention), ` +
+    `${label(problem)} was not run: it would keep ${numbers.toLocaleString('en-US')} numbers (${description}), ` +
     `more than attentionLens.maxMatrixElements = ${settings.maxMatrixElements.toLocaleString('en-US')}. ` +
     (referenceOnly(spec) === undefined
       ? 'Raise that setting, use fewer tokens, or compute the output alone in O(n·d) memory: attention-lens run FILE --output-only.'

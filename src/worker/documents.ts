@@ -2,11 +2,11 @@
 // after that as the edits made to it, so typing in a large file sends the worker a few characters,
 // not the file. A copy is kept at one version; a message that does not follow on from it (a missed
 // edit, a restarted worker) drops the copy, and the next read asks the host for the whole text.
-import { parseDocument } from '../core/parse';
+import { LineIndex, parseDocument } from '../core/parse';
 import { parseCells, type NotebookCell } from '../core/parse/notebook';
 import { buildSpec } from '../core/spec';
 import type { Diagnostic, ParseResult } from '../core/types';
-import type { WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
+import type { MatrixStatistics, WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
 
 interface Copy {
   version: number;
@@ -65,8 +65,14 @@ export class DocumentCopies {
 export function readText(text: string, maxChars: number): WorkerReading {
   return readWith(() => {
     const cut = text.length > maxChars ? text.lastIndexOf('\n', maxChars) + 1 : text.length;
-    const parse = parseDocument(cut < text.length ? text.slice(0, cut) : text, { sharedMemory: true });
-    if (cut < text.length) parse.diagnostics.push(sizeLimitDiagnostic(text, cut, maxChars));
+    const read = cut < text.length ? text.slice(0, cut) : text;
+    const parse = parseDocument(read, { sharedMemory: true });
+    if (cut < text.length) {
+      // A literal the cut runs through is not "never closed": the warning says why it stops.
+      const lines = new LineIndex(read);
+      parse.diagnostics = parse.diagnostics.filter((d) => d.code !== 'unclosed' || !runsToEnd(read, lines.offset(d.range.start)));
+      parse.diagnostics.push(sizeLimitDiagnostic(text, cut, maxChars));
+    }
     return parse;
   });
 }
@@ -81,14 +87,37 @@ function readWith(read: () => ParseResult): WorkerReading {
   try {
     const parse = read();
     const specs = parse.problems.map((problem) => buildSpec(problem));
-    return { parse, specs, readMs: performance.now() - started };
+    const statistics = parse.problems.map((problem) => problem.matrices.map((def) => statisticsOf(def.value.data)));
+    return { parse, specs, statistics, readMs: performance.now() - started };
   } catch (error) {
     // A reader bug or an allocation that failed: one diagnostic, and the worker lives on.
     const start = { line: 0, character: 0 };
     const message = `Attention Lens could not read this file: ${error instanceof Error ? error.message : String(error)}`;
     const diagnostic: Diagnostic = { range: { start, end: start }, severity: 'error', code: 'read-failed', message };
-    return { parse: { problems: [], diagnostics: [diagnostic] }, specs: [], readMs: performance.now() - started };
+    return { parse: { problems: [], diagnostics: [diagnostic] }, specs: [], statistics: [], readMs: performance.now() - started };
   }
+}
+
+function statisticsOf(data: Float64Array | Float32Array): MatrixStatistics {
+  let min = Infinity;
+  let max = -Infinity;
+  let sum = 0;
+  let finite = 0;
+  for (let i = 0; i < data.length; i++) {
+    const value = data[i];
+    if (!Number.isFinite(value)) continue;
+    finite++;
+    sum += value;
+    if (value < min) min = value;
+    if (value > max) max = value;
+  }
+  return { min, max, sum, finite, count: data.length };
+}
+
+/** True when the literal opened at `open` would read on to the end of `text`: the reader stops
+ * an unclosed literal at the first `=` or `:` or blank line, and there is none. */
+function runsToEnd(text: string, open: number): boolean {
+  return !/[=:]|\n[ \t\r]*\n/.test(text.slice(open + 1));
 }
 
 function sizeLimitDiagnostic(text: string, cut: number, maxChars: number): Diagnostic {

@@ -61,7 +61,8 @@ port.on('message', (request: WorkerRequest) => {
       const text = documents.textOf(request.document, request.version);
       const reading = text === undefined ? null : readText(text, request.maxChars);
       const response: WorkerResponse = { type: 'read', id: request.id, reading };
-      port.postMessage(response, transferablesOf(reading));
+      // Large matrices are on shared memory; small ones are copied, cheaper than transferring each.
+      port.postMessage(response);
       return;
     }
     case 'readCells': {

@@ -183,5 +183,5 @@ function decodeNested(text: string, at: number, name: string): ArrayRead | strin
   const error = matrix.allIssues().find((issue) => issue.severity === 'error');
   if (error) return error.message;
   if (matrix.broken || matrix.rows === 0 || matrix.cols === 0) return `${name} is an empty list`;
-  return { matrix: { rows: matrix.rows, cols: matrix.cols, data: matrix.values(false) }, boolean: matrix.allBoolean };
+  return { matrix: { rows: matrix.rows, cols: matrix.cols, data: matrix.values() }, boolean: matrix.allBoolean };
 }

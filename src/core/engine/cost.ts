@@ -1,4 +1,5 @@
-import type { DType, Matrix } from '../types';
+import { formatBytes } from '../format';
+import type { AttentionSpec, DType, Matrix } from '../types';
 
 export interface AttentionShape {
   queries: number;
@@ -103,5 +104,41 @@ export function maskSavings(mask: Matrix, shape: Pick<AttentionShape, 'heads' | 
     flopsSaved: shape.heads * blocked * (2 * shape.dK + SOFTMAX_FLOPS_PER_SCORE + 2 * shape.dV),
     blockSize,
     skippedBlocksShare: tiles === 0 ? 0 : skipped / tiles,
+  };
+}
+
+/** What a full run of `spec` keeps (every head's n×n matrices and the rest), checked against a
+ * size limit before the run starts — by the extension and the CLI alike. */
+export interface RunFootprint {
+  numbers: number;
+  /** e.g. "3.02 GiB as float64; 1 head of 9000×9000 attention". */
+  description: string;
+}
+
+export function runFootprint(spec: AttentionSpec): RunFootprint {
+  const heads = spec.options.heads;
+  const queries = spec.X?.rows ?? spec.Q?.rows ?? 0;
+  const keys = spec.context?.rows ?? spec.K?.rows ?? spec.X?.rows ?? 0;
+  const width = (whole: number | undefined, perHead: number | undefined) =>
+    perHead !== undefined ? perHead : Math.ceil((whole ?? 0) / heads);
+  const split = (matrices: { cols: number }[] | undefined) =>
+    matrices && matrices.length > 1 ? matrices[0].cols : undefined;
+  const dtype = spec.options.dtype;
+  const cost = attentionCost({
+    queries,
+    keys,
+    dModel: spec.X?.cols ?? spec.Q?.cols ?? 0,
+    dK: width(spec.WQ?.[0].cols ?? spec.Q?.cols, split(spec.WQ)),
+    dV: width(spec.WV?.[0].cols ?? spec.V?.cols, split(spec.WV)),
+    heads,
+    kvHeads: spec.options.kvHeads,
+    dtype,
+    projections: spec.X !== undefined,
+    outputProjection: spec.WO !== undefined,
+    gradients: spec.options.gradients,
+  });
+  return {
+    numbers: cost.totalBytes / (dtype === 'float32' ? 4 : 8),
+    description: `${formatBytes(cost.totalBytes)} as ${dtype}; ${heads} head${heads === 1 ? '' : 's'} of ${queries}×${keys} attention`,
   };
 }

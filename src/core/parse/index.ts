@@ -19,9 +19,10 @@ export { roleLabel } from './names';
 const MAX_DIAGNOSTICS = 500;
 /** Longest name looked back for, in characters. */
 const MAX_NAME = 80;
-/** Definitions read per document: past this, a file is a dump, not notes (each definition costs
- * the editor a CodeLens), and the rest of it is left unread, with a note that says so. */
-export const MAX_DEFINITIONS = 10_000;
+/** Definitions read per document: past this, a file is a dump, not notes, and the rest of it is
+ * left unread, with a note that says so. Each definition costs the editor a CodeLens, and the
+ * extension host ~10 µs to receive from the worker: 2,000 keep that within a few milliseconds. */
+export const MAX_DEFINITIONS = 2_000;
 
 const NAME_AT_END =
   /(?:"([^"\n]{1,60})"|'([^'\n]{1,60})'|((?:\\(?:mathbf|mathrm|mathit|boldsymbol|bm)\{)?[A-Za-z][A-Za-z0-9_]*\}?(?:[_^](?:\{[^{}\s]{1,12}\}|[A-Za-z0-9]))*(?:\[\d{1,3}\])?))$/;
@@ -68,8 +69,8 @@ interface Definition {
 type Event = { at: number; directive: Directive } | { at: number; definition: Definition };
 
 export interface ReadOptions {
-  /** Every matrix's numbers and cell offsets on SharedArrayBuffers, so that the reading can be
-   * posted to another thread without copying them (what the worker does). */
+  /** Every large matrix's numbers and cell offsets on SharedArrayBuffers, so that the reading
+   * can be posted to another thread without copying them (what the worker does). */
   sharedMemory?: boolean;
 }
 
@@ -244,7 +245,7 @@ function readDefinition(
   issues: ReadIssue[],
   shared: boolean,
 ): Definition | undefined {
-  const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown');
+  const literal = readLiteral(text, start, name.name, meaning.kind === 'unknown', shared);
   if (literal.kind === 'none') return undefined;
   if (meaning.kind === 'unknown') {
     // Code is full of lists that are not matrices: keep unknown names only when they read cleanly.
@@ -286,8 +287,8 @@ function readDefinition(
     }
   }
   const builder = literal.matrix;
-  let value = { rows: builder.rows, cols: builder.cols, data: builder.values(shared) };
-  let cellOffsets = builder.offsets(shared);
+  let value = { rows: builder.rows, cols: builder.cols, data: builder.values() };
+  let cellOffsets = builder.offsets();
   let boolean = builder.allBoolean && builder.count > 0;
   BOOL_DTYPE.lastIndex = literal.end;
   if (!boolean && BOOL_DTYPE.test(text) && value.data.every((x) => x === 0 || x === 1)) boolean = true;

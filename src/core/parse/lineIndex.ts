@@ -43,12 +43,37 @@ export class LineIndex {
   }
 }
 
+/** Whether each array of cell offsets is in text order, found once per array. */
+const ascending = new WeakMap<Uint32Array, boolean>();
+
+function isAscending(cellOffsets: Uint32Array): boolean {
+  let known = ascending.get(cellOffsets);
+  if (known === undefined) {
+    known = true;
+    for (let k = 1; k < cellOffsets.length && known; k++) known = cellOffsets[k - 1] < cellOffsets[k];
+    ascending.set(cellOffsets, known);
+  }
+  return known;
+}
+
 /**
  * The cell of a matrix that a text offset falls in (hover maps a position to a cell): the cell
- * whose entry starts last at or before the offset, or -1 before every entry. A linear scan, as
- * a transposed literal (`[…]'`, `np.array(…).T`) lists its offsets out of text order.
+ * whose entry starts last at or before the offset, or -1 before every entry. A binary search
+ * when the offsets are in text order (known after one pass per matrix, so hovering over a matrix
+ * of millions of numbers stays instant); a linear scan otherwise, as a transposed literal
+ * (`[…]'`, `np.array(…).T`) lists its offsets out of text order.
  */
 export function cellAtOffset(cellOffsets: Uint32Array, offset: number): number {
+  if (isAscending(cellOffsets)) {
+    let low = 0;
+    let high = cellOffsets.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (cellOffsets[mid] <= offset) low = mid + 1;
+      else high = mid;
+    }
+    return low - 1;
+  }
   let best = -1;
   let bestOffset = -1;
   for (let k = 0; k < cellOffsets.length; k++) {

@@ -45,11 +45,13 @@ const LATEX_BEGIN = /\\begin\{(bmatrix|pmatrix|Bmatrix|vmatrix|Vmatrix|smallmatr
 /**
  * Reads the literal starting at `at` (a `[`, `{` or `\begin{…}`), naming it `label` in messages.
  * `quiet`: only count issues (the name is unknown, so a failed read is silently dropped).
+ * `shared`: its numbers on SharedArrayBuffers.
  */
-export function readLiteral(text: string, at: number, label: string, quiet = false): Literal {
+export function readLiteral(text: string, at: number, label: string, quiet = false, shared = false): Literal {
   const code = text.charCodeAt(at);
-  if (code === CH.open || code === CH.braceOpen) return readBrackets(text, at, new MatrixBuilder(label, quiet));
-  if (code === CH.backslash) return readLatex(text, at, new MatrixBuilder(label, quiet));
+  const builder = () => new MatrixBuilder(label, quiet, shared, text.length - at);
+  if (code === CH.open || code === CH.braceOpen) return readBrackets(text, at, builder());
+  if (code === CH.backslash) return readLatex(text, at, builder());
   return { kind: 'none' };
 }
 

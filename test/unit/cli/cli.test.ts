@@ -4,8 +4,12 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdir
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
+import { writeNumberFile } from '../../../bench/inputs';
+import { runFootprint } from '../../../src/core/engine/cost';
 import { runAttention } from '../../../src/core/engine/index';
 import { type JsonReport, matrixRows } from '../../../src/core/format';
+import { parseDocument } from '../../../src/core/parse/index';
+import { buildSpec } from '../../../src/core/spec';
 import type { Matrix } from '../../../src/core/types';
 
 // The CLI as a user runs it: bundled by esbuild as for dist/ (here into a temporary copy of the
@@ -83,6 +87,36 @@ describe('CLI: attention-lens run', function () {
     writeFileSync(file, text);
     return file;
   };
+
+  it('a file larger than --max-file-mb: one line on stderr, exit 1, nothing read', () => {
+    const file = join(dir, 'big.py');
+    const bytes = writeNumberFile(file, 'X', 2000, 64);
+    assert.ok(bytes > 2 ** 20 && bytes < 2 * 2 ** 20, String(bytes));
+    const run = cli('run', file, '--max-file-mb', '1');
+    assert.deepEqual(
+      { status: run.status, stdout: run.stdout, stderr: run.stderr },
+      { status: 1, stdout: '', stderr: `attention-lens: ${file} is ${Number((bytes / 2 ** 20).toPrecision(3))} MB, larger than --max-file-mb 1: raise that limit to read it.\n` },
+    );
+  });
+
+  it('a run above --max-matrix-elements: refused before it starts, in one error line, exit 1; --output-only runs it', () => {
+    const file = join(dir, 'tokens.py');
+    writeNumberFile(file, 'X', 2048, 16);
+    const run = cli('run', file, '--max-matrix-elements', '1000000');
+    assert.equal(run.status, 1);
+    assert.equal(run.stderr, '');
+    const errors = run.stdout.split('\n').filter((line) => line.includes(': error: '));
+    const { spec } = buildSpec(parseDocument(readFileSync(file, 'utf8')).problems[0]);
+    assert.ok(spec);
+    const numbers = runFootprint(spec).numbers.toLocaleString('en-US');
+    assert.deepEqual(errors, [
+      `  ${file}:1:1: error: Problem 1 was not run: it would keep ${numbers} numbers (192 MiB as float64; 1 head of 2048×2048 attention), ` +
+        'more than --max-matrix-elements 1,000,000. Use --output-only (the output alone, in O(n·d) memory), raise --max-matrix-elements, or use fewer tokens.',
+    ]);
+    const outputOnly = json(file, '--output-only', '--max-matrix-elements', '1000000');
+    assert.equal(outputOnly.status, 0);
+    assert.equal(outputOnly.report.problems[0].output?.length, 2048);
+  });
 
   it('stops quietly, exit 0, when the reader of its output closes the pipe early (| head)', () => {
     const large = join(root, 'examples', 'large', '2048-tokens.py');
@@ -252,10 +286,14 @@ describe('CLI: attention-lens run', function () {
     for (let i = 0; i < prefix; i++) for (let c = 0; c < d; c++) assert.ok(Math.abs(output[i][c] - expected.data[i * d + c]) < 1e-12, `output[${i}][${c}]`);
     const last = lastRow(X, W);
     last.forEach((value, c) => assert.ok(Math.abs(output[n - 1][c] - value) < 1e-12, `output[${n - 1}][${c}]: ${output[n - 1][c]} vs ${value}`));
-    // Without --output-only the same file would keep five n×n float64 matrices (10 GiB): refused, with the way out.
+    // Without --output-only the same file would keep every n×n intermediate (12 GiB): refused before it starts, with the way out.
     const full = cli('run', file);
     assert.equal(full.status, 1);
-    assert.match(full.stdout, /needs 10\.0 GiB, more than WebAssembly can address \(4 GiB\): compute the output alone \(`attention-lens run --output-only`\)/);
+    assert.match(full.stdout, /error: Problem 1 was not run: it would keep [\d,]+ numbers \(12\.0 GiB as float64; 1 head of 16384×16384 attention\), more than --max-matrix-elements 67,108,864\. Use --output-only/);
+    // Allowed that much, the engine itself says where its limit is.
+    const allowed = cli('run', file, '--max-matrix-elements', '1e10');
+    assert.equal(allowed.status, 1);
+    assert.match(allowed.stdout, /needs 10\.0 GiB, more than WebAssembly can address \(4 GiB\): compute the output alone \(`attention-lens run --output-only`\)/);
   });
 
   it('--output-only: the text report shows the output only; scores it does not cover are an error diagnostic', () => {

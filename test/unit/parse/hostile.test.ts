@@ -1,7 +1,8 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MAX_DEFINITIONS, parseDocument } from '../../../src/core/parse/index';
+import fc from 'fast-check';
+import { cellAtOffset, MAX_DEFINITIONS, parseDocument } from '../../../src/core/parse/index';
 
 // Input nobody meant as matrices, generated here (never committed): every one gets one clear
 // diagnostic and nothing throws. (Bounded time is the benchmark's business: bench/reader.ts.)
@@ -51,9 +52,26 @@ describe('reader: hostile input', () => {
         range: { start: { line: MAX_DEFINITIONS, character: 0 }, end: { line: MAX_DEFINITIONS, character: 1 } },
         severity: 'warning',
         code: 'too-many-definitions',
-        message: 'This file defines more than 10,000 matrices: Attention Lens read the first 10,000 and stopped here.',
+        message: 'This file defines more than 2,000 matrices: Attention Lens read the first 2,000 and stopped here.',
       },
     ]);
+  });
+
+  it('a hover position maps to the cell a scan finds, in ascending and transposed offsets (fast-check)', () => {
+    const scan = (offsets: Uint32Array, at: number) => {
+      let best = -1;
+      offsets.forEach((start, k) => {
+        if (start <= at && (best === -1 || start > offsets[best])) best = k;
+      });
+      return best;
+    };
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat(10_000), { minLength: 1, maxLength: 60 }), fc.nat(10_050), fc.boolean(), (starts, at, shuffle) => {
+        const sorted = Uint32Array.from(starts.sort((a, b) => a - b));
+        const offsets = shuffle ? sorted.slice().reverse() : sorted;
+        assert.equal(cellAtOffset(offsets, at), scan(offsets, at));
+      }),
+    );
   });
 
   it('one line of two million numbers reads as a 1×2,000,000 row', () => {

@@ -1,8 +1,8 @@
 // Reading in the worker, through the real worker thread: the text arrives in slices, then as
-// edits; the reading equals parseDocument's on the same text, with its numbers on shared memory
-// (posted without a copy); a worker that lacks the text (restarted, missed an edit) answers null
-// instead of reading something else; text past the size limit is left unread, with a warning
-// that names the setting.
+// edits; the reading equals parseDocument's on the same text, with a large matrix's numbers on
+// shared memory (posted without a copy); a worker that lacks the text (restarted, missed an
+// edit) answers null instead of reading something else; text past the size limit is left
+// unread, with a warning that names the setting.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,16 +51,37 @@ describe('reading in the worker', function () {
   });
   afterEach(() => worker.dispose());
 
-  it('reads a text sent in slices as parseDocument reads it, numbers on shared memory', async () => {
+  it('reads a text sent in slices as parseDocument reads it; small matrices are copied', async () => {
     sendInSlices(worker, 'a', 1, example, 37);
     const reading = readingOf(await worker.read('a', 1, NO_LIMIT));
     assert.deepEqual(shapeOf(reading.parse), shapeOf(parseDocument(example)));
     assert.deepEqual(reading.parse.diagnostics, parseDocument(example).diagnostics);
     const [def] = reading.parse.problems[0].matrices;
-    assert.ok(def.value.data.buffer instanceof SharedArrayBuffer, 'the numbers were copied, not shared');
-    assert.ok(def.cellOffsets.buffer instanceof SharedArrayBuffer, 'the cell offsets were copied, not shared');
+    // Posting a SharedArrayBuffer costs more than copying a few numbers.
+    assert.ok(!(def.value.data.buffer instanceof SharedArrayBuffer), 'a 3×4 matrix went on shared memory');
+    const values = Array.from(def.value.data);
+    assert.deepEqual(reading.statistics[0][0], {
+      min: Math.min(...values),
+      max: Math.max(...values),
+      sum: values.reduce((a, b) => a + b, 0),
+      finite: values.length,
+      count: values.length,
+    });
     assert.equal(reading.specs.length, reading.parse.problems.length);
     assert.ok(reading.specs[0].spec?.X, 'the worker built the spec');
+  });
+
+  it('a matrix too large for the scratch arrives whole on its own shared memory', async () => {
+    // 300×256 = 76,800 entries: past the reader's 65,536-entry scratch, so it grew a buffer of its own.
+    const rows = Array.from({ length: 300 }, (_, r) => `[${Array.from({ length: 256 }, (_, c) => (r * 256 + c) % 1000).join(', ')}]`);
+    const text = `X = [${rows.join(',\n')}]\n`;
+    sendInSlices(worker, 'a', 1, text, 100_000);
+    const reading = readingOf(await worker.read('a', 1, NO_LIMIT));
+    assert.deepEqual(shapeOf(reading.parse), shapeOf(parseDocument(text)));
+    const [def] = reading.parse.problems[0].matrices;
+    assert.equal(def.value.data.length, 76_800);
+    assert.ok(def.value.data.buffer instanceof SharedArrayBuffer, 'the numbers were copied, not shared');
+    assert.ok(def.cellOffsets.buffer instanceof SharedArrayBuffer, 'the cell offsets were copied, not shared');
   });
 
   it('applies edits in the order they were made, as VS Code reports them', async () => {
@@ -94,18 +115,22 @@ describe('reading in the worker', function () {
 
   it('leaves the text past maxChars unread, with a warning that names the setting', async () => {
     const matrix = 'X = [[1, 2], [3, 4]]\n';
-    const text = `${matrix}W_Q = [[1, 0], [0, 1]]\n${'# filler\n'.repeat(20)}`;
+    const text = `${matrix}W_Q = [[1, 0],\n       [0, 1]]\n${'# filler\n'.repeat(20)}`;
     sendInSlices(worker, 'a', 1, text, 1000);
-    const reading = readingOf(await worker.read('a', 1, matrix.length + 3));
+    // The limit falls inside W_Q's second line: the text is read up to the line before.
+    const reading = readingOf(await worker.read('a', 1, text.indexOf('[0, 1]')));
     assert.deepEqual(reading.parse.problems[0].matrices.map((def) => def.name), ['X']);
-    const warning = reading.parse.diagnostics.find((d) => d.code === 'file-too-large');
-    assert.deepEqual(warning, {
-      range: { start: { line: 1, character: 0 }, end: { line: 1, character: 0 } },
-      severity: 'warning',
-      code: 'file-too-large',
-      message:
-        'This file is 0.000214 MB, more than attentionLens.maxFileMB = 0.0000229 MB: Attention Lens read its first line. ' +
-        'Raise attentionLens.maxFileMB to read it all.',
-    });
+    // W_Q is cut in the middle: it is not read, and not called "never closed" either.
+    assert.deepEqual(reading.parse.problems[0].unreadable?.map((def) => def.name), ['W_Q']);
+    assert.deepEqual(reading.parse.diagnostics, [
+      {
+        range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } },
+        severity: 'warning',
+        code: 'file-too-large',
+        message:
+          'This file is 0.00022 MB, more than attentionLens.maxFileMB = 0.000041 MB: Attention Lens read its first 2 lines. ' +
+          'Raise attentionLens.maxFileMB to read it all.',
+      },
+    ]);
   });
 });
