@@ -35,6 +35,7 @@ const builds = [
   { ...browser, format: 'iife', entryPoints: ['webview/toolkitElements.ts'], outfile: 'dist/panel/toolkit.js' },
   // Everything in one file, for the standalone report that inlines it.
   { ...browser, entryPoints: ['webview/report.ts'], outfile: 'dist/webview.js' },
+  { ...browser, entryPoints: ['webview/tensorFile.ts'], outfile: 'dist/tensorFile.js' },
 ];
 
 // The fast engine's WebAssembly kernels and their thread script are loaded from next to the

@@ -12,6 +12,7 @@ import { registerLiveUpdate } from './features/liveUpdate';
 import { Results } from './features/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
+import { registerTensorFiles } from './features/tensorFile';
 import { AttentionWorker } from './worker/client';
 
 /** What `activate` returns: for other extensions and for the integration tests. */
@@ -43,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerStatusBar(context, results);
   registerLiveUpdate(context, analyzer, runner, results);
   registerCommands(context, { analyzer, runner, results, panel, log });
+  registerTensorFiles(context, { worker, analyzer, results, panel, log });
   registerDebugSource(context, { runner, results, panel, log });
 
   const activationMs = performance.now() - started;

@@ -6,6 +6,8 @@
 // ---- extension host ⇄ worker (owned by the extension/worker work) ----
 
 import type { NotebookCell } from './core/parse/notebook';
+import type { TensorFile } from './core/parse/tensors';
+import type { TensorSummary } from './core/parse/tensors/summary';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
@@ -113,6 +115,14 @@ export interface Region {
   colEnd: number;
 }
 
+/** Read and decode a tensor file from disk, with each tensor's summary, off the host's thread. */
+export interface WorkerTensorFileRequest {
+  type: 'tensorFile';
+  id: number;
+  path: string;
+  maxElements: number;
+}
+
 export type WorkerRequest =
   | WorkerRunRequest
   | WorkerRegionRequest
@@ -120,7 +130,8 @@ export type WorkerRequest =
   | WorkerEditMessage
   | WorkerReadRequest
   | WorkerReadCellsRequest
-  | WorkerForgetMessage;
+  | WorkerForgetMessage
+  | WorkerTensorFileRequest;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result
  * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
@@ -131,6 +142,8 @@ export type WorkerProblemOutcome =
 export type WorkerResponse =
   | { type: 'result'; id: number; outcomes: WorkerProblemOutcome[] }
   | { type: 'region'; id: number; view: MatrixView }
+  | { type: 'tensorFile'; id: number; file: TensorFile; summaries: TensorSummary[] }
+  | { type: 'tensorFileFailed'; id: number; error: string }
   /** `reading` null: the worker does not hold that version of the text (it was restarted, or
    * missed an edit); the host sends the whole text again. */
   | { type: 'read'; id: number; reading: WorkerReading | null }
@@ -388,3 +401,38 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
   }
 }
 
+
+// ---- extension host ⇄ tensor file view (the read-only custom editor of .npy/.npz/.safetensors/.pt) ----
+
+/** What the tensor file view lists, and the choices it offers for "Show attention". */
+export interface TensorViewData {
+  fileName: string;
+  format: string;
+  metadata?: Record<string, string>;
+  tensors: { key: string; dtype: string; shape: number[]; summary: TensorSummary }[];
+  /** Attention layers found by name, with which tensor plays which role. */
+  layers: { prefix: string; roles: { role: string; source: string }[] }[];
+  /** Candidates for X: tensors of this file, matrices of open text files. `id` is the host's. */
+  inputs: { id: string; label: string }[];
+  /** The head count the file suggests (metadata, per-head tensors), else 1. */
+  heads: number;
+}
+
+export type HostToTensorView =
+  | { type: 'tensors'; data: TensorViewData }
+  /** The outcome of a read or a "Show attention": an error, or how names became roles. */
+  | { type: 'status'; error?: string; notes: string[] };
+
+export type TensorViewToHost =
+  | { type: 'ready' }
+  | { type: 'showAttention'; layer: number; input: string; heads: number };
+
+/** A message from the tensor file view, or undefined when malformed. */
+export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefined {
+  if (!isRecord(raw)) return undefined;
+  if (raw.type === 'ready') return { type: 'ready' };
+  if (raw.type !== 'showAttention') return undefined;
+  const { layer, input, heads } = raw;
+  if (!isIndex(layer) || typeof input !== 'string' || input.length > 4096 || !isIndex(heads) || heads < 1) return undefined;
+  return { type: 'showAttention', layer, input, heads };
+}

@@ -10,10 +10,13 @@ import { attentionOutputFast, referenceOnly, runAttentionFast } from '../core/en
 import { type ProblemOutcome, allDiagnostics, diagnosticLine, toJsonReport, toTextReport } from '../core/format';
 import { rangeContains } from '../core/location';
 import { parseDocument } from '../core/parse/index';
+import { resolveReferences } from '../core/parse/tensors/resolve';
 import { parseNotebook } from '../core/parse/notebook';
 import { buildSpec } from '../core/spec';
+import { type TensorFile, TensorReadError } from '../core/parse/tensors';
 import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
+import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
 
 const DEFAULT_MAX_FILE_MB = 256;
 /** The default of the setting attentionLens.maxMatrixElements: 512 MiB of float64. */
@@ -29,6 +32,15 @@ Usage:
       --problem N runs only the N-th problem (1-based); --output-only computes only the
       output (and residual) by online softmax, keeping no n×n matrix, so very long inputs
       fit in memory (n = 16384 and beyond; scaled_dot and dot scores, no gradients).
+      Text that loads tensors (X = np.load("acts.npy"), W_Q = load_file("m.safetensors")["…"])
+      reads them from the files next to it.
+  attention-lens run MODEL.safetensors|.pt|.pth|.npz [--x ACTS.npy | --x FILE.npz:KEY | --x KEY]
+                     [--layer N|PREFIX] [--heads H] [--json] [--output-only]
+      Attention of one layer of a checkpoint (q_proj/k_proj/v_proj/o_proj, query/key/value,
+      in_proj_weight, c_attn, W_Q…) on X; --layer picks a layer (from 0, or by its prefix),
+      --heads the head count (a state dict does not store it; default 1).
+  attention-lens tensors FILE
+      List the tensors of a .npy/.npz/.safetensors/.pt file: dtype, shape, statistics, layers.
   attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
       Write one self-contained HTML report with the panel's views (opens offline).
   attention-lens --help | --version
@@ -46,12 +58,13 @@ class UsageError extends Error {}
 class CliError extends Error {}
 
 interface Arguments {
-  command: 'run' | 'render';
+  command: 'run' | 'render' | 'tensors';
   file: string;
   json: boolean;
   outputOnly: boolean;
   problem?: number;
   output?: string;
+  tensors: TensorRunChoice;
   maxFileMB: number;
   maxMatrixElements: number;
 }
@@ -60,13 +73,14 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
   if (argv.includes('--help') || argv.includes('-h')) return 'help';
   if (argv.includes('--version') || argv.includes('-v')) return 'version';
   const [command, ...rest] = argv;
-  if (command !== 'run' && command !== 'render') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
+  if (command !== 'run' && command !== 'render' && command !== 'tensors') throw new UsageError(command ? `unknown command \`${command}\`` : 'no command given');
   const parsed: Partial<Arguments> = {
     command,
     json: false,
     outputOnly: false,
     maxFileMB: DEFAULT_MAX_FILE_MB,
     maxMatrixElements: DEFAULT_MAX_MATRIX_ELEMENTS,
+    tensors: {},
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -84,6 +98,14 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
     } else if ((arg === '-o' || arg === '--output') && command === 'render') {
       parsed.output = rest[++i];
       if (!parsed.output) throw new UsageError(`${arg} needs a file name`);
+    } else if ((arg === '--x' || arg === '--layer') && command === 'run') {
+      const value = rest[++i];
+      if (!value) throw new UsageError(`${arg} needs a value`);
+      (parsed.tensors as TensorRunChoice)[arg === '--x' ? 'x' : 'layer'] = value;
+    } else if (arg === '--heads' && command === 'run') {
+      const heads = Number(rest[++i]);
+      if (!Number.isInteger(heads) || heads < 1) throw new UsageError('--heads needs a whole number from 1');
+      (parsed.tensors as TensorRunChoice).heads = heads;
     } else if (arg.startsWith('-')) throw new UsageError(`unknown option \`${arg}\``);
     else if (parsed.file === undefined) parsed.file = arg;
     else throw new UsageError(`unexpected argument \`${arg}\``);
@@ -149,16 +171,40 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${version}\n`);
     return 0;
   }
+  if (isTensorFile(args.file) || args.command === 'tensors') return runTensorFile(args);
   const text = readText(args.file, args.maxFileMB);
   const read = args.file.toLowerCase().endsWith('.ipynb') ? parseNotebook(text) : parseDocument(text);
+  return report(args, await resolveReferences(read, loaderBeside(args.file, { maxElements: args.maxMatrixElements })), []);
+}
+
+/** Runs what was read and prints (or renders) it; `notes` say how tensors became roles. */
+async function report(args: Arguments, read: ParseResult, notes: string[]): Promise<number> {
   const { readDiagnostics, outcomes } = await runRead(read, args);
   const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
   if (args.command === 'render') {
     render(args.output as string, outcomes);
     for (const d of allDiagnostics(readDiagnostics, outcomes)) process.stderr.write(`${diagnosticLine(args.file, d)}\n`);
-  } else if (args.json) process.stdout.write(`${JSON.stringify(toJsonReport(readDiagnostics, outcomes))}\n`);
-  else process.stdout.write(toTextReport(args.file, readDiagnostics, outcomes));
+  } else if (args.json) process.stdout.write(`${JSON.stringify({ ...toJsonReport(readDiagnostics, outcomes), ...(notes.length > 0 ? { notes } : {}) })}\n`);
+  else process.stdout.write(notes.map((note) => `note: ${note}\n`).join('') + toTextReport(args.file, readDiagnostics, outcomes));
   return failed ? 1 : 0;
+}
+
+/** `tensors FILE`, and `run`/`render` on a checkpoint: one layer's attention on the X chosen. */
+async function runTensorFile(args: Arguments): Promise<number> {
+  let content: TensorFile;
+  try {
+    content = await loadTensorFile(args.file, { maxElements: args.maxMatrixElements });
+  } catch (error) {
+    if (error instanceof TensorReadError) throw new CliError(error.message);
+    throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  if (args.command === 'tensors') {
+    process.stdout.write(listTensors(args.file, content));
+    return 0;
+  }
+  const made = await checkpointProblem(args.file, content, args.tensors, { maxElements: args.maxMatrixElements });
+  if (typeof made === 'string') throw new CliError(made);
+  return report(args, { problems: [made.problem], diagnostics: [] }, made.notes);
 }
 
 /** The file's text, refused (one line, exit 1) when larger than `maxFileMB`, before reading it. */

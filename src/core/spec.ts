@@ -81,6 +81,12 @@ export function buildSpec(problem: Problem): SpecResult {
     report.add(unreadable.range, 'info', 'waiting-for-matrix', `This problem runs once ${unreadable.name} reads cleanly.`);
     return { diagnostics: report.diagnostics };
   }
+  const reference = problem.references?.[0];
+  if (reference) {
+    // Read by core/parse/tensors/resolve first; until then its role would only be reported missing.
+    report.add(reference.range, 'info', 'waiting-for-tensor', `This problem runs once ${reference.file} is read.`);
+    return { diagnostics: report.diagnostics };
+  }
   const inputs = new Inputs(problem);
   const options: AttentionOptions = { ...problem.options };
   const spec: AttentionSpec = { options };

@@ -115,6 +115,15 @@ export interface MatrixDef {
   range: Range;
   /** Text offset where each entry starts, row-major (hover maps a position to a cell). */
   cellOffsets: Uint32Array;
+  /** Set when the numbers come from a tensor file rather than the text at `range` (then empty `cellOffsets`). */
+  source?: TensorSource;
+}
+
+/** A tensor in a file: `key` is its name there (`layers.0.self_attn.q_proj.weight`, an .npz member). */
+export interface TensorSource {
+  kind: 'tensor';
+  file: string;
+  key: string;
 }
 
 export interface Problem {
@@ -130,6 +139,22 @@ export interface Problem {
   keyTokens?: string[]; // cross-attention labels of keys
   /** Definitions of known roles that could not be read (ragged, unclosed…): the reader said why. */
   unreadable?: { name: string; role: Role; range: Range }[];
+  /** Definitions that load a tensor from a file (`X = np.load("acts.npy")`), not yet read. */
+  references?: TensorReference[];
+}
+
+/** `NAME = np.load("file")[…]` in text: resolved into a MatrixDef by core/parse/tensors/resolve. */
+export interface TensorReference {
+  name: string;
+  role: Role;
+  head?: number;
+  /** As written: relative to the text file's folder, or absolute. */
+  file: string;
+  /** The tensor's key (nested subscripts joined with `.`); undefined for a .npy or a lone tensor. */
+  key?: string;
+  transpose: boolean;
+  nameRange: Range;
+  range: Range;
 }
 
 export interface ParseResult {

@@ -10,6 +10,8 @@
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
+import { hasReferences, resolveReferences } from '../core/parse/tensors/resolve';
+import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
 import type { MatrixStatistics, TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
@@ -17,6 +19,7 @@ import { isSupported } from './languages';
 import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
 import type { Results } from './results';
 import { readDelayMs, readSettings, SECTION } from './settings';
+import { TensorReferenceFiles } from './tensorReferences';
 import { toVsDiagnostic } from './vsDiagnostic';
 
 /** A read this fast is repeated on every edit instead of waiting for the debounce. */
@@ -63,6 +66,8 @@ export class DocumentAnalyzer implements vscode.Disposable {
   readonly onDidAnalyze = this.analyzed.event;
   /** A notebook cell is read with its whole notebook. */
   private readonly notebooks: NotebookAnalyzer;
+  /** The tensor files texts load (`X = np.load("acts.npy")`), read in the worker. */
+  private readonly tensorFiles: TensorReferenceFiles;
 
   constructor(
     private readonly results: Results,
@@ -70,6 +75,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.notebooks = new NotebookAnalyzer(results, worker, (event) => this.analyzed.fire(event), log);
+    this.tensorFiles = new TensorReferenceFiles(worker);
   }
 
   /** The last reading of the document, of whatever version (undefined before the first). */
@@ -161,10 +167,19 @@ export class DocumentAnalyzer implements vscode.Disposable {
     for (let attempt = 0; attempt < 2; attempt++) {
       if (!(await this.sendCopy(document))) return this.read(document);
       const reading = await this.worker.read(key, version, maxChars);
-      if (reading) return this.adopt(document, version, reading);
+      if (reading) return this.adopt(document, version, await this.withTensors(document, reading));
       this.copies.delete(key);
     }
     throw new Error('the worker lost the text twice');
+  }
+
+  /** The reading with the tensors its text loads read (in the worker) and their problems' specs
+   * built again; unchanged when it loads none. */
+  private async withTensors(document: vscode.TextDocument, reading: WorkerReading): Promise<WorkerReading> {
+    if (!hasReferences(reading.parse)) return reading;
+    const parse = await resolveReferences(reading.parse, this.tensorFiles.loaderFor(document));
+    const specs = reading.specs.map((spec, index) => (reading.parse.problems[index].references ? buildSpec(parse.problems[index]) : spec));
+    return { ...reading, parse, specs };
   }
 
   /**

@@ -7,6 +7,7 @@ export const COMMANDS = {
   setOptions: 'attentionLens.setOptions',
   exportResults: 'attentionLens.exportResults',
   toggleLiveUpdate: 'attentionLens.toggleLiveUpdate',
+  showTensorAttention: 'attentionLens.showTensorAttention',
   showDebugAttention: 'attentionLens.showDebugAttention',
   openExampleNotebook: 'attentionLens.openExampleNotebook',
 } as const;

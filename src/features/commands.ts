@@ -1,6 +1,7 @@
 // Every `Attention: …` command. Each accepts optional arguments so CodeLenses, keybindings and
 // tests can call it without pickers; each returns what it did (tests read it).
 import * as vscode from 'vscode';
+import { TENSOR_FILE } from '../core/parse/tensors';
 import { comparePositions, rangeContains } from '../core/location';
 import type { Problem } from '../core/types';
 import type { PanelApi } from '../panel';
@@ -100,6 +101,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   // The dtype control of the panel re-runs its problem with that dtype.
   context.subscriptions.push(
     panel.onDidRequestDtype(async ({ uri, problemIndex, dtype }) => {
+      if (TENSOR_FILE.test(uri.path)) return; // features/tensorFile.ts runs those again
       if (isDebugUri(uri)) return; // the debug source re-runs its own
       reportOutcome(await runner.pickDType(await vscode.workspace.openTextDocument(uri), problemIndex, dtype));
     }),

@@ -90,7 +90,7 @@ function inlineDecorations(document: vscode.TextDocument, run: DocumentRun): vsc
     const problemRun = run.runs[problem.index];
     const result = problemRun?.result;
     const source = result && rowSource(problem, problemRun.problem);
-    if (!result || !source) continue;
+    if (!result || !source || source.cellOffsets.length === 0) continue;
     const keys = result.heads[0]?.weights.cols ?? 0;
     if (keys === 0 || keys > MAX_KEYS) continue;
     const rowLines = Array.from({ length: source.value.rows }, (_, r) =>

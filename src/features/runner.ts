@@ -206,7 +206,7 @@ export function label(problem: Problem): string {
 }
 
 /** Why this spec must not start (too many numbers to keep), or undefined when it may. */
-function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): string | undefined {
+export function refusal(spec: AttentionSpec, problem: Problem, settings: Settings): string | undefined {
   const { numbers, description } = runFootprint(spec);
   if (numbers <= settings.maxMatrixElements) return undefined;
   return (

@@ -23,7 +23,8 @@ function entryRange(document: vscode.TextDocument, offset: number): vscode.Range
 
 function cellRange(document: vscode.TextDocument, def: MatrixDef, row: number, col: number): vscode.Range | undefined {
   const { rows, cols } = def.value;
-  if (row >= rows || col >= cols) return undefined;
+  // Numbers from a tensor file have no entry in the text to select.
+  if (row >= rows || col >= cols || def.source) return undefined;
   return entryRange(document, def.cellOffsets[row * cols + col]);
 }
 

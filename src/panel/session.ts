@@ -215,6 +215,8 @@ export class WebviewSession implements vscode.Disposable {
   private async reveal(cell: Extract<WebviewToHost, { type: 'reveal' }>): Promise<void> {
     const problemRun = this.uri && this.deps.results.get(this.uri.toString())?.runs[cell.problemIndex];
     if (!this.uri || !problemRun || isDebugUri(this.uri)) return; // arrays read from a debugger have no text
+    // A problem read from a tensor file has no text to reveal.
+    if (problemRun.problem.matrices.every((def) => def.source)) return;
     const document = await vscode.workspace.openTextDocument(this.uri);
     const ranges = sourceRanges(document, problemRun.problem, { key: cell.matrix, head: cell.head, row: cell.row, col: cell.col });
     if (ranges.length === 0) return;

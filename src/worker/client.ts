@@ -5,6 +5,8 @@
 // with a clear error and the next one starts a fresh worker; the extension host never goes down
 // with it.
 import { Worker, type ResourceLimits } from 'node:worker_threads';
+import type { TensorFile } from '../core/parse/tensors';
+import type { TensorSummary } from '../core/parse/tensors/summary';
 import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
 import type {
@@ -44,6 +46,11 @@ interface Pending {
   reject(error: Error): void;
 }
 
+export interface TensorFileRead {
+  file: TensorFile;
+  summaries: TensorSummary[];
+}
+
 export class AttentionWorker {
   private worker: Worker | undefined;
   private lastError: Error | undefined;
@@ -52,6 +59,7 @@ export class AttentionWorker {
   private readonly regions = new Map<number, { resolve(view: MatrixView): void; reject(error: Error): void }>();
   private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
+  private readonly tensorReads = new Map<number, { resolve(read: TensorFileRead): void; reject(error: Error): void }>();
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
 
@@ -94,6 +102,14 @@ export class AttentionWorker {
     const view = new Promise<MatrixView>((resolve, reject) => this.regions.set(id, { resolve, reject }));
     this.ensureWorker().postMessage({ type: 'region', id, matrix, region });
     return view;
+  }
+
+  /** A tensor file read and decoded in the worker, with each tensor's summary. */
+  readTensorFile(path: string, maxElements: number): Promise<TensorFileRead> {
+    const id = this.nextId++;
+    const read = new Promise<TensorFileRead>((resolve, reject) => this.tensorReads.set(id, { resolve, reject }));
+    this.ensureWorker().postMessage({ type: 'tensorFile', id, path, maxElements });
+    return read;
   }
 
   /** A slice of a document's text (see WorkerTextMessage); starts the worker if need be. */
@@ -200,6 +216,13 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
+    if (response.type === 'tensorFile' || response.type === 'tensorFileFailed') {
+      const read = this.tensorReads.get(response.id);
+      this.tensorReads.delete(response.id);
+      if (response.type === 'tensorFile') read?.resolve({ file: response.file, summaries: response.summaries });
+      else read?.reject(new Error(response.error));
+      return;
+    }
     if (response.type === 'region') {
       this.regions.get(response.id)?.resolve(response.view);
       this.regions.delete(response.id);
@@ -231,6 +254,8 @@ export class AttentionWorker {
   private failRegions(error: Error): void {
     for (const region of this.regions.values()) region.reject(error);
     this.regions.clear();
+    for (const read of this.tensorReads.values()) read.reject(error);
+    this.tensorReads.clear();
   }
 
   private forget(id: number, pending: Pending): void {

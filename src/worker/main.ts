@@ -14,12 +14,15 @@
 // memory of the last run's size, faulted in while the worker idles (SpareMemory), which the next
 // run takes as `recycle`. Copying results out to reuse the posted memory was measured slower: the
 // copy's fresh pages fault just the same, on one thread.
+import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { CancelledError } from '../core/engine';
 import { type FastControl, maxPoolFast, memoryBytesOf, runAttentionFast, SpareMemory } from '../core/engine/fast';
 import type { AttentionResult, AttentionSpec } from '../core/types';
+import { readTensorFile } from '../core/parse/tensors';
+import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
-import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest } from '../protocol';
+import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
 import { transferablesOf } from './transfer';
 
@@ -70,8 +73,23 @@ port.on('message', (request: WorkerRequest) => {
     }
     case 'run':
       queue = queue.then(() => handle(request));
+      return;
+    case 'tensorFile':
+      return readTensors(request);
   }
 });
+
+/** A tensor file, read and decoded here: a 64 MB checkpoint never holds the host's thread. */
+function readTensors(request: WorkerTensorFileRequest): void {
+  let response: WorkerResponse;
+  try {
+    const file = readTensorFile(request.path, new Uint8Array(readFileSync(request.path)), { maxElements: request.maxElements });
+    response = { type: 'tensorFile', id: request.id, file, summaries: file.tensors.map(summarize) };
+  } catch (error) {
+    response = { type: 'tensorFileFailed', id: request.id, error: messageOf(error) };
+  }
+  port!.postMessage(response, transferablesOf(response));
+}
 
 async function handle(request: WorkerRunRequest): Promise<void> {
   const control = { isCancelled: () => Atomics.load(request.cancelFlag, 0) !== 0 };

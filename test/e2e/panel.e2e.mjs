@@ -7,38 +7,15 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, problemsContaining, runCommand, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, parsePrinted, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
 /** The panel prints 4 decimals; half a unit in the last place, and float noise. */
 const PRINTED = 5.01e-5;
 
-/** A number as the panel prints it (`0.7679`, `1.234e-4`, `−∞`). */
-function parsePrinted(text) {
-  const normalized = text.trim().replace('−', '-').replace('∞', 'Infinity');
-  const value = Number(normalized);
-  assert.ok(!Number.isNaN(value) || normalized === 'NaN', `not a number: "${text}"`);
-  return value;
-}
-
 function assertClose(actual, wanted, what) {
   assert.ok(Math.abs(actual - wanted) <= PRINTED, `${what}: panel shows ${actual}, numpy says ${wanted}`);
-}
-
-/** The heatmap card of a head's weights (head is 0-based, as in the card's data attributes). */
-function weightsCard(panel, head) {
-  return panel.locator(`section.card.heatmap[data-key="weights"][data-head="${head}"]`).first();
-}
-
-/** Opens the card's table view and returns its values, row by row. */
-async function tableValues(card) {
-  const details = card.locator('details.table-view');
-  if (!(await details.evaluate((node) => node.open))) await details.locator('summary').click();
-  const rows = details.locator('table tr:has(td)');
-  await rows.first().waitFor();
-  const texts = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-  return texts.map((row) => row.map(parsePrinted));
 }
 
 /** Retries `check` until it passes (the panel follows an edit within a moment) or 30 s pass. */
@@ -86,11 +63,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
   });
 
   afterEach(async function () {
-    if (this.currentTest?.state !== 'failed' || !page) return;
-    const file = join(screenshots, `failed-${this.currentTest.title.replace(/\W+/g, '-')}.png`);
-    await page.screenshot({ path: file }).catch(() => {});
-    console.log(`    screenshot of the failure: ${file}`);
-    if (workbench.pageErrors.length) console.log(`    page errors:\n      ${workbench.pageErrors.join('\n      ')}`);
+    await recordFailure(this.currentTest, workbench);
   });
 
   after(async () => {

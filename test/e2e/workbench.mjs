@@ -1,6 +1,7 @@
 // Drives the real VS Code UI for the end-to-end tests: code-server with the extension under
 // development, its workbench in Chromium, and the few gestures the tests need (quick open,
 // CodeLens clicks, the webview's nested frames, the Problems panel, the colour theme).
+import * as assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ export async function openWorkbench({ files = {} } = {}) {
 }
 
 /** Types `query` into the open quick input and clicks the item labelled exactly `label`. */
-async function pickQuickItem(page, label, query = label) {
+export async function pickQuickItem(page, label, query = label) {
   const input = quickInput(page);
   await input.waitFor();
   await input.fill(query);
@@ -154,4 +155,36 @@ export async function problemsContaining(page, expected) {
   const row = page.locator('.markers-panel .monaco-list-row', { hasText: expected }).first();
   await row.waitFor({ timeout: 30_000 });
   return page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+}
+
+/** A number as the panel prints it (`0.7679`, `1.234e-4`, `−∞`). */
+export function parsePrinted(text) {
+  const normalized = text.trim().replace('−', '-').replace('∞', 'Infinity');
+  const value = Number(normalized);
+  assert.ok(!Number.isNaN(value) || normalized === 'NaN', `not a number: "${text}"`);
+  return value;
+}
+
+/** The heatmap card of a head's weights (head is 0-based, as in the card's data attributes). */
+export function weightsCard(panel, head) {
+  return panel.locator(`section.card.heatmap[data-key="weights"][data-head="${head}"]`).first();
+}
+
+/** Opens the card's table view and returns its values, row by row. */
+export async function tableValues(card) {
+  const details = card.locator('details.table-view');
+  if (!(await details.evaluate((node) => node.open))) await details.locator('summary').click();
+  const rows = details.locator('table tr:has(td)');
+  await rows.first().waitFor();
+  const texts = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  return texts.map((row) => row.map(parsePrinted));
+}
+
+/** After a failed test: a screenshot of the workbench and the page's errors, for the log. */
+export async function recordFailure(test, workbench) {
+  if (test?.state !== 'failed' || !workbench?.page) return;
+  const file = join(paths.repoRoot, 'test-output', 'screenshots', `failed-${test.title.replace(/\W+/g, '-')}.png`);
+  await workbench.page.screenshot({ path: file }).catch(() => {});
+  console.log(`    screenshot of the failure: ${file}`);
+  if (workbench.pageErrors.length) console.log(`    page errors:\n      ${workbench.pageErrors.join('\n      ')}`);
 }

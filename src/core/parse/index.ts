@@ -1,10 +1,11 @@
-import type { Diagnostic, MatrixDef, ParseResult, Problem, Range, Role } from '../types';
+import type { Diagnostic, MatrixDef, ParseResult, Problem, Range, Role, TensorReference } from '../types';
 import { defaultOptions, findDirectives, type Directive } from './directive';
 import type { ReadIssue } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
 import { allocate } from './matrixBuilder';
 import { classifyName, type NameMeaning } from './names';
+import { readReference } from './references';
 
 export { LineIndex, cellAtOffset } from './lineIndex';
 export { roleLabel } from './names';
@@ -61,6 +62,8 @@ interface Definition {
   tokens?: { keys: boolean; values: string[] };
   /** A known role whose literal is broken (the reader reported why). */
   unreadable?: NonNullable<Problem['unreadable']>[number];
+  /** A tensor loaded from a file, read later by the resolver. */
+  reference?: TensorReference;
 }
 
 type Event = { at: number; directive: Directive } | { at: number; definition: Definition };
@@ -167,6 +170,12 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[], sh
     const opEnd = assignmentEnd(text, at);
     // The literal first: it is a few character tests, the name a regular expression.
     const start = opEnd === -1 ? -1 : literalStart(text, opEnd);
+    const reference = start === -1 && opEnd !== -1 ? referenceDefinition(text, lines, at, opEnd) : undefined;
+    if (reference) {
+      definitions.push(reference);
+      at = reference.end;
+      continue;
+    }
     const name = start === -1 ? undefined : nameBefore(text, at);
     if (!name) {
       at = Math.max(at + 1, opEnd);
@@ -189,6 +198,28 @@ function findDefinitions(text: string, lines: LineIndex, issues: ReadIssue[], sh
     } else at = opEnd;
   }
   return definitions;
+}
+
+/** `W_Q = load_file("model.safetensors")["…"]`: a definition of a known role read from a tensor file. */
+function referenceDefinition(text: string, lines: LineIndex, opStart: number, opEnd: number): Definition | undefined {
+  let at = opEnd;
+  while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+  // The loader first (a sticky expression that fails at once on most text), then the name.
+  const found = readReference(text, at);
+  const name = found && nameBefore(text, opStart);
+  const meaning = name && classifyName(name.name);
+  if (!found || !name || !meaning || meaning.kind !== 'matrix') return undefined;
+  const reference: TensorReference = {
+    name: name.name,
+    role: meaning.role,
+    ...(meaning.head !== undefined ? { head: meaning.head } : {}),
+    file: found.file,
+    ...(found.key !== undefined ? { key: found.key } : {}),
+    transpose: found.transpose,
+    nameRange: lines.range(name.start, name.end),
+    range: lines.range(name.start, found.end),
+  };
+  return { kind: 'matrix', start: name.start, end: found.end, key: groupKey(meaning.role, meaning.head), reference };
 }
 
 function binaryDiagnostic(range: Range): Diagnostic {
@@ -340,6 +371,7 @@ function toProblem(open: OpenProblem, index: number, lines: LineIndex): Problem 
   for (const definition of open.definitions) {
     if (definition.matrix) problem.matrices.push(definition.matrix);
     else if (definition.unreadable) (problem.unreadable ??= []).push(definition.unreadable);
+    else if (definition.reference) (problem.references ??= []).push(definition.reference);
     else if (definition.tokens) {
       if (definition.tokens.keys) problem.keyTokens = definition.tokens.values;
       else problem.tokens = definition.tokens.values;

@@ -1,0 +1,139 @@
+// Tensor files in the editor: .safetensors/.pt/.npy open in the read-only tensor view (the custom
+// editor, priority default), and "Show attention" runs a layer of the file on X — a tensor of the
+// same file or a matrix of an open text — in the worker, with PyTorch's numbers, in the panel.
+import * as assert from 'node:assert/strict';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { RunOutcome } from '../../src/features/runner';
+import type { TensorAttentionOutcome } from '../../src/features/tensorFile';
+import { activateApi, closeAllEditors, eventually, openUntitled, repoUri } from './support';
+
+interface Expected {
+  files: Record<string, Record<string, { shape: number[]; values: number[] }>>;
+  attention: Record<string, { weights: number[][][]; heads: number }>;
+}
+
+const fixture = (...segments: string[]) => repoUri('test', 'fixtures', 'tensors', ...segments);
+const expected = (): Expected => JSON.parse(readFileSync(fixture('expected.json').fsPath, 'utf8')) as Expected;
+
+function activeCustomEditor(): vscode.TabInputCustom | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputCustom ? input : undefined;
+}
+
+function panelOpen(): boolean {
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.includes('attentionLens.panel'));
+}
+
+describe('tensor files', () => {
+  before(activateApi);
+  afterEach(closeAllEditors);
+
+  for (const name of ['model.safetensors', 'pt/llama.pt', 'npz/compressed.npz', 'acts.npy']) {
+    it(`${name} opens in the tensor view by default`, async () => {
+      await vscode.commands.executeCommand('vscode.open', fixture(...name.split('/')));
+      const editor = await eventually(activeCustomEditor, 'a custom editor tab');
+      assert.equal(editor.viewType, 'attentionLens.tensorFile');
+      assert.equal(editor.uri.toString(), fixture(...name.split('/')).toString());
+    });
+  }
+
+  it('Show attention on a layer with X from the same file: PyTorch weights, in the panel', async () => {
+    const api = await activateApi();
+    const uri = fixture('model.safetensors');
+    await vscode.commands.executeCommand('vscode.open', uri);
+    await eventually(activeCustomEditor, 'the tensor view');
+    const want = expected().attention['safetensors-layer1'];
+    const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, { layer: 1, input: 'tensor:hidden_states', heads: 3 });
+    assert.equal(outcome?.error, undefined);
+    assert.ok(outcome?.notes.some((note) => /nn\.Linear stores W transposed/.test(note)), outcome?.notes.join(' | '));
+    const result = api.results.get(uri.toString())?.runs[0]?.result;
+    assert.ok(result, 'a result stored for the tensor file');
+    result.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
+    await eventually(() => (panelOpen() ? true : undefined), 'the attention panel');
+  });
+
+  it('X may be a matrix of an open text file', async () => {
+    const api = await activateApi();
+    const hidden = expected().files['model.safetensors'].hidden_states;
+    const rows = Array.from({ length: hidden.shape[0] }, (_, i) => `[${hidden.values.slice(i * hidden.shape[1], (i + 1) * hidden.shape[1]).join(', ')}]`);
+    const { document } = await openUntitled('markdown', `X = [${rows.join(',\n     ')}]\n`);
+    const uri = fixture('model.safetensors');
+    const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, { layer: 1, input: `text:${document.uri.toString()}#0#0`, heads: 3 });
+    assert.equal(outcome?.error, undefined);
+    const want = expected().attention['safetensors-layer1'];
+    const result = api.results.get(uri.toString())?.runs[0]?.result;
+    result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
+    assert.equal(result?.heads.length, 3);
+  });
+
+  it('a note that loads tensors (np.load, load_file) runs on them, read in the worker', async () => {
+    const document = await vscode.workspace.openTextDocument(repoUri('examples', 'tensors', 'notes.md'));
+    await vscode.window.showTextDocument(document);
+    // Run at once: the run waits for the worker to read the tensors the note loads.
+    const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runFile', document.uri);
+    assert.deepEqual(outcome?.failures, []);
+    const want = expected().attention.example;
+    const result = outcome?.run?.runs[0]?.result;
+    assert.equal(result?.heads.length, 2);
+    result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
+  });
+
+  it('a tensor reference that cannot be read is an error diagnostic on its line', async () => {
+    const { document } = await openUntitled('python', 'X = np.load("/nonexistent/acts.npy")\nW_Q = [[1, 0], [0, 1]]\n');
+    const diagnostics = await eventually(() => {
+      const found = vscode.languages.getDiagnostics(document.uri).filter((d) => d.code === 'tensor-reference');
+      return found.length > 0 ? found : undefined;
+    }, 'a tensor-reference diagnostic');
+    assert.equal(diagnostics[0].range.start.line, 0);
+    assert.equal(diagnostics[0].severity, vscode.DiagnosticSeverity.Error);
+    assert.match(diagnostics[0].message, /X: cannot read \/nonexistent\/acts\.npy/);
+  });
+
+  it('runs in the dtype asked, and refuses a run above attentionLens.maxMatrixElements', async () => {
+    const api = await activateApi();
+    const uri = fixture('model.safetensors');
+    const choice = { layer: 0, input: 'tensor:hidden_states', heads: 3 };
+    // An open view keeps the file as read (under the default limit); the run's own bound is tested.
+    await vscode.commands.executeCommand('vscode.open', uri);
+    await eventually(activeCustomEditor, 'the tensor view');
+    await vscode.commands.executeCommand('attentionLens.showTensorAttention', uri, { ...choice, dtype: 'float32' });
+    assert.equal(api.results.get(uri.toString())?.runs[0]?.result?.dtype, 'float32');
+    const config = vscode.workspace.getConfiguration('attentionLens');
+    await config.update('maxMatrixElements', 100, vscode.ConfigurationTarget.Global);
+    try {
+      const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, choice);
+      assert.match(outcome?.error ?? '', /was not run: it would keep \d[\d,]* numbers .*more than attentionLens\.maxMatrixElements = 100/);
+    } finally {
+      await config.update('maxMatrixElements', undefined, vscode.ConfigurationTarget.Global);
+    }
+  });
+
+  it('an open view reads its file again once it changed on disk', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-view-'));
+    try {
+      const uri = vscode.Uri.file(join(dir, 'ckpt.pt'));
+      copyFileSync(fixture('pt', 'mha.pt').fsPath, uri.fsPath);
+      await vscode.commands.executeCommand('vscode.open', uri);
+      await eventually(activeCustomEditor, 'the tensor view');
+      const choice = { layer: 1, input: 'tensor:hidden_states', heads: 3 };
+      const before = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, choice);
+      assert.match(before?.error ?? '', /No layer 1/);
+      copyFileSync(fixture('pt', 'llama.pt').fsPath, uri.fsPath);
+      const after = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, choice);
+      assert.equal(after?.error, undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a hostile checkpoint is refused by name, and nothing runs', async () => {
+    const uri = fixture('pt', 'hostile-os-system.pt');
+    const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, { layer: 0, input: 'tensor:w', heads: 1 });
+    assert.match(outcome?.error ?? '', /asks for `posix\.system`/);
+  });
+});
