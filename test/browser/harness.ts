@@ -156,7 +156,7 @@ export function readJson<T>(relative: string): T {
 
 /**
  * Mocha hooks for a file of panel tests: one Chromium for the file; each test opens its page with
- * `open()`, and after the test the page is checked for errors and closed.
+ * `open()`, and after the test the page is checked for errors and CSP violations and closed.
  */
 export function panelPages(): { open(options?: OpenOptions): Promise<PanelPage> } {
   let browser: Browser | undefined;
@@ -171,8 +171,10 @@ export function panelPages(): { open(options?: OpenOptions): Promise<PanelPage> 
     const page = current;
     current = undefined;
     if (!page) return;
+    const violations = await page.violations();
     await page.close();
     assert.deepEqual(page.errors, [], 'the page logged errors');
+    assert.deepEqual(violations, [], 'CSP violations');
   });
   return {
     async open(options) {

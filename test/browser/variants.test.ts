@@ -3,7 +3,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { runAttention } from '../../src/core/engine';
 import { parseDocument } from '../../src/core/parse';
 import { buildSpec } from '../../src/core/spec';
@@ -12,7 +11,7 @@ import { panelDataOf } from '../../src/panel/model';
 import type { PanelData } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { renderReportHtml } from '../../src/report/standaloneHtml';
-import { heatmapZ, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
+import { heatmapZ, panelPages, ROOT, type PanelPage } from './harness';
 
 /** Problem `index` of an example, run by the reference engine, as the panel receives it. */
 function example(file: string, index = 0): { data: PanelData; result: AttentionResult } {
@@ -35,27 +34,11 @@ async function tabs(panel: PanelPage): Promise<string[]> {
 }
 
 describe('panel: variants and the FlashAttention walk, in Chromium', function () {
-  let browser: Browser;
-  let panel: PanelPage | undefined;
-
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
-  afterEach(async () => {
-    if (panel) {
-      assert.deepEqual(panel.errors, [], 'the page logged errors');
-      assert.deepEqual(await panel.violations(), [], 'CSP violations');
-    }
-    await panel?.close();
-    panel = undefined;
-  });
+  const pages = panelPages();
 
   it('RoPE: names the pair convention and shows each head’s scores before and after turning', async () => {
     const { data, result } = example('08-rope-gqa.md');
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     assert.match(await panel.page.$eval('#card-h1-scores .formula', (p) => p.textContent ?? ''), /^S = RoPE\(Q\) · RoPE\(K\)ᵀ/);
     assert.ok((await tabs(panel)).includes('variants'));
@@ -77,7 +60,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
 
   it('softcap: scores before the cap beside the capped ones, none beyond C', async () => {
     const { data, result } = example('10-softcap.md');
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     assert.match(await panel.page.$eval('#card-h1-scaled .formula', (p) => p.textContent ?? ''), /, then \/ T = 0\.8, then C·tanh\(s \/ C\) with C = 2 \(softcap\)$/);
     await openTab(panel, 'variants');
@@ -90,7 +73,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
 
   it('a sliding window with a sink: the mask’s structure and the share of the product it skips', async () => {
     const { data, result } = example('09-sliding-window.md');
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     await openTab(panel, 'variants');
     const mask = result.heads[0].mask!;
@@ -103,7 +86,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
 
   it('ALiBi: each head’s bias −m·|i − j| with its slope', async () => {
     const { data } = example('11-alibi-documents-decode.md', 0);
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     assert.match(await panel.page.$eval('#card-h1-masked .formula', (p) => p.textContent ?? ''), /ALiBi's −m·\|i − j\|/);
     await openTab(panel, 'variants');
@@ -114,7 +97,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
 
   it('decode: the one row beside the full matrix, framed where it sits, and equal to it', async () => {
     const { data, result } = example('11-alibi-documents-decode.md', 3);
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     await openTab(panel, 'variants');
     const full = await heatmapZ(panel.page, 'card-v-decode-full');
@@ -122,7 +105,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     assert.equal(step.length, 1);
     assert.deepEqual(step[0], full[full.length - 1]);
     assert.deepEqual(full, rowsOf(result.decode!.fullWeights[0]));
-    const ticks = (id: string, axis: 'xaxis' | 'yaxis') => panel!.page.$eval(`#${id} .plot`, (plot, a) => (plot as unknown as { layout: Record<string, { ticktext: string[] }> }).layout[a].ticktext, axis);
+    const ticks = (id: string, axis: 'xaxis' | 'yaxis') => panel.page.$eval(`#${id} .plot`, (plot, a) => (plot as unknown as { layout: Record<string, { ticktext: string[] }> }).layout[a].ticktext, axis);
     assert.deepEqual(await ticks('card-v-decode-step', 'yaxis'), ['its']);
     assert.deepEqual(await ticks('card-v-decode-full', 'yaxis'), ['the', 'cat', 'sat', 'on', 'its']);
     assert.deepEqual(await ticks('card-v-decode-step', 'xaxis'), ['the', 'cat', 'sat', 'on', 'its']);
@@ -132,7 +115,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
 
   it('the FlashAttention walk: tile by tile, m and l per row, ending in the output of head 1', async () => {
     const { data, result } = example('09-sliding-window.md');
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     await openTab(panel, 'flash');
     const walk = data.result!.flash![0];
@@ -161,7 +144,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
       script: readFileSync(path.join(ROOT, 'dist', 'webview.js'), 'utf8'),
       css: readFileSync(path.join(ROOT, 'media', 'panel.css'), 'utf8'),
     });
-    panel = await openPanel(browser, { html });
+    const panel = await pages.open({ html });
     await panel.page.waitForFunction(() => Number(document.body.dataset.rendered ?? 0) > 0);
     await openTab(panel, 'flash');
     // Tiles of 2×2 over 6 tokens: step 7 is queries 5–6 (documents B and C) against keys 1–2 (A).
@@ -176,7 +159,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
 
   it('plain attention has no Variants tab, but the FlashAttention walk', async () => {
     const { data } = example('02-causal-mask.md');
-    panel = await openPanel(browser);
+    const panel = await pages.open();
     await panel.send({ type: 'data', data });
     const shown = await tabs(panel);
     assert.ok(!shown.includes('variants') && shown.includes('flash'), shown.join());

@@ -234,6 +234,8 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     const outputs = await panel.locator('#flash-table tbody tr td:last-child').allInnerTexts();
     const rows = outputs.map((text) => text.replace(/[[\]]/g, '').split(',').map(parsePrinted));
     assertMatrixClose(rows, reference.output.slice(-rows.length), 'O / l of the last tile');
+    // The panel keeps the chosen view across problems: leave it on Steps for the tests after this one.
+    await panel.locator('vscode-button[data-view="steps"]').click();
   });
 
   it('shows a diagnostic in the Problems panel after a bad row is typed', async () => {

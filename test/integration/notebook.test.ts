@@ -147,11 +147,15 @@ describe('notebooks in the notebook editor', () => {
     writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [code(problem('first', '[[1, 0], [0, 1]]')), code(problem('second', '[[2, 0], [0, 2]]'))] }));
     const notebook = await showNotebook(file);
     await cellLenses(notebook.cellAt(1));
-    const editor = vscode.window.activeNotebookEditor;
-    assert.ok(editor);
-    editor.selections = [new vscode.NotebookRange(1, 2)];
-    await vscode.commands.executeCommand('notebook.cell.edit');
-    const cellEditor = await eventually(() => (vscode.window.activeTextEditor?.document.uri.toString() === notebook.cellAt(1).document.uri.toString() ? vscode.window.activeTextEditor : undefined), 'the cell editor');
+    // Focus may still move (a panel of an earlier run being revealed): select and edit the cell
+    // until its editor is the active one.
+    const cellEditor = await eventually(async () => {
+      const active = vscode.window.activeTextEditor;
+      if (active?.document.uri.toString() === notebook.cellAt(1).document.uri.toString()) return active;
+      await vscode.window.showNotebookDocument(notebook, { selections: [new vscode.NotebookRange(1, 2)] });
+      await vscode.commands.executeCommand('notebook.cell.edit');
+      return undefined;
+    }, 'the cell editor');
     cellEditor.selection = new vscode.Selection(1, 2, 1, 2);
     const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem');
     assert.deepEqual(outcome?.run?.runs.map((run) => run?.problem.name), [undefined, 'second']);
