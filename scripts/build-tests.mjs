@@ -19,6 +19,8 @@ await esbuild.build({
   target: 'node20',
   sourcemap: 'linked',
   external: ['vscode', 'mocha'],
+  // As in esbuild.mjs: the extension bundles its example notebook as text.
+  loader: { '.ipynb': 'text' },
   logLevel: 'warning',
 });
 console.log(`built ${tests.length} integration test file(s) into ${outDir}`);

@@ -68,10 +68,17 @@ export function readerPosition(document: vscode.TextDocument, { line, character 
   return cell === undefined ? { line, character } : { line, character, cell };
 }
 
+/** The document that holds a range the reader gave: `document` itself, or in a notebook the
+ * cell's (undefined for a printed output, which is no text document). */
+export function documentHolding(document: vscode.TextDocument, range: Range): vscode.TextDocument | undefined {
+  if (range.start.cell === undefined) return document;
+  if (range.start.output !== undefined) return undefined;
+  return cellOf(document)?.notebook.cellAt(range.start.cell).document;
+}
+
 /** The text of a range the reader gave, from whichever cell of the notebook holds it. */
 export function textAt(document: vscode.TextDocument, range: Range): string {
-  const cell = range.start.cell === undefined ? undefined : cellOf(document)?.notebook.cellAt(range.start.cell);
-  return (cell?.document ?? document).getText(toVsRange(range));
+  return (documentHolding(document, range) ?? document).getText(toVsRange(range));
 }
 
 function decode(item: vscode.NotebookCellOutputItem): string {

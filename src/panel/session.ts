@@ -9,6 +9,7 @@ import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelSta
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
 import { isDebugUri } from '../features/debugUri';
+import { documentHolding } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
@@ -218,10 +219,13 @@ export class WebviewSession implements vscode.Disposable {
     // A problem read from a tensor file has no text to reveal.
     if (problemRun.problem.matrices.every((def) => def.source)) return;
     const document = await vscode.workspace.openTextDocument(this.uri);
-    const ranges = sourceRanges(document, problemRun.problem, { key: cell.matrix, head: cell.head, row: cell.row, col: cell.col });
-    if (ranges.length === 0) return;
-    const visible = vscode.window.visibleTextEditors.find((editor) => editor.document.uri.toString() === this.uri?.toString());
-    const editor = await vscode.window.showTextDocument(document, { viewColumn: visible?.viewColumn ?? vscode.ViewColumn.One, preserveFocus: false });
+    const found = sourceRanges((def) => documentHolding(document, def.range), problemRun.problem, { key: cell.matrix, head: cell.head, row: cell.row, col: cell.col });
+    if (found.length === 0) return;
+    // In a notebook the query's row and a key's row may lie in different cells: select in the first.
+    const target = found[0].document;
+    const ranges = found.filter((place) => place.document === target).map((place) => place.range);
+    const visible = vscode.window.visibleTextEditors.find((editor) => editor.document === target);
+    const editor = await vscode.window.showTextDocument(target, { viewColumn: visible?.viewColumn ?? vscode.ViewColumn.One, preserveFocus: false });
     editor.selections = ranges.map((range) => new vscode.Selection(range.start, range.end));
     editor.revealRange(ranges[0], vscode.TextEditorRevealType.InCenterIfOutsideViewport);
   }

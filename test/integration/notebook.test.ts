@@ -6,7 +6,10 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import type { MatrixDef } from '../../src/core/types';
+import { documentHolding } from '../../src/features/notebook';
 import type { RunOutcome } from '../../src/features/runner';
+import { sourceRanges, type SourceRange } from '../../src/panel/reveal';
 import { activateApi, assertClose, closeAllEditors, codeLenses, eventually, hoverText, ourDiagnostics, repoUri, rowsOf } from './support';
 
 interface Reference {
@@ -106,6 +109,26 @@ describe('notebooks in the notebook editor', () => {
     assert.equal(api.results.get(projections.toString())?.runs[0]?.result, result);
     const summary = await eventually(async () => (await codeLenses(xCell.document.uri)).find((lens) => lens.title.includes('rows sum'))?.title, 'the summary lens');
     assert.match(summary, /rows sum to 1/);
+  });
+
+  it('a clicked heatmap cell leads to the entries in the cells that hold them, never into the cell run from', async () => {
+    const notebook = await openExampleNotebook();
+    const xCell = notebook.cellAt(1);
+    await eventually(async () => ((await codeLenses(xCell.document.uri)).length > 0 ? true : undefined), 'the notebook to be read');
+    // Run from the cell of W_Q and W_K: the query's row of X is still found in X's own cell.
+    const projections = notebook.cellAt(3).document;
+    const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem', projections.uri, 0);
+    const problem = outcome?.run?.runs[0]?.problem;
+    assert.ok(problem);
+    const documentOf = (def: MatrixDef) => documentHolding(projections, def.range);
+    const texts = (places: SourceRange[]) => places.map(({ document, range }) => [notebook.getCells().findIndex((cell) => cell.document === document), document.getText(range)]);
+    // Q[1][0]: query row 2 of X (cell 1), then column 1 of W_Q (cell 3).
+    assert.deepEqual(texts(sourceRanges(documentOf, problem, { key: 'Q', head: 0, row: 1, col: 0 })), [
+      [1, '0.0, 2.0, 0.0, 2.0'],
+      [3, '1'], [3, '0'], [3, '1'], [3, '0'],
+    ]);
+    // V[0][1]: row 1 of X; W_V exists only as a printed output, which has no text to select.
+    assert.deepEqual(texts(sourceRanges(documentOf, problem, { key: 'V', head: 0, row: 0, col: 1 })), [[1, '1.0, 0.0, 1.0, 0.0']]);
   });
 
   it('an error in a cell is a diagnostic on that cell at its exact range; fixing it with an edit re-runs live to PyTorch’s numbers', async () => {
