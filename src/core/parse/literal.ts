@@ -1,4 +1,4 @@
-import type { ReadIssue } from './issues';
+import { printedSummaryMessage, type ReadIssue } from './issues';
 import { MatrixBuilder } from './matrixBuilder';
 import { scanDecimal, scanNumber, type ScannedNumber } from './numbers';
 
@@ -153,6 +153,8 @@ function readBrackets(text: string, open: number, matrix: MatrixBuilder): Litera
   const nested = firstCode === CH.open;
   let depth = nested ? 1 : 0; // 0: a flat or MATLAB literal; 1/2: between / inside rows
   let lastWasEntry = false;
+  // numpy/torch left numbers out (`...,`): reported once, at the first.
+  let summarized = false;
   let lastEnd = open + 1;
   let at = open + 1;
   for (;;) {
@@ -196,7 +198,15 @@ function readBrackets(text: string, open: number, matrix: MatrixBuilder): Litera
       continue;
     }
     if (code === CH.dot && next === CH.dot && text.charCodeAt(at + 2) === CH.dot) {
-      at = lineEnd(text, at) + 1; // MATLAB line continuation
+      // numpy and torch print `...,` where they leave out the middle of a large array; reading on
+      // would give the wrong numbers. Otherwise it is MATLAB's line continuation.
+      if (/^[ \t]*,/.test(text.slice(at + 3, at + 16))) {
+        if (!summarized) matrix.fail(at, at + 3, 'printed-summary', printedSummaryMessage(label));
+        summarized = true;
+        at += 3;
+      } else {
+        at = lineEnd(text, at) + 1;
+      }
       continue;
     }
     if (code === CH.semicolon && depth !== 2) {

@@ -31,6 +31,8 @@ export class MatrixBuilder {
   /** Buffers of this literal's own, once it outgrew the scratch. */
   private own?: { values: ArrayBuffer | SharedArrayBuffer; offsets: ArrayBuffer | SharedArrayBuffer };
 
+  /** Set by `fail`: later issues of this literal are not reported. */
+  private failed = false;
   /** Issues found; in a quiet builder they are only counted. */
   issueCount = 0;
 
@@ -80,7 +82,7 @@ export class MatrixBuilder {
 
   issue(start: number, end: number, severity: Severity, code: string, message: string, suggestion?: string): void {
     this.issueCount++;
-    if (this.quiet) return;
+    if (this.quiet || this.failed) return;
     if (this.issues.length >= MAX_ISSUES_PER_LITERAL) {
       this.suppressed++;
       return;
@@ -93,7 +95,10 @@ export class MatrixBuilder {
     this.broken = true;
     this.issues.length = 0;
     this.suppressed = 0;
+    this.failed = false;
     this.issue(start, end, 'error', code, message, suggestion);
+    // What the rest of the literal would say is beside the point now.
+    this.failed = true;
   }
 
   /** Issues, with one closing note when some were left out. */

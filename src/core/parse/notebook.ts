@@ -1,6 +1,7 @@
 import type { Diagnostic, MatrixDef, ParseResult, Position, Problem, Range } from '../types';
 import { comparePositions } from '../location';
 import { parseDocument, type ReadOptions } from './index';
+import { printedSummaryMessage } from './issues';
 import { LineIndex } from './lineIndex';
 import { readLiteral } from './literal';
 
@@ -153,7 +154,7 @@ export function parseCells(cells: readonly NotebookCell[], options: ReadOptions 
             range: anchor ?? { ...range, end: range.start },
             severity: 'warning',
             code: 'printed-summary',
-            message: `${name} was printed in summary (numpy/torch elide the middle of large arrays with "..."), so its numbers cannot be read; print it whole, e.g. after np.set_printoptions(threshold=sys.maxsize).`,
+            message: printedSummaryMessage(name),
           });
         }
         continue;

@@ -21,6 +21,25 @@ describe('reader: diagnostics', () => {
     assert.deepEqual(spec.diagnostics.map((x) => [x.severity, x.code, x.message]), [['info', 'waiting-for-matrix', 'This problem runs once X reads cleanly.']]);
   });
 
+  it('an array numpy or torch printed in summary (`...,` for the rows or columns left out) is one error, never fewer numbers', () => {
+    for (const text of [
+      'X = array([[1., 2., 3.],\n       [4., 5., 6.],\n       ...,\n       [7., 8., 9.]])',
+      'X = tensor([[1., 2., ..., 8., 9.],\n        [3., 4., ..., 6., 7.]])',
+    ]) {
+      const result = parseDocument(text);
+      const summary = diagnostic(result, 'printed-summary');
+      assert.equal(summary.severity, 'error');
+      assert.deepEqual(summary.range, rangeOf(text, '...'));
+      assert.match(summary.message, /^X was printed in summary/);
+      assert.deepEqual(result.diagnostics.map((d) => d.code), ['printed-summary'], 'nothing else about the rest of X');
+      assert.deepEqual(result.problems[0]?.matrices ?? [], [], 'X is not used');
+    }
+  });
+
+  it('MATLAB `...` still continues a line', () => {
+    assert.deepEqual(rows(matrix(parseDocument('W_Q = [1 2 ...\n 3; 4 5 6]').problems[0], 'W_Q')), [[1, 2, 3], [4, 5, 6]]);
+  });
+
   it('MATLAB ragged rows too', () => {
     const text = 'W_Q = [1 2; 3 4 5]';
     assert.deepEqual(diagnostic(parseDocument(text), 'ragged-row').range, rangeOf(text, '3 4 5'));
