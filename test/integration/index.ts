@@ -11,7 +11,7 @@ const SUMMARY_PREFIX = 'integration summary:';
 
 export function run(): Promise<void> {
   console.log(`vscode.version ${vscode.version} (${vscode.env.appName}, ${vscode.env.appHost})`);
-  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 30_000, reporter: 'spec' });
+  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 60_000, reporter: 'spec' });
   const grep = process.env.ATTENTION_LENS_TEST_GREP;
   if (grep) mocha.grep(grep);
 
