@@ -16,23 +16,12 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { goToPosition, openFile, openWorkbench, runCommand } from '../test/e2e/workbench.mjs';
+import { seededRandom } from '../scripts/lib/seededRandom.mjs';
 
 const EDITS = Number(process.env.EDITS ?? 7);
 const json = process.argv.includes('--json');
 const SMALL = '01-worked-example.md';
 const LARGE = 'bench-96-tokens.md';
-
-// mulberry32: seeded, so every run measures the same file.
-function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A Markdown note: 96 tokens, d_model 16, 4 heads of d_k 4, causal. */
 function largeNote(tokens = 96, dModel = 16) {

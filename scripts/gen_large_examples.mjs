@@ -4,20 +4,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { seededRandom } from './lib/seededRandom.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-
-// mulberry32: a tiny seeded generator, enough for example data.
-function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function matrixLiteral(name, rows, cols, random, spread) {
   const lines = [];
