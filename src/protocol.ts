@@ -8,6 +8,7 @@
 import type { NotebookCell } from './core/parse/notebook';
 import type { TensorFile } from './core/parse/tensors';
 import type { TensorSummary } from './core/parse/tensors/summary';
+import type { MatrixStatistics } from './core/statistics';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
@@ -55,15 +56,6 @@ export interface WorkerReadCellsRequest {
   type: 'readCells';
   id: number;
   cells: NotebookCell[];
-}
-
-/** Over the finite entries of a matrix; `count` is all of them. */
-export interface MatrixStatistics {
-  min: number;
-  max: number;
-  sum: number;
-  finite: number;
-  count: number;
 }
 
 /** The document was closed: the worker drops its copy of the text. */

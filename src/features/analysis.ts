@@ -13,7 +13,8 @@ import * as vscode from 'vscode';
 import { hasReferences, resolveReferences } from '../core/parse/tensors/resolve';
 import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
-import type { MatrixStatistics, TextChange, WorkerReading } from '../protocol';
+import { matrixStatistics, type MatrixStatistics } from '../core/statistics';
+import type { TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
 import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
@@ -178,8 +179,11 @@ export class DocumentAnalyzer implements vscode.Disposable {
   private async withTensors(document: vscode.TextDocument, reading: WorkerReading): Promise<WorkerReading> {
     if (!hasReferences(reading.parse)) return reading;
     const parse = await resolveReferences(reading.parse, this.tensorFiles.loaderFor(document));
-    const specs = reading.specs.map((spec, index) => (reading.parse.problems[index].references ? buildSpec(parse.problems[index]) : spec));
-    return { ...reading, parse, specs };
+    // A problem that loads tensors gains their matrices: its spec and its hover statistics follow.
+    const loads = (index: number) => reading.parse.problems[index].references !== undefined;
+    const specs = reading.specs.map((spec, index) => (loads(index) ? buildSpec(parse.problems[index]) : spec));
+    const statistics = reading.statistics.map((known, index) => (loads(index) ? parse.problems[index].matrices.map((def) => matrixStatistics(def.value.data)) : known));
+    return { ...reading, parse, specs, statistics };
   }
 
   /**

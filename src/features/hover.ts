@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { cellAtOffset } from '../core/parse/lineIndex';
 import type { AttentionResult, MatrixDef, Problem } from '../core/types';
-import type { MatrixStatistics } from '../protocol';
+import type { MatrixStatistics } from '../core/statistics';
 import type { DocumentAnalyzer } from './analysis';
 import { matrixTitle, ROLE_NAMES, roleFormula } from './describe';
 import { SELECTOR } from './languages';

@@ -5,8 +5,9 @@
 import { LineIndex, parseDocument } from '../core/parse';
 import { parseCells, type NotebookCell } from '../core/parse/notebook';
 import { buildSpec } from '../core/spec';
+import { matrixStatistics } from '../core/statistics';
 import type { Diagnostic, ParseResult } from '../core/types';
-import type { MatrixStatistics, WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
+import type { WorkerEditMessage, WorkerReading, WorkerTextMessage } from '../protocol';
 
 interface Copy {
   version: number;
@@ -87,7 +88,7 @@ function readWith(read: () => ParseResult): WorkerReading {
   try {
     const parse = read();
     const specs = parse.problems.map((problem) => buildSpec(problem));
-    const statistics = parse.problems.map((problem) => problem.matrices.map((def) => statisticsOf(def.value.data)));
+    const statistics = parse.problems.map((problem) => problem.matrices.map((def) => matrixStatistics(def.value.data)));
     return { parse, specs, statistics, readMs: performance.now() - started };
   } catch (error) {
     // A reader bug or an allocation that failed: one diagnostic, and the worker lives on.
@@ -98,21 +99,6 @@ function readWith(read: () => ParseResult): WorkerReading {
   }
 }
 
-function statisticsOf(data: Float64Array | Float32Array): MatrixStatistics {
-  let min = Infinity;
-  let max = -Infinity;
-  let sum = 0;
-  let finite = 0;
-  for (let i = 0; i < data.length; i++) {
-    const value = data[i];
-    if (!Number.isFinite(value)) continue;
-    finite++;
-    sum += value;
-    if (value < min) min = value;
-    if (value > max) max = value;
-  }
-  return { min, max, sum, finite, count: data.length };
-}
 
 /** True when the literal opened at `open` would read on to the end of `text`: the reader stops
  * an unclosed literal at the first `=` or `:` or blank line, and there is none. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../src/features/runner';
 import type { TensorAttentionOutcome } from '../../src/features/tensorFile';
-import { activateApi, closeAllEditors, eventually, openUntitled, repoUri } from './support';
+import { activateApi, closeAllEditors, eventually, hoverText, openUntitled, repoUri } from './support';
 
 interface Expected {
   files: Record<string, Record<string, { shape: number[]; values: number[] }>>;
@@ -81,6 +81,11 @@ describe('tensor files', () => {
     const result = outcome?.run?.runs[0]?.result;
     assert.equal(result?.heads.length, 2);
     result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
+    // The name of a loaded matrix hovers with its statistics, as a written one does.
+    const line = document.getText().split('\n').findIndex((text) => text.startsWith('X = np.load'));
+    const xValues = Array.from(result!.input?.data ?? [], Number);
+    const hover = await hoverText(document.uri, new vscode.Position(line, 0));
+    assert.ok(hover.includes(`min ${Number(Math.min(...xValues).toFixed(4))}`), hover);
   });
 
   it('a tensor reference that cannot be read is an error diagnostic on its line', async () => {
