@@ -140,13 +140,21 @@ export function panelDataOf(source: PanelSource): PanelData {
   // A decode step's one query is the last token; the keys are every token.
   if (source.result.decode && problem.tokens) Object.assign(data, { tokens: problem.tokens.slice(-1), keyTokens: problem.keyTokens ?? problem.tokens });
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;
-  return { ...data, dk: source.result.heads[0]?.Q.cols, result: withVariantViews(resultViewOf(source.result, WO), variantViewsOf(problem, source.result)) };
+  return { ...data, dk: source.result.heads[0]?.Q.cols, result: panelViewOf(problem, source.result, WO) };
 }
 
-/** The result's views with the variant views added, or the very same views when there are none
- * (large problems: the host keeps the worker's views as they came). */
-function withVariantViews(view: ResultView, extra: Pick<ResultView, 'variants' | 'flash'>): ResultView {
-  return extra.variants || extra.flash ? { ...view, ...extra } : view;
+/** The result's views with the variant views added, built once per result: the session posts only
+ * "stale" when the view it last posted is the very same object, so a new object here would resend
+ * and redraw an old result on every keystroke. Large problems keep the worker's views as they came. */
+const panelViews = new WeakMap<AttentionResult, ResultView>();
+function panelViewOf(problem: Problem, result: AttentionResult, WO: Matrix | undefined): ResultView {
+  const cached = panelViews.get(result);
+  if (cached) return cached;
+  const view = resultViewOf(result, WO);
+  const extra = variantViewsOf(problem, result);
+  const combined = extra.variants || extra.flash ? { ...view, ...extra } : view;
+  panelViews.set(result, combined);
+  return combined;
 }
 
 /** Views of each result, built once: pooling a 4096² matrix takes 60–240 ms, and the same result
