@@ -330,13 +330,15 @@ async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> 
   // A newer render may have replaced this plot while plotly was loading.
   if (!root.isConnected) return;
   const { spec, view, context } = binding;
+  // The preview of these numbers (a newer render may put its own before this draw ends).
+  const preview = root.querySelector(':scope > .preview');
   const plot = await Plotly.react(root, [trace(spec, view, context)], layout(spec, view, context), {
     displayModeBar: false,
     responsive: true,
     doubleClick: 'reset',
     showTips: false,
   });
-  root.querySelector(':scope > .preview')?.remove();
+  preview?.remove();
   // A newer render may have purged and replaced this plot while plotly was drawing it.
   if (!root.isConnected || typeof plot.on !== 'function') return;
   const bound = bindings.has(root);
@@ -362,12 +364,28 @@ async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> 
   plot.on('plotly_relayout', (event) => bindings.get(root)?.onZoom?.(event));
 }
 
-/** The plot div of a card: the earlier render's (already plotted, updated in place) or a new one
- * showing the preview until plotly draws. Its height is the plot's from the start: no jump. */
+/**
+ * The plot div of a card: the earlier render's (already plotted, updated in place) or a new one.
+ * Either shows the preview of the new numbers at once, in the plot's cells, until plotly has drawn
+ * them (drawPlot removes it): plotly takes 10–30 ms a plot, the preview well under one, so an
+ * edit's numbers are on screen in the next frame. Not over a zoomed plot, whose cells it would not
+ * match. The height is the plot's from the start: no jump.
+ */
 function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, previous: HTMLElement | undefined): HTMLElement {
   const height = `${plotHeight(view, context.compact)}px`;
+  const preview = () => heatmapPreview({
+    rows: view.rows,
+    cols: view.cols,
+    data: view.data,
+    range: colorRange(spec, view, context.state),
+    colorScale: context.state.colorScale,
+    colors: context.colors,
+    numbers: showsNumbers(spec, view, context.state),
+  });
   if (previous?.classList.contains('js-plotly-plot')) {
     previous.style.height = height;
+    previous.querySelector(':scope > .preview')?.remove();
+    if (!context.state.zoom[spec.id]) previous.append(preview());
     return previous;
   }
   const plot = document.createElement('div');
@@ -377,15 +395,7 @@ function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContex
   plot.style.setProperty('--plot-left', `${MARGIN.l}px`);
   plot.style.setProperty('--plot-bottom', `${MARGIN.b}px`);
   plot.style.setProperty('--plot-right', `${MARGIN.r + (spec.scale === 'mask' ? 0 : COLORBAR_WIDTH)}px`);
-  plot.append(heatmapPreview({
-    rows: view.rows,
-    cols: view.cols,
-    data: view.data,
-    range: colorRange(spec, view, context.state),
-    colorScale: context.state.colorScale,
-    colors: context.colors,
-    numbers: showsNumbers(spec, view, context.state),
-  }));
+  plot.append(preview());
   return plot;
 }
 

@@ -296,14 +296,18 @@ async function render(): Promise<void> {
     });
   }
   loadHeavyPartsAfterPaint();
-  // What is on screen first, then the rest (an update of a long Steps view is mostly off screen).
+  // Every heatmap shows its new numbers in the next frame (the previews); plotly then redraws the
+  // plots, those on screen first (an update of a long Steps view is mostly off screen), one per
+  // task, so that the next keystroke's data, arriving meanwhile, stops this render instead of
+  // queueing behind it. (Plotly.react settles in microtasks: without the yields the browser would
+  // handle nothing else until every plot was drawn.)
+  const visibleAt = await nextFrame();
   const cards = blocks.filter((block): block is HeatmapCard => !(block instanceof HTMLElement));
   const onScreen = cards.filter((card) => isOnScreen(card.element));
-  let visibleAt: number | undefined;
   for (const card of [...onScreen, ...cards.filter((card) => !onScreen.includes(card))]) {
     if (generation !== renderGeneration) return;
     await card.draw();
-    if (card === onScreen[onScreen.length - 1]) visibleAt = now();
+    await nextTask();
   }
   // Tests and the benchmarks wait for this marker: every heatmap of this render is drawn.
   if (generation !== renderGeneration) return;
@@ -311,8 +315,26 @@ async function render(): Promise<void> {
   if (arrival && current.timing) {
     // Where this update's time went (bench/editor-latency.mjs reads it).
     const drawnAt = now();
-    document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, visibleAt: visibleAt ?? drawnAt, drawnAt });
+    document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, visibleAt, drawnAt });
   }
+}
+
+/** Resolves in the next animation frame (the one that paints what is drawn so far), with its time;
+ * a page that paints no frames (hidden) goes on after 100 ms. */
+function nextFrame(): Promise<number> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(fallback);
+      resolve(now());
+    };
+    const fallback = setTimeout(done, 100);
+    requestAnimationFrame(done);
+  });
+}
+
+/** Lets the browser handle what is waiting (input, the host's next message) before going on. */
+function nextTask(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
 function isOnScreen(element: HTMLElement): boolean {

@@ -89,6 +89,32 @@ describe('panel first paint and updates in Chromium', function () {
     assert.deepEqual(row2, ['0.5', '0.5', '0', '0'], 'the table shows the new numbers');
   });
 
+  it('shows an edit\'s numbers over the plots in the first frame, then lets plotly take them over', async () => {
+    const panel = await pages.open();
+    await panel.send({ type: 'data', data: dataOf() });
+    await panel.page.evaluate(() => {
+      (document.querySelector('#card-h1-weights .plot') as HTMLElement).dataset.marker = 'first';
+    });
+    // What the weights' plot shows before plotly redraws: the preview laid over it, caught as it
+    // is added (plotly draws a task later at the earliest).
+    const overlaid = panel.page.evaluate(() => new Promise<string[]>((resolve) => {
+      const plot = document.querySelector('#card-h1-weights .plot') as HTMLElement;
+      new MutationObserver((_, observer) => {
+        const preview = plot.querySelector(':scope > .preview');
+        if (!preview) return;
+        observer.disconnect();
+        resolve(Array.from(preview.querySelectorAll('span'), (cell) => cell.textContent ?? ''));
+      }).observe(plot, { childList: true });
+    }));
+    const edited = editedResult();
+    await panel.send({ type: 'data', data: dataOf(edited) });
+    const weights = edited.heads[0].weights;
+    assert.deepEqual(await overlaid, Array.from(weights.data, cellText), 'the first frame shows the new weights');
+    assert.equal(await panel.page.$eval('#card-h1-weights .plot', (element) => (element as HTMLElement).dataset.marker), 'first', 'the plot was rebuilt instead of updated');
+    assert.deepEqual((await heatmapZ(panel.page, 'card-h1-weights'))[2], Array.from(weights.data.subarray(8, 12)), 'plotly drew the new numbers');
+    assert.equal(await panel.page.$('.js-plotly-plot > .preview'), null, 'a preview stayed over a drawn plot');
+  });
+
   it('keeps the last good result on screen, marked out of date, until a new one arrives', async () => {
     const panel = await pages.open();
     await panel.send({ type: 'data', data: dataOf() });
