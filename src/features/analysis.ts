@@ -6,7 +6,7 @@
 // so CodeLens, hovers and runs use it at once and no large matrix is copied.
 //
 // While the user types: a document that reads cheaply is read again at once (so live update can
-// follow within milliseconds); an expensive one after readDelayMs (settings.ts). Errors appear
+// follow within milliseconds); an expensive one after the delay readDelay.ts chooses. Errors appear
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
@@ -23,8 +23,6 @@ import { readDelayMs, readSettings, SECTION } from './settings';
 import { TensorReferenceFiles } from './tensorReferences';
 import { toVsDiagnostic } from './vsDiagnostic';
 
-/** A read this fast is repeated on every edit instead of waiting for the debounce. */
-const CHEAP_READ_MS = 3;
 /** Characters of text per slice sent to the worker: cutting and posting one takes about 1 ms. */
 const SLICE_CHARS = 2 ** 20;
 
@@ -79,6 +77,12 @@ export class DocumentAnalyzer implements vscode.Disposable {
     this.tensorFiles = new TensorReferenceFiles(worker);
   }
 
+  /** When the document's last edit reached the extension host (performance.timeOrigin + now). */
+  editedAt(uri: string): number | undefined {
+    const at = this.lastEdit.get(uri);
+    return at === undefined ? undefined : performance.timeOrigin + at;
+  }
+
   /** The last reading of the document, of whatever version (undefined before the first). */
   latest(document: vscode.TextDocument): Analysis | undefined {
     if (document.uri.scheme === CELL_SCHEME) return this.notebooks.latest(document);
@@ -109,7 +113,8 @@ export class DocumentAnalyzer implements vscode.Disposable {
     this.unsent.get(key)?.push({ version: document.version, changes });
     this.lastEdit.set(key, performance.now());
     clear(this.readTimers, key);
-    if ((this.byUri.get(key)?.readMs ?? Infinity) < CHEAP_READ_MS) {
+    const delay = readDelayMs(document.uri, this.byUri.get(key)?.readMs);
+    if (delay === 0) {
       this.readInBackground(document);
       return;
     }
@@ -117,7 +122,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
       this.readTimers.delete(key);
       if (!document.isClosed) this.readInBackground(document);
     };
-    this.readTimers.set(key, setTimeout(read, readDelayMs(document.uri, this.byUri.get(key)?.readMs ?? 0)));
+    this.readTimers.set(key, setTimeout(read, delay));
   }
 
   /** Reads the document again though its text has not changed (a setting that changes what is

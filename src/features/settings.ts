@@ -1,6 +1,7 @@
 // Typed access to the `attentionLens.*` settings (declared in package.json `contributes.configuration`).
 import * as vscode from 'vscode';
 import type { DType } from '../core/types';
+import { readDelay } from './readDelay';
 
 export const SECTION = 'attentionLens';
 
@@ -31,23 +32,15 @@ export function readSettings(scope?: vscode.ConfigurationScope): Settings {
 
 /** Errors wait this long after the last keystroke unless `attentionLens.debounceMs` says otherwise. */
 const ERROR_DELAY_MS = 300;
-/** The longest an edit waits before its document is read again, however costly reading it is. */
-const MAX_READ_DELAY_MS = 300;
 
 function explicitDebounce(config: vscode.WorkspaceConfiguration): number | undefined {
   const value = config.get<number | null>('debounceMs');
   return typeof value === 'number' && Number.isFinite(value) ? Math.max(0, value) : undefined;
 }
 
-/**
- * How long after an edit a document is read (and, with live update, run) again: the user's
- * `attentionLens.debounceMs` when set, else twice what reading it last cost, at most 300 ms. A
- * note that reads in 1 ms follows every keystroke; a 2048-token file waits a few ms, so that fast
- * typing never queues reads; nothing ever waits a fixed 300 ms it does not need.
- */
-export function readDelayMs(scope: vscode.ConfigurationScope | undefined, lastReadMs: number): number {
-  const explicit = explicitDebounce(vscode.workspace.getConfiguration(SECTION, scope));
-  return explicit ?? Math.min(MAX_READ_DELAY_MS, Math.ceil(2 * lastReadMs));
+/** How long after an edit the document is read again (readDelay.ts), with the user's setting. */
+export function readDelayMs(scope: vscode.ConfigurationScope | undefined, lastReadMs: number | undefined): number {
+  return readDelay(lastReadMs, explicitDebounce(vscode.workspace.getConfiguration(SECTION, scope)));
 }
 
 /** Writes where the user's effective value comes from (workspace if set there, else user). */
