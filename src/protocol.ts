@@ -269,6 +269,8 @@ export interface PanelData {
 }
 
 export interface PanelTiming {
+  /** When the extension host was told of the edit this result follows, if any (ms, same clock). */
+  editedAt?: number;
   sentAt: number;
   /** The run's round trip through the worker, and the engine's compute time within it. */
   workerMs: number;

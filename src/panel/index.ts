@@ -9,7 +9,7 @@ import { isDebugUri } from '../features/debugUri';
 import { readerPosition } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
-import { WebviewSession, type DtypeRequest, type Log, type RegionPooler } from './session';
+import { WebviewSession, type DtypeRequest, type Log, type SessionDeps } from './session';
 
 export const PANEL_VIEW_TYPE = 'attentionLens.panel';
 export const BOTTOM_VIEW_ID = 'attentionLens.attentionView';
@@ -40,9 +40,9 @@ function cursorOf(editor: vscode.TextEditor, run: DocumentRun | undefined): Curs
   return { uri: editor.document.uri, problemIndex: problem.index, head: def?.head };
 }
 
-export function registerPanel(context: vscode.ExtensionContext, results: Results, regionOf: RegionPooler, log: Log = console): PanelApi {
+export function registerPanel(context: vscode.ExtensionContext, results: Results, engine: Pick<SessionDeps, 'regionOf' | 'editedAt'>, log: Log = console): PanelApi {
   const dtypeRequests = new vscode.EventEmitter<DtypeRequest>();
-  const deps = { extensionUri: context.extensionUri, results, log, regionOf, onDtype: (request: DtypeRequest) => dtypeRequests.fire(request) };
+  const deps: SessionDeps = { extensionUri: context.extensionUri, results, log, ...engine, onDtype: (request: DtypeRequest) => dtypeRequests.fire(request) };
   let panel: { webviewPanel: vscode.WebviewPanel; session: WebviewSession } | undefined;
   let bottom: WebviewSession | undefined;
 
@@ -61,7 +61,9 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
 
   const show = (uri: vscode.Uri, problemIndex = 0, head?: number) => {
     if (!panel) {
-      const webviewPanel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Attention', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, {});
+      // Kept alive while hidden behind another editor: a page made again costs a second or more
+      // (VS Code's webview service worker, plotly's 4.8 MB evaluated again) against nothing.
+      const webviewPanel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Attention', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, { retainContextWhenHidden: true });
       adopt(webviewPanel);
     } else {
       panel.webviewPanel.reveal(panel.webviewPanel.viewColumn, true); // stays where the user put it

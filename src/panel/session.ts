@@ -34,6 +34,8 @@ export interface SessionDeps {
   onDtype(request: DtypeRequest): void;
   /** A region of a matrix on shared memory, pooled in the engine worker. */
   regionOf: RegionPooler;
+  /** When the extension host was told of the document's last edit (performance.timeOrigin + now). */
+  editedAt(uri: string): number | undefined;
 }
 
 export type RegionPooler = (matrix: Matrix, region: Region) => Promise<MatrixView>;
@@ -107,7 +109,9 @@ export class WebviewSession implements vscode.Disposable {
     }
     this.shown = { key, result: data.result };
     this.onTitle(data.title);
+    const editedAt = this.deps.editedAt(this.uri.toString());
     const timing = problemRun?.result && {
+      ...(editedAt !== undefined ? { editedAt } : {}),
       sentAt: performance.timeOrigin + performance.now(),
       workerMs: problemRun.elapsedMs,
       computeMs: problemRun.result.elapsedMs,
