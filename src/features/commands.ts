@@ -37,9 +37,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       void vscode.window.showInformationMessage('Attention: no matrices found in this file. Try "Attention: Insert Example…".');
       return undefined;
     }
+    const opened = panel.openForRun(document.uri, 0);
     const outcome = await runner.run(document);
     reportOutcome(outcome);
-    if (!outcome.cancelled) panel.show(document.uri, firstSucceeded(outcome) ?? 0);
+    if (!outcome.cancelled || opened) panel.show(document.uri, firstSucceeded(outcome) ?? 0);
     return outcome;
   });
 
@@ -47,9 +48,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const document = await documentFor(uri);
     const problem = index === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[index];
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
+    const opened = panel.openForRun(document.uri, problem.index);
     const outcome = await runner.run(document, [problem.index]);
     reportOutcome(outcome);
-    if (!outcome.cancelled) panel.show(document.uri, problem.index);
+    if (!outcome.cancelled || opened) panel.show(document.uri, problem.index);
     return outcome;
   });
 
@@ -59,7 +61,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const { version } = await analyzer.read(document);
     const run = results.get(document.uri.toString())?.runs[problem];
     // The panel shows results; a problem never run (or edited since) is run first.
-    if (!run || run.version !== version) reportOutcome(await runner.run(document, [problem]));
+    if (!run || run.version !== version) {
+      panel.openForRun(document.uri, problem);
+      reportOutcome(await runner.run(document, [problem]));
+    }
     panel.show(document.uri, problem);
   });
 

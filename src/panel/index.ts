@@ -17,6 +17,11 @@ export const BOTTOM_VIEW_ID = 'attentionLens.attentionView';
 export interface PanelApi {
   /** Opens (or reveals) the panel beside the editor on this problem and head. */
   show(uri: vscode.Uri, problemIndex?: number, head?: number): void;
+  /**
+   * Before a run whose result the panel will show: makes the panel if there is none (true then),
+   * so that its page loads while the run computes. Follow with `show`, even if the run is cancelled.
+   */
+  openForRun(uri: vscode.Uri, problemIndex?: number): boolean;
   /** The user picked a dtype in the panel: re-run that problem with it. */
   onDidRequestDtype: vscode.Event<DtypeRequest>;
   /** What the panel beside the editor shows, while it is open. */
@@ -59,16 +64,21 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
     return session;
   };
 
+  const create = (): WebviewSession =>
+    // Kept alive while hidden behind another editor: a page made again costs a second or more
+    // (VS Code's webview service worker, plotly's 4.8 MB evaluated again) against nothing.
+    adopt(vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Attention', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, { retainContextWhenHidden: true }));
+
   const show = (uri: vscode.Uri, problemIndex = 0, head?: number) => {
-    if (!panel) {
-      // Kept alive while hidden behind another editor: a page made again costs a second or more
-      // (VS Code's webview service worker, plotly's 4.8 MB evaluated again) against nothing.
-      const webviewPanel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Attention', { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true }, { retainContextWhenHidden: true });
-      adopt(webviewPanel);
-    } else {
-      panel.webviewPanel.reveal(panel.webviewPanel.viewColumn, true); // stays where the user put it
-    }
-    panel!.session.show(uri, problemIndex, head);
+    if (panel) panel.webviewPanel.reveal(panel.webviewPanel.viewColumn, true); // stays where the user put it
+    (panel?.session ?? create()).show(uri, problemIndex, head);
+  };
+
+  /** Makes the panel, if there is none, as a run starts: its page loads while the run computes. */
+  const openForRun = (uri: vscode.Uri, problemIndex = 0): boolean => {
+    if (panel) return false;
+    create().show(uri, problemIndex, undefined, true);
+    return true;
   };
 
   context.subscriptions.push(
@@ -115,5 +125,5 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
       for (const session of [panel?.session, bottom]) if (session?.uri?.toString() === uri) session.refresh();
     }),
   );
-  return { show, onDidRequestDtype: dtypeRequests.event, shownUri: () => panel?.session.uri };
+  return { show, openForRun, onDidRequestDtype: dtypeRequests.event, shownUri: () => panel?.session.uri };
 }

@@ -57,6 +57,10 @@ export class WebviewSession implements vscode.Disposable {
   /** What the page shows now: a refresh that would send the same result again sends only
    * whether it is out of date (a keystroke must not re-send and redraw every matrix). */
   private shown: { key: string; result: ResultView | undefined } | undefined;
+  /** The page has said 'ready' (its script listens). */
+  private pageReady = false;
+  /** The problem's run was started with the panel and has not ended yet. */
+  private computing = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -80,11 +84,15 @@ export class WebviewSession implements vscode.Disposable {
     this.disposables.push(webview.onDidReceiveMessage((raw: unknown) => this.receive(raw)));
   }
 
-  /** Shows this problem (and head) of this document; sends the data when the page is ready. */
-  show(uri: vscode.Uri, problemIndex: number, head?: number): void {
+  /**
+   * Shows this problem (and head) of this document; sends the data when the page is ready.
+   * `computing`: its run has started (the page, made while it computes, says so until it ends).
+   */
+  show(uri: vscode.Uri, problemIndex: number, head?: number, computing = false): void {
     this.uri = uri;
     this.problemIndex = problemIndex;
     this.focusHead = head;
+    this.computing = computing;
     this.refresh();
   }
 
@@ -99,16 +107,18 @@ export class WebviewSession implements vscode.Disposable {
       problems,
       problemIndex: Math.min(this.problemIndex, Math.max(0, problems.length - 1)),
       result: problemRun?.result,
-      message: problemRun?.error ?? (run ? undefined : 'This file has not been read yet: run attention on it.'),
+      message: problemRun?.error ?? (this.computing ? 'Computing attention…' : run ? undefined : 'This file has not been read yet: run attention on it.'),
     });
     const stale = run && problemRun?.result && problemRun.version !== run.version ? staleReason(run) : undefined;
+    this.onTitle(data.title);
+    // Nothing goes to a page that is still loading: its 'ready' asks for what to show then, once.
+    if (!this.pageReady) return;
     const key = JSON.stringify([data.uri, data.problemIndex, data.title, data.problems, data.message]);
     if (this.focusHead === undefined && this.shown?.key === key && this.shown.result === data.result) {
       this.post({ type: 'stale', ...(stale ? { stale } : {}) });
       return;
     }
     this.shown = { key, result: data.result };
-    this.onTitle(data.title);
     const editedAt = this.deps.editedAt(this.uri.toString());
     const timing = problemRun?.result && {
       ...(editedAt !== undefined ? { editedAt } : {}),
@@ -158,6 +168,7 @@ export class WebviewSession implements vscode.Disposable {
   private async handle(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
+        this.pageReady = true;
         this.shown = undefined; // a new page: it shows nothing yet
         return this.refresh();
       case 'state':
