@@ -1,6 +1,6 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
 // Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VMADD VSUB VMAX VSPLAT
-// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK_STEP VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
+// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK4 VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
 // addressed by raw pointers into the shared memory; nothing here touches the C stack (no arrays,
 // no address-taken locals), because every thread's instance starts with the same stack pointer in
 // the one shared memory.
@@ -93,7 +93,8 @@ EXPORT(gemm) void FN(gemm)(const T *AP, const T *BP, T *C, int ldc, int M, int N
 static void FN(pack_quad)(const T *A, int lda, T *dst, int rows, int K) {
   int k = 0;
   if (rows == MR)
-    for (; k + LANES <= K; k += LANES) PACK_STEP(A + k, lda, dst + k * MR);
+    for (; k + LANES <= K; k += LANES)
+      PACK4(wasm_v128_load(A + k), wasm_v128_load(A + lda + k), wasm_v128_load(A + 2 * lda + k), wasm_v128_load(A + 3 * lda + k), dst + k * MR);
   for (; k < K; k++)
     for (int r = 0; r < MR; r++) dst[k * MR + r] = r < rows ? A[r * lda + k] : 0;
 }
@@ -105,6 +106,34 @@ static void FN(pack_quad)(const T *A, int lda, T *dst, int rows, int K) {
 EXPORT(pack_rows) void FN(pack_rows)(const T *src, int lda, T *dst, int M, int K, int ldp, int k0, int part, int parts) {
   for (int q = part; q * MR < M; q += parts)
     FN(pack_quad)(src + q * MR * lda, lda, dst + (q * ldp + k0) * MR, M - q * MR < MR ? M - q * MR : MR, K);
+}
+
+/* Softmax's last step fused with packing the weights for A·V: the MR rows of w (leading dimension
+   ld) times their factors f[0..MR) (1 / row sum), written back and packed as pack_quad packs them;
+   sums[r] = the sum of row r's results (the row-sum check), added in scale_row's order. One pass
+   over the rows instead of two. */
+static void FN(normalize_quad)(T *w, int ld, const T *f, T *dst, int K, T *sums) {
+  const T g0 = f[0], g1 = f[1], g2 = f[2], g3 = f[3]; /* f may be sums */
+  v128_t f0 = VSPLAT(g0), f1 = VSPLAT(g1), f2 = VSPLAT(g2), f3 = VSPLAT(g3);
+  v128_t s0 = VSPLAT(0), s1 = s0, s2 = s0, s3 = s0;
+  T *w0 = w, *w1 = w + ld, *w2 = w + 2 * ld, *w3 = w + 3 * ld;
+  int k = 0;
+  for (; k + LANES <= K; k += LANES) {
+    v128_t r0 = VMUL(wasm_v128_load(w0 + k), f0), r1 = VMUL(wasm_v128_load(w1 + k), f1);
+    v128_t r2 = VMUL(wasm_v128_load(w2 + k), f2), r3 = VMUL(wasm_v128_load(w3 + k), f3);
+    wasm_v128_store(w0 + k, r0); wasm_v128_store(w1 + k, r1);
+    wasm_v128_store(w2 + k, r2); wasm_v128_store(w3 + k, r3);
+    s0 = VADD(s0, r0); s1 = VADD(s1, r1); s2 = VADD(s2, r2); s3 = VADD(s3, r3);
+    PACK4(r0, r1, r2, r3, dst + k * MR);
+  }
+  T t0 = VHSUM(s0), t1 = VHSUM(s1), t2 = VHSUM(s2), t3 = VHSUM(s3);
+  for (; k < K; k++) {
+    t0 += dst[k * MR] = w0[k] *= g0;
+    t1 += dst[k * MR + 1] = w1[k] *= g1;
+    t2 += dst[k * MR + 2] = w2[k] *= g2;
+    t3 += dst[k * MR + 3] = w3[k] *= g3;
+  }
+  sums[0] = t0; sums[1] = t1; sums[2] = t2; sums[3] = t3;
 }
 
 /* Packs B (K x N) into panels of NB columns, zero-padded: dst[p][k][c] = B[k][p·NB + c], where
@@ -268,6 +297,7 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
   const T *QP = (const T *)a->q_packed, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *S = (T *)a->scores, *W = (T *)a->weights, *O = (T *)a->out;
   T *tile = (T *)(a->scratch + thread * a->scratch_stride); /* TR x nk weights, packed */
+  T *sums = (T *)a->row_sums;
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
     FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0);
@@ -279,12 +309,17 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
       if (max == -__builtin_inf()) {
         for (int j = 0; j < nk; j++) w[j] = 0;
         ((unsigned char *)a->row_flags)[i] = 1;
-        ((T *)a->row_sums)[i] = 0;
+        sums[i] = 0; /* as the factor: the zero row stays zero, its sum 0 */
         continue;
       }
-      ((T *)a->row_sums)[i] = FN(scale_row)(w, nk, (T)1 / FN(exp_row)(w, nk, max));
+      sums[i] = (T)1 / FN(exp_row)(w, nk, max); /* the factor, until normalize_quad */
     }
-    FN(pack_rows)(W + (long)i0 * nk, nk, tile, rows, nk, nk, 0, 0, 1);
+    /* Normalised and packed for A·V in one pass per quad of full rows; a last partial quad row by row. */
+    int full = rows / MR * MR;
+    for (int q = 0; q < full; q += MR)
+      FN(normalize_quad)(W + (long)(i0 + q) * nk, nk, sums + i0 + q, tile + q * nk, nk, sums + i0 + q);
+    for (int i = i0 + full; i < i0 + rows; i++) sums[i] = FN(scale_row)(W + (long)i * nk, nk, sums[i]);
+    if (full < rows) FN(pack_rows)(W + (long)(i0 + full) * nk, nk, tile + full * nk, rows - full, nk, nk, 0, 0, 1);
     FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0);
   }
 }
