@@ -19,7 +19,7 @@
    (build-wasm.mjs) and per k the loop issues little besides 2 + MR loads and 16 multiplies and
    adds. One core, against four strided row pointers into A: a 1024² head's QKᵀ 3.8 against 4.3
    ms, one head's X·W_Q (1024 x 512 · 512 x 64) 1.8 against 2.1 ms. */
-static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int rows, int acc) {
+static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int rows, int acc, T *vmax) {
   v128_t c00, c01, c10, c11, c20, c21, c30, c31;
   c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = VSPLAT(0);
   if (acc) {
@@ -45,16 +45,23 @@ static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int 
   if (rows > 1) { wasm_v128_store(C + ldc, c10); wasm_v128_store(C + ldc + LANES, c11); }
   if (rows > 2) { wasm_v128_store(C + 2 * ldc, c20); wasm_v128_store(C + 2 * ldc + LANES, c21); }
   if (rows > 3) { wasm_v128_store(C + 3 * ldc, c30); wasm_v128_store(C + 3 * ldc + LANES, c31); }
+  if (vmax) { /* each row's running maximum, a vector of LANES per row: pmax keeps the running one over NaN */
+    wasm_v128_store(vmax, VMAX(VMAX(wasm_v128_load(vmax), c00), c01));
+    if (rows > 1) wasm_v128_store(vmax + LANES, VMAX(VMAX(wasm_v128_load(vmax + LANES), c10), c11));
+    if (rows > 2) wasm_v128_store(vmax + 2 * LANES, VMAX(VMAX(wasm_v128_load(vmax + 2 * LANES), c20), c21));
+    if (rows > 3) wasm_v128_store(vmax + 3 * LANES, VMAX(VMAX(wasm_v128_load(vmax + 3 * LANES), c30), c31));
+  }
 }
 
 /* The ragged right edge (a panel narrower than NB), one dot product per element. */
-static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K, int acc) {
+static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K, int acc, T *vmax) {
   for (int i = 0; i < M; i++) {
     const T *a = AP + (i / MR) * K * MR + i % MR;
     for (int j = 0; j < N; j++) {
       T s = acc ? C[i * ldc + j] : 0;
       for (int k = 0; k < K; k++) s += a[k * MR] * B[k * NB + j];
       C[i * ldc + j] = s;
+      if (vmax && vmax[i * LANES] < s) vmax[i * LANES] = s;
     }
   }
 }
@@ -63,15 +70,15 @@ static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K
    columns (panel p at BP + p·stride, its row k at + k·NB: contiguous, so the micro-kernel streams
    it without cache-set conflicts). Panels outermost, so each stays in L1 while every quad passes
    over it. */
-static void FN(block)(const T *AP, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc) {
+static void FN(block)(const T *AP, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc, T *vmax) {
   for (int j = 0, p = 0; j < N; j += NB, p++) {
     const T *panel = BP + p * stride;
     if (N - j < NB) {
-      FN(edge)(AP, panel, C + j, ldc, M, N - j, K, acc);
+      FN(edge)(AP, panel, C + j, ldc, M, N - j, K, acc, vmax);
       continue;
     }
     for (int i = 0; i < M; i += MR)
-      FN(micro)(AP + i * K, panel, C + i * ldc + j, ldc, K, M - i < MR ? M - i : MR, acc);
+      FN(micro)(AP + i * K, panel, C + i * ldc + j, ldc, K, M - i < MR ? M - i : MR, acc, vmax ? vmax + i * LANES : 0);
   }
 }
 
@@ -83,7 +90,7 @@ EXPORT(gemm) void FN(gemm)(const T *AP, const T *BP, T *C, int ldc, int M, int N
     int nc = N - j < 64 ? N - j : 64;
     for (int i = 16 * part; i < M; i += 16 * parts) {
       int mr = M - i < 16 ? M - i : 16;
-      FN(block)(AP + i * K, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0);
+      FN(block)(AP + i * K, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0, 0);
     }
   }
 }
@@ -247,18 +254,23 @@ static T FN(prepare_row)(const Attn *a, int i, int j0, int n, const T *s, T *sca
   return max;
 }
 
-/* w[0:n) = exp(w − max) in place; returns the sum. */
-static T FN(exp_row)(T *w, int n, T max) {
-  v128_t vm = VSPLAT(max), vsum = VSPLAT(0);
+/* w[0:n) = exp(src·scale − max), and src·scale into `scaled` when given; returns the sum. In place
+   (src = w, scale 1: the product is exact) after prepare_row. */
+static T FN(exp_row)(const T *src, T scale, T *scaled, T *w, int n, T max) {
+  v128_t vm = VSPLAT(max), vs = VSPLAT(scale), vsum = VSPLAT(0);
   int j = 0;
   for (; j + LANES <= n; j += LANES) {
-    v128_t e = VEXP(VSUB(wasm_v128_load(w + j), vm));
+    v128_t v = VMUL(wasm_v128_load(src + j), vs);
+    if (scaled) wasm_v128_store(scaled + j, v);
+    v128_t e = VEXP(VSUB(v, vm));
     wasm_v128_store(w + j, e);
     vsum = VADD(vsum, e);
   }
   T sum = VHSUM(vsum);
   for (; j < n; j++) {
-    v128_t e = VEXP(VSPLAT(w[j] - max));
+    T v = src[j] * scale;
+    if (scaled) scaled[j] = v;
+    v128_t e = VEXP(VSPLAT(v - max));
     T ej = VLANE0(e);
     w[j] = ej;
     sum += ej;
@@ -298,21 +310,33 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
   T *S = (T *)a->scores, *W = (T *)a->weights, *O = (T *)a->out;
   T *tile = (T *)(a->scratch + thread * a->scratch_stride); /* TR x nk weights, packed */
   T *sums = (T *)a->row_sums;
+  /* Without a mask and with a positive scale, the scores' row maxima come out of the micro-kernel
+     (into the tile, free until the weights are packed) and max(s·scale) = max(s)·scale, so scaling
+     and exp are one pass over each row, not two. */
+  const T scale = (T)a->scale;
+  T *vmax = a->masked_any || !(scale > 0) ? 0 : tile;
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
-    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0);
+    if (vmax)
+      for (int r = 0; r < rows; r++) wasm_v128_store(vmax + r * LANES, VSPLAT(-__builtin_inf()));
+    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0, vmax);
     for (int i = i0; i < i0 + rows; i++) {
       long off = (long)i * nk;
-      T *w = W + off;
-      T max = FN(prepare_row)(a, i, 0, nk, S + off, a->scaled ? (T *)a->scaled + off : 0,
-                              a->mask_out ? (T *)a->mask_out + off : 0, a->masked ? (T *)a->masked + off : 0, w);
+      T *w = W + off, *scaled = a->scaled ? (T *)a->scaled + off : 0;
+      T max = vmax ? VHMAX(wasm_v128_load(vmax + (i - i0) * LANES)) * scale : -__builtin_inf();
+      if (max != -__builtin_inf()) {
+        sums[i] = (T)1 / FN(exp_row)(S + off, scale, scaled, w, nk, max); /* the factor, until normalize_quad */
+        continue;
+      }
+      max = FN(prepare_row)(a, i, 0, nk, S + off, scaled, a->mask_out ? (T *)a->mask_out + off : 0,
+                            a->masked ? (T *)a->masked + off : 0, w);
       if (max == -__builtin_inf()) {
         for (int j = 0; j < nk; j++) w[j] = 0;
         ((unsigned char *)a->row_flags)[i] = 1;
         sums[i] = 0; /* as the factor: the zero row stays zero, its sum 0 */
         continue;
       }
-      sums[i] = (T)1 / FN(exp_row)(w, nk, max); /* the factor, until normalize_quad */
+      sums[i] = (T)1 / FN(exp_row)(w, 1, 0, w, nk, max);
     }
     /* Normalised and packed for A·V in one pass per quad of full rows; a last partial quad row by row. */
     int full = rows / MR * MR;
@@ -320,7 +344,7 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
       FN(normalize_quad)(W + (long)(i0 + q) * nk, nk, sums + i0 + q, tile + q * nk, nk, sums + i0 + q);
     for (int i = i0 + full; i < i0 + rows; i++) sums[i] = FN(scale_row)(W + (long)i * nk, nk, sums[i]);
     if (full < rows) FN(pack_rows)(W + (long)(i0 + full) * nk, nk, tile + full * nk, rows - full, nk, nk, 0, 0, 1);
-    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0);
+    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0, 0);
   }
 }
 
@@ -340,7 +364,7 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
     for (int r = 0; r < rows; r++) { m[r] = -__builtin_inf(); l[r] = 0; }
     for (int k0 = 0; k0 < nk; k0 += FB) {
       int kc = nk - k0 < FB ? nk - k0 : FB;
-      FN(block)(QP + i0 * d, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0);
+      FN(block)(QP + i0 * d, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0, 0);
       for (int r = 0; r < rows; r++) {
         T *s = S + r * FB;
         T bmax = FN(prepare_row)(a, i0 + r, k0, kc, s, 0, 0, 0, s);
@@ -352,10 +376,10 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
           FN(scale_row)(O + (i0 + r) * a->ldo, dv, corr);
         }
         m[r] = mnew;
-        l[r] += FN(exp_row)(s, kc, mnew);
+        l[r] += FN(exp_row)(s, 1, 0, s, kc, mnew);
       }
       FN(pack_rows)(S, FB, P, rows, kc, kc, 0, 0, 1);
-      FN(block)(P, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+      FN(block)(P, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1, 0);
     }
     for (int r = 0; r < rows; r++) {
       if (m[r] == -__builtin_inf()) { ((unsigned char *)a->row_flags)[i0 + r] = 1; continue; }
