@@ -18,6 +18,12 @@ export function sdpaSpec(n: number, dtype: DType): AttentionSpec {
   return { options: { heads: 1, score: 'scaled_dot', dtype }, Q: random(n, 64, 1, 1), K: random(n, 64, 2, 1), V: random(n, 64, 3, 1) };
 }
 
+/** A profile's case by name (bench/kernels.ts, bench/phases.ts): `mha` (the default), `4096`, `2048` (float32), `1024f64`. */
+export function profileSpec(name: string): AttentionSpec {
+  if (name === '4096' || name === '2048') return sdpaSpec(Number(name), 'float32');
+  return name === '1024f64' ? sdpaSpec(1024, 'float64') : mhaSpec();
+}
+
 /** The benchmark's multi-head case: 1024 tokens, d_model 512, 8 heads, W_O, float32. */
 export function mhaSpec(): AttentionSpec {
   const n = 1024;

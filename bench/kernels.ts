@@ -1,25 +1,21 @@
-// `node --experimental-wasm-relaxed-simd --import tsx bench/kernels.ts [--case mha|4096|1024f64] [--output-only]`:
-// the two builds of the kernels (attention.wasm, attention-relaxed.wasm) on the same run, one
+// `node --experimental-wasm-relaxed-simd --import tsx bench/kernels.ts [--case mha|4096|2048|1024f64] [--output-only]
+// [--builds A.wasm,B.wasm]`: the two builds of the kernels (attention.wasm, attention-relaxed.wasm;
+// or any two modules given, e.g. a change's build against the committed one) on the same run, one
 // core, taking turns: every phase of the fast path's plan called on this thread alone, timed in
 // CPU time of this process (the compute threads are never started), which other work on a loaded
 // machine inflates far less than wall time. Prints the median of each phase for each build, their
 // ratio, and how far apart the two outputs are. `--output-only`: the online-softmax plan (no n×n
 // matrix kept) instead of the materialised one. A profile, not a test: nothing is asserted.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { loadavg } from 'node:os';
 import { prepareRun } from '../src/core/engine/fast/index';
-import type { AttentionSpec } from '../src/core/types';
-import { mhaSpec, sdpaSpec } from './inputs';
+import { profileSpec } from './inputs';
 
 const ROUNDS = 9;
 const FAST = join(__dirname, '..', 'src', 'core', 'engine', 'fast');
-const BUILDS = ['attention.wasm', 'attention-relaxed.wasm'];
-
-function specOf(name: string): AttentionSpec {
-  if (name === '4096') return sdpaSpec(4096, 'float32');
-  return name === '1024f64' ? sdpaSpec(1024, 'float64') : mhaSpec();
-}
+const buildsFlag = process.argv.indexOf('--builds');
+const BUILDS = buildsFlag === -1 ? ['attention.wasm', 'attention-relaxed.wasm'].map((file) => join(FAST, file)) : process.argv[buildsFlag + 1].split(',');
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -35,11 +31,11 @@ function main(): void {
   const flag = process.argv.indexOf('--case');
   const name = flag === -1 ? 'mha' : process.argv[flag + 1];
   const outputOnly = process.argv.includes('--output-only');
-  const prepared = prepareRun(specOf(name), !outputOnly);
+  const prepared = prepareRun(profileSpec(name), !outputOnly);
   if (!prepared) throw new Error('the fast path does not plan this case');
   const { plan, arena } = prepared;
   const builds = BUILDS.map((file) => {
-    const bytes = readFileSync(join(FAST, file));
+    const bytes = readFileSync(file);
     if (!WebAssembly.validate(bytes)) throw new Error(`${file} does not validate here (Node 20: --experimental-wasm-relaxed-simd)`);
     const exports = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env: { memory: arena.memory } }).exports;
     return { file, kernels: exports as Record<string, (...args: number[]) => void>, phases: plan.phases.map((): number[] => []) };
@@ -63,7 +59,7 @@ function main(): void {
     largest = Math.max(largest, Math.abs(outputs[0][i]));
   }
   console.log(`${name}${outputOnly ? ', output only' : ''}: one core, CPU ms, medians of ${ROUNDS} alternating rounds; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`phase | ${BUILDS.join(' | ')} | ratio`);
+  console.log(`phase | ${BUILDS.map((file) => basename(file)).join(' | ')} | ratio`);
   const total = builds.map(() => 0);
   plan.phases.forEach((phase, p) => {
     const kernels = [...new Set(phase.map((call) => call.kernel))].join(' + ');

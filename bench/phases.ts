@@ -1,4 +1,4 @@
-// `tsx bench/phases.ts [--case mha|4096]`: where a fast run's time goes. Runs the fast path's
+// `tsx bench/phases.ts [--case mha|4096|2048|1024f64]`: where a fast run's time goes. Runs the fast path's
 // phases one at a time on the same memory (reused, as a repeated run would) and prints the median
 // of each: the JavaScript planning the run and writing its inputs (`prepareRun`), then every phase
 // of kernel calls (plan.ts) on all threads. For the mha case the phases are: X packed into row
@@ -7,15 +7,10 @@
 // nothing is asserted.
 import { prepareRun } from '../src/core/engine/fast/index';
 import { threadPool } from '../src/core/engine/fast/pool';
-import type { AttentionSpec } from '../src/core/types';
-import { mhaSpec, sdpaSpec } from './inputs';
+import { profileSpec } from './inputs';
 
 const ROUNDS = 15;
 const WARM_UP = 3;
-
-function specOf(name: string): AttentionSpec {
-  return name === '4096' ? sdpaSpec(4096, 'float32') : mhaSpec();
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -25,7 +20,7 @@ function median(values: number[]): number {
 async function main(): Promise<void> {
   const flag = process.argv.indexOf('--case');
   const name = flag === -1 ? 'mha' : process.argv[flag + 1];
-  const spec = specOf(name);
+  const spec = profileSpec(name);
   const pool = threadPool();
   let prepared = prepareRun(spec, true);
   if (!prepared) throw new Error('the fast path does not plan this case');

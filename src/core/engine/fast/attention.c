@@ -19,10 +19,9 @@ typedef struct {
   int row_flags, row_sums, scratch, scratch_stride; /* scratch: one slice per thread */
 } Attn;
 
-/* Columns [k, k + LANES) of 4 rows (leading dimension lda) into pack_rows's order, k-major:
+/* Four row vectors r0..r3 (columns [k, k + LANES) of 4 rows) stored in pack_rows's order, k-major:
    a 4 x 4 (float32) or 4 x 2 (float64) transpose. */
-static inline void pack_step_f32(const float *A, int lda, float *dst) {
-  v128_t r0 = wasm_v128_load(A), r1 = wasm_v128_load(A + lda), r2 = wasm_v128_load(A + 2 * lda), r3 = wasm_v128_load(A + 3 * lda);
+static inline void pack4_f32(v128_t r0, v128_t r1, v128_t r2, v128_t r3, float *dst) {
   v128_t low01 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5), low23 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
   v128_t high01 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7), high23 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
   wasm_v128_store(dst, wasm_i64x2_shuffle(low01, low23, 0, 2));
@@ -30,8 +29,7 @@ static inline void pack_step_f32(const float *A, int lda, float *dst) {
   wasm_v128_store(dst + 8, wasm_i64x2_shuffle(high01, high23, 0, 2));
   wasm_v128_store(dst + 12, wasm_i64x2_shuffle(high01, high23, 1, 3));
 }
-static inline void pack_step_f64(const double *A, int lda, double *dst) {
-  v128_t r0 = wasm_v128_load(A), r1 = wasm_v128_load(A + lda), r2 = wasm_v128_load(A + 2 * lda), r3 = wasm_v128_load(A + 3 * lda);
+static inline void pack4_f64(v128_t r0, v128_t r1, v128_t r2, v128_t r3, double *dst) {
   wasm_v128_store(dst, wasm_i64x2_shuffle(r0, r1, 0, 2));
   wasm_v128_store(dst + 2, wasm_i64x2_shuffle(r2, r3, 0, 2));
   wasm_v128_store(dst + 4, wasm_i64x2_shuffle(r0, r1, 1, 3));
@@ -90,10 +88,10 @@ static inline double hsum_f64(v128_t v) { return wasm_f64x2_extract_lane(v, 0) +
 static inline v128_t exp_f32(v128_t x) {
   const v128_t round = wasm_f32x4_splat(12582912.0f); /* 1.5·2^23 */
   x = wasm_f32x4_pmax(x, wasm_f32x4_splat(-88.0f));   /* n ≥ −127: 2^n from bits, 0 at −127 */
-  v128_t t = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)), round);
+  v128_t t = MADD_F32(x, wasm_f32x4_splat(1.44269504088896341f), round);
   v128_t n = wasm_f32x4_sub(t, round);
-  v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
-  r = wasm_f32x4_sub(r, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t r = MADD_F32(n, wasm_f32x4_splat(-0.693359375f), x); /* n·ln2hi exact: fused or not, the same r */
+  r = MADD_F32(n, wasm_f32x4_splat(2.12194440e-4f), r);
   v128_t p = wasm_f32x4_splat(1.0f / 5040);
   p = MADD_F32(p, r, wasm_f32x4_splat(1.0f / 720));
   p = MADD_F32(p, r, wasm_f32x4_splat(1.0f / 120));
@@ -106,28 +104,27 @@ static inline v128_t exp_f32(v128_t x) {
   v128_t pow2 = wasm_i32x4_add(wasm_i32x4_shl(t, 23), wasm_i32x4_splat(127 << 23));
   return wasm_f32x4_mul(p, pow2);
 }
-static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
+static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52; see below for the polynomial */
   const v128_t round = wasm_f64x2_splat(6755399441055744.0);
   x = wasm_f64x2_pmax(x, wasm_f64x2_splat(-709.0)); /* n ≥ −1023: 2^n from bits, 0 at −1023 */
-  v128_t t = wasm_f64x2_add(wasm_f64x2_mul(x, wasm_f64x2_splat(1.4426950408889634)), round);
+  v128_t t = MADD_F64(x, wasm_f64x2_splat(1.4426950408889634), round);
   v128_t n = wasm_f64x2_sub(t, round);
-  v128_t r = wasm_f64x2_sub(x, wasm_f64x2_mul(n, wasm_f64x2_splat(6.93147180369123816490e-01)));
-  r = wasm_f64x2_sub(r, wasm_f64x2_mul(n, wasm_f64x2_splat(1.90821492927058770002e-10)));
-  /* Taylor to r^13: the remainder r^14/14! < 5e-18 on |r| ≤ 0.347, below half an ulp. */
-  v128_t p = wasm_f64x2_splat(1.0 / 6227020800.0);
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 479001600.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 39916800.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 3628800.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 362880.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 40320.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 5040.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 720.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 120.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 24.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0 / 6.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(0.5));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0));
-  p = MADD_F64(p, r, wasm_f64x2_splat(1.0));
+  /* ln 2's high part has 21 zero bits, so n·ln2hi is exact and fused or not gives the same r */
+  v128_t r = MADD_F64(n, wasm_f64x2_splat(-6.93147180369123816490e-01), x);
+  r = MADD_F64(n, wasm_f64x2_splat(-1.90821492927058770002e-10), r);
+  /* exp on |r| ≤ 0.35 by a degree-11 polynomial (Chebyshev fit, mpmath; coefficients rounded to
+     float64: relative error below 7.3e-18, a sixteenth of an ulp), evaluated by Estrin's scheme:
+     pairs c_k + c_{k+1}·r, then r² and r⁴ combine them, a chain of 4 dependent steps where Horner
+     has 11. Exp rows of a 1024² head on one core: 3.2 ms with Taylor to r^13 by Horner, 2.3 with
+     it by Estrin, 2.0 with this. Whole exp, without fused multiply-adds, on 35,000 points of
+     [−700, 0] against mpmath: at most 4.4e-16 relative (2 ulp; Taylor by Horner: 2.2e-16). */
+  v128_t r2 = wasm_f64x2_mul(r, r), r4 = wasm_f64x2_mul(r2, r2);
+#define PAIR(c0, c1) MADD_F64(wasm_f64x2_splat(c1), r, wasm_f64x2_splat(c0))
+  v128_t low = MADD_F64(PAIR(0.500000000000002, 0.16666666666666682), r2, PAIR(1.0, 1.0));
+  v128_t mid = MADD_F64(PAIR(0.0013888888956173813, 0.0001984126989301463), r2, PAIR(0.041666666666473465, 0.008333333333318475));
+  v128_t high = MADD_F64(PAIR(2.763413820537965e-07, 2.511118996532136e-08), r2, PAIR(2.4801481392218248e-05, 2.755723777338061e-06));
+#undef PAIR
+  v128_t p = MADD_F64(MADD_F64(high, r4, mid), r4, low);
   v128_t pow2 = wasm_i64x2_add(wasm_i64x2_shl(t, 52), wasm_i64x2_splat(1023LL << 52));
   return wasm_f64x2_mul(p, pow2);
 }
@@ -149,7 +146,7 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VPAIRMAX pairmax_f32
 #define VSTORE_F64 store_f64_f32
 #define SMAXNAN __builtin_wasm_max_f32
-#define PACK_STEP pack_step_f32
+#define PACK4 pack4_f32
 #define VLANE0(v) wasm_f32x4_extract_lane(v, 0)
 #define VEXP exp_f32
 #define VHMAX hmax_f32
@@ -172,7 +169,7 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #undef VPAIRMAX
 #undef VSTORE_F64
 #undef SMAXNAN
-#undef PACK_STEP
+#undef PACK4
 #undef VLANE0
 #undef VEXP
 #undef VHMAX
@@ -195,7 +192,7 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52 */
 #define VPAIRMAX pairmax_f64
 #define VSTORE_F64 store_f64_f64
 #define SMAXNAN __builtin_wasm_max_f64
-#define PACK_STEP pack_step_f64
+#define PACK4 pack4_f64
 #define VLANE0(v) wasm_f64x2_extract_lane(v, 0)
 #define VEXP exp_f64
 #define VHMAX hmax_f64

@@ -1,6 +1,6 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
 // Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VMADD VSUB VMAX VSPLAT
-// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK_STEP VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
+// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK4 VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
 // addressed by raw pointers into the shared memory; nothing here touches the C stack (no arrays,
 // no address-taken locals), because every thread's instance starts with the same stack pointer in
 // the one shared memory.
@@ -19,7 +19,7 @@
    (build-wasm.mjs) and per k the loop issues little besides 2 + MR loads and 16 multiplies and
    adds. One core, against four strided row pointers into A: a 1024² head's QKᵀ 3.8 against 4.3
    ms, one head's X·W_Q (1024 x 512 · 512 x 64) 1.8 against 2.1 ms. */
-static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int rows, int acc) {
+static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int rows, int acc, T *vmax) {
   v128_t c00, c01, c10, c11, c20, c21, c30, c31;
   c00 = c01 = c10 = c11 = c20 = c21 = c30 = c31 = VSPLAT(0);
   if (acc) {
@@ -45,16 +45,23 @@ static inline void FN(micro)(const T *AP, const T *B, T *C, int ldc, int K, int 
   if (rows > 1) { wasm_v128_store(C + ldc, c10); wasm_v128_store(C + ldc + LANES, c11); }
   if (rows > 2) { wasm_v128_store(C + 2 * ldc, c20); wasm_v128_store(C + 2 * ldc + LANES, c21); }
   if (rows > 3) { wasm_v128_store(C + 3 * ldc, c30); wasm_v128_store(C + 3 * ldc + LANES, c31); }
+  if (vmax) { /* each row's running maximum, a vector of LANES per row: pmax keeps the running one over NaN */
+    wasm_v128_store(vmax, VMAX(VMAX(wasm_v128_load(vmax), c00), c01));
+    if (rows > 1) wasm_v128_store(vmax + LANES, VMAX(VMAX(wasm_v128_load(vmax + LANES), c10), c11));
+    if (rows > 2) wasm_v128_store(vmax + 2 * LANES, VMAX(VMAX(wasm_v128_load(vmax + 2 * LANES), c20), c21));
+    if (rows > 3) wasm_v128_store(vmax + 3 * LANES, VMAX(VMAX(wasm_v128_load(vmax + 3 * LANES), c30), c31));
+  }
 }
 
 /* The ragged right edge (a panel narrower than NB), one dot product per element. */
-static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K, int acc) {
+static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K, int acc, T *vmax) {
   for (int i = 0; i < M; i++) {
     const T *a = AP + (i / MR) * K * MR + i % MR;
     for (int j = 0; j < N; j++) {
       T s = acc ? C[i * ldc + j] : 0;
       for (int k = 0; k < K; k++) s += a[k * MR] * B[k * NB + j];
       C[i * ldc + j] = s;
+      if (vmax && vmax[i * LANES] < s) vmax[i * LANES] = s;
     }
   }
 }
@@ -63,15 +70,15 @@ static void FN(edge)(const T *AP, const T *B, T *C, int ldc, int M, int N, int K
    columns (panel p at BP + p·stride, its row k at + k·NB: contiguous, so the micro-kernel streams
    it without cache-set conflicts). Panels outermost, so each stays in L1 while every quad passes
    over it. */
-static void FN(block)(const T *AP, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc) {
+static void FN(block)(const T *AP, const T *BP, int stride, T *C, int ldc, int M, int N, int K, int acc, T *vmax) {
   for (int j = 0, p = 0; j < N; j += NB, p++) {
     const T *panel = BP + p * stride;
     if (N - j < NB) {
-      FN(edge)(AP, panel, C + j, ldc, M, N - j, K, acc);
+      FN(edge)(AP, panel, C + j, ldc, M, N - j, K, acc, vmax);
       continue;
     }
     for (int i = 0; i < M; i += MR)
-      FN(micro)(AP + i * K, panel, C + i * ldc + j, ldc, K, M - i < MR ? M - i : MR, acc);
+      FN(micro)(AP + i * K, panel, C + i * ldc + j, ldc, K, M - i < MR ? M - i : MR, acc, vmax ? vmax + i * LANES : 0);
   }
 }
 
@@ -83,7 +90,7 @@ EXPORT(gemm) void FN(gemm)(const T *AP, const T *BP, T *C, int ldc, int M, int N
     int nc = N - j < 64 ? N - j : 64;
     for (int i = 16 * part; i < M; i += 16 * parts) {
       int mr = M - i < 16 ? M - i : 16;
-      FN(block)(AP + i * K, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0);
+      FN(block)(AP + i * K, BP + (j / NB) * K * NB, K * NB, C + i * ldc + j, ldc, mr, nc, K, 0, 0);
     }
   }
 }
@@ -93,7 +100,8 @@ EXPORT(gemm) void FN(gemm)(const T *AP, const T *BP, T *C, int ldc, int M, int N
 static void FN(pack_quad)(const T *A, int lda, T *dst, int rows, int K) {
   int k = 0;
   if (rows == MR)
-    for (; k + LANES <= K; k += LANES) PACK_STEP(A + k, lda, dst + k * MR);
+    for (; k + LANES <= K; k += LANES)
+      PACK4(wasm_v128_load(A + k), wasm_v128_load(A + lda + k), wasm_v128_load(A + 2 * lda + k), wasm_v128_load(A + 3 * lda + k), dst + k * MR);
   for (; k < K; k++)
     for (int r = 0; r < MR; r++) dst[k * MR + r] = r < rows ? A[r * lda + k] : 0;
 }
@@ -105,6 +113,34 @@ static void FN(pack_quad)(const T *A, int lda, T *dst, int rows, int K) {
 EXPORT(pack_rows) void FN(pack_rows)(const T *src, int lda, T *dst, int M, int K, int ldp, int k0, int part, int parts) {
   for (int q = part; q * MR < M; q += parts)
     FN(pack_quad)(src + q * MR * lda, lda, dst + (q * ldp + k0) * MR, M - q * MR < MR ? M - q * MR : MR, K);
+}
+
+/* Softmax's last step fused with packing the weights for A·V: the MR rows of w (leading dimension
+   ld) times their factors f[0..MR) (1 / row sum), written back and packed as pack_quad packs them;
+   sums[r] = the sum of row r's results (the row-sum check), added in scale_row's order. One pass
+   over the rows instead of two. */
+static void FN(normalize_quad)(T *w, int ld, const T *f, T *dst, int K, T *sums) {
+  const T g0 = f[0], g1 = f[1], g2 = f[2], g3 = f[3]; /* f may be sums */
+  v128_t f0 = VSPLAT(g0), f1 = VSPLAT(g1), f2 = VSPLAT(g2), f3 = VSPLAT(g3);
+  v128_t s0 = VSPLAT(0), s1 = s0, s2 = s0, s3 = s0;
+  T *w0 = w, *w1 = w + ld, *w2 = w + 2 * ld, *w3 = w + 3 * ld;
+  int k = 0;
+  for (; k + LANES <= K; k += LANES) {
+    v128_t r0 = VMUL(wasm_v128_load(w0 + k), f0), r1 = VMUL(wasm_v128_load(w1 + k), f1);
+    v128_t r2 = VMUL(wasm_v128_load(w2 + k), f2), r3 = VMUL(wasm_v128_load(w3 + k), f3);
+    wasm_v128_store(w0 + k, r0); wasm_v128_store(w1 + k, r1);
+    wasm_v128_store(w2 + k, r2); wasm_v128_store(w3 + k, r3);
+    s0 = VADD(s0, r0); s1 = VADD(s1, r1); s2 = VADD(s2, r2); s3 = VADD(s3, r3);
+    PACK4(r0, r1, r2, r3, dst + k * MR);
+  }
+  T t0 = VHSUM(s0), t1 = VHSUM(s1), t2 = VHSUM(s2), t3 = VHSUM(s3);
+  for (; k < K; k++) {
+    t0 += dst[k * MR] = w0[k] *= g0;
+    t1 += dst[k * MR + 1] = w1[k] *= g1;
+    t2 += dst[k * MR + 2] = w2[k] *= g2;
+    t3 += dst[k * MR + 3] = w3[k] *= g3;
+  }
+  sums[0] = t0; sums[1] = t1; sums[2] = t2; sums[3] = t3;
 }
 
 /* Packs B (K x N) into panels of NB columns, zero-padded: dst[p][k][c] = B[k][p·NB + c], where
@@ -218,18 +254,23 @@ static T FN(prepare_row)(const Attn *a, int i, int j0, int n, const T *s, T *sca
   return max;
 }
 
-/* w[0:n) = exp(w − max) in place; returns the sum. */
-static T FN(exp_row)(T *w, int n, T max) {
-  v128_t vm = VSPLAT(max), vsum = VSPLAT(0);
+/* w[0:n) = exp(src·scale − max), and src·scale into `scaled` when given; returns the sum. In place
+   (src = w, scale 1: the product is exact) after prepare_row. */
+static T FN(exp_row)(const T *src, T scale, T *scaled, T *w, int n, T max) {
+  v128_t vm = VSPLAT(max), vs = VSPLAT(scale), vsum = VSPLAT(0);
   int j = 0;
   for (; j + LANES <= n; j += LANES) {
-    v128_t e = VEXP(VSUB(wasm_v128_load(w + j), vm));
+    v128_t v = VMUL(wasm_v128_load(src + j), vs);
+    if (scaled) wasm_v128_store(scaled + j, v);
+    v128_t e = VEXP(VSUB(v, vm));
     wasm_v128_store(w + j, e);
     vsum = VADD(vsum, e);
   }
   T sum = VHSUM(vsum);
   for (; j < n; j++) {
-    v128_t e = VEXP(VSPLAT(w[j] - max));
+    T v = src[j] * scale;
+    if (scaled) scaled[j] = v;
+    v128_t e = VEXP(VSPLAT(v - max));
     T ej = VLANE0(e);
     w[j] = ej;
     sum += ej;
@@ -268,24 +309,42 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
   const T *QP = (const T *)a->q_packed, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
   T *S = (T *)a->scores, *W = (T *)a->weights, *O = (T *)a->out;
   T *tile = (T *)(a->scratch + thread * a->scratch_stride); /* TR x nk weights, packed */
+  T *sums = (T *)a->row_sums;
+  /* Without a mask and with a positive scale, the scores' row maxima come out of the micro-kernel
+     (into the tile, free until the weights are packed) and max(s·scale) = max(s)·scale, so scaling
+     and exp are one pass over each row, not two. */
+  const T scale = (T)a->scale;
+  T *vmax = a->masked_any || !(scale > 0) ? 0 : tile;
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
-    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0);
+    if (vmax)
+      for (int r = 0; r < rows; r++) wasm_v128_store(vmax + r * LANES, VSPLAT(-__builtin_inf()));
+    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0, vmax);
     for (int i = i0; i < i0 + rows; i++) {
       long off = (long)i * nk;
-      T *w = W + off;
-      T max = FN(prepare_row)(a, i, 0, nk, S + off, a->scaled ? (T *)a->scaled + off : 0,
-                              a->mask_out ? (T *)a->mask_out + off : 0, a->masked ? (T *)a->masked + off : 0, w);
+      T *w = W + off, *scaled = a->scaled ? (T *)a->scaled + off : 0;
+      T max = vmax ? VHMAX(wasm_v128_load(vmax + (i - i0) * LANES)) * scale : -__builtin_inf();
+      if (max != -__builtin_inf()) {
+        sums[i] = (T)1 / FN(exp_row)(S + off, scale, scaled, w, nk, max); /* the factor, until normalize_quad */
+        continue;
+      }
+      max = FN(prepare_row)(a, i, 0, nk, S + off, scaled, a->mask_out ? (T *)a->mask_out + off : 0,
+                            a->masked ? (T *)a->masked + off : 0, w);
       if (max == -__builtin_inf()) {
         for (int j = 0; j < nk; j++) w[j] = 0;
         ((unsigned char *)a->row_flags)[i] = 1;
-        ((T *)a->row_sums)[i] = 0;
+        sums[i] = 0; /* as the factor: the zero row stays zero, its sum 0 */
         continue;
       }
-      ((T *)a->row_sums)[i] = FN(scale_row)(w, nk, (T)1 / FN(exp_row)(w, nk, max));
+      sums[i] = (T)1 / FN(exp_row)(w, 1, 0, w, nk, max);
     }
-    FN(pack_rows)(W + (long)i0 * nk, nk, tile, rows, nk, nk, 0, 0, 1);
-    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0);
+    /* Normalised and packed for A·V in one pass per quad of full rows; a last partial quad row by row. */
+    int full = rows / MR * MR;
+    for (int q = 0; q < full; q += MR)
+      FN(normalize_quad)(W + (long)(i0 + q) * nk, nk, sums + i0 + q, tile + q * nk, nk, sums + i0 + q);
+    for (int i = i0 + full; i < i0 + rows; i++) sums[i] = FN(scale_row)(W + (long)i * nk, nk, sums[i]);
+    if (full < rows) FN(pack_rows)(W + (long)(i0 + full) * nk, nk, tile + full * nk, rows - full, nk, nk, 0, 0, 1);
+    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0, 0);
   }
 }
 
@@ -305,7 +364,7 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
     for (int r = 0; r < rows; r++) { m[r] = -__builtin_inf(); l[r] = 0; }
     for (int k0 = 0; k0 < nk; k0 += FB) {
       int kc = nk - k0 < FB ? nk - k0 : FB;
-      FN(block)(QP + i0 * d, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0);
+      FN(block)(QP + i0 * d, KP + k0 * d, d * NB, S, FB, rows, kc, d, 0, 0);
       for (int r = 0; r < rows; r++) {
         T *s = S + r * FB;
         T bmax = FN(prepare_row)(a, i0 + r, k0, kc, s, 0, 0, 0, s);
@@ -317,10 +376,10 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
           FN(scale_row)(O + (i0 + r) * a->ldo, dv, corr);
         }
         m[r] = mnew;
-        l[r] += FN(exp_row)(s, kc, mnew);
+        l[r] += FN(exp_row)(s, 1, 0, s, kc, mnew);
       }
       FN(pack_rows)(S, FB, P, rows, kc, kc, 0, 0, 1);
-      FN(block)(P, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1);
+      FN(block)(P, VP + k0 * NB, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kc, 1, 0);
     }
     for (int r = 0; r < rows; r++) {
       if (m[r] == -__builtin_inf()) { ((unsigned char *)a->row_flags)[i0 + r] = 1; continue; }

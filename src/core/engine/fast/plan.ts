@@ -184,8 +184,9 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   });
   const KP = K.heads.map((k) => packed(k.offset, k.cols, true, k.cols, k.rows));
   const VP = V.heads.map((v) => packed(v.offset, v.cols, false, v.rows, v.cols));
-  // Per thread: the query tile's weights packed for AV, or the online softmax's tiles.
-  const scratchStride = materialize ? Math.ceil((TILE_COLUMN_BYTES * keys) / 64) * 64 : FLASH_SCRATCH_BYTES;
+  // Per thread: the query tile's weights packed for AV (before them, its rows' running maxima: a
+  // vector, 4 keys' worth, per row), or the online softmax's tiles.
+  const scratchStride = materialize ? Math.ceil((TILE_COLUMN_BYTES * Math.max(keys, 4)) / 64) * 64 : FLASH_SCRATCH_BYTES;
   const scratch = arena.reserve(scratchStride * threads);
 
   const heads: HeadPlan[] = [];
