@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, parsePrinted, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -110,6 +110,19 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     const edited = expected['01-worked-example.md, X[0][1] = 2'].heads[0];
     await eventually(async () => assertMatrixClose(await tableValues(card), edited.weights, 'A after the edit'));
     assert.equal(await card.locator('.plot').getAttribute('data-marker'), 'before the edit', 'the plot was rebuilt, not updated');
+  });
+
+  it('keeps its page while hidden behind another editor: shown again, the same page, at once', async () => {
+    await panel.evaluate(() => { document.body.dataset.kept = 'the page before hiding'; });
+    // README.md opened in the panel's group, over the panel; then the panel's tab clicked.
+    await page.locator('.part.sidebar .composite.title').click();
+    await page.keyboard.press('Control+2');
+    await page.keyboard.press('Control+P');
+    await pickQuickItem(page, 'README.md');
+    await page.locator('.tab.active[aria-label^="README.md"]').waitFor();
+    await page.locator('.tab', { hasText: 'Attention:' }).click();
+    await page.locator('.tab.active', { hasText: 'Attention:' }).waitFor();
+    panel = await webviewFrame(page, 'body[data-kept="the page before hiding"] section.card.heatmap[data-key="weights"]', 10_000);
   });
 
   it('keeps the last good panel, marked out of date, while a row is half typed; the diagnostic is on that row', async () => {

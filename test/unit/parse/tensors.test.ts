@@ -124,6 +124,21 @@ describe('tensor files: refusals and broken files', () => {
     );
   });
 
+  it('a directory that claims more entries than the bytes can hold is refused before it is walked', () => {
+    // One corrupted byte of the zip64 record's entry count made the unzip walk 4 billion entries.
+    for (const name of ['pt/mha.pt', 'pt/llama.pt']) {
+      const bytes = bytesOf(name);
+      const zip64 = Buffer.from(bytes).lastIndexOf(Buffer.from([0x50, 0x4b, 0x06, 0x06]));
+      assert.ok(zip64 > 0, `${name} has a zip64 record`);
+      bytes[zip64 + 32 + 3] = 0xff;
+      assert.match(readError(name, bytes).message, /directory claims 4,27\d,\d{3},\d{3} entries/);
+    }
+    const npz = bytesOf('npz/stored.npz');
+    const end = Buffer.from(npz).lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]));
+    npz[end + 9] = 0xff;
+    assert.match(readError('npz/stored.npz', npz).message, /directory claims \d{2},\d{3} entries/);
+  });
+
   it('any corrupted byte reads or fails with a TensorReadError', () => {
     fc.assert(
       fc.property(fc.constantFrom(...files), fc.nat(), fc.integer({ min: 0, max: 255 }), (name, position, byte) => {
