@@ -123,6 +123,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     await page.locator('.tab', { hasText: 'Attention:' }).click();
     await page.locator('.tab.active', { hasText: 'Attention:' }).waitFor();
     panel = await webviewFrame(page, 'body[data-kept="the page before hiding"] section.card.heatmap[data-key="weights"]', 10_000);
+    await openFile(page, '01-worked-example.md'); // the keyboard back in the editor, for what follows
   });
 
   it('keeps the last good panel, marked out of date, while a row is half typed; the diagnostic is on that row', async () => {
