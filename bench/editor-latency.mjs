@@ -109,8 +109,8 @@ async function closeAllEditors(page) {
   await page.waitForTimeout(500);
 }
 
-async function clickRun(page) {
-  const box = await codeLensBox(page, '▶ Run attention');
+async function clickRun(page, lens = '▶ Run attention') {
+  const box = await codeLensBox(page, lens);
   const started = Date.now();
   await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
   return started;
@@ -244,8 +244,8 @@ async function firstWebview(page, file, heading, rows) {
   return out;
 }
 
-/** The panel hidden behind another editor in its group, then the CodeLens clicked again →
- * the panel's plots on screen (its page was kept: retainContextWhenHidden). */
+/** The panel hidden behind another editor in its group, then its problem's `Show heatmap` lens
+ * clicked → the panel's plots on screen (its page was kept: retainContextWhenHidden). */
 async function reshowHidden(page, file, rows) {
   await closeAllEditors(page);
   await openFile(page, file);
@@ -257,7 +257,7 @@ async function reshowHidden(page, file, rows) {
   await pickQuickItem(page, 'README.md');
   await page.locator('.tab.active[aria-label^="README.md"]').waitFor();
   await page.waitForTimeout(1000);
-  const started = await clickRun(page);
+  const started = await clickRun(page, 'Show heatmap');
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     for (const outer of await page.locator('iframe.webview').all()) {
@@ -357,7 +357,7 @@ async function main() {
     console.log(`    polled: preview ${a.previewDetectedMs} ms, panel ${a.panelDetectedMs} ms; interactive heatmap ${a.panelInteractiveMs} ms`);
     console.log(`    the service worker held the page: preview ${a.serviceWorkerWaitMs.preview} ms, panel ${a.serviceWorkerWaitMs.panel} ms`);
     console.log(`    the panel page's stamps, ms after the click: ${Object.entries(a.panelStartup).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-    console.log(`  hidden behind another editor, CodeLens clicked again → plots on screen: ${c.reshowHiddenMs} ms (polled)`);
+    console.log(`  hidden behind another editor, Show heatmap clicked → plots on screen: ${c.reshowHiddenMs} ms (polled)`);
     console.log(`  edit → on-screen plots painted, median of ${c.edit.all.length}: ${Math.round(c.edit.median)} ms  (all: ${c.edit.all.map(Math.round).join(', ')})`);
     if (c.edit.breakdown) console.log(`    medians, ms: ${Object.entries(c.edit.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
