@@ -46,7 +46,11 @@ function largeNote(tokens = 96, dModel = 16) {
   ].join('\n');
 }
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+/** The median of the finite values (a page may miss a paint entry: NaN). */
+const median = (values) => {
+  const finite = values.filter(Number.isFinite).sort((a, b) => a - b);
+  return finite[Math.floor(finite.length / 2)] ?? NaN;
+};
 
 /** The inner frames of every webview (the extension's page inside VS Code's guard frame). */
 async function webviewFrames(page) {

@@ -57,8 +57,8 @@ export class WebviewSession implements vscode.Disposable {
   /** What the page shows now: a refresh that would send the same result again sends only
    * whether it is out of date (a keystroke must not re-send and redraw every matrix). */
   private shown: { key: string; result: ResultView | undefined } | undefined;
-  /** The page has said 'ready' (its script listens). */
-  private pageReady = false;
+  /** How many times a page of this webview has said 'ready'. */
+  private pageLoads = 0;
   /** The problem's run was started with the panel and has not ended yet. */
   private computing = false;
   private readonly disposables: vscode.Disposable[] = [];
@@ -111,8 +111,6 @@ export class WebviewSession implements vscode.Disposable {
     });
     const stale = run && problemRun?.result && problemRun.version !== run.version ? staleReason(run) : undefined;
     this.onTitle(data.title);
-    // Nothing goes to a page that is still loading: its 'ready' asks for what to show then, once.
-    if (!this.pageReady) return;
     const key = JSON.stringify([data.uri, data.problemIndex, data.title, data.problems, data.message]);
     if (this.focusHead === undefined && this.shown?.key === key && this.shown.result === data.result) {
       this.post({ type: 'stale', ...(stale ? { stale } : {}) });
@@ -168,8 +166,11 @@ export class WebviewSession implements vscode.Disposable {
   private async handle(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
-        this.pageReady = true;
-        this.shown = undefined; // a new page: it shows nothing yet
+        // What was posted before a new panel's first page said 'ready' waited for that page (VS
+        // Code delivers it once the page has loaded: the data travels while the page loads). A
+        // page loaded again after that shows nothing yet.
+        if (++this.pageLoads === 1 && this.shown) return;
+        this.shown = undefined;
         return this.refresh();
       case 'state':
         this.state = message.state;
