@@ -51,7 +51,9 @@ const PY_READ =
   `else {'kind': 'other', 'type': type(v).__qualname__}`;
 
 // JavaScript: where Node's Buffer exists, a typed array, rows of typed arrays of one type and
-// length, or (rows of) plain numbers — these as float64 — travel as base64 of their bytes. Anything
+// length, or (rows of) plain numbers — these as float32 when every one of them is exactly a
+// float32 (half the bytes; NaN stays NaN, ±Infinity and -0 keep their sign), else as float64 —
+// travel as base64 of their bytes. Anything
 // else — booleans (masks), ragged rows, non-numbers, no Buffer (a browser) — travels as JSON, with
 // ±Infinity and NaN as strings (JSON cannot write them), read by the literal reader with its
 // messages. (A 1024×1024 matrix as JSON took js-debug 8–24 s to pass on; as base64, see bench/.)
@@ -62,13 +64,16 @@ const JS_DESCRIBE =
 
 const JS_DTYPES = `{ Float64Array: 'f8', Float32Array: 'f4', Int8Array: 'i1', Int16Array: 'i2', Int32Array: 'i4', Uint8Array: 'u1', Uint8ClampedArray: 'u1', Uint16Array: 'u2', Uint32Array: 'u4' }`;
 
+/** Plain numbers (a Float64Array) as a Float32Array when that loses nothing, else as they are. */
+const JS_NARROW = `((d) => ((s) => s.every((x, i) => x === d[i] || x !== x) ? s : d)(Float32Array.from(d)))`;
+
 /** v's numbers as typed arrays (one per row, or one in all) with its shape, when they have a dtype; else undefined. */
 const JS_AS_TYPED =
   `typeof Buffer !== 'function' || !(ArrayBuffer.isView(v) || Array.isArray(v) && v.length > 0) ? undefined ` +
   `: ArrayBuffer.isView(v) ? (types[v.constructor.name] ? { rows: [v], shape: [v.length] } : undefined) ` +
   `: v.every((r) => ArrayBuffer.isView(r) && r.constructor === v[0].constructor && r.length === v[0].length) && types[v[0].constructor.name] ? { rows: v, shape: [v.length, v[0].length] } ` +
-  `: v.every((x) => typeof x === 'number') ? { rows: [Float64Array.from(v)], shape: [v.length] } ` +
-  `: v.every((r) => Array.isArray(r) && r.length === v[0].length && r.every((x) => typeof x === 'number')) ? { rows: [Float64Array.from(v.flat())], shape: [v.length, v[0].length] } ` +
+  `: v.every((x) => typeof x === 'number') ? { rows: [${JS_NARROW}(Float64Array.from(v))], shape: [v.length] } ` +
+  `: v.every((r) => Array.isArray(r) && r.length === v[0].length && r.every((x) => typeof x === 'number')) ? { rows: [${JS_NARROW}(Float64Array.from(v.flat()))], shape: [v.length, v[0].length] } ` +
   `: undefined`;
 
 const JS_READ =

@@ -56,6 +56,22 @@ describe('debug reader: JavaScript expressions in V8', () => {
     assert.deepEqual(read('flat'), { matrix: { rows: 1, cols: 3, data: new Float64Array([1, 2, 3]) }, boolean: false });
   });
 
+  it('sends plain numbers as float32 only when every one of them is exactly a float32', () => {
+    const halves = [[0.5, -0.25], [2 ** 100, -0]];
+    const thirds = [[1 / 3, 0.5], [2, 3]];
+    const special = [[Infinity, NaN], [-Infinity, 0.125]];
+    const context = { ...program(), halves, thirds, special };
+    const dtypeOf = (name: string) => (JSON.parse(JSON.parse(evaluate(readExpression('javascript', name), context)) as string) as { dtype: string }).dtype;
+    assert.equal(dtypeOf('halves'), '<f4');
+    assert.equal(dtypeOf('special'), '<f4');
+    assert.equal(dtypeOf('thirds'), '<f8');
+    for (const [name, value] of Object.entries({ halves, thirds, special })) {
+      const got = decodeArray(evaluate(readExpression('javascript', name), context), name) as { matrix: { data: Float64Array } };
+      assert.deepEqual(Array.from(got.matrix.data), value.flat(), name);
+      assert.ok(Object.is(got.matrix.data[3], value.flat()[3]), `${name}: the sign of zero`);
+    }
+  });
+
   it('says what is wrong with values that are no matrix', () => {
     assert.equal(read('ragged'), 'Row 2 of ragged has 1 entry but row 1 has 2: every row needs the same length.');
     assert.equal(read('raggedRows'), 'Row 2 of raggedRows has 1 entry but row 1 has 2: every row needs the same length.');
