@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeExpression, languageOf, readExpression, type DebugLanguage } from '../core/debug/expressions';
 import { bytesOf, decodeArray, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
-import { matchRoles, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
+import { matchRoles, mayStackHeads, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
 import { formatBytes } from '../core/format';
 import { buildSpec } from '../core/spec';
 import type { DType, Problem } from '../core/types';
@@ -162,7 +162,7 @@ class DebugSource {
       if (!variable) throw new DebugReadError(`${name} is not a variable in scope of ${frame.name}`);
       const roleName = args.roles?.[name];
       const role = roleOfName(roleName ?? name);
-      if (!role) throw new DebugReadError(`${roleName ?? name} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, mask…)`);
+      if (!role) throw new DebugReadError(`${roleName ?? name} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, attn_weights, mask…)`);
       return { name, expression: variable.expression, ...role };
     });
   }
@@ -186,7 +186,7 @@ class DebugSource {
     if (items.length === 0) throw new DebugReadError(`no variables in scope of ${frame.name}`);
     const picked = await vscode.window.showQuickPick(items, {
       title: `Attention: variables of ${frame.name} to read`,
-      placeHolder: 'X with W_Q, W_K, W_V — or Q, K, V directly (names as in files; pick others and give their roles)',
+      placeHolder: 'X with W_Q, W_K, W_V — or Q, K, V directly — and attn_weights to compare (names as in files; pick others and give their roles)',
       canPickMany: true,
       matchOnDescription: true,
     });
@@ -201,7 +201,7 @@ class DebugSource {
   }
 
   private async askRole(name: string): Promise<RoleOf | undefined> {
-    const roles = ['X', 'Q', 'K', 'V', 'W_Q', 'W_K', 'W_V', 'W_O', 'mask', 'context', 'PE', 'padding'];
+    const roles = ['X', 'Q', 'K', 'V', 'W_Q', 'W_K', 'W_V', 'W_O', 'attn_weights', 'mask', 'context', 'PE', 'padding'];
     const picked = await vscode.window.showQuickPick(roles, { title: `Attention: what is ${name}?`, placeHolder: `The role of ${name} in attention` });
     return picked ? roleOfName(picked) : undefined;
   }
@@ -234,7 +234,7 @@ class DebugSource {
     );
     if (typeof descriptions === 'string') throw new DebugReadError(`cannot read ${names} in ${title}: ${descriptions}`);
     chosen.forEach((variable, i) => {
-      const reason = unreadableReason(variable.name, descriptions[i]);
+      const reason = unreadableReason(variable.name, descriptions[i], mayStackHeads(variable));
       if (reason) throw new DebugReadError(reason);
     });
     const large = chosen
@@ -251,7 +251,7 @@ class DebugSource {
     const arrays: (Chosen & { read: ArrayRead })[] = [];
     for (const variable of chosen) {
       const result = await evaluate(session, frame.frameId, readExpression(language, variable.expression), `read ${variable.name}`, READ_TIMEOUT_MS);
-      const read = decodeArray(result, variable.name);
+      const read = decodeArray(result, variable.name, mayStackHeads(variable));
       if (typeof read === 'string') throw new DebugReadError(read);
       arrays.push({ ...variable, read });
     }

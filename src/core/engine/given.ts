@@ -34,6 +34,7 @@ export function givenOnlyResult(spec: AttentionSpec): AttentionResult {
   const { rows, cols } = given[0] ?? { rows: 0, cols: 0 };
   const empty = (n: number) => zeros(n, 0, 'float64');
   const { rowSumsMaxError, weightsInBounds } = weightRowChecks(given);
+  const none = empty(rows);
   const checks = judge(
     spec,
     // The weights' own precision is not known: a program's are often float32, judged as such.
@@ -57,8 +58,8 @@ export function givenOnlyResult(spec: AttentionSpec): AttentionResult {
       givenWeights: A,
       givenMaxDifference: 0,
     })),
-    concat: empty(rows),
-    output: empty(rows),
+    concat: none,
+    output: none, // the same object: no W_O either
     checks: { ...checks, flops: 0 },
     warnings: [],
     elapsedMs: performance.now() - started,

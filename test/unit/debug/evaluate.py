@@ -34,6 +34,8 @@ values = {
     "cube": np.zeros((2, 3, 4)),
     "scalar": np.float64(3.0),
     "objects": np.array([[1, "a"]], dtype=object),
+    # torch's attention weights: (batch 1, heads, queries, keys), as nn.MultiheadAttention returns them
+    "attn_weights": torch.softmax(torch.randn(1, 2, 3, 4, generator=torch.Generator().manual_seed(9)), dim=-1).requires_grad_(),
 }
 
 

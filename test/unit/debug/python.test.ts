@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describeExpression, readExpression } from '../../../src/core/debug/expressions';
 import { decodeArray, parseDescriptions, unreadableReason, type ArrayRead } from '../../../src/core/debug/payload';
+import { problemOfArrays } from '../../../src/core/debug/problem';
 
 // The Python expressions evaluated by Debian's python3 on numpy arrays and torch tensors
 // (evaluate.py evaluates them as debugpy does, in the namespace of a frame): every dtype and
@@ -11,7 +12,7 @@ import { decodeArray, parseDescriptions, unreadableReason, type ArrayRead } from
 
 const NAMES = [
   'f8', 'f4_fortran', 'f8_big_endian', 'f2', 'i8', 'u1', 'mask', 'row', 'sliced', 'grad', 'batch', 'transposed', 'bf16',
-  'nested', 'ragged', 'words', 'text', 'meta', 'cube', 'scalar', 'objects',
+  'nested', 'ragged', 'words', 'text', 'meta', 'cube', 'scalar', 'objects', 'attn_weights',
 ];
 
 interface Evaluated {
@@ -77,6 +78,23 @@ describe('debug reader: Python expressions in python3 with numpy and torch', () 
     assert.match(reasons.meta!, /^meta is a tensor on meta: copy it to the CPU first/);
     assert.equal(reasons.cube, 'cube is 2×3×4: attention needs a matrix (2-D); pick a slice such as cube[0]');
     assert.equal(reasons.scalar, 'scalar is a scalar, not an array');
+  });
+
+  it('reads torch\'s (1, heads, queries, keys) attention weights as one matrix per head, only for the weights role', () => {
+    const descriptions = parseDescriptions(evaluated.answers.describe, NAMES.length);
+    assert.ok(typeof descriptions !== 'string');
+    const description = descriptions[NAMES.indexOf('attn_weights')];
+    assert.deepEqual(description.shape, [1, 2, 3, 4]);
+    assert.equal(unreadableReason('attn_weights', description, true), undefined);
+    assert.match(unreadableReason('attn_weights', description) ?? '', /^attn_weights is 1×2×3×4: attention needs a matrix/);
+    assert.match(unreadableReason('cube4', { kind: 'ndarray', shape: [2, 2, 3, 4], itemsize: 8 }, true) ?? '', /heads × queries × keys/);
+    assert.match(String(decodeArray(evaluated.answers.attn_weights, 'attn_weights')), /needs a matrix/);
+    const stacked = decodeArray(evaluated.answers.attn_weights, 'attn_weights', true);
+    assert.ok(typeof stacked !== 'string', String(stacked));
+    assert.equal(stacked.heads, 2);
+    const problem = problemOfArrays('forward', [{ name: 'attn_weights', role: 'weights', read: stacked }]);
+    assert.deepEqual(problem.matrices.map((m) => [m.name, m.role, m.head, m.value.rows, m.value.cols]), [['attn_weights[0]', 'weights', 0, 3, 4], ['attn_weights[1]', 'weights', 1, 3, 4]]);
+    assert.deepEqual(problem.matrices.flatMap((m) => Array.from(m.value.data)), evaluated.reference.attn_weights);
   });
 
   it('reports ragged lists, non-numbers and non-numeric arrays in the file reader\'s words', () => {
