@@ -59,7 +59,7 @@ const PY_READ =
 // messages. (A 1024×1024 matrix as JSON took js-debug 8–24 s to pass on; as base64, see bench/.)
 const JS_DESCRIBE =
   `(v) => ArrayBuffer.isView(v) && !(v instanceof DataView) ? { kind: 'typed', shape: [v.length], itemsize: v.BYTES_PER_ELEMENT } ` +
-  `: Array.isArray(v) ? { kind: 'list', shape: v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0])) ? [v.length, v[0].length] : [v.length] } ` +
+  `: Array.isArray(v) ? { kind: 'list', shape: v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0])) ? [v.length, v[0].length] : [v.length], ...(v.length > 0 && ArrayBuffer.isView(v[0]) ? { itemsize: v[0].BYTES_PER_ELEMENT } : {}) } ` +
   `: { kind: 'other', type: v === null ? 'null' : typeof v === 'object' ? (v.constructor?.name ?? 'object') : typeof v }`;
 
 const JS_DTYPES = `{ Float64Array: 'f8', Float32Array: 'f4', Int8Array: 'i1', Int16Array: 'i2', Int32Array: 'i4', Uint8Array: 'u1', Uint8ClampedArray: 'u1', Uint16Array: 'u2', Uint32Array: 'u4' }`;

@@ -86,7 +86,7 @@ describe('debug reader: JavaScript expressions in V8', () => {
     assert.ok(typeof descriptions !== 'string', String(descriptions));
     assert.deepEqual(descriptions.slice(0, 3), [
       { kind: 'list', shape: [2, 2] },
-      { kind: 'list', shape: [2, 2] },
+      { kind: 'list', shape: [2, 2], itemsize: 4 }, // rows of Float32Array
       { kind: 'typed', shape: [3], itemsize: 8 },
     ]);
     assert.equal(unreadableReason('label', descriptions[3]), 'label is a string, not an array');
