@@ -100,9 +100,14 @@ describe('attention from a paused program, end to end', function () {
     await workbench?.close();
   });
 
+  /** What the Debug Console shows (js-debug writes the program's command line first). */
+  const debugConsole = () => page.locator('.repl .monaco-list-rows').first().innerText();
+
   it('js-debug: the palette command shows the paused frame\'s q, k, v and its own weights as the CLI computes them', async () => {
     await startDebugging('attention program (node)');
     await pausedWith('query');
+    await eventually(async () => assert.match(await debugConsole(), /program\.js/));
+    const consoleBefore = await debugConsole();
     await runCommand(page, COMMAND);
     await acceptPicker('forward');
     panel = await webviewFrame(page, 'section.card.heatmap[data-key="givenWeights"][data-head="0"]', 90_000);
@@ -113,6 +118,7 @@ describe('attention from a paused program, end to end', function () {
     assertLikeCli(await tableValues(given), expected.heads[0].givenWeights, 'A (the program\'s)');
     const shown = assertDifference(await given.locator('p.reading').innerText(), expected.heads[0]);
     assert.ok(shown > 0.01, 'the program\'s weights leave out 1/√d_k: they must differ');
+    assert.equal(await debugConsole(), consoleBefore, 'reading printed nothing in the Debug Console');
   });
 
   it('js-debug: a tooltip in the panel gives the CLI\'s score, scaled score and weight of that cell', async () => {
