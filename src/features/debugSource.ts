@@ -5,15 +5,15 @@
 // same variables again. See debugAdapter.ts for what is asked of the debugger.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { describeExpression, languageOf, readExpression, type DebugLanguage } from '../core/debug/expressions';
-import { bytesOf, decodeArray, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
+import { describeExpression, languageOf, type DebugLanguage } from '../core/debug/expressions';
+import { bytesOf, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
 import { matchRoles, mayStackHeads, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
 import { formatBytes } from '../core/format';
 import { buildSpec } from '../core/spec';
 import type { DType, Problem } from '../core/types';
 import type { PanelApi } from '../panel';
 import { COMMANDS } from './commandIds';
-import { DebugReadError, evaluate, pausedFrame, READ_TIMEOUT_MS, variablesInScope, type PausedFrame } from './debugAdapter';
+import { DebugReadError, evaluate, pausedFrame, readArray, variablesInScope, type PausedFrame } from './debugAdapter';
 import { debugSessionUri, isDebugUri } from './debugUri';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
@@ -249,9 +249,8 @@ class DebugSource {
     for (const { variable, bytes } of large) followed.agreedBytes.set(variable.name, bytes);
 
     const arrays: (Chosen & { read: ArrayRead })[] = [];
-    for (const variable of chosen) {
-      const result = await evaluate(session, frame.frameId, readExpression(language, variable.expression), `read ${variable.name}`, READ_TIMEOUT_MS);
-      const read = decodeArray(result, variable.name, mayStackHeads(variable));
+    for (const [i, variable] of chosen.entries()) {
+      const read = await readArray(session, frame.frameId, language, { name: variable.name, expression: variable.expression, stacked: mayStackHeads(variable) }, descriptions[i]);
       if (typeof read === 'string') throw new DebugReadError(read);
       arrays.push({ ...variable, read });
     }

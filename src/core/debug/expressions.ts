@@ -97,8 +97,22 @@ export function describeExpression(language: DebugLanguage, names: readonly stri
     : `JSON.stringify([${names.join(', ')}].map(${JS_DESCRIBE}))`;
 }
 
-/** The one expression that reads the named array in bulk. */
-export function readExpression(language: DebugLanguage, name: string): string {
+/** A part of an array's leading axis: rows start…end − 1 of a matrix, or those elements of a vector. */
+export interface ReadSlice {
+  start: number;
+  end: number;
+  /** JavaScript: the value is a typed array (sliced by `subarray`, a view), not an Array (`slice`, a new array). */
+  typed: boolean;
+}
+
+/**
+ * The one expression that reads the named array in bulk, or one part of it: Python `NAME[a:b]`
+ * (a view of a numpy array or tensor, a new list), JavaScript `NAME.subarray(a, b)` (a view) or
+ * `NAME.slice(a, b)` (a new array) — nothing in the program changes.
+ */
+export function readExpression(language: DebugLanguage, name: string, slice?: ReadSlice): string {
   checked([name]);
-  return language === 'python' ? `__import__('json').dumps((${PY_READ})(${name}))` : `(${JS_READ})(${name}, ${JS_DTYPES}, ${JS_BYTE_ORDER})`;
+  const part = (python: boolean) =>
+    !slice ? name : python ? `${name}[${slice.start}:${slice.end}]` : `${name}.${slice.typed ? 'subarray' : 'slice'}(${slice.start}, ${slice.end})`;
+  return language === 'python' ? `__import__('json').dumps((${PY_READ})(${part(true)}))` : `(${JS_READ})(${part(false)}, ${JS_DTYPES}, ${JS_BYTE_ORDER})`;
 }

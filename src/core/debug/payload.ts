@@ -4,6 +4,7 @@
 // same messages for ragged rows and non-numbers).
 import { readLiteral } from '../parse/literal';
 import type { Matrix } from '../types';
+import type { ReadSlice } from './expressions';
 
 /** What the describe expression says of one value. */
 export interface ValueDescription {
@@ -199,4 +200,42 @@ function decodeNested(text: string, at: number, name: string): ArrayRead | strin
   if (error) return error.message;
   if (matrix.broken || matrix.rows === 0 || matrix.cols === 0) return `${name} is an empty list`;
   return { matrix: { rows: matrix.rows, cols: matrix.cols, data: matrix.values() }, boolean: matrix.allBoolean };
+}
+
+/** Bytes of one part of a large read (see readSlices). */
+const PART_BYTES = 512 * 1024;
+const MAX_PARTS = 8;
+
+/**
+ * The parts to read a large array in, as concurrent evaluates: its leading axis (rows, or the
+ * elements of a vector) split so that each part holds about PART_BYTES, at most MAX_PARTS parts.
+ * In code-server each answer passes the browser twice and is compressed on the way; parts in
+ * flight together overlap those hops (measured: bench/debugEditor.mjs). Undefined: read it whole
+ * (small, or more than two axes).
+ */
+export function readSlices(description: ValueDescription): ReadSlice[] | undefined {
+  const { shape } = description;
+  if (shape.length === 0 || shape.length > 2 || description.kind === 'other') return undefined;
+  const length = shape[0];
+  const parts = Math.min(MAX_PARTS, Math.ceil(bytesOf(description) / PART_BYTES), length);
+  if (parts < 2) return undefined;
+  const size = Math.ceil(length / parts);
+  const slices: ReadSlice[] = [];
+  for (let start = 0; start < length; start += size) slices.push({ start, end: Math.min(length, start + size), typed: description.kind === 'typed' });
+  return slices;
+}
+
+/** The reads of an array's parts (in order) as the one array they split; a vector's (one axis) are joined end to end. */
+export function joinReads(parts: readonly ArrayRead[], name: string, vector: boolean): ArrayRead | string {
+  const cols = parts[0].matrix.cols;
+  if (!vector && parts.some((part) => part.matrix.cols !== cols)) return `${name} changed shape while it was read in parts: read it again`;
+  const total = parts.reduce((sum, part) => sum + part.matrix.data.length, 0);
+  const data = new Float64Array(total);
+  let at = 0;
+  for (const part of parts) {
+    data.set(part.matrix.data, at);
+    at += part.matrix.data.length;
+  }
+  const matrix = vector ? { rows: 1, cols: total, data } : { rows: total / cols, cols, data };
+  return { matrix, boolean: parts.every((part) => part.boolean) };
 }

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { runInNewContext } from 'node:vm';
 import { describeExpression, readExpression } from '../../../src/core/debug/expressions';
-import { decodeArray, parseDescriptions, unquoteResult, unreadableReason } from '../../../src/core/debug/payload';
+import { decodeArray, joinReads, parseDescriptions, readSlices, unquoteResult, unreadableReason, type ArrayRead, type ValueDescription } from '../../../src/core/debug/payload';
 
 // The JavaScript expressions evaluated by V8 in a context of their own (as js-debug evaluates
 // them in a paused frame), their answers quoted as js-debug's clipboard context quotes a string.
@@ -70,6 +70,25 @@ describe('debug reader: JavaScript expressions in V8', () => {
       assert.deepEqual(Array.from(got.matrix.data), value.flat(), name);
       assert.ok(Object.is(got.matrix.data[3], value.flat()[3]), `${name}: the sign of zero`);
     }
+  });
+
+  it('reads a large array in parts (rows, or a vector\'s elements) that join to the whole read, changing nothing', () => {
+    const rows = Array.from({ length: 300 }, (_, i) => Float32Array.from({ length: 1024 }, (_, j) => Math.sin(i * 1024 + j)));
+    const flat = Float64Array.from({ length: 300 * 1024 }, (_, k) => Math.cos(k));
+    const nested = rows.map((row) => Array.from(row, (x) => x / 3));
+    const context = { ...program(), rows, flat, nested };
+    const before = JSON.stringify([rows.map((r) => Array.from(r)), Array.from(flat), nested]);
+    for (const name of ['rows', 'flat', 'nested']) {
+      const description = (parseDescriptions(evaluate(describeExpression('javascript', [name]), context), 1) as ValueDescription[])[0];
+      const slices = readSlices(description);
+      assert.ok(slices && slices.length > 1, `${name} is read in parts`);
+      assert.equal(slices.at(-1)?.end, description.shape[0]);
+      const parts = slices.map((slice) => decodeArray(evaluate(readExpression('javascript', name, slice), context), name) as ArrayRead);
+      assert.deepEqual(joinReads(parts, name, description.shape.length === 1), decodeArray(evaluate(readExpression('javascript', name), context), name), name);
+    }
+    assert.equal(JSON.stringify([rows.map((r) => Array.from(r)), Array.from(flat), nested]), before);
+    assert.equal(readSlices({ kind: 'list', shape: [3, 4] }), undefined, 'a small array is read whole');
+    assert.equal(readSlices({ kind: 'ndarray', shape: [2, 600, 600], itemsize: 8 }), undefined, 'three axes are read whole');
   });
 
   it('says what is wrong with values that are no matrix', () => {

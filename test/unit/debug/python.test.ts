@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describeExpression, readExpression } from '../../../src/core/debug/expressions';
-import { decodeArray, parseDescriptions, unreadableReason, type ArrayRead } from '../../../src/core/debug/payload';
+import { decodeArray, joinReads, parseDescriptions, unreadableReason, type ArrayRead } from '../../../src/core/debug/payload';
 import { problemOfArrays } from '../../../src/core/debug/problem';
 
 // The Python expressions evaluated by Debian's python3 on numpy arrays and torch tensors
@@ -12,8 +12,11 @@ import { problemOfArrays } from '../../../src/core/debug/problem';
 
 const NAMES = [
   'f8', 'f4_fortran', 'f8_big_endian', 'f2', 'i8', 'u1', 'mask', 'row', 'sliced', 'grad', 'batch', 'transposed', 'bf16',
-  'nested', 'ragged', 'words', 'text', 'meta', 'cube', 'scalar', 'objects', 'attn_weights',
+  'nested', 'ragged', 'words', 'text', 'meta', 'cube', 'scalar', 'objects', 'attn_weights', 'large', 'large_tensor',
 ];
+
+/** Read in parts too (rows 0–99, 100–199, 200–256 of 257). */
+const LARGE = ['large', 'large_tensor'];
 
 interface Evaluated {
   answers: Record<string, string>;
@@ -27,8 +30,15 @@ describe('debug reader: Python expressions in python3 with numpy and torch', () 
 
   before(function () {
     this.timeout(60_000);
-    const request = { describe: describeExpression('python', NAMES), reads: Object.fromEntries(NAMES.map((name) => [name, readExpression('python', name)])) };
-    const output = execFileSync('/usr/bin/python3', [join(__dirname, 'evaluate.py')], { input: JSON.stringify(request), encoding: 'utf8' });
+    const parts = Object.fromEntries(LARGE.map((name) => [name, [0, 1, 2].map((k) => ({ start: 100 * k, end: Math.min(257, 100 * (k + 1)), typed: false }))]));
+    const request = {
+      describe: describeExpression('python', NAMES),
+      reads: {
+        ...Object.fromEntries(NAMES.map((name) => [name, readExpression('python', name)])),
+        ...Object.fromEntries(LARGE.flatMap((name) => parts[name].map((slice, k) => [`${name}#${k}`, readExpression('python', name, slice)]))),
+      },
+    };
+    const output = execFileSync('/usr/bin/python3', [join(__dirname, 'evaluate.py')], { input: JSON.stringify(request), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
     evaluated = JSON.parse(output) as Evaluated;
   });
 
@@ -95,6 +105,17 @@ describe('debug reader: Python expressions in python3 with numpy and torch', () 
     const problem = problemOfArrays('forward', [{ name: 'attn_weights', role: 'weights', read: stacked }]);
     assert.deepEqual(problem.matrices.map((m) => [m.name, m.role, m.head, m.value.rows, m.value.cols]), [['attn_weights[0]', 'weights', 0, 3, 4], ['attn_weights[1]', 'weights', 1, 3, 4]]);
     assert.deepEqual(problem.matrices.flatMap((m) => Array.from(m.value.data)), evaluated.reference.attn_weights);
+  });
+
+  it('reads rows in parts (a view each: numpy slicing, a transposed tensor\'s rows) that join to numpy\'s numbers, changing nothing', () => {
+    for (const name of LARGE) {
+      const parts = [0, 1, 2].map((k) => decodeArray(evaluated.answers[`${name}#${k}`], name) as ArrayRead);
+      const joined = joinReads(parts, name, false);
+      assert.ok(typeof joined !== 'string', String(joined));
+      assert.deepEqual([joined.matrix.rows, joined.matrix.cols], [257, 300]);
+      assert.deepEqual(Array.from(joined.matrix.data), evaluated.reference[name], name);
+    }
+    assert.equal(evaluated.unchanged, true);
   });
 
   it('reports ragged lists, non-numbers and non-numeric arrays in the file reader\'s words', () => {
