@@ -97,7 +97,7 @@ class DebugSource {
       const language = this.languageFor(session, frame);
       const given = args && 'variables' in args && Array.isArray(args.variables) ? (args as DebugAttentionArgs) : undefined;
       const clicked = args && 'variable' in args ? (args as VariablesViewArgs).variable : undefined;
-      const chosen = given ? await this.given(session, frame, given) : await this.pick(session, frame, clicked);
+      const chosen = given ? await this.given(session, frame, given) : await this.pick(session, frame, language, clicked);
       if (!chosen) return {};
       const followed: Followed = { session, uri: debugSessionUri(session), chosen, agreedBytes: new Map() };
       const read = await this.read(followed, frame, language, { interactive: !given, readLarge: given?.readLarge ?? false });
@@ -167,16 +167,27 @@ class DebugSource {
     });
   }
 
-  /** The user confirms the variables matched by name, or picks others (and their roles). */
-  private async pick(session: vscode.DebugSession, frame: PausedFrame, clicked?: { name: string; evaluateName?: string }): Promise<Chosen[] | undefined> {
+  /**
+   * The user confirms the variables matched by name, or picks others (and their roles). A name
+   * with a role whose value is no array (a module named `attn`, say) is offered but not picked:
+   * one describe of the matched names (the read's own first, side-effect-free step) tells.
+   */
+  private async pick(session: vscode.DebugSession, frame: PausedFrame, language: DebugLanguage, clicked?: { name: string; evaluateName?: string }): Promise<Chosen[] | undefined> {
     const inScope = await this.scopeVariables(session, frame);
-    const matched = new Set(matchRoles(inScope).map((variable) => variable.name));
+    // Every name with a role is described, before one per role is picked: `attn` (a module) must not hide `attn_weights`.
+    const named = inScope.flatMap((variable) => {
+      const role = roleOfName(variable.name);
+      return role ? [{ ...variable, ...role }] : [];
+    });
+    const notArrays = await this.notArrays(session, frame, language, named);
+    const matched = new Set(matchRoles(named.filter((variable) => !notArrays.has(variable.name))).map((variable) => variable.name));
     if (clicked) matched.add(clicked.name);
     const items = inScope.map((variable) => {
       const role = roleOfName(variable.name);
+      const why = notArrays.get(variable.name);
       return {
         label: variable.name,
-        description: role ? roleText(role) : 'no role: you will be asked',
+        description: role ? `${roleText(role)}${why ? ` — not picked: ${why}` : ''}` : 'no role: you will be asked',
         detail: `${variable.scope}: ${variable.value.length > 80 ? `${variable.value.slice(0, 80)}…` : variable.value}`,
         picked: matched.has(variable.name),
         variable,
@@ -198,6 +209,23 @@ class DebugSource {
       chosen.push({ name: item.variable.name, expression: item.variable.expression, ...role });
     }
     return chosen;
+  }
+
+  /** Of the variables matched by name, those that cannot be read as arrays, with why; none when the describe itself fails. */
+  private async notArrays(session: vscode.DebugSession, frame: PausedFrame, language: DebugLanguage, candidates: readonly (ScopeVariable & RoleOf)[]): Promise<Map<string, string>> {
+    const why = new Map<string, string>();
+    if (candidates.length === 0) return why;
+    try {
+      const descriptions = parseDescriptions(await evaluate(session, frame.frameId, describeExpression(language, candidates.map((c) => c.expression)), 'describe the variables'), candidates.length);
+      if (typeof descriptions === 'string') return why;
+      candidates.forEach((candidate, i) => {
+        const reason = unreadableReason(candidate.name, descriptions[i], mayStackHeads(candidate));
+        if (reason) why.set(candidate.name, reason);
+      });
+    } catch {
+      // The read says what is wrong, once the user has picked.
+    }
+    return why;
   }
 
   private async askRole(name: string): Promise<RoleOf | undefined> {

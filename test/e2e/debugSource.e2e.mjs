@@ -109,6 +109,10 @@ describe('attention from a paused program, end to end', function () {
     await eventually(async () => assert.match(await debugConsole(), /program\.js/));
     const consoleBefore = await debugConsole();
     await runCommand(page, COMMAND);
+    // `attn` has a role by its name but holds no array: offered, not picked (else the read would stop at it).
+    const attn = page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: /^attn$/ }) });
+    await attn.waitFor();
+    assert.match(await attn.innerText(), /not picked: attn is an Object, not an array/);
     await acceptPicker('forward');
     panel = await webviewFrame(page, 'section.card.heatmap[data-key="givenWeights"][data-head="0"]', 90_000);
     assert.match(await panel.locator('h2').first().innerText(), /^(global\.)?forward \(program\.js:\d+\)/);
