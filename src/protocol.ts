@@ -163,7 +163,7 @@ export interface MatrixView {
 
 /** A named matrix of the panel: `head` is undefined for whole-layer matrices (concat, output…). */
 export type MatrixKey =
-  | 'Q' | 'K' | 'V' | 'scores' | 'scaled' | 'mask' | 'masked' | 'weights' | 'output'
+  | 'Q' | 'K' | 'V' | 'scores' | 'scaled' | 'mask' | 'masked' | 'weights' | 'output' | 'givenWeights'
   | 'dQ' | 'dK' | 'dV' | 'dA' | 'dS'
   | 'input' | 'concat' | 'WO' | 'layerOutput' | 'residual';
 
@@ -179,6 +179,9 @@ export interface HeadView {
   weights: MatrixView;
   output: MatrixView;
   gradients?: { dQ: MatrixView; dK: MatrixView; dV: MatrixView; dA: MatrixView; dS: MatrixView };
+  /** Weights given for this head (a program's `attn_weights`…) and max |given − computed|. */
+  givenWeights?: MatrixView;
+  givenMaxDifference?: number;
 }
 
 export interface ResultView {
@@ -207,6 +210,8 @@ export interface ResultView {
   variants?: VariantsView;
   /** FlashAttention's online softmax walked on head 1, one walk per tile size offered. */
   flash?: FlashView[];
+  /** Only weights were given: the heads' `weights` are those, nothing else was computed. */
+  givenOnly?: boolean;
 }
 
 /** What the variants change, shown from the user's numbers (problems up to 64 tokens). */

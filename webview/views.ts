@@ -73,6 +73,22 @@ function attentionTooltip(head: HeadView, data: PanelData, label: string, gradie
   };
 }
 
+/** Weights given alone: `query i → key j: given weight 0.25` (there are no scores to name). */
+function givenTooltip(data: PanelData): (cell: Cell) => string {
+  const { query, key } = axes(data);
+  return (cell) => (cell.exact ? `${named('query', cell.row, query.tokens)} → ${named('key', cell.col, key.tokens)}: given weight ${num(cell.value)}` : `${blockText(cell, query, key)}: given weight ${num(cell.value)}`);
+}
+
+/** The given weights' card of one head: beside the computed ones, with how far apart they are. */
+function givenCard(context: ViewContext, head: number, view: HeadView, title: string): HeatmapCard | undefined {
+  if (!view.givenWeights) return undefined;
+  const difference = view.givenMaxDifference ?? NaN;
+  const reading = context.result.givenOnly
+    ? 'As given: nothing here computed them. Add Q and K (or X with W_Q and W_K) to compare them with the math.'
+    : `max |given − computed| = ${num(difference, 3)}${Number.isNaN(difference) ? ' (a NaN in one of them: PyTorch gives NaN for a fully masked row, this engine 0)' : ''}`;
+  return attentionCard(context, head, 'givenWeights', view.givenWeights, { title, formula: context.result.givenOnly ? undefined : 'The program’s (or the note’s) weights A, beside the computed A above', reading });
+}
+
 /** `query i (token), dim j: output 0.33` for maps whose columns are feature dimensions. */
 function rowDimTooltip(rows: Axis, label: string): (cell: Cell) => string {
   return (cell) =>
@@ -166,10 +182,10 @@ function headTitle(head: number, data: PanelData, view: HeadView): string {
   return ` — head ${head + 1}${kv}`;
 }
 
-function attentionCard(context: ViewContext, head: number, key: 'scores' | 'scaled' | 'masked' | 'weights' | 'dA' | 'dS', view: MatrixView, text: { title: string; formula?: string; reading?: string }): HeatmapCard {
+function attentionCard(context: ViewContext, head: number, key: 'scores' | 'scaled' | 'masked' | 'weights' | 'givenWeights' | 'dA' | 'dS', view: MatrixView, text: { title: string; formula?: string; reading?: string }): HeatmapCard {
   const headView = context.result.heads[head];
   const { query, key: keyAxis } = axes(context.data);
-  const label = key === 'scores' ? 'score' : key === 'weights' ? 'weight' : key;
+  const label = key === 'scores' ? 'score' : key === 'weights' ? 'weight' : key === 'givenWeights' ? 'given' : key;
   const spec: HeatmapSpec = {
     id: `h${head + 1}-${key}`,
     key,
@@ -177,8 +193,8 @@ function attentionCard(context: ViewContext, head: number, key: 'scores' | 'scal
     view,
     rows: query,
     cols: keyAxis,
-    scale: key === 'weights' ? 'weights' : 'values',
-    describe: attentionTooltip(headView, context.data, label, key === 'dA' || key === 'dS'),
+    scale: key === 'weights' || key === 'givenWeights' ? 'weights' : 'values',
+    describe: context.result.givenOnly ? givenTooltip(context.data) : attentionTooltip(headView, context.data, label, key === 'dA' || key === 'dS'),
     ...text,
   };
   return heatmapCard(spec, context);
@@ -202,6 +218,10 @@ export function stepsView(context: ViewContext): Block[] {
   const wants = (step: PanelState['step']) => state.step === 'all' || state.step === step;
   const blocks: Block[] = [];
   const sub = data.options.heads > 1 ? `${head + 1}` : '';
+  if (result.givenOnly) {
+    const given = givenCard(context, head, view, `Attention weights as given${suffix}`);
+    return given ? [given] : [];
+  }
   if (wants('projections') && isSmall(result)) {
     if (result.input) {
       blocks.push(valuesCard(context, 'input', 'input', head, result.input, token, dim, 'X', { title: 'Input X', formula: 'X: one row per token (with positional encoding when given)' }));
@@ -248,6 +268,8 @@ export function stepsView(context: ViewContext): Block[] {
       formula: "A = softmax(S'') row by row: A_ij = exp(S''_ij − max_j) / Σ_j exp(S''_ij − max_j)",
       reading: weightsReading(view, data, result),
     }));
+    const given = givenCard(context, head, view, `4b · Weights as given${suffix}`);
+    if (given) blocks.push(given);
   }
   if (wants('output')) {
     blocks.push(valuesCard(context, `h${head + 1}-output`, 'output', head, view.output, query, dim, 'output', {
@@ -267,12 +289,15 @@ export function headsView(context: ViewContext): Block[] {
   result.heads.forEach((view, head) => {
     const cell = textElement('div', 'head-cell');
     cell.append(button(`Head ${head + 1}${view.kvHead !== head ? ` (KV ${view.kvHead + 1})` : ''}: open steps`, () => context.openHeadSteps(head)));
-    const card = attentionCard(context, head, 'weights', view.weights, { title: `Weights A${head + 1}` });
+    const difference = view.givenMaxDifference;
+    const compared = difference !== undefined && !result.givenOnly ? ` — given: max |Δ| ${num(difference, 3)}` : '';
+    const card = attentionCard(context, head, 'weights', view.weights, { title: `Weights A${head + 1}${result.givenOnly ? ' (as given)' : compared}` });
     cell.append(card.element);
     grid.append(cell);
     cards.push(card);
   });
   const blocks: Block[] = [{ element: grid, draw: async () => { for (const card of cards) await card.draw(); } }];
+  if (result.givenOnly) return blocks;
   const heads = result.heads.length;
   blocks.push(valuesCard(context, 'concat', 'concat', 0, result.concat, query, dim, 'concat', {
     title: 'Concat of the head outputs',
@@ -380,7 +405,7 @@ export function checksView(context: ViewContext): Block[] {
       ['Rows of A sum to 1', verdict(checks.rowsSumToOne), `max |Σ_j A_ij − 1| = ${num(checks.rowSumsMaxError, 3)}`],
       ['0 ≤ A ≤ 1', verdict(checks.weightsInBounds), ''],
       ['Permutation equivariance', verdict(checks.permutationEquivariant), permutationDetail(checks, context.result.layerOutput.sourceRows)],
-      ['Computed in', dtype, `${num(elapsedMs, 3)} ms`],
+      context.result.givenOnly ? ['Computed', 'nothing', 'the weights are shown as given'] : ['Computed in', dtype, `${num(elapsedMs, 3)} ms`],
     ]),
     table('Cost: FLOPs (multiply-add = 2) and memory of the n×n attention matrices', ['Shape', 'FLOPs', 'Attention memory'],
       cost.map((entry) => [entry.label, flops(entry.flops), bytes(entry.attentionBytes)])),

@@ -44,6 +44,9 @@ export interface JsonHead {
   output: JsonMatrix;
   kvHead: number;
   gradients?: Record<'dQ' | 'dK' | 'dV' | 'dA' | 'dS', JsonMatrix>;
+  /** Weights given for this head (role `weights`) and max |given − computed| (null: NaN). */
+  givenWeights?: JsonMatrix;
+  givenMaxDifference?: number | null;
 }
 
 export interface JsonProblem {
@@ -58,6 +61,8 @@ export interface JsonProblem {
   concat: JsonMatrix | null;
   output: JsonMatrix | null;
   residual: JsonMatrix | null;
+  /** Only weights were given: each head's `weights` (and `givenWeights`) are those; nothing computed. */
+  givenOnly?: boolean;
   gradients: Record<string, JsonMatrix> | null;
   checks: Checks | null;
   warnings: string[];
@@ -161,7 +166,9 @@ function jsonProblem({ problem, options, result, outputOnly }: ProblemOutcome): 
             },
           }
         : {}),
+      ...(head.givenWeights ? { givenWeights: matrixRows(head.givenWeights), givenMaxDifference: Number.isNaN(head.givenMaxDifference) ? null : (head.givenMaxDifference ?? null) } : {}),
     })),
+    ...(result?.givenOnly ? { givenOnly: true } : {}),
     concat: layer ? matrixRows(layer.concat) : null,
     output: layer ? matrixRows(layer.output) : null,
     residual: layer?.residual ? matrixRows(layer.residual) : null,
@@ -276,7 +283,11 @@ export function problemToText({ problem, options = problem.options, result, outp
   if (tokens) out.push(`  tokens: ${tokens.join(' | ')}`);
   if (result.input) out.push(`  input X${problem.matrices.some((m) => m.role === 'PE') || options.sinusoidalPE ? ' + PE' : ''} (${result.input.rows}×${result.input.cols})`, matrixToText(result.input, '    ', tokens));
   const grouped = result.heads.some((head, h) => head.kvHead !== h);
-  result.heads.forEach((head, h) => {
+  if (result.givenOnly) {
+    out.push('  Only attention weights are given: shown as they are, nothing computed');
+    result.heads.forEach((head, h) => out.push('', `  ${result.heads.length > 1 ? `Head ${h + 1}: ` : ''}weights as given`, matrixToText(head.weights, '    ', tokens)));
+  }
+  if (!result.givenOnly) result.heads.forEach((head, h) => {
     const label = result.heads.length > 1 ? `Head ${h + 1}${grouped ? ` (uses KV head ${head.kvHead + 1})` : ''}` : 'Attention';
     const scale = scoreScale({ options }, head.Q.cols);
     const dot = options.score === 'scaled_dot' || options.score === 'dot';
@@ -288,8 +299,11 @@ export function problemToText({ problem, options = problem.options, result, outp
     if (head.mask) out.push(`  4. + ${options.alibi ? 'ALiBi bias −m·|i − j| + ' : ''}mask (0 = may attend, -∞ = blocked)`, matrixToText(head.mask, '    ', tokens));
     out.push(`  ${head.mask ? 5 : 4}. weights A = softmax(rows) — each row sums to 1`, matrixToText(head.weights, '    ', tokens));
     out.push(`  ${head.mask ? 6 : 5}. output A·V`, matrixToText(head.output, '    ', tokens));
+    if (head.givenWeights) {
+      out.push(`  weights as given — max |given − computed| = ${(head.givenMaxDifference ?? NaN).toExponential(2)}`, matrixToText(head.givenWeights, '    ', tokens));
+    }
   });
-  if (result.heads.length > 1) out.push('', `  Concat(heads) (${result.concat.rows}×${result.concat.cols})`, matrixToText(result.concat, '    ', tokens));
+  if (result.heads.length > 1 && !result.givenOnly) out.push('', `  Concat(heads) (${result.concat.rows}×${result.concat.cols})`, matrixToText(result.concat, '    ', tokens));
   if (result.output !== result.concat) out.push('', `  Output = Concat · W_O (${result.output.rows}×${result.output.cols})`, matrixToText(result.output, '    ', tokens));
   if (result.residual) out.push('', "  Residual E' = E + ΔE", matrixToText(result.residual, '    ', tokens));
   if (result.gradients) {

@@ -103,6 +103,7 @@ export function buildSpec(problem: Problem): SpecResult {
   resolveHeads(inputs, options, report, where);
   if (report.errors > 0) return { diagnostics: report.diagnostics };
 
+  if (!X && !spec.Q && inputs.has('weights')) return weightsOnly(problem, inputs, spec, report);
   if (!X && !spec.Q) {
     report.error(where, 'missing-input', 'Nothing to attend over: write the input X (one row per token), or Q, K and V directly.', 'add e.g. X = [[1, 0], [0, 1]]');
     return { diagnostics: report.diagnostics };
@@ -113,6 +114,7 @@ export function buildSpec(problem: Problem): SpecResult {
 
   checkScores(inputs, spec, options, streams, report);
   checkMasks(inputs, spec, streams, report);
+  checkWeights(inputs, spec, streams, report);
   checkVariants(inputs, spec, options, streams, report, (key) => problem.optionRanges?.[key] ?? where);
   checkOutput(inputs, spec, options, streams, report, where);
   checkTokens(problem, spec, streams, report, where);
@@ -163,6 +165,14 @@ function resolveHeads(inputs: Inputs, options: AttentionOptions, report: Report,
       `kv_heads=${kvHeads} does not divide heads=${options.heads}: every key/value head must serve the same number of query heads.`,
       `use kv_heads=${listOr(divisors(options.heads))}`,
     );
+  }
+  const weightHeads = counted('weights');
+  if (weightHeads !== undefined) {
+    if (options.heads === 1 && queryHeads === undefined) options.heads = weightHeads;
+    else if (options.heads !== weightHeads) {
+      const first = inputs.heads('weights')?.find(Boolean);
+      report.error(first?.nameRange ?? where, 'head-count', `There are ${quantity(options.heads, 'head')} but ${first?.name ?? 'attn_weights'} and its siblings give weights for ${weightHeads}.`, `give one weight matrix per head, or use heads=${weightHeads}`);
+    }
   }
   for (const [label, count] of [['W_K', keyHeads], ['W_V', valueHeads]] as const) {
     if (count !== undefined && count !== kvHeads) {
@@ -477,9 +487,63 @@ function checkTokens(problem: Problem, spec: AttentionSpec, streams: Streams, re
 
 function checkFinite(problem: Problem, report: Report): void {
   for (const def of problem.matrices) {
-    if (!def.role || def.role === 'mask') continue;
+    // Given weights are only compared: a NaN there (PyTorch's fully masked row) shows in the difference.
+    if (!def.role || def.role === 'mask' || def.role === 'weights') continue;
     if (def.value.data.some((x) => !Number.isFinite(x))) {
       report.add(def.nameRange, 'warning', 'non-finite-input', `${def.name} contains Infinity or NaN: every result it reaches will be NaN or infinite.`);
     }
   }
+}
+
+/** The given weights, one per head (a whole matrix: one head). Undefined (reported) when they cannot be. */
+function givenWeights(inputs: Inputs, heads: number, report: Report): MatrixDef[] | undefined {
+  const perHead = inputs.heads('weights');
+  const whole = inputs.get('weights');
+  if (whole && !perHead && heads > 1) {
+    report.error(
+      whole.nameRange,
+      'head-count',
+      `${whole.name} is one ${shape(whole.value)} matrix but there are ${heads} heads: give the weights of each head (${whole.name}1 … ${whole.name}${heads}).`,
+      `write ${whole.name}1 = …`,
+    );
+    return undefined;
+  }
+  const defs = perHead ?? (whole ? [whole] : []);
+  return defs.length > 0 && defs.every(Boolean) ? defs : undefined;
+}
+
+/** Weights given beside Q and K (or X and the projections): each head's must be queries × keys, to be compared. */
+function checkWeights(inputs: Inputs, spec: AttentionSpec, streams: Streams, report: Report): void {
+  if (!inputs.has('weights')) return;
+  const defs = givenWeights(inputs, spec.options.heads, report);
+  if (!defs) return;
+  const rows = spec.options.decode ? 1 : streams.queries;
+  const what = spec.options.decode ? '1 query (decode) × keys' : 'queries × keys';
+  let ok = true;
+  for (const def of defs) {
+    if (def.value.rows !== rows || def.value.cols !== streams.keys) {
+      report.error(def.nameRange, 'shape-mismatch', `${def.name} is ${shape(def.value)} but the weights computed here are ${rows}×${streams.keys} (${what}): the given weights are compared with them entry by entry.`);
+      ok = false;
+    }
+  }
+  if (ok) spec.weights = defs.map((def) => def.value);
+}
+
+/** Only weights (no X, no Q): a spec that shows them, every head the same shape. */
+function weightsOnly(problem: Problem, inputs: Inputs, spec: AttentionSpec, report: Report): SpecResult {
+  const defs = givenWeights(inputs, spec.options.heads, report);
+  if (report.errors > 0 || !defs) return { diagnostics: report.diagnostics };
+  const first = defs[0];
+  const odd = defs.find((def) => def.value.rows !== first.value.rows || def.value.cols !== first.value.cols);
+  if (odd) {
+    report.error(odd.nameRange, 'shape-mismatch', `${odd.name} is ${shape(odd.value)} but ${first.name} is ${shape(first.value)}: every head's weights are queries × keys of the same sequence.`);
+    return { diagnostics: report.diagnostics };
+  }
+  report.add(first.nameRange, 'info', 'weights-only', `Only attention weights are given: they are shown as they are. Add Q and K (or X with W_Q and W_K) to compare them with the weights computed from those.`);
+  spec.weights = defs.map((def) => def.value);
+  spec.options.heads = defs.length;
+  checkTokens(problem, spec, { queries: first.value.rows, keys: first.value.cols, queryWidth: 0, keyWidth: 0, valueWidth: 0 }, report, first.nameRange);
+  if (problem.tokens) spec.tokens = problem.tokens;
+  if (problem.keyTokens) spec.keyTokens = problem.keyTokens;
+  return { spec, diagnostics: report.diagnostics };
 }

@@ -58,7 +58,8 @@ export type Role =
   | 'va' // Bahdanau additive: output vector
   | 'dO' // upstream gradient of the output
   | 'alibiSlopes' // one ALiBi slope per head (row `alibi_slopes`)
-  | 'segments'; // one document id per token: attention stays inside equal ids
+  | 'segments' // one document id per token: attention stays inside equal ids
+  | 'weights'; // attention weights as the program (or the note) has them, Lq×Lk per head: shown beside the computed ones
 
 export type ScoreFunction = 'scaled_dot' | 'dot' | 'general' | 'additive' | 'gaussian';
 export type CausalAlignment = 'top-left' | 'bottom-right';
@@ -190,6 +191,9 @@ export interface AttentionSpec {
   alibiSlopes?: Matrix;
   /** 1×Lk: document ids; a query at position p keeps the keys with segments[p]'s id. */
   segments?: Matrix;
+  /** Attention weights given (a program's, a note's), one Lq×Lk matrix per head: compared with
+   * the computed weights, or — with no X and no Q — shown alone. */
+  weights?: Matrix[];
   tokens?: string[];
   keyTokens?: string[];
 }
@@ -214,6 +218,9 @@ export interface HeadResult {
   output: Matrix; // weights · V
   kvHead: number; // which KV head this query head used (GQA)
   gradients?: HeadGradients;
+  /** The weights given for this head (spec.weights) and max |given − computed| (NaN when either has a NaN there). */
+  givenWeights?: Matrix;
+  givenMaxDifference?: number;
 }
 
 export interface Gradients {
@@ -261,4 +268,7 @@ export interface AttentionResult {
   /** `decode`: the full run beside the one step — its weights per head, the step's row in it,
    * and the largest difference between the step's output and the full output's last row. */
   decode?: { row: number; fullWeights: Matrix[]; maxDifference: number };
+  /** Only weights were given (no X, no Q): each head's `weights` and `givenWeights` are those,
+   * nothing was computed, and Q, K, V, scores and outputs are empty (0 columns). */
+  givenOnly?: boolean;
 }

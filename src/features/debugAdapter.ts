@@ -2,6 +2,8 @@
 // `customRequest`, each bounded in time and turned into a message a user can act on. Only
 // requests that read: threads, stackTrace, scopes, variables, evaluate — never continue or step.
 import * as vscode from 'vscode';
+import { readExpression, type DebugLanguage } from '../core/debug/expressions';
+import { decodeArray, joinReads, readSlices, type ArrayRead, type ValueDescription } from '../core/debug/payload';
 
 /** A failure to show as is (no stack, no "Error:"). */
 export class DebugReadError extends Error {}
@@ -100,4 +102,21 @@ export async function variablesInScope(session: vscode.DebugSession, frameId: nu
 export async function evaluate(session: vscode.DebugSession, frameId: number, expression: string, what: string, timeoutMs = REQUEST_TIMEOUT_MS): Promise<string> {
   const { result } = await request<{ result: string }>(session, 'evaluate', { expression, frameId, context: 'clipboard', format: { rawString: true } }, timeoutMs, what);
   return result;
+}
+
+/**
+ * Reads one array described by `description`: a large one in parts, evaluated concurrently and
+ * joined (core/debug/payload.ts readSlices), else in one evaluate. `stacked`: a heads×rows×cols
+ * array (given weights) is read too. A string says why it cannot be read.
+ */
+export async function readArray(session: vscode.DebugSession, frameId: number, language: DebugLanguage, array: { name: string; expression: string; stacked: boolean }, description: ValueDescription): Promise<ArrayRead | string> {
+  const { name, expression, stacked } = array;
+  const whole = async () => decodeArray(await evaluate(session, frameId, readExpression(language, expression), `read ${name}`, READ_TIMEOUT_MS), name, stacked);
+  const slices = readSlices(description);
+  if (!slices) return whole();
+  const answers = await Promise.all(slices.map((slice) => evaluate(session, frameId, readExpression(language, expression, slice), `read ${name}`, READ_TIMEOUT_MS)));
+  const parts = answers.map((answer) => decodeArray(answer, name));
+  // A part that cannot be read (a ragged row, a non-number) is read again whole, for the message's row numbers.
+  if (parts.some((part) => typeof part === 'string')) return whole();
+  return joinReads(parts as ArrayRead[], name, description.shape.length === 1);
 }

@@ -5,15 +5,15 @@
 // same variables again. See debugAdapter.ts for what is asked of the debugger.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { describeExpression, languageOf, readExpression, type DebugLanguage } from '../core/debug/expressions';
-import { bytesOf, decodeArray, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
-import { matchRoles, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
+import { describeExpression, languageOf, type DebugLanguage } from '../core/debug/expressions';
+import { bytesOf, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
+import { matchRoles, mayStackHeads, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
 import { formatBytes } from '../core/format';
 import { buildSpec } from '../core/spec';
 import type { DType, Problem } from '../core/types';
 import type { PanelApi } from '../panel';
 import { COMMANDS } from './commandIds';
-import { DebugReadError, evaluate, pausedFrame, READ_TIMEOUT_MS, variablesInScope, type PausedFrame } from './debugAdapter';
+import { DebugReadError, evaluate, pausedFrame, readArray, variablesInScope, type PausedFrame } from './debugAdapter';
 import { debugSessionUri, isDebugUri } from './debugUri';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
@@ -97,7 +97,7 @@ class DebugSource {
       const language = this.languageFor(session, frame);
       const given = args && 'variables' in args && Array.isArray(args.variables) ? (args as DebugAttentionArgs) : undefined;
       const clicked = args && 'variable' in args ? (args as VariablesViewArgs).variable : undefined;
-      const chosen = given ? await this.given(session, frame, given) : await this.pick(session, frame, clicked);
+      const chosen = given ? await this.given(session, frame, given) : await this.pick(session, frame, language, clicked);
       if (!chosen) return {};
       const followed: Followed = { session, uri: debugSessionUri(session), chosen, agreedBytes: new Map() };
       const read = await this.read(followed, frame, language, { interactive: !given, readLarge: given?.readLarge ?? false });
@@ -162,21 +162,32 @@ class DebugSource {
       if (!variable) throw new DebugReadError(`${name} is not a variable in scope of ${frame.name}`);
       const roleName = args.roles?.[name];
       const role = roleOfName(roleName ?? name);
-      if (!role) throw new DebugReadError(`${roleName ?? name} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, mask…)`);
+      if (!role) throw new DebugReadError(`${roleName ?? name} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, attn_weights, mask…)`);
       return { name, expression: variable.expression, ...role };
     });
   }
 
-  /** The user confirms the variables matched by name, or picks others (and their roles). */
-  private async pick(session: vscode.DebugSession, frame: PausedFrame, clicked?: { name: string; evaluateName?: string }): Promise<Chosen[] | undefined> {
+  /**
+   * The user confirms the variables matched by name, or picks others (and their roles). A name
+   * with a role whose value is no array (a module named `attn`, say) is offered but not picked:
+   * one describe of the matched names (the read's own first, side-effect-free step) tells.
+   */
+  private async pick(session: vscode.DebugSession, frame: PausedFrame, language: DebugLanguage, clicked?: { name: string; evaluateName?: string }): Promise<Chosen[] | undefined> {
     const inScope = await this.scopeVariables(session, frame);
-    const matched = new Set(matchRoles(inScope).map((variable) => variable.name));
+    // Every name with a role is described, before one per role is picked: `attn` (a module) must not hide `attn_weights`.
+    const named = inScope.flatMap((variable) => {
+      const role = roleOfName(variable.name);
+      return role ? [{ ...variable, ...role }] : [];
+    });
+    const notArrays = await this.notArrays(session, frame, language, named);
+    const matched = new Set(matchRoles(named.filter((variable) => !notArrays.has(variable.name))).map((variable) => variable.name));
     if (clicked) matched.add(clicked.name);
     const items = inScope.map((variable) => {
       const role = roleOfName(variable.name);
+      const why = notArrays.get(variable.name);
       return {
         label: variable.name,
-        description: role ? roleText(role) : 'no role: you will be asked',
+        description: role ? `${roleText(role)}${why ? ` — not picked: ${why}` : ''}` : 'no role: you will be asked',
         detail: `${variable.scope}: ${variable.value.length > 80 ? `${variable.value.slice(0, 80)}…` : variable.value}`,
         picked: matched.has(variable.name),
         variable,
@@ -186,7 +197,7 @@ class DebugSource {
     if (items.length === 0) throw new DebugReadError(`no variables in scope of ${frame.name}`);
     const picked = await vscode.window.showQuickPick(items, {
       title: `Attention: variables of ${frame.name} to read`,
-      placeHolder: 'X with W_Q, W_K, W_V — or Q, K, V directly (names as in files; pick others and give their roles)',
+      placeHolder: 'X with W_Q, W_K, W_V — or Q, K, V directly — and attn_weights to compare (names as in files; pick others and give their roles)',
       canPickMany: true,
       matchOnDescription: true,
     });
@@ -200,8 +211,25 @@ class DebugSource {
     return chosen;
   }
 
+  /** Of the variables matched by name, those that cannot be read as arrays, with why; none when the describe itself fails. */
+  private async notArrays(session: vscode.DebugSession, frame: PausedFrame, language: DebugLanguage, candidates: readonly (ScopeVariable & RoleOf)[]): Promise<Map<string, string>> {
+    const why = new Map<string, string>();
+    if (candidates.length === 0) return why;
+    try {
+      const descriptions = parseDescriptions(await evaluate(session, frame.frameId, describeExpression(language, candidates.map((c) => c.expression)), 'describe the variables'), candidates.length);
+      if (typeof descriptions === 'string') return why;
+      candidates.forEach((candidate, i) => {
+        const reason = unreadableReason(candidate.name, descriptions[i], mayStackHeads(candidate));
+        if (reason) why.set(candidate.name, reason);
+      });
+    } catch {
+      // The read says what is wrong, once the user has picked.
+    }
+    return why;
+  }
+
   private async askRole(name: string): Promise<RoleOf | undefined> {
-    const roles = ['X', 'Q', 'K', 'V', 'W_Q', 'W_K', 'W_V', 'W_O', 'mask', 'context', 'PE', 'padding'];
+    const roles = ['X', 'Q', 'K', 'V', 'W_Q', 'W_K', 'W_V', 'W_O', 'attn_weights', 'mask', 'context', 'PE', 'padding'];
     const picked = await vscode.window.showQuickPick(roles, { title: `Attention: what is ${name}?`, placeHolder: `The role of ${name} in attention` });
     return picked ? roleOfName(picked) : undefined;
   }
@@ -234,7 +262,7 @@ class DebugSource {
     );
     if (typeof descriptions === 'string') throw new DebugReadError(`cannot read ${names} in ${title}: ${descriptions}`);
     chosen.forEach((variable, i) => {
-      const reason = unreadableReason(variable.name, descriptions[i]);
+      const reason = unreadableReason(variable.name, descriptions[i], mayStackHeads(variable));
       if (reason) throw new DebugReadError(reason);
     });
     const large = chosen
@@ -249,9 +277,8 @@ class DebugSource {
     for (const { variable, bytes } of large) followed.agreedBytes.set(variable.name, bytes);
 
     const arrays: (Chosen & { read: ArrayRead })[] = [];
-    for (const variable of chosen) {
-      const result = await evaluate(session, frame.frameId, readExpression(language, variable.expression), `read ${variable.name}`, READ_TIMEOUT_MS);
-      const read = decodeArray(result, variable.name);
+    for (const [i, variable] of chosen.entries()) {
+      const read = await readArray(session, frame.frameId, language, { name: variable.name, expression: variable.expression, stacked: mayStackHeads(variable) }, descriptions[i]);
       if (typeof read === 'string') throw new DebugReadError(read);
       arrays.push({ ...variable, read });
     }

@@ -23,6 +23,7 @@ export const ROLE_NAMES: Record<Role, string> = {
   dO: 'upstream gradient of the output',
   alibiSlopes: 'ALiBi slopes (one per head)',
   segments: 'document ids (one per token)',
+  weights: 'attention weights as given (shown beside the computed ones)',
 };
 
 /** How a matrix enters the computation. */
@@ -65,6 +66,8 @@ export function roleFormula(def: MatrixDef, problem: Problem): string {
       return 'head h adds −m_h · |i − j| to its scores (with `alibi`)';
     case 'segments':
       return 'query i sees key j only when their ids are equal';
+    case 'weights':
+      return 'compared with A = softmax(S\'\') of each head: max |given − computed|';
     default:
       return 'not used by attention';
   }

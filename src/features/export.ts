@@ -87,7 +87,7 @@ async function filesFor(
   }
 }
 
-const HEAD_KEYS: MatrixKey[] = ['Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output', 'dQ', 'dK', 'dV', 'dA', 'dS'];
+const HEAD_KEYS: MatrixKey[] = ['Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'givenWeights', 'output', 'dQ', 'dK', 'dV', 'dA', 'dS'];
 const LAYER_FILES: [MatrixKey, string][] = [['input', 'input'], ['concat', 'concat'], ['layerOutput', 'output'], ['residual', 'residual']];
 
 /** Every matrix of a result as labelled CSV (the panel's "Export matrix" format), named
@@ -96,7 +96,7 @@ function csvFiles({ problem, result }: Run): { name: string; text: string }[] {
   const files: { name: string; text: string }[] = [];
   const add = (name: string, key: MatrixKey, head: number) => {
     const matrix = matrixOf(result, problem, head, key);
-    if (!matrix) return;
+    if (!matrix || matrix.cols === 0) return; // a result of given weights alone computes no Q, K, V
     const labels = labelsOf(key, matrix.rows, matrix.cols, problem.tokens, problem.keyTokens);
     files.push({ name: `problem${problem.index + 1}-${name}.csv`, text: matrixExportText('csv', name, matrix, labels) });
   };

@@ -11,7 +11,7 @@ export interface AxisLabels {
 }
 
 const KEY_ROWS = new Set<MatrixKey>(['K', 'V', 'dK', 'dV']);
-const ATTENTION_SHAPED = new Set<MatrixKey>(['scores', 'scaled', 'mask', 'masked', 'weights', 'dA', 'dS']);
+const ATTENTION_SHAPED = new Set<MatrixKey>(['scores', 'scaled', 'mask', 'masked', 'weights', 'givenWeights', 'dA', 'dS']);
 
 /** Labels of a panel matrix: tokens (else q1…/k1…) along tokens, d1… along feature dimensions. */
 export function labelsOf(key: MatrixKey, rows: number, cols: number, tokens?: string[], keyTokens?: string[]): AxisLabels {

@@ -211,6 +211,7 @@ function buildResultView(result: AttentionResult, WO: Matrix | undefined, maxPoo
           },
         }
       : {}),
+    ...(head.givenWeights ? { givenWeights: view(head.givenWeights), givenMaxDifference: head.givenMaxDifference } : {}),
   }));
   const first = result.heads[0];
   const n = first?.weights.cols ?? 0;
@@ -229,6 +230,7 @@ function buildResultView(result: AttentionResult, WO: Matrix | undefined, maxPoo
     ...(WO ? { WO: view(WO) } : {}),
     layerOutput: view(result.output),
     ...(result.residual ? { residual: view(result.residual) } : {}),
+    ...(result.givenOnly ? { givenOnly: true } : {}),
   };
 }
 

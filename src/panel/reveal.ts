@@ -11,8 +11,8 @@ export interface CellRef {
   col: number;
 }
 
-const QUERY_ROWS = new Set<MatrixKey>(['Q', 'scores', 'scaled', 'masked', 'weights', 'output', 'dQ', 'dA', 'dS', 'concat', 'layerOutput', 'input', 'residual']);
-const KEY_COLUMNS = new Set<MatrixKey>(['scores', 'scaled', 'masked', 'weights', 'dA', 'dS']);
+const QUERY_ROWS = new Set<MatrixKey>(['Q', 'scores', 'scaled', 'masked', 'weights', 'givenWeights', 'output', 'dQ', 'dA', 'dS', 'concat', 'layerOutput', 'input', 'residual']);
+const KEY_COLUMNS = new Set<MatrixKey>(['scores', 'scaled', 'masked', 'weights', 'givenWeights', 'dA', 'dS']);
 const PROJECTION: Partial<Record<MatrixKey, Role>> = { Q: 'WQ', dQ: 'WQ', K: 'WK', dK: 'WK', V: 'WV', dV: 'WV' };
 
 /** A place in the text to select: a notebook's matrices live in several cells' documents. */

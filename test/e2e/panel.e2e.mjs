@@ -7,37 +7,10 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { assertClose, assertMatrixClose, clickCodeLensUntilWebview, eventually, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
-/** The panel prints 4 decimals; half a unit in the last place, and float noise. */
-const PRINTED = 5.01e-5;
-
-function assertClose(actual, wanted, what) {
-  assert.ok(Math.abs(actual - wanted) <= PRINTED, `${what}: panel shows ${actual}, numpy says ${wanted}`);
-}
-
-/** Retries `check` until it passes (the panel follows an edit within a moment) or 30 s pass. */
-async function eventually(check) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    try {
-      return await check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
-
-function assertMatrixClose(actual, wanted, what) {
-  assert.equal(actual.length, wanted.length, `${what}: rows`);
-  actual.forEach((row, i) => {
-    assert.equal(row.length, wanted[i].length, `${what}: columns of row ${i + 1}`);
-    row.forEach((value, j) => assertClose(value, wanted[i][j], `${what}[${i + 1}][${j + 1}]`));
-  });
-}
 
 /** Hovers cell (row, col) of a card's plot: the plot area is split evenly into the cells. */
 async function hoverCell(page, card, row, col) {
@@ -113,7 +86,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
   });
 
   it('keeps its page while hidden behind another editor: shown again, the same page, at once', async () => {
-    await panel.evaluate(() => { document.body.dataset.kept = 'the page before hiding'; });
+    await panel.locator('body').evaluate((body) => { body.dataset.kept = 'the page before hiding'; });
     // README.md opened in the panel's group, over the panel; then the panel's tab clicked.
     await page.locator('.part.sidebar .composite.title').click();
     await page.keyboard.press('Control+2');

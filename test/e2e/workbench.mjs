@@ -2,9 +2,9 @@
 // development, its workbench in Chromium, and the few gestures the tests need (quick open,
 // CodeLens clicks, the webview's nested frames, the Problems panel, the colour theme).
 import * as assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { launchChromium } from '../../scripts/lib/browser.mjs';
 import { startCodeServer, workbenchUrl } from '../../scripts/lib/code-server.mjs';
 import { paths } from '../runner/paths.mjs';
@@ -17,16 +17,19 @@ const THEMES = { light: 'Light Modern', dark: 'Dark Modern' };
 
 /**
  * Starts code-server on a scratch copy of examples/ (the tests edit files; the repository's
- * examples stay untouched) plus `files` (name → text), and opens its workbench. `close()` stops
- * everything.
+ * examples stay untouched) plus `files` (path in the folder → text), with the extensions of
+ * `vsixFiles` installed, and opens its workbench. `close()` stops everything.
  */
-export async function openWorkbench({ files = {} } = {}) {
+export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
   const folder = mkdtempSync(join(tmpdir(), 'attention-lens-e2e-'));
   cpSync(paths.examples, folder, { recursive: true });
-  for (const [name, text] of Object.entries(files)) writeFileSync(join(folder, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(folder, name)), { recursive: true });
+    writeFileSync(join(folder, name), text);
+  }
   const settings = { 'workbench.colorTheme': 'Default Dark Modern', 'files.autoSave': 'off', 'editor.minimap.enabled': false };
   const serverLog = [];
-  const server = await startCodeServer({ folder, settings, log: (line) => serverLog.push(line) });
+  const server = await startCodeServer({ folder, settings, vsixFiles, log: (line) => serverLog.push(line) });
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   const pageErrors = [];
@@ -155,6 +158,36 @@ export async function problemsContaining(page, expected) {
   const row = page.locator('.markers-panel .monaco-list-row', { hasText: expected }).first();
   await row.waitFor({ timeout: 30_000 });
   return page.locator('.markers-panel .monaco-list-row').allInnerTexts();
+}
+
+/** The panel prints 4 decimals: half a unit in the last place, and float noise. */
+export const PRINTED = 5.01e-5;
+
+/** `actual` within PRINTED of `wanted` (`reference` names where `wanted` came from). */
+export function assertClose(actual, wanted, what, reference = 'numpy') {
+  assert.ok(Math.abs(actual - wanted) <= PRINTED, `${what}: panel shows ${actual}, ${reference} says ${wanted}`);
+}
+
+/** Every entry of a table the panel shows within PRINTED of `wanted`'s. */
+export function assertMatrixClose(actual, wanted, what, reference = 'numpy') {
+  assert.equal(actual.length, wanted.length, `${what}: rows`);
+  actual.forEach((row, i) => {
+    assert.equal(row.length, wanted[i].length, `${what}: columns of row ${i + 1}`);
+    row.forEach((value, j) => assertClose(value, wanted[i][j], `${what}[${i + 1}][${j + 1}]`, reference));
+  });
+}
+
+/** Retries `check` until it passes (the panel follows a change within moments) or `ms` pass. */
+export async function eventually(check, ms = 30_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await check();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
 }
 
 /** A number as the panel prints it (`0.7679`, `1.234e-4`, `−∞`). */

@@ -2,7 +2,8 @@
 // opened in Debian's Chromium by playwright-core. The workbench runs the extension host's tests
 // because the URL's payload names `extensionTestsPath`, and reports back through two functions
 // it looks for on the page: codeAutomationLog (every log line) and codeAutomationExit (the code).
-import { basename, join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { format } from 'node:util';
 import { launchChromium } from '../../scripts/lib/browser.mjs';
 import { startCodeServer, workbenchUrl } from '../../scripts/lib/code-server.mjs';
@@ -54,6 +55,7 @@ export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths
 export function packTestExtension(folder) {
   const vsix = join(paths.repoRoot, 'out', 'test', `${basename(folder)}.vsix`);
   const vsce = join(paths.repoRoot, 'node_modules', '@vscode', 'vsce', 'vsce');
+  mkdirSync(dirname(vsix), { recursive: true }); // vsce does not create it (a fresh clone has no out/test)
   runOrThrow(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '--out', vsix], { cwd: folder, stdio: 'ignore' });
   return vsix;
 }

@@ -51,24 +51,29 @@ const PY_READ =
   `else {'kind': 'other', 'type': type(v).__qualname__}`;
 
 // JavaScript: where Node's Buffer exists, a typed array, rows of typed arrays of one type and
-// length, or (rows of) plain numbers — these as float64 — travel as base64 of their bytes. Anything
+// length, or (rows of) plain numbers — these as float32 when every one of them is exactly a
+// float32 (half the bytes; NaN stays NaN, ±Infinity and -0 keep their sign), else as float64 —
+// travel as base64 of their bytes. Anything
 // else — booleans (masks), ragged rows, non-numbers, no Buffer (a browser) — travels as JSON, with
 // ±Infinity and NaN as strings (JSON cannot write them), read by the literal reader with its
 // messages. (A 1024×1024 matrix as JSON took js-debug 8–24 s to pass on; as base64, see bench/.)
 const JS_DESCRIBE =
   `(v) => ArrayBuffer.isView(v) && !(v instanceof DataView) ? { kind: 'typed', shape: [v.length], itemsize: v.BYTES_PER_ELEMENT } ` +
-  `: Array.isArray(v) ? { kind: 'list', shape: v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0])) ? [v.length, v[0].length] : [v.length] } ` +
+  `: Array.isArray(v) ? { kind: 'list', shape: v.length > 0 && (Array.isArray(v[0]) || ArrayBuffer.isView(v[0])) ? [v.length, v[0].length] : [v.length], ...(v.length > 0 && ArrayBuffer.isView(v[0]) ? { itemsize: v[0].BYTES_PER_ELEMENT } : {}) } ` +
   `: { kind: 'other', type: v === null ? 'null' : typeof v === 'object' ? (v.constructor?.name ?? 'object') : typeof v }`;
 
 const JS_DTYPES = `{ Float64Array: 'f8', Float32Array: 'f4', Int8Array: 'i1', Int16Array: 'i2', Int32Array: 'i4', Uint8Array: 'u1', Uint8ClampedArray: 'u1', Uint16Array: 'u2', Uint32Array: 'u4' }`;
+
+/** Plain numbers (a Float64Array) as a Float32Array when that loses nothing, else as they are. */
+const JS_NARROW = `((d) => ((s) => s.every((x, i) => x === d[i] || x !== x) ? s : d)(Float32Array.from(d)))`;
 
 /** v's numbers as typed arrays (one per row, or one in all) with its shape, when they have a dtype; else undefined. */
 const JS_AS_TYPED =
   `typeof Buffer !== 'function' || !(ArrayBuffer.isView(v) || Array.isArray(v) && v.length > 0) ? undefined ` +
   `: ArrayBuffer.isView(v) ? (types[v.constructor.name] ? { rows: [v], shape: [v.length] } : undefined) ` +
   `: v.every((r) => ArrayBuffer.isView(r) && r.constructor === v[0].constructor && r.length === v[0].length) && types[v[0].constructor.name] ? { rows: v, shape: [v.length, v[0].length] } ` +
-  `: v.every((x) => typeof x === 'number') ? { rows: [Float64Array.from(v)], shape: [v.length] } ` +
-  `: v.every((r) => Array.isArray(r) && r.length === v[0].length && r.every((x) => typeof x === 'number')) ? { rows: [Float64Array.from(v.flat())], shape: [v.length, v[0].length] } ` +
+  `: v.every((x) => typeof x === 'number') ? { rows: [${JS_NARROW}(Float64Array.from(v))], shape: [v.length] } ` +
+  `: v.every((r) => Array.isArray(r) && r.length === v[0].length && r.every((x) => typeof x === 'number')) ? { rows: [${JS_NARROW}(Float64Array.from(v.flat()))], shape: [v.length, v[0].length] } ` +
   `: undefined`;
 
 const JS_READ =
@@ -92,8 +97,22 @@ export function describeExpression(language: DebugLanguage, names: readonly stri
     : `JSON.stringify([${names.join(', ')}].map(${JS_DESCRIBE}))`;
 }
 
-/** The one expression that reads the named array in bulk. */
-export function readExpression(language: DebugLanguage, name: string): string {
+/** A part of an array's leading axis: rows start…end − 1 of a matrix, or those elements of a vector. */
+export interface ReadSlice {
+  start: number;
+  end: number;
+  /** JavaScript: the value is a typed array (sliced by `subarray`, a view), not an Array (`slice`, a new array). */
+  typed: boolean;
+}
+
+/**
+ * The one expression that reads the named array in bulk, or one part of it: Python `NAME[a:b]`
+ * (a view of a numpy array or tensor, a new list), JavaScript `NAME.subarray(a, b)` (a view) or
+ * `NAME.slice(a, b)` (a new array) — nothing in the program changes.
+ */
+export function readExpression(language: DebugLanguage, name: string, slice?: ReadSlice): string {
   checked([name]);
-  return language === 'python' ? `__import__('json').dumps((${PY_READ})(${name}))` : `(${JS_READ})(${name}, ${JS_DTYPES}, ${JS_BYTE_ORDER})`;
+  const part = (python: boolean) =>
+    !slice ? name : python ? `${name}[${slice.start}:${slice.end}]` : `${name}.${slice.typed ? 'subarray' : 'slice'}(${slice.start}, ${slice.end})`;
+  return language === 'python' ? `__import__('json').dumps((${PY_READ})(${part(true)}))` : `(${JS_READ})(${part(false)}, ${JS_DTYPES}, ${JS_BYTE_ORDER})`;
 }

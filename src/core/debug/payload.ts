@@ -4,6 +4,7 @@
 // same messages for ragged rows and non-numbers).
 import { readLiteral } from '../parse/literal';
 import type { Matrix } from '../types';
+import type { ReadSlice } from './expressions';
 
 /** What the describe expression says of one value. */
 export interface ValueDescription {
@@ -18,9 +19,12 @@ export interface ValueDescription {
 }
 
 export interface ArrayRead {
+  /** heads × rows × cols arrays (given weights): the heads' matrices stacked, (heads·rows)×cols. */
   matrix: Matrix;
   /** Every entry was a boolean (a mask). */
   boolean: boolean;
+  /** Set for a heads×rows×cols array (more than one head): how many matrices `matrix` stacks. */
+  heads?: number;
 }
 
 /**
@@ -69,16 +73,27 @@ export function matrixShape(shape: readonly number[]): { rows: number; cols: num
   return undefined;
 }
 
+/** heads × rows × cols of a 3-D array (leading axes of length 1 dropped: PyTorch's batch of one). */
+export function stackedShape(shape: readonly number[]): { heads: number; rows: number; cols: number } | undefined {
+  let axes = [...shape];
+  while (axes.length > 3 && axes[0] === 1) axes = axes.slice(1);
+  return axes.length === 3 ? { heads: axes[0], rows: axes[1], cols: axes[2] } : undefined;
+}
+
 export const shapeText = (shape: readonly number[]): string => (shape.length === 0 ? 'a scalar' : shape.join('×'));
 
-/** Why this value cannot become a matrix, read before any of its numbers move; undefined when it can. */
-export function unreadableReason(name: string, description: ValueDescription): string | undefined {
+/**
+ * Why this value cannot become a matrix (or, with `stacked`, a matrix per head from a
+ * heads×rows×cols array), read before any of its numbers move; undefined when it can.
+ */
+export function unreadableReason(name: string, description: ValueDescription, stacked = false): string | undefined {
   if (description.kind === 'other') return `${name} is ${article(description.type ?? 'value')}, not an array`;
   if (description.device !== undefined && description.device !== 'cpu') {
     return `${name} is a tensor on ${description.device}: copy it to the CPU first (${name}.cpu()) — the reader does not move tensors between devices`;
   }
-  const shape = matrixShape(description.shape);
+  const shape = matrixShape(description.shape) ?? (stacked ? stackedShape(description.shape) : undefined);
   if (!shape) {
+    if (stacked) return `${name} is ${shapeText(description.shape)}: given weights are queries × keys, or heads × queries × keys (a leading batch of 1 is dropped); pick a slice such as ${name}[0]`;
     return description.shape.length === 0
       ? `${name} is a scalar, not an array`
       : `${name} is ${shapeText(description.shape)}: attention needs a matrix (2-D); pick a slice such as ${name}[0]`;
@@ -104,8 +119,8 @@ interface BinaryPayload {
 
 const NESTED_PREFIX = /^\{\s*"nested"\s*:\s*/;
 
-/** Reads the payload of the read expression for the value named `name`. */
-export function decodeArray(result: string, name: string): ArrayRead | string {
+/** Reads the payload of the read expression for the value named `name` (`stacked`: a heads×rows×cols array is one too). */
+export function decodeArray(result: string, name: string, stacked = false): ArrayRead | string {
   const text = unquoteResult(result);
   const nested = NESTED_PREFIX.exec(text);
   if (nested) return decodeNested(text, nested[0].length, name);
@@ -118,7 +133,7 @@ export function decodeArray(result: string, name: string): ArrayRead | string {
   const record = parsed as Record<string, unknown>;
   if (record?.kind === 'other') return `${name} is ${article(String(record.type ?? 'value'))}, not a numeric array`;
   if (!isBinary(parsed)) return `the debugger's answer for ${name} is not an array payload: ${text.slice(0, 120)}`;
-  return decodeBinary(parsed, name);
+  return decodeBinary(parsed, name, stacked);
 }
 
 function isBinary(value: unknown): value is BinaryPayload {
@@ -142,11 +157,12 @@ const ELEMENT_READERS: Record<string, (view: DataView, at: number) => number> = 
   b1: (view, at) => (view.getUint8(at) === 0 ? 0 : 1),
 };
 
-function decodeBinary(payload: BinaryPayload, name: string): ArrayRead | string {
+function decodeBinary(payload: BinaryPayload, name: string, stacked: boolean): ArrayRead | string {
   const match = /^([<|=])?([fiub])(\d)$/.exec(payload.dtype);
   const read = match && ELEMENT_READERS[`${match[2]}${match[3]}`];
   if (!match || !read) return `${name} has dtype ${payload.dtype}, which the reader does not know (it reads little-endian floats, integers and booleans)`;
-  const shape = matrixShape(payload.shape);
+  const heads = matrixShape(payload.shape) ? undefined : stacked ? stackedShape(payload.shape) : undefined;
+  const shape = heads ? { rows: heads.heads * heads.rows, cols: heads.cols } : matrixShape(payload.shape);
   if (!shape) return `${name} is ${shapeText(payload.shape)}: attention needs a matrix (2-D)`;
   const itemsize = Number(match[3]);
   const count = shape.rows * shape.cols;
@@ -163,7 +179,7 @@ function decodeBinary(payload: BinaryPayload, name: string): ArrayRead | string 
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     for (let i = 0; i < count; i++) data[i] = read(view, i * itemsize);
   }
-  return { matrix: { rows: shape.rows, cols: shape.cols, data }, boolean: match[2] === 'b' };
+  return { matrix: { rows: shape.rows, cols: shape.cols, data }, boolean: match[2] === 'b', ...(heads && heads.heads > 1 ? { heads: heads.heads } : {}) };
 }
 
 /** IEEE 754 half precision → number. */
@@ -184,4 +200,42 @@ function decodeNested(text: string, at: number, name: string): ArrayRead | strin
   if (error) return error.message;
   if (matrix.broken || matrix.rows === 0 || matrix.cols === 0) return `${name} is an empty list`;
   return { matrix: { rows: matrix.rows, cols: matrix.cols, data: matrix.values() }, boolean: matrix.allBoolean };
+}
+
+/** Bytes of one part of a large read (see readSlices). */
+const PART_BYTES = 512 * 1024;
+const MAX_PARTS = 8;
+
+/**
+ * The parts to read a large array in, as concurrent evaluates: its leading axis (rows, or the
+ * elements of a vector) split so that each part holds about PART_BYTES, at most MAX_PARTS parts.
+ * In code-server each answer passes the browser twice and is compressed on the way; parts in
+ * flight together overlap those hops (measured: bench/debugEditor.mjs). Undefined: read it whole
+ * (small, or more than two axes).
+ */
+export function readSlices(description: ValueDescription): ReadSlice[] | undefined {
+  const { shape } = description;
+  if (shape.length === 0 || shape.length > 2 || description.kind === 'other') return undefined;
+  const length = shape[0];
+  const parts = Math.min(MAX_PARTS, Math.ceil(bytesOf(description) / PART_BYTES), length);
+  if (parts < 2) return undefined;
+  const size = Math.ceil(length / parts);
+  const slices: ReadSlice[] = [];
+  for (let start = 0; start < length; start += size) slices.push({ start, end: Math.min(length, start + size), typed: description.kind === 'typed' });
+  return slices;
+}
+
+/** The reads of an array's parts (in order) as the one array they split; a vector's (one axis) are joined end to end. */
+export function joinReads(parts: readonly ArrayRead[], name: string, vector: boolean): ArrayRead | string {
+  const cols = parts[0].matrix.cols;
+  if (!vector && parts.some((part) => part.matrix.cols !== cols)) return `${name} changed shape while it was read in parts: read it again`;
+  const total = parts.reduce((sum, part) => sum + part.matrix.data.length, 0);
+  const data = new Float64Array(total);
+  let at = 0;
+  for (const part of parts) {
+    data.set(part.matrix.data, at);
+    at += part.matrix.data.length;
+  }
+  const matrix = vector ? { rows: 1, cols: total, data } : { rows: total / cols, cols, data };
+  return { matrix, boolean: parts.every((part) => part.boolean) };
 }

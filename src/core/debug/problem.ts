@@ -49,17 +49,31 @@ export function matchRoles(variables: readonly ScopeVariable[]): (ScopeVariable 
 
 const NOWHERE: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
-/** One problem named `name` from arrays read under roles; ranges point nowhere (there is no text). */
+/** Whether a value of this role may be heads × rows × cols (given weights, one matrix per head). */
+export const mayStackHeads = ({ role, head }: RoleOf): boolean => role === 'weights' && head === undefined;
+
+/**
+ * One problem named `name` from arrays read under roles; ranges point nowhere (there is no text).
+ * A stacked read (heads × rows × cols) becomes one definition per head, `attn[0]`, `attn[1]`….
+ */
 export function problemOfArrays(name: string, arrays: readonly ({ name: string; read: ArrayRead } & RoleOf)[]): Problem {
-  const matrices: MatrixDef[] = arrays.map((array) => ({
-    name: array.name,
-    role: array.role,
-    ...(array.head === undefined ? {} : { head: array.head }),
-    value: array.read.matrix,
-    boolean: array.read.boolean,
+  const def = (name: string, role: RoleOf, value: MatrixDef['value'], boolean: boolean): MatrixDef => ({
+    name,
+    role: role.role,
+    ...(role.head === undefined ? {} : { head: role.head }),
+    value,
+    boolean,
     nameRange: NOWHERE,
     range: NOWHERE,
     cellOffsets: new Uint32Array(0),
-  }));
+  });
+  const matrices: MatrixDef[] = arrays.flatMap((array) => {
+    const { matrix, heads, boolean } = array.read;
+    if (!heads) return [def(array.name, array, matrix, boolean)];
+    const rows = matrix.rows / heads;
+    return Array.from({ length: heads }, (_, h) =>
+      def(`${array.name}[${h}]`, { role: array.role, head: h }, { rows, cols: matrix.cols, data: matrix.data.subarray(h * rows * matrix.cols, (h + 1) * rows * matrix.cols) }, boolean),
+    );
+  });
   return { index: 0, name, range: NOWHERE, options: defaultOptions(), matrices };
 }

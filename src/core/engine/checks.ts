@@ -18,10 +18,11 @@ const SLACK = 8;
  */
 const PERMUTATION_ROWS = 64;
 
-export function runChecks(spec: AttentionSpec, pass: ForwardPass, control: RunControl): Checks {
+/** max |Σ_j A_ij − 1| over the rows that are not all 0 (fully masked), and whether 0 ≤ A ≤ 1, over every head. */
+export function weightRowChecks(weights: readonly Matrix[]): { rowSumsMaxError: number; weightsInBounds: boolean } {
   let rowSumsMaxError = 0;
   let weightsInBounds = true;
-  for (const { weights: A } of pass.heads) {
+  for (const A of weights) {
     for (let i = 0; i < A.rows; i++) {
       let sum = 0;
       for (let j = 0; j < A.cols; j++) {
@@ -32,6 +33,11 @@ export function runChecks(spec: AttentionSpec, pass: ForwardPass, control: RunCo
       if (sum !== 0) rowSumsMaxError = Math.max(rowSumsMaxError, Math.abs(sum - 1)); // 0: fully masked
     }
   }
+  return { rowSumsMaxError, weightsInBounds };
+}
+
+export function runChecks(spec: AttentionSpec, pass: ForwardPass, control: RunControl): Checks {
+  const { rowSumsMaxError, weightsInBounds } = weightRowChecks(pass.heads.map((head) => head.weights));
   const head = pass.heads[0];
   const probe = permutationProbe(spec);
   const permuted = probe && { rows: probe.rows, output: forwardOutput(probe.spec, control) };

@@ -4,9 +4,11 @@ import type { AttentionResult, AttentionSpec } from '../types';
 import { forward, type ForwardPass, residual, type RunControl } from './attention';
 import { backward } from './backward';
 import { runChecks } from './checks';
+import { compareGivenWeights, givenOnlyResult } from './given';
 
 export { CancelledError, describeQuery, fullyMaskedWarning, residual, type RunControl } from './attention';
 export { judge, permutationProbe, type Measured } from './checks';
+export { compareGivenWeights, givenOnlyResult, maxAbsDifference } from './given';
 export { attentionCost, type AttentionCost, type AttentionShape } from './cost';
 export { sinusoidalPositionalEncoding } from './positional';
 
@@ -16,6 +18,7 @@ export { sinusoidalPositionalEncoding } from './positional';
  * naming the matrices when the spec's shapes do not fit (core/spec reports those first).
  */
 export function runAttention(spec: AttentionSpec, control: RunControl = {}): AttentionResult {
+  if (!spec.X && !spec.Q && spec.weights) return givenOnlyResult(spec);
   const started = performance.now();
   const pass = forward(spec, control);
   const result: AttentionResult = {
@@ -31,6 +34,7 @@ export function runAttention(spec: AttentionSpec, control: RunControl = {}): Att
   if (spec.options.residual) result.residual = residual(pass.input, pass.output);
   if (spec.options.gradients) result.gradients = backward(spec, pass, control);
   if (spec.options.decode) result.decode = beside(pass, forward({ ...spec, options: { ...spec.options, decode: undefined } }, control));
+  compareGivenWeights(spec, result);
   result.elapsedMs = performance.now() - started;
   return result;
 }

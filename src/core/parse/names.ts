@@ -66,6 +66,14 @@ const ROLE_ALIASES: Record<string, Role> = {
   documentids: 'segments',
   docids: 'segments',
   documents: 'segments',
+  // Attention weights as a program has them (PyTorch's `attn_weights`, `attention_probs`, `p_attn`…).
+  attn: 'weights',
+  attnweights: 'weights',
+  attentionweights: 'weights',
+  attnprobs: 'weights',
+  attentionprobs: 'weights',
+  pattn: 'weights',
+  weights: 'weights',
 };
 
 const TOKEN_ALIASES: Record<string, boolean> = {
@@ -82,6 +90,9 @@ const TOKEN_ALIASES: Record<string, boolean> = {
 
 /** Roles that may come one per head. */
 const PER_HEAD: Record<string, Role> = { wq: 'WQ', wk: 'WK', wv: 'WV' };
+
+/** Names of given weights that may carry a head: `attn_weights1`, `attn^{(2)}`, `weights[0]`, `attn_h1`. */
+const WEIGHT_NAMES = 'attnweights|attentionweights|attnprobs|attentionprobs|pattn|attn|weights';
 
 /** `W^{Q}` → `wq`, `\mathbf{W}_{K}` → `wk`, `"key_padding_mask"` → `keypaddingmask`. */
 function normalizeName(name: string): string {
@@ -112,6 +123,10 @@ function headOf(key: string): { role: Role; head: number } | undefined {
   if (match) return { role: PER_HEAD[match[1]], head: Number(match[2]) };
   match = /^w(\d{1,3})([qkv])$/.exec(key);
   if (match && Number(match[1]) >= 1) return { role: PER_HEAD[`w${match[2]}`], head: Number(match[1]) - 1 };
+  match = new RegExp(`^(?:${WEIGHT_NAMES})(?:h?(\\d{1,3})|\\((\\d{1,3})\\)|\\[(\\d{1,3})\\])$`).exec(key);
+  if (match && match[3] !== undefined) return { role: 'weights', head: Number(match[3]) };
+  const oneBased = match && Number(match[1] ?? match[2]);
+  if (oneBased && oneBased >= 1) return { role: 'weights', head: oneBased - 1 };
   return undefined;
 }
 
@@ -133,6 +148,8 @@ export function roleLabel(role: Role): string {
       return 'v_a';
     case 'alibiSlopes':
       return 'alibi_slopes';
+    case 'weights':
+      return 'attn_weights';
     default:
       return role;
   }

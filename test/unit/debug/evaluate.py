@@ -34,6 +34,10 @@ values = {
     "cube": np.zeros((2, 3, 4)),
     "scalar": np.float64(3.0),
     "objects": np.array([[1, "a"]], dtype=object),
+    # torch's attention weights: (batch 1, heads, queries, keys), as nn.MultiheadAttention returns them
+    "large": np.asfortranarray(rng.standard_normal((257, 300)).astype(np.float32)),
+    "large_tensor": torch.randn(300, 257, generator=torch.Generator().manual_seed(10)).t().requires_grad_(),
+    "attn_weights": torch.softmax(torch.randn(1, 2, 3, 4, generator=torch.Generator().manual_seed(9)), dim=-1).requires_grad_(),
 }
 
 

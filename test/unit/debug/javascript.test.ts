@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { runInNewContext } from 'node:vm';
 import { describeExpression, readExpression } from '../../../src/core/debug/expressions';
-import { decodeArray, parseDescriptions, unquoteResult, unreadableReason } from '../../../src/core/debug/payload';
+import { decodeArray, joinReads, parseDescriptions, readSlices, unquoteResult, unreadableReason, type ArrayRead, type ValueDescription } from '../../../src/core/debug/payload';
 
 // The JavaScript expressions evaluated by V8 in a context of their own (as js-debug evaluates
 // them in a paused frame), their answers quoted as js-debug's clipboard context quotes a string.
@@ -56,6 +56,41 @@ describe('debug reader: JavaScript expressions in V8', () => {
     assert.deepEqual(read('flat'), { matrix: { rows: 1, cols: 3, data: new Float64Array([1, 2, 3]) }, boolean: false });
   });
 
+  it('sends plain numbers as float32 only when every one of them is exactly a float32', () => {
+    const halves = [[0.5, -0.25], [2 ** 100, -0]];
+    const thirds = [[1 / 3, 0.5], [2, 3]];
+    const special = [[Infinity, NaN], [-Infinity, 0.125]];
+    const context = { ...program(), halves, thirds, special };
+    const dtypeOf = (name: string) => (JSON.parse(JSON.parse(evaluate(readExpression('javascript', name), context)) as string) as { dtype: string }).dtype;
+    assert.equal(dtypeOf('halves'), '<f4');
+    assert.equal(dtypeOf('special'), '<f4');
+    assert.equal(dtypeOf('thirds'), '<f8');
+    for (const [name, value] of Object.entries({ halves, thirds, special })) {
+      const got = decodeArray(evaluate(readExpression('javascript', name), context), name) as { matrix: { data: Float64Array } };
+      assert.deepEqual(Array.from(got.matrix.data), value.flat(), name);
+      assert.ok(Object.is(got.matrix.data[3], value.flat()[3]), `${name}: the sign of zero`);
+    }
+  });
+
+  it('reads a large array in parts (rows, or a vector\'s elements) that join to the whole read, changing nothing', () => {
+    const rows = Array.from({ length: 300 }, (_, i) => Float32Array.from({ length: 1024 }, (_, j) => Math.sin(i * 1024 + j)));
+    const flat = Float64Array.from({ length: 300 * 1024 }, (_, k) => Math.cos(k));
+    const nested = rows.map((row) => Array.from(row, (x) => x / 3));
+    const context = { ...program(), rows, flat, nested };
+    const before = JSON.stringify([rows.map((r) => Array.from(r)), Array.from(flat), nested]);
+    for (const name of ['rows', 'flat', 'nested']) {
+      const description = (parseDescriptions(evaluate(describeExpression('javascript', [name]), context), 1) as ValueDescription[])[0];
+      const slices = readSlices(description);
+      assert.ok(slices && slices.length > 1, `${name} is read in parts`);
+      assert.equal(slices.at(-1)?.end, description.shape[0]);
+      const parts = slices.map((slice) => decodeArray(evaluate(readExpression('javascript', name, slice), context), name) as ArrayRead);
+      assert.deepEqual(joinReads(parts, name, description.shape.length === 1), decodeArray(evaluate(readExpression('javascript', name), context), name), name);
+    }
+    assert.equal(JSON.stringify([rows.map((r) => Array.from(r)), Array.from(flat), nested]), before);
+    assert.equal(readSlices({ kind: 'list', shape: [3, 4] }), undefined, 'a small array is read whole');
+    assert.equal(readSlices({ kind: 'ndarray', shape: [2, 600, 600], itemsize: 8 }), undefined, 'three axes are read whole');
+  });
+
   it('says what is wrong with values that are no matrix', () => {
     assert.equal(read('ragged'), 'Row 2 of ragged has 1 entry but row 1 has 2: every row needs the same length.');
     assert.equal(read('raggedRows'), 'Row 2 of raggedRows has 1 entry but row 1 has 2: every row needs the same length.');
@@ -70,7 +105,7 @@ describe('debug reader: JavaScript expressions in V8', () => {
     assert.ok(typeof descriptions !== 'string', String(descriptions));
     assert.deepEqual(descriptions.slice(0, 3), [
       { kind: 'list', shape: [2, 2] },
-      { kind: 'list', shape: [2, 2] },
+      { kind: 'list', shape: [2, 2], itemsize: 4 }, // rows of Float32Array
       { kind: 'typed', shape: [3], itemsize: 8 },
     ]);
     assert.equal(unreadableReason('label', descriptions[3]), 'label is a string, not an array');

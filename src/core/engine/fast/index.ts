@@ -10,7 +10,7 @@
 // of engine/variants.ts (rope, temperature, softcap, alibi, window, segments, prefix, sinks, decode).
 import type { AttentionResult, AttentionSpec, HeadResult, Matrix, OutputOnlyResult } from '../../types';
 import { checkCancelled } from '../attention';
-import { attentionCost, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
+import { attentionCost, compareGivenWeights, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
 import { variantsOf } from '../variants';
 import { Arena, MAX_BYTES } from './arena';
 
@@ -65,6 +65,7 @@ export function referenceOnly(spec: AttentionSpec): string | undefined {
 export async function runAttentionFast(spec: AttentionSpec, control: FastControl = {}): Promise<AttentionResult> {
   const started = performance.now();
   checkCancelled(control); // a run cancelled while queued never starts
+  if (!spec.X && !spec.Q) return runAttention(spec, control); // given weights only: nothing to compute
   const small = (plan: RunPlan): boolean => attentionCost(planShape(spec, plan)).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
   const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, { ...control, declines: small }) : undefined;
   if (!pass) return runAttention(spec, control);
@@ -79,6 +80,7 @@ export async function runAttentionFast(spec: AttentionSpec, control: FastControl
     elapsedMs: 0,
   };
   if (spec.options.residual) result.residual = residual(pass.input, pass.output);
+  compareGivenWeights(spec, result);
   result.elapsedMs = performance.now() - started;
   return result;
 }
