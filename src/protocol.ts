@@ -263,8 +263,10 @@ export interface PanelData {
   /** d_k of head 1, for the formula √d_k. */
   dk?: number;
   result?: ResultView;
-  /** Why there is no result: not run yet, parse error, engine error. */
+  /** Why there is no result: not run yet, parse error, engine error, computing. */
   message?: string;
+  /** The run that will give the result has started (no Run button meanwhile). */
+  computing?: boolean;
   /** Set when the text has changed since `result` was computed (a half-typed matrix, or a run
    * still going): why. The panel keeps showing the result, marked out of date. */
   stale?: string;

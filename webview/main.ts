@@ -267,7 +267,7 @@ async function render(): Promise<void> {
     message.className = 'message';
     message.textContent = current.message ?? 'No result yet.';
     content.append(message);
-    if (!host.standalone && current.problems.length > 0) {
+    if (!host.standalone && current.problems.length > 0 && !current.computing) {
       content.append(button('Run attention', () => host.post({ type: 'run', problemIndex: current.problemIndex }), { primary: true }));
     }
     replaceContent(parts, previousCards, scrolled);

@@ -115,6 +115,8 @@ export interface PanelSource {
   problemIndex: number;
   result?: AttentionResult;
   message?: string;
+  /** The problem's run has started: no result yet, and none to ask for. */
+  computing?: boolean;
 }
 
 export function panelDataOf(source: PanelSource): PanelData {
@@ -136,7 +138,7 @@ export function panelDataOf(source: PanelSource): PanelData {
     ...(problem.tokens ? { tokens: problem.tokens } : {}),
     ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
   };
-  if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
+  if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.', ...(source.computing ? { computing: true } : {}) };
   // A decode step's one query is the last token; the keys are every token.
   if (source.result.decode && problem.tokens) Object.assign(data, { tokens: problem.tokens.slice(-1), keyTokens: problem.keyTokens ?? problem.tokens });
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;

@@ -108,6 +108,7 @@ export class WebviewSession implements vscode.Disposable {
       problemIndex: Math.min(this.problemIndex, Math.max(0, problems.length - 1)),
       result: problemRun?.result,
       message: problemRun?.error ?? (this.computing ? 'Computing attention…' : run ? undefined : 'This file has not been read yet: run attention on it.'),
+      computing: this.computing,
     });
     const stale = run && problemRun?.result && problemRun.version !== run.version ? staleReason(run) : undefined;
     this.onTitle(data.title);

@@ -85,6 +85,19 @@ describe('attention panel in Chromium', function () {
     assert.equal(reading, `Row 2 sums to ${row2.reduce((a, b) => a + b, 0).toFixed(6)}; query 2 (am) puts ${Math.round(row2[best] * 100)}% on key ${best + 1} (${['I', 'am', 'a', 'student'][best]}).`);
   });
 
+  it('without a result: a Run button that asks the host to run, none while the run computes', async () => {
+    panel = await openPanel(browser);
+    const source = { uri: 'file:///notes/attention.md', fileName: 'attention.md', problems: fixture.problems, problemIndex: 0 };
+    await panel.send({ type: 'data', data: panelDataOf({ ...source, message: 'Computing attention…', computing: true }) });
+    assert.equal(await panel.page.textContent('#app .message'), 'Computing attention…');
+    assert.equal(await panel.page.$('#app .content vscode-button, #app .content button'), null, 'a Run button while the run computes');
+    await panel.send({ type: 'data', data: panelDataOf(source) });
+    assert.equal(await panel.page.textContent('#app .message'), 'Not run yet: run attention on this problem.');
+    await panel.page.click('#app .content :is(vscode-button, button)');
+    await panel.page.waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'run'));
+    assert.deepEqual(await lastPosted(panel, 'run'), { type: 'run', problemIndex: 0 });
+  });
+
   it('shows the tooltip "query i (token) → key j (token): score, scaled, mask, weight" on hover', async () => {
     panel = await openPanel(browser);
     await panel.send({ type: 'data', data: dataOf(0) });
