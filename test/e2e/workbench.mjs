@@ -128,9 +128,11 @@ export async function webviewFrame(page, selector, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     for (const outer of await page.locator('iframe.webview').elementHandles()) {
-      const guard = await outer.contentFrame();
-      const inner = await (await guard?.$('iframe#active-frame'))?.contentFrame();
-      if (inner && (await inner.$(selector))) return inner;
+      // A webview's frames navigate while its page loads (VS Code writes the page into a frame
+      // that has just loaded): a query that meets that navigation is asked again next round.
+      const guard = await outer.contentFrame().catch(() => null);
+      const inner = await (await guard?.$('iframe#active-frame').catch(() => null))?.contentFrame().catch(() => null);
+      if (inner && (await inner.$(selector).catch(() => null))) return inner;
     }
     await page.waitForTimeout(250);
   }
