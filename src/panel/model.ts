@@ -138,7 +138,10 @@ export function panelDataOf(source: PanelSource): PanelData {
     ...(problem.tokens ? { tokens: problem.tokens } : {}),
     ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
   };
-  if (!source.result) return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.', ...(source.computing ? { computing: true } : {}) };
+  if (!source.result) {
+    if (source.computing) return { ...data, message: source.message ?? 'Computing attention…', computing: true };
+    return { ...data, message: source.message ?? 'Not run yet: run attention on this problem.' };
+  }
   // A decode step's one query is the last token; the keys are every token.
   if (source.result.decode && problem.tokens) Object.assign(data, { tokens: problem.tokens.slice(-1), keyTokens: problem.keyTokens ?? problem.tokens });
   const WO = problem.matrices.find((def) => def.role === 'WO')?.value;

@@ -85,8 +85,9 @@ export class WebviewSession implements vscode.Disposable {
   }
 
   /**
-   * Shows this problem (and head) of this document; sends the data when the page is ready.
-   * `computing`: its run has started (the page, made while it computes, says so until it ends).
+   * Shows this problem (and head) of this document (posted at once: VS Code hands a page that is
+   * still loading what was posted when it has loaded). `computing`: its run has started (the page,
+   * made while it computes, says so until it ends).
    */
   show(uri: vscode.Uri, problemIndex: number, head?: number, computing = false): void {
     this.uri = uri;
@@ -107,7 +108,7 @@ export class WebviewSession implements vscode.Disposable {
       problems,
       problemIndex: Math.min(this.problemIndex, Math.max(0, problems.length - 1)),
       result: problemRun?.result,
-      message: problemRun?.error ?? (this.computing ? 'Computing attention…' : run ? undefined : 'This file has not been read yet: run attention on it.'),
+      message: problemRun?.error ?? (run || this.computing ? undefined : 'This file has not been read yet: run attention on it.'),
       computing: this.computing,
     });
     const stale = run && problemRun?.result && problemRun.version !== run.version ? staleReason(run) : undefined;

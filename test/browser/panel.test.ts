@@ -88,7 +88,7 @@ describe('attention panel in Chromium', function () {
   it('without a result: a Run button that asks the host to run, none while the run computes', async () => {
     panel = await openPanel(browser);
     const source = { uri: 'file:///notes/attention.md', fileName: 'attention.md', problems: fixture.problems, problemIndex: 0 };
-    await panel.send({ type: 'data', data: panelDataOf({ ...source, message: 'Computing attention…', computing: true }) });
+    await panel.send({ type: 'data', data: panelDataOf({ ...source, computing: true }) });
     assert.equal(await panel.page.textContent('#app .message'), 'Computing attention…');
     assert.equal(await panel.page.$('#app .content vscode-button, #app .content button'), null, 'a Run button while the run computes');
     await panel.send({ type: 'data', data: panelDataOf(source) });
