@@ -178,6 +178,8 @@ async function timedEdit(page, current, line, column, text) {
   const timing = await timingOf(frame);
   if (!timing) return { total: detected - keyAt };
   const t = JSON.parse(timing);
+  // Views held back (off screen) arrive after; the next edit starts once the page has them all.
+  const complete = await waitForComplete(frame, t.sentAt);
   return {
     total: t.visibleAt - keyAt,
     breakdown: {
@@ -190,8 +192,20 @@ async function timedEdit(page, current, line, column, text) {
       decode: t.decodedAt - t.receivedAt,
       drawing: t.visibleAt - t.decodedAt,
       allPlotsDrawn: t.drawnAt - keyAt,
+      ...(complete ? { everyViewCurrent: complete.completeAt - keyAt } : {}),
     },
   };
+}
+
+/** The page's stamp once every view of the update posted at `sentAt` is shown (body[data-complete]). */
+async function waitForComplete(frame, sentAt) {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const stamp = await frame.evaluate(() => document.body.dataset.complete ?? '');
+    if (stamp && JSON.parse(stamp).sentAt === sentAt) return JSON.parse(stamp);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return undefined;
 }
 
 async function editSeries(page, file, line, column) {

@@ -297,8 +297,17 @@ export interface PanelState {
   zoom: Record<string, Region>;
 }
 
+/** A matrix of the panel: `head` is ignored for the layer's matrices (input, concat, W_O…). */
+export interface ViewRef {
+  head: number;
+  key: MatrixKey;
+}
+
 export type HostToWebview =
-  | { type: 'data'; data: PanelData; focusHead?: number }
+  /** `update` numbers the host's data posts, for the views it held back (src/panel/deferral.ts). */
+  | { type: 'data'; data: PanelData; focusHead?: number; update?: number }
+  /** The views update `update` held back, each with every place it fills. */
+  | { type: 'deferredViews'; update: number; views: { refs: ViewRef[]; view: MatrixView }[] }
   /** The result shown did not change; only whether it is out of date did (see PanelData.stale). */
   | { type: 'stale'; stale?: string }
   | { type: 'region'; requestId: number; view: MatrixView | null };
@@ -315,7 +324,11 @@ export type WebviewToHost =
   | { type: 'export'; format: 'png' | 'svg'; fileName: string; text?: string; base64?: string }
   | { type: 'exportMatrix'; format: 'csv' | 'json'; problemIndex: number; head: number; matrix: MatrixKey }
   | { type: 'exportHtml' }
-  | { type: 'setDtype'; dtype: 'float64' | 'float32' };
+  | { type: 'setDtype'; dtype: 'float64' | 'float32' }
+  /** The heatmaps on screen after update `update` was drawn, or scrolled to. */
+  | { type: 'onScreen'; update: number; views: ViewRef[] }
+  /** The views update `update` held back, now. */
+  | { type: 'requestDeferred'; update: number };
 
 const MATRIX_KEYS: readonly MatrixKey[] = [
   'Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output',
@@ -352,6 +365,15 @@ export function parsePanelState(raw: unknown): PanelState | undefined {
     zoomOut[id] = { rowStart, rowEnd, colStart, colEnd } as PanelState['zoom'][string];
   }
   return { ...(uri === undefined ? {} : { uri }), problemIndex, view, head, step, colorScale, showNumbers, zoom: zoomOut };
+}
+
+/** More heatmaps than any view shows at once (the Heads view of 64 heads, their layer…). */
+const MAX_ON_SCREEN = 256;
+const VIEW_KEYS: readonly MatrixKey[] = [...MATRIX_KEYS, 'givenWeights'];
+
+function parseViewRef(raw: unknown): ViewRef | undefined {
+  if (!isRecord(raw) || !isIndex(raw.head) || !isOneOf(VIEW_KEYS, raw.key)) return undefined;
+  return { head: raw.head, key: raw.key };
 }
 
 /** A message from a webview, or undefined when it is malformed (the caller logs and ignores it). */
@@ -397,6 +419,14 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     }
     case 'setDtype':
       return raw.dtype === 'float64' || raw.dtype === 'float32' ? { type: 'setDtype', dtype: raw.dtype } : undefined;
+    case 'onScreen': {
+      const { update, views } = raw;
+      if (!isIndex(update) || !Array.isArray(views) || views.length > MAX_ON_SCREEN) return undefined;
+      const refs = views.map(parseViewRef);
+      return refs.every((ref) => ref !== undefined) ? { type: 'onScreen', update, views: refs as ViewRef[] } : undefined;
+    }
+    case 'requestDeferred':
+      return isIndex(raw.update) ? { type: 'requestDeferred', update: raw.update } : undefined;
     default:
       return undefined;
   }

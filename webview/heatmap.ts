@@ -326,10 +326,14 @@ const bindings = new WeakMap<HTMLElement, PlotBinding>();
  * place: no rebuild, no flicker). Its handlers are bound once and read the current binding.
  */
 async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> {
+  const { spec, view, context } = binding;
+  if (showsAlready(root, view, spec, context)) {
+    bindings.set(root, binding);
+    return;
+  }
   const Plotly = await loadPlotly();
   // A newer render may have replaced this plot while plotly was loading.
   if (!root.isConnected) return;
-  const { spec, view, context } = binding;
   // The preview of these numbers (a newer render may put its own before this draw ends).
   const preview = root.querySelector(':scope > .preview');
   const plot = await Plotly.react(root, [trace(spec, view, context)], layout(spec, view, context), {
@@ -341,6 +345,7 @@ async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> 
   preview?.remove();
   // A newer render may have purged and replaced this plot while plotly was drawing it.
   if (!root.isConnected || typeof plot.on !== 'function') return;
+  drawnAs.set(root, { view, settings: drawSettings(spec, context) });
   const bound = bindings.has(root);
   bindings.set(root, binding);
   if (bound) return;
@@ -371,7 +376,22 @@ async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> 
  * edit's numbers are on screen in the next frame. Not over a zoomed plot, whose cells it would not
  * match. The height is the plot's from the start: no jump.
  */
+/** What each plot shows: a view, drawn with these settings. A render that would draw the same
+ * again (a card whose numbers an update held back, or did not change) leaves the plot as it is. */
+const drawnAs = new WeakMap<HTMLElement, { view: MatrixView; settings: string }>();
+
+function drawSettings(spec: HeatmapSpec, context: HeatmapContext): string {
+  const { state, colors, compact } = context;
+  return JSON.stringify([spec.scale, spec.title, spec.rows, spec.cols, state.colorScale, state.showNumbers, state.zoom[spec.id] ?? null, colors, compact]);
+}
+
+function showsAlready(plot: HTMLElement, view: MatrixView, spec: HeatmapSpec, context: HeatmapContext): boolean {
+  const drawn = drawnAs.get(plot);
+  return drawn !== undefined && drawn.view === view && drawn.settings === drawSettings(spec, context) && !plot.querySelector(':scope > .preview');
+}
+
 function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, previous: HTMLElement | undefined): HTMLElement {
+  if (previous && showsAlready(previous, view, spec, context)) return previous;
   const height = `${plotHeight(view, context.compact)}px`;
   const preview = () => heatmapPreview({
     rows: view.rows,
@@ -428,6 +448,9 @@ function actionButtons(spec: HeatmapSpec, plot: HTMLElement, context: HeatmapCon
   return actions;
 }
 
+/** Views shown in place of ones the host held back (src/panel/deferral.ts): older numbers, marked. */
+export const outdatedViews = new WeakSet<MatrixView>();
+
 export interface HeatmapCard {
   element: HTMLElement;
   /** Draws the plot; call once the element is in the document (plotly measures it). */
@@ -441,6 +464,10 @@ export function heatmapCard(spec: HeatmapSpec, context: HeatmapContext): Heatmap
   card.id = `card-${spec.id}`;
   Object.assign(card.dataset, { key: spec.key, head: String(spec.head), rows: String(view.rows), cols: String(view.cols) });
   card.append(textElement('h3', '', spec.title));
+  if (outdatedViews.has(view)) {
+    card.dataset.outdated = '';
+    card.append(textElement('p', 'note outdated', 'Updating: these are the last result’s numbers; the new ones are on their way.'));
+  }
   if (spec.formula) card.append(textElement('p', 'formula', spec.formula));
   const previous = context.previousCard(card.id);
   const previousPlot = previous?.querySelector<HTMLElement>(':scope > .plot') ?? undefined;

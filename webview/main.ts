@@ -2,8 +2,10 @@
 // view (<body data-mode="compact">) — both inline in their page (dist/panel/main.js) — and the
 // standalone HTML report (dist/webview.js, via webview/report.ts).
 import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
-import { parsePanelState, type HostToWebview, type MatrixView, type PanelData, type PanelState } from '../src/protocol';
-import type { HeatmapCard, HeatmapContext } from './heatmap';
+import { fillDeferred, withViews } from '../src/panel/deferral';
+import { withScaledNumbers } from '../src/panel/derived';
+import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ViewRef } from '../src/protocol';
+import { outdatedViews, type HeatmapCard, type HeatmapContext } from './heatmap';
 import { connectHost } from './host';
 import { loadPlotly, loadToolkit, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
@@ -28,6 +30,9 @@ const DEFAULT_STATE: PanelState = {
 const pendingRegions = new Map<number, (view: MatrixView | null) => void>();
 let nextRequestId = 1;
 let data: PanelData | undefined;
+/** The host's number of the update shown, and whether views it held back are still to come. */
+let shownUpdate: number | undefined;
+let awaitingViews = false;
 /** Bumped on every render so that a slower, older render stops drawing. */
 let renderGeneration = 0;
 /** When the data being rendered arrived and was decoded (ms, performance.timeOrigin + now). */
@@ -52,8 +57,31 @@ function receive(message: HostToWebview): void {
     showStale(message.stale);
     return;
   }
+  if (message.type === 'deferredViews') {
+    if (message.update !== shownUpdate || !data?.result) return; // a newer update replaced that one
+    const views = message.views.flatMap(({ refs, view }) => {
+      const normalized = normalizeMatrixView(view);
+      return refs.map((ref) => ({ ref, view: normalized }));
+    });
+    data = { ...data, result: withViews(data.result, views) };
+    awaitingViews = false;
+    void render();
+    return;
+  }
   const receivedAt = now();
   const incoming = normalizePanelData(message.data);
+  // Views the host held back (off screen): the ones shown so far stand in, marked out of date.
+  let heldBack = false;
+  if (incoming.result) {
+    const filled = fillDeferred(incoming.result, data?.result, (view) => {
+      outdatedViews.add(view);
+      heldBack = true;
+    });
+    incoming.result = withScaledNumbers(filled);
+  }
+  shownUpdate = message.update;
+  awaitingViews = heldBack;
+  requestedFor = undefined;
   arrival = { receivedAt, decodedAt: now() };
   startup.dataAt ??= receivedAt;
   const sameProblem = state.uri === incoming.uri && state.problemIndex === incoming.problemIndex;
@@ -303,21 +331,73 @@ async function render(): Promise<void> {
   // handle nothing else until every plot was drawn.)
   const visibleAt = await nextFrame();
   const cards = blocks.filter((block): block is HeatmapCard => !(block instanceof HTMLElement));
+  // The host holds back the next update's views of the cards off screen: it learns which are on
+  // screen as soon as they are laid out, not after plotly (still loading on a new page) has drawn.
+  if (generation === renderGeneration) reportOnScreen(cards.map((card) => card.element));
   const onScreen = cards.filter((card) => isOnScreen(card.element));
   for (const card of [...onScreen, ...cards.filter((card) => !onScreen.includes(card))]) {
     if (generation !== renderGeneration) return;
     await card.draw();
     await nextTask();
   }
-  // Tests and the benchmarks wait for this marker: every heatmap of this render is drawn.
   if (generation !== renderGeneration) return;
-  document.body.dataset.rendered = String(generation);
   if (arrival && current.timing) {
-    // Where this update's time went (bench/editor-latency.mjs reads it).
+    // Where this update's time went (bench/editor-latency.mjs reads it): written once per update.
     const drawnAt = now();
     document.body.dataset.timing = JSON.stringify({ ...current.timing, ...arrival, visibleAt, drawnAt });
+    arrival = undefined;
   }
+  if (awaitingViews) {
+    document.body.dataset.outdated = '';
+    askForHeldBackViews(cards.some((card) => card.element.hasAttribute('data-outdated') && isOnScreen(card.element)));
+    return;
+  }
+  delete document.body.dataset.outdated;
+  // Tests and the benchmarks wait for this marker: every heatmap of this render is drawn, with
+  // the numbers of the update shown.
+  document.body.dataset.rendered = String(generation);
+  if (current.timing) document.body.dataset.complete = JSON.stringify({ sentAt: current.timing.sentAt, completeAt: now() });
 }
+
+/** The heatmaps on screen, as last told to the host (it holds back the others' large views). */
+let reportedOnScreen = '';
+function reportOnScreen(cards: HTMLElement[]): void {
+  if (host.standalone || shownUpdate === undefined) return;
+  const views: ViewRef[] = cards
+    .filter(isOnScreen)
+    .map((card) => ({ head: Number(card.dataset.head) || 0, key: card.dataset.key as MatrixKey }));
+  const report = JSON.stringify([shownUpdate, views]);
+  if (report === reportedOnScreen) return;
+  reportedOnScreen = report;
+  host.post({ type: 'onScreen', update: shownUpdate, views });
+}
+
+/** How long after an update the views it held back are asked for, unless a newer update came:
+ * typing on, the next keystroke's on-screen views must not queue behind megabytes off screen. */
+const HELD_BACK_DELAY_MS = 400;
+let requestedFor: number | undefined;
+let heldBackTimer: ReturnType<typeof setTimeout> | undefined;
+function askForHeldBackViews(now: boolean): void {
+  clearTimeout(heldBackTimer);
+  const ask = () => {
+    if (!awaitingViews || shownUpdate === undefined || requestedFor === shownUpdate) return;
+    requestedFor = shownUpdate;
+    host.post({ type: 'requestDeferred', update: shownUpdate });
+  };
+  if (now) ask();
+  else heldBackTimer = setTimeout(ask, HELD_BACK_DELAY_MS);
+}
+
+// Scrolling tells the host what is on screen now, and brings an out-of-date card's numbers at once.
+let scrollTimer: ReturnType<typeof setTimeout> | undefined;
+window.addEventListener('scroll', () => {
+  clearTimeout(scrollTimer);
+  scrollTimer = setTimeout(() => {
+    const cards = Array.from(app.querySelectorAll<HTMLElement>('section.card.heatmap'));
+    reportOnScreen(cards);
+    if (cards.some((card) => card.hasAttribute('data-outdated') && isOnScreen(card))) askForHeldBackViews(true);
+  }, 100);
+}, { passive: true });
 
 /** Resolves in the next animation frame (the one that paints what is drawn so far), with its time;
  * a page that paints no frames (hidden) goes on after 100 ms. */

@@ -2,7 +2,7 @@
 // from the data the host sent. Rendering only: every number shown comes from the engine's result.
 import type { HeadView, MatrixKey, MatrixView, PanelData, PanelState, ResultView } from '../src/protocol';
 import { bytes, flops, named, num, percent } from './format';
-import { blockText, heatmapCard, textElement, isPooled, type Axis, type Cell, type HeatmapCard, type HeatmapContext, type HeatmapSpec } from './heatmap';
+import { blockText, heatmapCard, textElement, isPooled, outdatedViews, type Axis, type Cell, type HeatmapCard, type HeatmapContext, type HeatmapSpec } from './heatmap';
 import { button } from './toolkit';
 import { withVariants } from './variants';
 
@@ -42,7 +42,7 @@ function axes(data: PanelData) {
 
 /** The value at source (row, col) of a view when the view holds it exactly. */
 function exactValue(view: MatrixView | null, row: number, col: number): number | undefined {
-  if (!view || isPooled(view)) return undefined;
+  if (!view || isPooled(view) || outdatedViews.has(view)) return undefined;
   const r = row - view.rowStart;
   const c = col - view.colStart;
   return r >= 0 && c >= 0 && r < view.rows && c < view.cols ? view.data[r * view.cols + c] : undefined;

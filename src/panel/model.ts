@@ -72,10 +72,12 @@ function clamp(value: number, low: number, high: number): number {
   return Math.max(low, Math.min(high, value));
 }
 
-type LayerKey = 'input' | 'concat' | 'WO' | 'layerOutput' | 'residual';
-type GradientKey = 'dQ' | 'dK' | 'dV' | 'dA' | 'dS';
-const LAYER_KEYS = new Set<MatrixKey>(['input', 'concat', 'WO', 'layerOutput', 'residual']);
-const GRADIENT_KEYS = new Set<MatrixKey>(['dQ', 'dK', 'dV', 'dA', 'dS']);
+export const LAYER_KEYS = ['input', 'concat', 'WO', 'layerOutput', 'residual'] as const;
+export const GRADIENT_KEYS = ['dQ', 'dK', 'dV', 'dA', 'dS'] as const;
+type LayerKey = (typeof LAYER_KEYS)[number];
+type GradientKey = (typeof GRADIENT_KEYS)[number];
+export const isLayerKey = (key: MatrixKey): key is LayerKey => (LAYER_KEYS as readonly MatrixKey[]).includes(key);
+const isGradientKey = (key: MatrixKey): key is GradientKey => (GRADIENT_KEYS as readonly MatrixKey[]).includes(key);
 
 /** Where a panel matrix lives: in the layer, in a head's gradients, or in the head itself. */
 function pick<T>(
@@ -84,8 +86,8 @@ function pick<T>(
   head: Partial<Record<MatrixKey, T | null | number | object>> | undefined,
   gradients: Partial<Record<GradientKey, T>> | undefined,
 ): T | undefined {
-  if (LAYER_KEYS.has(key)) return layer[key as LayerKey];
-  if (GRADIENT_KEYS.has(key)) return gradients?.[key as GradientKey];
+  if (isLayerKey(key)) return layer[key];
+  if (isGradientKey(key)) return gradients?.[key];
   return (head?.[key] as T | null | undefined) ?? undefined;
 }
 
@@ -241,6 +243,10 @@ function buildResultView(result: AttentionResult, WO: Matrix | undefined, maxPoo
 
 /** The view of a panel matrix as sent to the webview (the standalone report's only copy). */
 export function viewOfKey(data: PanelData, head: number, key: MatrixKey): MatrixView | undefined {
-  const result = data.result;
-  return result && pick<MatrixView>(key, result, result.heads[head] as never, result.heads[head]?.gradients);
+  return data.result && viewAt(data.result, head, key);
+}
+
+/** The view of a matrix in a result's views, if it has one. */
+export function viewAt(result: ResultView, head: number, key: MatrixKey): MatrixView | undefined {
+  return pick<MatrixView>(key, result, result.heads[head] as never, result.heads[head]?.gradients);
 }

@@ -5,12 +5,14 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Matrix } from '../core/types';
-import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type ResultView, type WebviewToHost } from '../protocol';
+import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type ResultView, type ViewRef, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
 import { isDebugUri } from '../features/debugUri';
 import { documentHolding } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
+import { deferOffScreen, type DeferredViews } from './deferral';
+import { withScaledAsRule } from './derived';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
 import { matrixOf, panelDataOf, viewOf } from './model';
@@ -55,8 +57,14 @@ export class WebviewSession implements vscode.Disposable {
   focusHead: number | undefined;
   state: PanelState | undefined;
   /** What the page shows now: a refresh that would send the same result again sends only
-   * whether it is out of date (a keystroke must not re-send and redraw every matrix). */
-  private shown: { key: string; result: ResultView | undefined } | undefined;
+   * whether it is out of date (a keystroke must not re-send and redraw every matrix). `update`
+   * numbers the data posts; `since`: the first post of this problem. */
+  private shown: { key: string; result: ResultView | undefined; update: number; since: number } | undefined;
+  private updates = 0;
+  /** The heatmaps the page last said were on screen, after drawing update `update`. */
+  private onScreen: { update: number; views: ViewRef[] } | undefined;
+  /** The views the last update held back (deferral.ts), until the page asks for them. */
+  private deferred: { update: number; views: DeferredViews } | undefined;
   /** How many times a page of this webview has said 'ready'. */
   private pageLoads = 0;
   /** The problem's run was started with the panel and has not ended yet. */
@@ -118,7 +126,11 @@ export class WebviewSession implements vscode.Disposable {
       this.post({ type: 'stale', ...(stale ? { stale } : {}) });
       return;
     }
-    this.shown = { key, result: data.result };
+    const update = ++this.updates;
+    const since = this.shown?.key === key ? this.shown.since : update;
+    const split = this.withoutOffScreenViews(data.result, update, since);
+    const posted = split && withScaledAsRule(split);
+    this.shown = { key, result: data.result, update, since };
     const editedAt = this.deps.editedAt(this.uri.toString());
     const timing = problemRun?.result && {
       ...(editedAt !== undefined ? { editedAt } : {}),
@@ -128,10 +140,24 @@ export class WebviewSession implements vscode.Disposable {
     };
     this.post({
       type: 'data',
-      data: { ...data, ...(stale ? { stale } : {}), ...(timing ? { timing } : {}) },
+      data: { ...data, ...(posted ? { result: posted } : {}), ...(stale ? { stale } : {}), ...(timing ? { timing } : {}) },
+      update,
       ...(this.focusHead !== undefined ? { focusHead: this.focusHead } : {}),
     });
     this.focusHead = undefined;
+  }
+
+  /**
+   * A new result of the problem the page shows, with the large views of heatmaps off screen held
+   * back (the page keeps its own there, marked out of date, and asks for these once it has drawn).
+   */
+  private withoutOffScreenViews(result: ResultView | undefined, update: number, since: number): ResultView | undefined {
+    this.deferred = undefined;
+    const held = this.shown?.result;
+    if (!result || !held || !this.onScreen || this.onScreen.update < since) return result;
+    const split = deferOffScreen(result, held, this.onScreen.views);
+    if (split.deferred.length > 0) this.deferred = { update, views: split.deferred };
+    return split.update;
   }
 
   private post(message: HostToWebview): void {
@@ -173,10 +199,20 @@ export class WebviewSession implements vscode.Disposable {
         // page loaded again after that shows nothing yet.
         if (++this.pageLoads === 1 && this.shown) return;
         this.shown = undefined;
+        this.onScreen = undefined;
         return this.refresh();
       case 'state':
         this.state = message.state;
         return;
+      case 'onScreen':
+        this.onScreen = { update: message.update, views: message.views };
+        return;
+      case 'requestDeferred': {
+        const deferred = this.deferred;
+        if (deferred?.update !== message.update) return; // superseded: the newer update is on its way
+        this.deferred = undefined;
+        return this.post({ type: 'deferredViews', update: deferred.update, views: deferred.views });
+      }
       case 'selectProblem':
         this.problemIndex = message.problemIndex;
         return this.refresh();

@@ -29,6 +29,9 @@ describe('webview → host message validation', () => {
       { type: 'export', format: 'svg', fileName: 'attention-h1-weights.svg', text: '<svg xmlns="http://www.w3.org/2000/svg"/>' },
       { type: 'exportMatrix', format: 'csv', problemIndex: 0, head: 1, matrix: 'dS' },
       { type: 'setDtype', dtype: 'float32' },
+      { type: 'onScreen', update: 4, views: [{ head: 0, key: 'scores' }, { head: 1, key: 'givenWeights' }, { head: 0, key: 'layerOutput' }] },
+      { type: 'onScreen', update: 5, views: [] },
+      { type: 'requestDeferred', update: 4 },
     ];
     for (const message of messages) assert.deepEqual(parseWebviewMessage(message), message, message.type);
   });
@@ -53,6 +56,11 @@ describe('webview → host message validation', () => {
     ['image format for matrices', { type: 'export', format: 'csv', fileName: 'a.csv', text: '1,2' }],
     ['SVG without text', { type: 'export', format: 'svg', fileName: 'a.svg' }],
     ['unknown dtype', { type: 'setDtype', dtype: 'float16' }],
+    ['on-screen card of an unknown matrix', { type: 'onScreen', update: 1, views: [{ head: 0, key: 'constructor' }] }],
+    ['on-screen card without a head', { type: 'onScreen', update: 1, views: [{ key: 'weights' }] }],
+    ['on-screen cards not a list', { type: 'onScreen', update: 1, views: { head: 0, key: 'weights' } }],
+    ['more on-screen cards than any view has', { type: 'onScreen', update: 1, views: Array.from({ length: 300 }, () => ({ head: 0, key: 'weights' })) }],
+    ['held views of no update', { type: 'requestDeferred' }],
     ['state with an unknown view', { type: 'state', state: { ...STATE, view: 'terminal' } }],
     ['state with a bad zoom', { type: 'state', state: { ...STATE, zoom: { a: { rowStart: -1, rowEnd: 2, colStart: 0, colEnd: 1 } } } }],
   ];

@@ -4,7 +4,8 @@
 // a bad row reach the Problems panel.
 // Expected numbers come from numpy (scripts/gen_e2e_expected.py → expected.json).
 import * as assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
 import { assertClose, assertMatrixClose, clickCodeLensUntilWebview, eventually, goToLineEnd, goToPosition, openFile, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
@@ -198,6 +199,47 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     assert.deepEqual([seen.query, seen.key], [lastQuery, firstKey]);
     assert.ok(seen.weight > 0 && seen.weight < 1, `weight ${seen.weight}`);
     await page.mouse.move(5, 500);
+  });
+
+  it('follows an edit of a 512-token problem: the cards on screen at once, those below once they arrive, all as the CLI computes them', async () => {
+    await openFile(page, '512-tokens.py');
+    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'section.card.heatmap[data-key="weights"][data-rows="512"]:not([data-outdated])');
+    await weightsCard(panel, 0).locator('.plot .heatmaplayer').first().waitFor();
+    // The top of the Steps view on screen (the scores), the weights below it; a record of every
+    // card the host held back (src/panel/deferral.ts: the page marks it out of date meanwhile).
+    await panel.locator('body').evaluate((body) => {
+      const frame = body.ownerDocument.defaultView;
+      frame.scrollTo(0, 0);
+      frame.heldBack = new Set();
+      new frame.MutationObserver(() => {
+        for (const card of body.querySelectorAll('section.card.heatmap[data-outdated]')) frame.heldBack.add(card.dataset.key);
+      }).observe(body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-outdated'] });
+    });
+    await page.waitForTimeout(500); // the page tells the host what a scroll brought on screen 100 ms after it stops
+    const file = 'large/512-tokens.py';
+    const lines = linesOf(file);
+    const line = lines.findIndex((text) => text.startsWith('    [')) + 1;
+    const column = lines[line - 1].indexOf('.') + 2; // X[0][0]'s first decimal
+    await goToPosition(page, line, column);
+    await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.type('2');
+    // The CLI on the same text, edited alike.
+    lines[line - 1] = `${lines[line - 1].slice(0, column - 1)}2${lines[line - 1].slice(column)}`;
+    writeFileSync(join(workbench.folder, 'large', '512-edited.py'), lines.join('\n'));
+    const wanted = JSON.parse(execFileSync(process.execPath, [join(paths.repoRoot, 'dist', 'cli.js'), 'run', join(workbench.folder, 'large', '512-edited.py'), '--json'], { encoding: 'utf8', maxBuffer: 2 ** 28 })).problems[0].heads[0];
+    const corner = (matrix, size) => matrix.slice(0, size).map((row) => row.slice(0, size));
+    for (const key of ['scores', 'weights']) {
+      const card = panel.locator(`section.card.heatmap[data-key="${key}"][data-head="0"]`).first();
+      await eventually(async () => {
+        const shown = await tableValues(card);
+        assertMatrixClose(shown, corner(wanted[key], shown.length), `${key} after the edit`, 'the CLI');
+      });
+    }
+    await panel.locator('body:not([data-outdated])').waitFor();
+    const heldBack = await panel.locator('body').evaluate((body) => [...body.ownerDocument.defaultView.heldBack]);
+    assert.ok(heldBack.includes('weights') && !heldBack.includes('scores'), `held back: ${heldBack.join(', ') || 'nothing'}`);
+    await openFile(page, '512-tokens.py');
+    await page.keyboard.press('Control+Z'); // the file as it was: later tests close it without a question
   });
 
   it('shows a Mistral-style sliding window’s mask in the Variants tab, and the FlashAttention walk ending in numpy’s output', async () => {

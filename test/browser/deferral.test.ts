@@ -1,0 +1,96 @@
+// On-screen views first, in Chromium: an update whose off-screen views the host held back
+// (src/panel/deferral.ts) shows its new numbers on screen at once, keeps the last numbers off
+// screen marked out of date, asks for the rest, and once they arrive shows exactly the new result.
+import assert from 'node:assert/strict';
+import { runAttention } from '../../src/core/engine';
+import { parseDocument } from '../../src/core/parse';
+import { buildSpec } from '../../src/core/spec';
+import { deferOffScreen } from '../../src/panel/deferral';
+import { withScaledAsRule } from '../../src/panel/derived';
+import { panelDataOf } from '../../src/panel/model';
+import type { HostToWebview, PanelData, WebviewToHost } from '../../src/protocol';
+import { causalNote } from '../fixtures/causalNote';
+import { heatmapZ, panelPages, type PanelPage } from './harness';
+
+/** The panel data of a 96-token, 2-head causal note; `seed` makes each edit's numbers. */
+function dataOf(seed: number): PanelData {
+  const problems = parseDocument(causalNote(96, seed, 2)).problems;
+  const { spec } = buildSpec(problems[0]);
+  assert.ok(spec);
+  return panelDataOf({ uri: 'file:///notes/long.md', fileName: 'long.md', problems, problemIndex: 0, result: runAttention(spec) });
+}
+
+/** The z plotly holds for a card, as the numbers of that view (null for −∞ gaps). */
+function zOf(data: PanelData, head: number, key: 'scores' | 'scaled' | 'weights'): (number | null)[][] {
+  const view = data.result!.heads[head][key];
+  return Array.from({ length: view.rows }, (_, r) => Array.from(view.data.subarray(r * view.cols, (r + 1) * view.cols), (v) => (Number.isFinite(v) ? v : null)));
+}
+
+async function waitForPosted<T extends WebviewToHost['type']>(panel: PanelPage, type: T, accept: (message: Extract<WebviewToHost, { type: T }>) => boolean): Promise<Extract<WebviewToHost, { type: T }>> {
+  for (;;) {
+    const found = (await panel.posted()).filter((m): m is Extract<WebviewToHost, { type: T }> => m.type === type).find(accept);
+    if (found) return found;
+    await panel.page.waitForTimeout(20);
+  }
+}
+
+/** Two heatmaps a row, the first row on screen (the panel beside an editor on a laptop). */
+const VIEWPORT = { viewport: { width: 1100, height: 700 } };
+
+const deliver = (panel: PanelPage, message: HostToWebview) => panel.page.evaluate((m) => window.postMessage(m, '*'), message);
+
+describe('panel: on-screen views first (Chromium)', function () {
+  const pages = panelPages();
+
+  it('draws the new numbers on screen, marks the held cards, asks for them, then shows the whole new result', async () => {
+    const panel = await pages.open(VIEWPORT);
+    const [first, second] = [dataOf(1), dataOf(2)];
+    await panel.send({ type: 'data', data: first, update: 1 });
+    const report = await waitForPosted(panel, 'onScreen', (m) => m.update === 1);
+    assert.deepEqual(report.views, [{ head: 0, key: 'scores' }, { head: 0, key: 'scaled' }], 'the top of the Steps view: head 1’s scores and scaled scores');
+
+    const split = deferOffScreen(second.result!, first.result!, report.views);
+    assert.ok(split.deferred.length > 0);
+    const before = await panel.page.evaluate(() => Number(document.body.dataset.rendered));
+    // As the session posts it: the scaled scores on screen as a rule (panel/derived.ts).
+    const posted = withScaledAsRule(split.update);
+    assert.equal(posted.heads[0].scaled.data.length, 0);
+    await deliver(panel, { type: 'data', data: { ...second, result: posted }, update: 2 });
+    await panel.page.waitForFunction(() => document.body.hasAttribute('data-outdated'));
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scores'), zOf(second, 0, 'scores'), 'on screen: the new scores');
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scaled'), zOf(second, 0, 'scaled'), 'on screen: the new scaled scores, rebuilt');
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-weights'), zOf(first, 0, 'weights'), 'held back: the last weights');
+    assert.equal(await panel.page.getAttribute('#card-h1-weights', 'data-outdated'), '');
+    assert.match((await panel.page.textContent('#card-h1-weights .note.outdated')) ?? '', /Updating/);
+    assert.equal(await panel.page.getAttribute('#card-h1-scores', 'data-outdated'), null);
+    assert.equal(await panel.page.evaluate(() => Number(document.body.dataset.rendered)), before, 'not marked rendered while views are missing');
+
+    await waitForPosted(panel, 'requestDeferred', (m) => m.update === 2);
+    await deliver(panel, { type: 'deferredViews', update: 2, views: split.deferred });
+    await panel.page.waitForTimeout(500); // time enough to draw them, were they taken
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-weights'), zOf(second, 0, 'weights'));
+    assert.equal(await panel.page.$('[data-outdated]'), null);
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scores'), zOf(second, 0, 'scores'));
+  });
+
+  it('an out-of-date card scrolled into view asks for the held views at once, and the report follows the scroll', async () => {
+    const panel = await pages.open(VIEWPORT);
+    const [first, second] = [dataOf(3), dataOf(4)];
+    await panel.send({ type: 'data', data: first, update: 1 });
+    const report = await waitForPosted(panel, 'onScreen', (m) => m.update === 1);
+    const split = deferOffScreen(second.result!, first.result!, report.views);
+    await deliver(panel, { type: 'data', data: { ...second, result: split.update }, update: 2 });
+    await panel.page.waitForFunction(() => document.body.hasAttribute('data-outdated'));
+    await panel.page.evaluate(() => document.getElementById('card-h1-weights')!.scrollIntoView());
+    const asked = Date.now();
+    await waitForPosted(panel, 'requestDeferred', (m) => m.update === 2);
+    assert.ok(Date.now() - asked < 5_000);
+    const scrolled = await waitForPosted(panel, 'onScreen', (m) => m.update === 2 && m.views.some((v) => v.key === 'weights'));
+    assert.ok(!scrolled.views.some((v) => v.key === 'scores'), 'the scores scrolled out of view');
+    // A superseded update's views are never asked for: a newer update replaces them.
+    await panel.send({ type: 'data', data: dataOf(5), update: 3 });
+    await deliver(panel, { type: 'deferredViews', update: 2, views: split.deferred });
+    await panel.page.waitForTimeout(500); // time enough to draw them, were they taken
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-weights'), zOf(dataOf(5), 0, 'weights'), 'views of update 2 arriving late change nothing');
+  });
+});
