@@ -159,7 +159,17 @@ export interface MatrixView {
   rows: number;
   cols: number;
   data: Float64Array | Float32Array;
+  /** How the numbers follow from other views of the same head, exactly (src/panel/derived.ts):
+   * a post may then carry the rule without the numbers. */
+  rule?: ViewRule;
 }
+
+export type ViewRule =
+  /** scaled = scores × scale, rounded to the dtype. */
+  | { kind: 'scaled'; scale: number }
+  /** scores = Q·Kᵀ, summed over d_k in order: in float64 rounded once at the end ('sum'); in
+   * float32 rounded after every multiply and add ('steps') or after every multiply-add ('fused'). */
+  | { kind: 'QK'; rounding: 'sum' | 'steps' | 'fused' };
 
 /** A named matrix of the panel: `head` is undefined for whole-layer matrices (concat, output…). */
 export type MatrixKey =

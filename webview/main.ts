@@ -3,7 +3,7 @@
 // standalone HTML report (dist/webview.js, via webview/report.ts).
 import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
 import { fillDeferred, withViews } from '../src/panel/deferral';
-import { withScaledNumbers } from '../src/panel/derived';
+import { withRuledNumbers } from '../src/panel/derived';
 import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ViewRef } from '../src/protocol';
 import { outdatedViews, type HeatmapCard, type HeatmapContext } from './heatmap';
 import { connectHost } from './host';
@@ -77,7 +77,7 @@ function receive(message: HostToWebview): void {
       outdatedViews.add(view);
       heldBack = true;
     });
-    incoming.result = withScaledNumbers(filled);
+    incoming.result = withRuledNumbers(filled);
   }
   shownUpdate = message.update;
   awaitingViews = heldBack;

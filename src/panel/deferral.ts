@@ -6,6 +6,7 @@
 // page keeps showing what it holds there (marked out of date), and asks for the rest once it has
 // drawn (src/panel/session.ts, webview/main.ts). Pure: the host and the page share it.
 import type { HeadView, HostToWebview, MatrixView, ResultView, ViewRef } from '../protocol';
+import { sourcesOf } from './derived';
 import { GRADIENT_KEYS, isLayerKey, LAYER_KEYS, viewAt } from './model';
 
 /** Views smaller than this (cells) always travel with their update: too small to be worth a wait. */
@@ -68,8 +69,11 @@ export type DeferredViews = Extract<HostToWebview, { type: 'deferredViews' }>['v
 export function deferOffScreen(result: ResultView, held: ResultView, onScreen: ViewRef[]): { update: ResultView; deferred: DeferredViews } {
   const shown = new Set(onScreen.map(refId));
   const entries = viewEntries(result);
-  // A view shared with an on-screen place (the heads' one mask) goes out now, everywhere it is used.
-  const onScreenViews = new Set(entries.filter(({ ref }) => shown.has(refId(ref))).map(({ view }) => view));
+  // A view shared with an on-screen place (the heads' one mask) goes out now, everywhere it is
+  // used, and so do the views an on-screen view is computed from on the page (derived.ts).
+  const onScreenViews = new Set(
+    entries.filter(({ ref }) => shown.has(refId(ref))).flatMap(({ ref, view }) => [view, ...(isLayerKey(ref.key) ? [] : sourcesOf(result.heads[ref.head], view))]),
+  );
   const placeholders = new Map<MatrixView, { placeholder: DeferredView; refs: ViewRef[] }>();
   const replacements: { ref: ViewRef; view: MatrixView }[] = [];
   for (const { ref, view } of entries) {

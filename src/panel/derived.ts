@@ -1,86 +1,165 @@
-// Scaled scores travel as a rule, not as numbers, when the rule gives every number exactly: each
-// head's scaled view is its scores view times the scale, rounded to the result's dtype, in all but
-// softcapped (or otherwise modified) runs. Checked entry by entry before it is relied on, so the
-// page rebuilds the very bits the engine computed; half the bytes of a 512-token update on screen
-// (scores and scaled: 4 MB → 2 MB). Pure: the host strips, the page restores.
-import type { MatrixView, ResultView } from '../protocol';
-import { isDeferred } from './deferral';
+// Views that travel as a rule, not as numbers, when the rule gives every number exactly: a head's
+// scores are Q·Kᵀ of its own Q and K views (d_k columns, a few kB), and its scaled scores are the
+// scores times the scale. The engine worker finds which rule reproduces every entry's bits (the
+// reference engine sums in float64, the WebAssembly kernels in float32 with or without fused
+// multiply-adds; softcapped, RoPE-turned or non-dot scores follow none) and notes it on the view
+// (`annotateRules`); the host posts such a view without its numbers when the views it follows from
+// go in the same post (`withoutRuledNumbers`); the page computes them (`withRuledNumbers`). A
+// 512-token edit's scores and scaled scores on screen were 4 MB of a code-server websocket at
+// ~20 MB/s; they are now 128 kB of Q and K and ~10 ms of the page's time. Pure.
+import type { HeadView, MatrixView, ResultView, ViewRule } from '../protocol';
 
-/** A scaled view posted without its numbers: they are `scores × scale`, rounded to `dtype`. */
-export type DerivedView = MatrixView & { scaledFrom: { scale: number } };
+type DType = ResultView['dtype'];
+type QKRounding = Extract<ViewRule, { kind: 'QK' }>['rounding'];
 
-const isDerived = (view: MatrixView): view is DerivedView => (view as Partial<DerivedView>).scaledFrom !== undefined;
+const exact = (view: MatrixView): boolean => view.rowBlock === 1 && view.colBlock === 1 && view.rowStart === 0 && view.colStart === 0 && view.rows === view.sourceRows && view.cols === view.sourceCols;
 
-/** `scores × scale` rounded to the dtype, into `out` (a loop, not a closure per entry: 262,144
- * entries for a 512-token head, on the host's event loop and the page's). */
-function scaleInto(out: Float64Array | Float32Array, scores: Float64Array | Float32Array, scale: number, dtype: ResultView['dtype']): void {
+/** Q·Kᵀ as the rule says, rows [r0, r1) into `out` (row-major, K.rows columns), in `dtype`. One
+ * loop per rounding, nothing decided inside it: 4.2 M multiply-adds for a 512-token head. */
+function productInto(out: Float64Array, Q: MatrixView, K: MatrixView, rounding: QKRounding, dtype: DType, r0 = 0, r1 = Q.rows): void {
+  const [q, k, d, keys] = [Q.data, K.data, Q.cols, K.rows];
+  const fround = Math.fround;
+  for (let i = r0; i < r1; i++) {
+    const row = i * d;
+    const at = (i - r0) * keys;
+    if (rounding === 'sum') {
+      for (let j = 0; j < keys; j++) {
+        const column = j * d;
+        let sum = 0;
+        for (let c = 0; c < d; c++) sum += q[row + c] * k[column + c];
+        out[at + j] = sum;
+      }
+      if (dtype === 'float32') for (let j = 0; j < keys; j++) out[at + j] = fround(out[at + j]);
+    } else if (rounding === 'steps') {
+      for (let j = 0; j < keys; j++) {
+        const column = j * d;
+        let sum = 0;
+        for (let c = 0; c < d; c++) sum = fround(sum + fround(q[row + c] * k[column + c]));
+        out[at + j] = sum;
+      }
+    } else {
+      for (let j = 0; j < keys; j++) {
+        const column = j * d;
+        let sum = 0;
+        for (let c = 0; c < d; c++) sum = fround(sum + q[row + c] * k[column + c]);
+        out[at + j] = sum;
+      }
+    }
+  }
+}
+
+/** scores × scale rounded to the dtype, into `out`. */
+function scaledInto(out: Float64Array, scores: Float64Array | Float32Array, scale: number, dtype: DType): void {
   if (dtype === 'float32') for (let i = 0; i < scores.length; i++) out[i] = Math.fround(scores[i] * scale);
   else for (let i = 0; i < scores.length; i++) out[i] = scores[i] * scale;
 }
 
-/** Whether the rule gives every entry of `scaled`, bit for bit (NaN as NaN, −0 as −0). */
-function reproduces(scores: MatrixView, scaled: MatrixView, scale: number, dtype: ResultView['dtype']): boolean {
-  const from = scores.data;
-  const wanted = scaled.data;
-  const float32 = dtype === 'float32';
-  for (let i = 0; i < from.length; i++) {
-    const value = float32 ? Math.fround(from[i] * scale) : from[i] * scale;
-    const want = wanted[i];
+/** Whether `rebuilt` holds `wanted`'s entries bit for bit (NaN as NaN, −0 as −0), from `offset`. */
+function sameBits(rebuilt: Float64Array, wanted: Float64Array | Float32Array, offset = 0): boolean {
+  for (let i = 0; i < rebuilt.length; i++) {
+    const [value, want] = [rebuilt[i], wanted[offset + i]];
     if (value === want ? value === 0 && 1 / value !== 1 / want : value === value || want === want) return false;
   }
   return true;
 }
 
-const sameCells = (a: MatrixView, b: MatrixView): boolean =>
-  a.rows === b.rows && a.cols === b.cols && a.rowStart === b.rowStart && a.colStart === b.colStart && a.rowBlock === b.rowBlock && a.colBlock === b.colBlock;
+/** Beyond this many multiply-adds (~3 ns each, checked in the worker and done again by the page)
+ * computing a head's scores costs more than their 8 bytes each take to travel (~20 MB/s). */
+const MAX_RULED_PRODUCT = 2 ** 23;
 
-/** The scale that turns `scores` into `scaled` exactly, entry by entry, if there is one. */
-function exactScale(scores: MatrixView, scaled: MatrixView, dK: number, dtype: ResultView['dtype']): number | undefined {
-  if (!sameCells(scores, scaled) || scores.data.length === 0) return undefined;
+/** The rounding under which Q·Kᵀ gives every score, if one does (a first row rules most out). */
+function productRounding(head: HeadView, dtype: DType): QKRounding | undefined {
+  const { Q, K, scores } = head;
+  if (![Q, K, scores].every(exact) || Q.cols !== K.cols || scores.rows !== Q.rows || scores.cols !== K.rows || Q.rows === 0) return undefined;
+  if (Q.rows * K.rows * Q.cols > MAX_RULED_PRODUCT) return undefined;
+  const roundings: QKRounding[] = dtype === 'float64' ? ['sum'] : ['sum', 'steps', 'fused'];
+  const firstRow = new Float64Array(K.rows);
+  const reproduces = (rounding: QKRounding): boolean => {
+    productInto(firstRow, Q, K, rounding, dtype, 0, 1);
+    if (!sameBits(firstRow, scores.data)) return false;
+    const all = new Float64Array(scores.data.length);
+    productInto(all, Q, K, rounding, dtype);
+    return sameBits(all, scores.data);
+  };
+  return roundings.find(reproduces);
+}
+
+/** The scale that turns the scores into the scaled scores exactly, if there is one. */
+function exactScale(head: HeadView, dtype: DType): number | undefined {
+  const { scores, scaled, Q } = head;
+  if (scaled === scores || !exact(scores) || !exact(scaled) || scores.data.length !== scaled.data.length) return undefined;
   const first = scores.data.findIndex((value) => Number.isFinite(value) && value !== 0);
   if (first < 0) return undefined;
   // The ratio of one entry, or 1/√d_k — each also as a float32, the WebAssembly kernels' factor
   // in float32 runs: whichever reproduces every entry.
   const ratio = scaled.data[first] / scores.data[first];
-  const candidates = [ratio, 1 / Math.sqrt(dK), Math.fround(ratio), Math.fround(1 / Math.sqrt(dK))];
-  return candidates.find((scale) => reproduces(scores, scaled, scale, dtype));
-}
-
-/** The result as posted: each head's scaled view a rule where the rule is exact (else as it was). */
-export function withScaledAsRule(result: ResultView): ResultView {
-  const rules = new Map<MatrixView, DerivedView>();
-  const heads = result.heads.map((head) => {
-    if (head.scaled === head.scores || isDeferred(head.scaled) || isDeferred(head.scores)) return head;
-    let rule = rules.get(head.scaled);
-    if (!rule) {
-      const scale = exactScale(head.scores, head.scaled, head.Q.sourceCols, result.dtype);
-      if (scale === undefined) return head;
-      rules.set(head.scaled, (rule = { ...head.scaled, data: new Float64Array(0), scaledFrom: { scale } }));
-    }
-    // masked is the same view as scaled when nothing is masked: it follows.
-    return { ...head, scaled: rule, masked: head.masked === head.scaled ? rule : head.masked };
+  const rebuilt = new Float64Array(scores.data.length);
+  return [ratio, 1 / Math.sqrt(Q.cols), Math.fround(ratio), Math.fround(1 / Math.sqrt(Q.cols))].find((scale) => {
+    scaledInto(rebuilt, scores.data, scale, dtype);
+    return sameBits(rebuilt, scaled.data);
   });
-  return rules.size > 0 ? { ...result, heads } : result;
 }
 
-/** The result as the page shows it: every rule replaced by the numbers it gives. */
-export function withScaledNumbers(result: ResultView): ResultView {
-  const rebuilt = new Map<MatrixView, MatrixView>();
-  const numbersOf = (rule: DerivedView, scores: MatrixView): MatrixView => {
-    let view = rebuilt.get(rule);
-    if (!view) {
-      const { scaledFrom, ...shape } = rule;
-      const data = new Float64Array(scores.data.length);
-      scaleInto(data, scores.data, scaledFrom.scale, result.dtype);
-      rebuilt.set(rule, (view = { ...shape, data }));
-    }
-    return view;
+/** Notes on each head's scores and scaled views the rule that gives them exactly (the worker). */
+export function annotateRules(result: ResultView): void {
+  for (const head of result.heads) {
+    const rounding = productRounding(head, result.dtype);
+    if (rounding) head.scores.rule = { kind: 'QK', rounding };
+    const scale = exactScale(head, result.dtype);
+    if (scale !== undefined) head.scaled.rule = { kind: 'scaled', scale };
+  }
+}
+
+const withoutNumbers = (view: MatrixView): MatrixView => ({ ...view, data: new Float64Array(0) });
+const travelsWithNumbers = (view: MatrixView): boolean => view.data.length === view.rows * view.cols;
+
+/** The views a ruled view of this head follows from: what must go in the same post. */
+export function sourcesOf(head: HeadView, view: MatrixView): MatrixView[] {
+  if (view.rule?.kind === 'scaled') return [head.scores, ...sourcesOf(head, head.scores)];
+  if (view.rule?.kind === 'QK') return [head.Q, head.K];
+  return [];
+}
+
+/**
+ * The result as posted: a ruled view without its numbers wherever the views it follows from go
+ * with theirs (a view held back, deferral.ts, goes without).
+ */
+export function withoutRuledNumbers(result: ResultView): ResultView {
+  const stripped = new Map<MatrixView, MatrixView>();
+  const strip = (view: MatrixView) => {
+    let bare = stripped.get(view);
+    if (!bare) stripped.set(view, (bare = withoutNumbers(view)));
+    return bare;
   };
-  if (!result.heads.some((head) => isDerived(head.scaled))) return result;
   const heads = result.heads.map((head) => {
-    if (!isDerived(head.scaled)) return head;
-    const scaled = numbersOf(head.scaled, head.scores);
-    return { ...head, scaled, masked: isDerived(head.masked) ? scaled : head.masked };
+    const scoresRuled = head.scores.rule?.kind === 'QK' && travelsWithNumbers(head.scores) && travelsWithNumbers(head.Q) && travelsWithNumbers(head.K);
+    const scaledRuled = head.scaled.rule?.kind === 'scaled' && travelsWithNumbers(head.scaled) && travelsWithNumbers(head.scores);
+    if (!scoresRuled && !scaledRuled) return head;
+    const scores = scoresRuled ? strip(head.scores) : head.scores;
+    const scaled = scaledRuled ? strip(head.scaled) : head.scaled;
+    return { ...head, scores, scaled, masked: head.masked === head.scaled ? scaled : head.masked };
+  });
+  return stripped.size > 0 ? { ...result, heads } : result;
+}
+
+/** The result as the page shows it: every view posted as a rule given its numbers. */
+export function withRuledNumbers(result: ResultView): ResultView {
+  const needsNumbers = (view: MatrixView) => view.rule !== undefined && view.data.length === 0 && view.rows * view.cols > 0;
+  if (!result.heads.some((head) => needsNumbers(head.scores) || needsNumbers(head.scaled))) return result;
+  const heads = result.heads.map((head) => {
+    let { scores, scaled } = head;
+    if (needsNumbers(scores) && scores.rule?.kind === 'QK') {
+      const data = new Float64Array(scores.rows * scores.cols);
+      productInto(data, head.Q, head.K, scores.rule.rounding, result.dtype);
+      scores = { ...scores, data };
+    }
+    if (needsNumbers(scaled) && scaled.rule?.kind === 'scaled') {
+      const data = new Float64Array(scaled.rows * scaled.cols);
+      scaledInto(data, scores.data, scaled.rule.scale, result.dtype);
+      scaled = { ...scaled, data };
+    }
+    // masked is the scaled view itself when nothing is masked.
+    return { ...head, scores, scaled, masked: needsNumbers(head.masked) ? scaled : head.masked };
   });
   return { ...result, heads };
 }

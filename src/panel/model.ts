@@ -5,6 +5,7 @@
 import { attentionCost, type AttentionShape } from '../core/engine/cost';
 import type { AttentionResult, Matrix, Problem } from '../core/types';
 import type { CostView, HeadView, MatrixKey, MatrixView, PanelData, Region, ResultView } from '../protocol';
+import { annotateRules } from './derived';
 import { variantViewsOf } from './variantsModel';
 
 /** Largest number of rows or columns a heatmap draws cell by cell. */
@@ -222,7 +223,7 @@ function buildResultView(result: AttentionResult, WO: Matrix | undefined, maxPoo
   }));
   const first = result.heads[0];
   const n = first?.weights.cols ?? 0;
-  return {
+  const resultView: ResultView = {
     dtype: result.dtype,
     elapsedMs: result.elapsedMs,
     warnings: result.warnings,
@@ -239,6 +240,8 @@ function buildResultView(result: AttentionResult, WO: Matrix | undefined, maxPoo
     ...(result.residual ? { residual: view(result.residual) } : {}),
     ...(result.givenOnly ? { givenOnly: true } : {}),
   };
+  annotateRules(resultView);
+  return resultView;
 }
 
 /** The view of a panel matrix as sent to the webview (the standalone report's only copy). */

@@ -12,7 +12,7 @@ import { isDebugUri } from '../features/debugUri';
 import { documentHolding } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { deferOffScreen, type DeferredViews } from './deferral';
-import { withScaledAsRule } from './derived';
+import { withoutRuledNumbers } from './derived';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
 import { matrixOf, panelDataOf, viewOf } from './model';
@@ -129,7 +129,7 @@ export class WebviewSession implements vscode.Disposable {
     const update = ++this.updates;
     const since = this.shown?.key === key ? this.shown.since : update;
     const split = this.withoutOffScreenViews(data.result, update, since);
-    const posted = split && withScaledAsRule(split);
+    const posted = split && withoutRuledNumbers(split);
     this.shown = { key, result: data.result, update, since };
     const editedAt = this.deps.editedAt(this.uri.toString());
     const timing = problemRun?.result && {

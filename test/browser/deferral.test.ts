@@ -6,7 +6,7 @@ import { runAttention } from '../../src/core/engine';
 import { parseDocument } from '../../src/core/parse';
 import { buildSpec } from '../../src/core/spec';
 import { deferOffScreen } from '../../src/panel/deferral';
-import { withScaledAsRule } from '../../src/panel/derived';
+import { withoutRuledNumbers } from '../../src/panel/derived';
 import { panelDataOf } from '../../src/panel/model';
 import type { HostToWebview, PanelData, WebviewToHost } from '../../src/protocol';
 import { causalNote } from '../fixtures/causalNote';
@@ -52,13 +52,13 @@ describe('panel: on-screen views first (Chromium)', function () {
     const split = deferOffScreen(second.result!, first.result!, report.views);
     assert.ok(split.deferred.length > 0);
     const before = await panel.page.evaluate(() => Number(document.body.dataset.rendered));
-    // As the session posts it: the scaled scores on screen as a rule (panel/derived.ts).
-    const posted = withScaledAsRule(split.update);
-    assert.equal(posted.heads[0].scaled.data.length, 0);
+    // As the session posts it: the scores and scaled scores on screen as rules (panel/derived.ts).
+    const posted = withoutRuledNumbers(split.update);
+    assert.equal(posted.heads[0].scores.data.length + posted.heads[0].scaled.data.length, 0);
     await deliver(panel, { type: 'data', data: { ...second, result: posted }, update: 2 });
     await panel.page.waitForFunction(() => document.body.hasAttribute('data-outdated'));
     assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scores'), zOf(second, 0, 'scores'), 'on screen: the new scores');
-    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scaled'), zOf(second, 0, 'scaled'), 'on screen: the new scaled scores, rebuilt');
+    assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scaled'), zOf(second, 0, 'scaled'), 'on screen: the new scaled scores, computed by the page');
     assert.deepEqual(await heatmapZ(panel.page, 'card-h1-weights'), zOf(first, 0, 'weights'), 'held back: the last weights');
     assert.equal(await panel.page.getAttribute('#card-h1-weights', 'data-outdated'), '');
     assert.match((await panel.page.textContent('#card-h1-weights .note.outdated')) ?? '', /Updating/);

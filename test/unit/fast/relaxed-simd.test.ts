@@ -9,8 +9,12 @@ import { join } from 'node:path';
 import { kernelsFlavour } from '../../../src/core/engine/fast/pool';
 
 const ROOT = join(__dirname, '..', '..', '..');
-/** The tests of the fast path's numbers: fixtures, properties against the reference, output only, softmax tails. */
-const NUMERIC_TESTS = ['fixtures', 'properties', 'output-only', 'softmax-tails'].map((name) => join(__dirname, `${name}.test.ts`));
+/** The tests of the fast path's numbers: fixtures, properties against the reference, output only,
+ * softmax tails; and the panel's views posted as rules (fused float32 sums, no float64 rule). */
+const NUMERIC_TESTS = [
+  ...['fixtures', 'properties', 'output-only', 'softmax-tails'].map((name) => join(__dirname, `${name}.test.ts`)),
+  join(ROOT, 'test', 'unit', 'panel', 'derived.test.ts'),
+];
 
 describe('the relaxed-SIMD build of the kernels', function () {
   this.timeout(600_000);

@@ -1,17 +1,18 @@
-// Scaled scores posted as a rule: only where scores × scale, rounded to the dtype, gives every
-// entry's very bits — for both engines and dtypes — and the page's rebuild is those bits.
+// Views posted as a rule: only where the rule gives every entry's very bits — for both engines
+// and dtypes — and the page's rebuild is those bits.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine';
 import { runAttentionFast } from '../../../src/core/engine/fast';
+import { kernelsFlavour } from '../../../src/core/engine/fast/pool';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionResult } from '../../../src/core/types';
 import { deferOffScreen } from '../../../src/panel/deferral';
-import { withScaledAsRule, withScaledNumbers } from '../../../src/panel/derived';
+import { withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
 import { resultViewOf } from '../../../src/panel/model';
-import type { ResultView } from '../../../src/protocol';
+import type { MatrixView, ResultView } from '../../../src/protocol';
 import { causalNote } from '../../fixtures/causalNote';
 
 const root = join(__dirname, '..', '..', '..');
@@ -26,53 +27,68 @@ function specOf(text: string) {
 const example = (name: string) => readFileSync(join(root, 'examples', name), 'utf8');
 const viewsOf = (result: AttentionResult): ResultView => resultViewOf(result, undefined);
 
-/** Every head's scaled view rebuilt from the rule has the engine's bits; true when a rule went out. */
-function assertRoundTrip(views: ResultView): boolean {
-  const posted = withScaledAsRule(views);
-  const shown = withScaledNumbers(posted);
+const sameBits = (a: MatrixView, b: MatrixView, what: string) => {
+  assert.equal(a.data.length, b.data.length, what);
+  a.data.forEach((value, i) => assert.ok(Object.is(value, b.data[i]), `${what}[${i}]: ${value} for ${b.data[i]}`));
+};
+
+/** Posted without ruled numbers, rebuilt on the page: every head's steps have the engine's bits.
+ * The names of the views that went as rules. */
+function roundTrip(views: ResultView): string[] {
+  const posted = withoutRuledNumbers(views);
+  const shown = withRuledNumbers(posted);
+  const ruled: string[] = [];
   views.heads.forEach((head, h) => {
-    const rebuilt = shown.heads[h];
-    assert.equal(rebuilt.scaled.data.length, head.scaled.data.length);
-    head.scaled.data.forEach((value, i) => assert.ok(Object.is(rebuilt.scaled.data[i], value), `head ${h + 1} scaled[${i}]: ${rebuilt.scaled.data[i]} for ${value}`));
-    head.masked.data.forEach((value, i) => assert.ok(Object.is(rebuilt.masked.data[i], value), `head ${h + 1} masked[${i}]`));
-    assert.equal(rebuilt.scores, head.scores);
+    for (const key of ['scores', 'scaled', 'masked'] as const) {
+      sameBits(shown.heads[h][key], head[key], `head ${h + 1} ${key}`);
+      if (posted.heads[h][key].data.length === 0 && key !== 'masked') ruled.push(`${key}${head[key].rule?.kind === 'QK' ? ` (${(head[key].rule as { rounding: string }).rounding})` : ''}`);
+    }
   });
-  return posted.heads.some((head) => head.scaled.data.length === 0);
+  return [...new Set(ruled)];
 }
 
-describe('scaled scores posted as a rule (panel/derived)', () => {
-  it('float64, 1/√2 (not a power of two): posted as a rule, rebuilt bit for bit', () => {
-    assert.ok(assertRoundTrip(viewsOf(runAttention(specOf(example('01-worked-example.md'))))));
+describe('views posted as rules (panel/derived)', () => {
+  it('reference engine, float64 (1/√2 scale, not a power of two): scores and scaled as rules, rebuilt bit for bit', () => {
+    assert.deepEqual(roundTrip(viewsOf(runAttention(specOf(example('01-worked-example.md'))))), ['scores (sum)', 'scaled']);
+  });
+
+  it('reference engine, float32: summed in float64, rounded once', () => {
+    const spec = specOf(causalNote(40, 2));
+    spec.options.dtype = 'float32';
+    assert.deepEqual(roundTrip(viewsOf(runAttention(spec))), ['scores (sum)', 'scaled']);
   });
 
   for (const dtype of ['float32', 'float64'] as const) {
-    it(`${dtype} on the WebAssembly kernels, 4 causal heads of 96 tokens: a rule, rebuilt bit for bit`, async () => {
+    // Fused float64 multiply-adds (the relaxed-SIMD build) have no rule in JavaScript: numbers.
+    const fused = kernelsFlavour() === 'relaxed';
+    const scores = dtype === 'float32' ? [`scores (${fused ? 'fused' : 'steps'})`] : fused ? [] : ['scores (sum)'];
+    it(`${dtype} on the ${fused ? 'relaxed-SIMD' : '128-bit SIMD'} kernels, 4 causal heads of 96 tokens: ${[...scores, 'scaled'].join(', ')} as rules, rebuilt bit for bit`, async () => {
       const spec = specOf(causalNote(96, 3));
       spec.options.dtype = dtype;
       const result = await runAttentionFast(spec, { referenceBelowFlops: 0 });
       assert.ok(result.heads[0].scores.data.buffer instanceof SharedArrayBuffer, 'the fast path computed it');
-      assert.ok(assertRoundTrip(viewsOf(result)));
+      assert.deepEqual(roundTrip(viewsOf(result)), [...scores, 'scaled']);
     });
   }
 
-  it('a softcapped score is no multiple of the raw one: its numbers go out', () => {
-    const views = viewsOf(runAttention(specOf(example('10-softcap.md'))));
-    assert.equal(assertRoundTrip(views), false);
-    assert.equal(withScaledAsRule(views), views);
+  it('a softcapped score is no multiple of the raw one, and RoPE-turned scores no product of the Q shown: their numbers go out', () => {
+    assert.deepEqual(roundTrip(viewsOf(runAttention(specOf(example('10-softcap.md'))))), ['scores (sum)']);
+    assert.ok(!roundTrip(viewsOf(runAttention(specOf(example('08-rope-gqa.md'))))).some((name) => name.startsWith('scores')));
   });
 
-  it('the masked step follows a rule only where it is the scaled view itself', () => {
+  it('the masked step follows the scaled rule only where it is the scaled view itself', () => {
     const causal = viewsOf(runAttention(specOf(causalNote(20, 1, 2))));
-    const posted = withScaledAsRule(causal);
+    const posted = withoutRuledNumbers(causal);
     assert.equal(posted.heads[0].scaled.data.length, 0);
     assert.equal(posted.heads[0].masked, causal.heads[0].masked, 'a masked view of its own goes out as it is');
   });
 
-  it('leaves a view held back for later alone', () => {
+  it('a view whose sources are held back goes with its numbers; a held-back view is never a rule', () => {
     const [held, next] = [1, 2].map((seed) => viewsOf(runAttention(specOf(causalNote(96, seed)))));
     const { update } = deferOffScreen(next, held, [{ head: 0, key: 'scaled' }]);
-    const posted = withScaledAsRule(update);
-    assert.equal(posted.heads[0].scaled, update.heads[0].scaled, 'its scores were held back: the scaled numbers go out');
-    assert.equal(posted.heads[1].scaled, update.heads[1].scaled, 'held back too');
+    assert.ok(update.heads[0].scores.data.length > 0 && update.heads[0].Q.data.length > 0, 'what the scaled scores on screen follow from goes now');
+    const posted = withoutRuledNumbers(update);
+    assert.equal(posted.heads[0].scaled.data.length, 0);
+    assert.equal(posted.heads[1].scaled, update.heads[1].scaled, 'held back: stays a placeholder');
   });
 });
