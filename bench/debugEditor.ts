@@ -44,8 +44,16 @@ async function pausedSession(config: vscode.DebugConfiguration): Promise<vscode.
  * only), passing a string of the payload's length through (one the program makes without work),
  * and decoding.
  */
-async function timeReads(session: vscode.DebugSession, language: DebugLanguage, name: string): Promise<Record<string, number>> {
+async function timeReads(session: vscode.DebugSession, language: DebugLanguage, name: string, constantFirst = 0): Promise<Record<string, number>> {
   const frameId = (vscode.debug.activeStackItem as vscode.DebugStackFrame).frameId;
+  // DEBUG_BENCH_CONSTANT_FIRST=1: a string as long as the read's, passed before anything else (is
+  // the first session's slow first read the path warming up, whatever it carries?).
+  let constantFirstMs: number | undefined;
+  if (constantFirst > 0) {
+    const started = performance.now();
+    await evaluate(session, frameId, language === 'python' ? `'A' * ${constantFirst}` : `'A'.repeat(${constantFirst})`, 'constant', READ_TIMEOUT_MS);
+    constantFirstMs = performance.now() - started;
+  }
   const times: number[] = [];
   const decodes: number[] = [];
   let length = 0;
@@ -81,6 +89,7 @@ async function timeReads(session: vscode.DebugSession, language: DebugLanguage, 
     transfers.push(performance.now() - started);
   }
   return {
+    ...(constantFirstMs !== undefined ? { constant_string_before_first_read: ms(constantFirstMs) } : {}),
     first: ms(times[0]),
     warm: ms(median(times.slice(1))),
     warm_in_one_evaluate: ms(median(wholes)),
@@ -90,6 +99,9 @@ async function timeReads(session: vscode.DebugSession, language: DebugLanguage, 
     chars: length,
   };
 }
+
+/** Characters of the base64 of 1024×1024 float32 values, as the reads pass them. */
+const BASE64_CHARS = 4 * Math.ceil((4 * 1024 * 1024) / 3);
 
 export async function run(): Promise<void> {
   const folder = mkdtempSync(join(tmpdir(), 'attention-debug-editor-bench-'));
@@ -103,7 +115,7 @@ export async function run(): Promise<void> {
     let session: vscode.DebugSession | undefined;
     for (const key of ['python_first_session_numpy', 'python_numpy']) {
       session = await pausedSession({ type: 'debugpy', request: 'launch', name: 'bench (python)', program: py, python: '/usr/bin/python3', console: 'internalConsole' });
-      report[key] = await timeReads(session, 'python', 'a');
+      report[key] = await timeReads(session, 'python', 'a', process.env.DEBUG_BENCH_CONSTANT_FIRST ? BASE64_CHARS : 0);
       await vscode.debug.stopDebugging(session);
     }
     const js = join(folder, 'program.js');
