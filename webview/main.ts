@@ -377,14 +377,14 @@ function reportOnScreen(cards: HTMLElement[]): void {
 const HELD_BACK_DELAY_MS = 400;
 let requestedFor: number | undefined;
 let heldBackTimer: ReturnType<typeof setTimeout> | undefined;
-function askForHeldBackViews(now: boolean): void {
+function askForHeldBackViews(atOnce: boolean): void {
   clearTimeout(heldBackTimer);
   const ask = () => {
     if (!awaitingViews || shownUpdate === undefined || requestedFor === shownUpdate) return;
     requestedFor = shownUpdate;
     host.post({ type: 'requestDeferred', update: shownUpdate });
   };
-  if (now) ask();
+  if (atOnce) ask();
   else heldBackTimer = setTimeout(ask, HELD_BACK_DELAY_MS);
 }
 

@@ -57,9 +57,10 @@ export class WebviewSession implements vscode.Disposable {
   focusHead: number | undefined;
   state: PanelState | undefined;
   /** What the page shows now: a refresh that would send the same result again sends only
-   * whether it is out of date (a keystroke must not re-send and redraw every matrix). `update`
-   * numbers the data posts; `since`: the first post of this problem. */
-  private shown: { key: string; result: ResultView | undefined; update: number; since: number } | undefined;
+   * whether it is out of date (a keystroke must not re-send and redraw every matrix). `since`:
+   * the number of the first data post of this problem. */
+  private shown: { key: string; result: ResultView | undefined; since: number } | undefined;
+  /** Data posts so far: each is numbered, for the views it holds back. */
   private updates = 0;
   /** The heatmaps the page last said were on screen, after drawing update `update`. */
   private onScreen: { update: number; views: ViewRef[] } | undefined;
@@ -130,7 +131,7 @@ export class WebviewSession implements vscode.Disposable {
     const since = this.shown?.key === key ? this.shown.since : update;
     const split = this.withoutOffScreenViews(data.result, update, since);
     const posted = split && withoutRuledNumbers(split);
-    this.shown = { key, result: data.result, update, since };
+    this.shown = { key, result: data.result, since };
     const editedAt = this.deps.editedAt(this.uri.toString());
     const timing = problemRun?.result && {
       ...(editedAt !== undefined ? { editedAt } : {}),
