@@ -221,7 +221,7 @@ async function editSeries(page, file, line, column) {
   }
   await page.keyboard.press('Control+S'); // a scratch copy: saved, so closing asks nothing
   const parts = breakdowns.length ? Object.fromEntries(Object.keys(breakdowns[0]).map((key) => [key, +median(breakdowns.map((b) => b[key])).toFixed(1)])) : undefined;
-  return { median: median(totals), all: totals, breakdown: parts };
+  return { median: median(totals), all: totals, breakdown: parts, transfers: breakdowns.map((b) => Math.round(b.transfer)) };
 }
 
 /** Cold opens taken in turns, each after every editor was closed: the panel and the preview in
@@ -381,7 +381,7 @@ async function main() {
   for (const [file, c] of Object.entries(report.cases)) {
     if (!c.firstWebview) {
       console.log(`\n${file}\n  edit → on-screen plots painted, median of ${c.edit.all.length}: ${Math.round(c.edit.median)} ms  (all: ${c.edit.all.map(Math.round).join(', ')})`);
-      if (c.edit.breakdown) console.log(`    medians, ms: ${Object.entries(c.edit.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+      if (c.edit.breakdown) console.log(`    medians, ms: ${Object.entries(c.edit.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')}; each edit's transfer: ${c.edit.transfers.join(', ')}`);
       continue;
     }
     const f = c.firstWebview;
@@ -395,7 +395,7 @@ async function main() {
     console.log(`    the panel page's stamps, ms after the click: ${Object.entries(a.panelStartup).map(([k, v]) => `${k} ${v}`).join(', ')}`);
     console.log(`  hidden behind another editor, Show heatmap clicked → plots on screen: ${c.reshowHiddenMs} ms (polled)`);
     console.log(`  edit → on-screen plots painted, median of ${c.edit.all.length}: ${Math.round(c.edit.median)} ms  (all: ${c.edit.all.map(Math.round).join(', ')})`);
-    if (c.edit.breakdown) console.log(`    medians, ms: ${Object.entries(c.edit.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    if (c.edit.breakdown) console.log(`    medians, ms: ${Object.entries(c.edit.breakdown).map(([k, v]) => `${k} ${v}`).join(', ')}; each edit's transfer: ${c.edit.transfers.join(', ')}`);
   }
   console.log(`\nswitch to another file's problem → heatmap: ${report.switchMs} ms (own stamp: plots on screen updated ${report.switchOwnMs ?? '?'} ms)`);
 }
