@@ -369,13 +369,6 @@ async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> 
   plot.on('plotly_relayout', (event) => bindings.get(root)?.onZoom?.(event));
 }
 
-/**
- * The plot div of a card: the earlier render's (already plotted, updated in place) or a new one.
- * Either shows the preview of the new numbers at once, in the plot's cells, until plotly has drawn
- * them (drawPlot removes it): plotly takes 10–30 ms a plot, the preview well under one, so an
- * edit's numbers are on screen in the next frame. Not over a zoomed plot, whose cells it would not
- * match. The height is the plot's from the start: no jump.
- */
 /** What each plot shows: a view, drawn with these settings. A render that would draw the same
  * again (a card whose numbers an update held back, or did not change) leaves the plot as it is. */
 const drawnAs = new WeakMap<HTMLElement, { view: MatrixView; settings: string }>();
@@ -390,6 +383,13 @@ function showsAlready(plot: HTMLElement, view: MatrixView, spec: HeatmapSpec, co
   return drawn !== undefined && drawn.view === view && drawn.settings === drawSettings(spec, context) && !plot.querySelector(':scope > .preview');
 }
 
+/**
+ * The plot div of a card: the earlier render's (already plotted, updated in place) or a new one.
+ * Either shows the preview of the new numbers at once, in the plot's cells, until plotly has drawn
+ * them (drawPlot removes it): plotly takes 10–30 ms a plot, the preview well under one, so an
+ * edit's numbers are on screen in the next frame. Not over a zoomed plot, whose cells it would not
+ * match. The height is the plot's from the start: no jump.
+ */
 function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, previous: HTMLElement | undefined): HTMLElement {
   if (previous && showsAlready(previous, view, spec, context)) return previous;
   const height = `${plotHeight(view, context.compact)}px`;

@@ -349,7 +349,7 @@ async function render(): Promise<void> {
   }
   if (awaitingViews) {
     document.body.dataset.outdated = '';
-    askForHeldBackViews(cards.some((card) => card.element.hasAttribute('data-outdated') && isOnScreen(card.element)));
+    askForHeldBackViews(outdatedOnScreen(cards.map((card) => card.element)));
     return;
   }
   delete document.body.dataset.outdated;
@@ -388,6 +388,9 @@ function askForHeldBackViews(atOnce: boolean): void {
   else heldBackTimer = setTimeout(ask, HELD_BACK_DELAY_MS);
 }
 
+/** Whether a card showing numbers the host held back is on screen (they are asked for at once). */
+const outdatedOnScreen = (cards: HTMLElement[]): boolean => cards.some((card) => card.hasAttribute('data-outdated') && isOnScreen(card));
+
 // Scrolling tells the host what is on screen now, and brings an out-of-date card's numbers at once.
 let scrollTimer: ReturnType<typeof setTimeout> | undefined;
 window.addEventListener('scroll', () => {
@@ -395,7 +398,7 @@ window.addEventListener('scroll', () => {
   scrollTimer = setTimeout(() => {
     const cards = Array.from(app.querySelectorAll<HTMLElement>('section.card.heatmap'));
     reportOnScreen(cards);
-    if (cards.some((card) => card.hasAttribute('data-outdated') && isOnScreen(card))) askForHeldBackViews(true);
+    if (outdatedOnScreen(cards)) askForHeldBackViews(true);
   }, 100);
 }, { passive: true });
 

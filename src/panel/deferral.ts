@@ -7,7 +7,7 @@
 // drawn (src/panel/session.ts, webview/main.ts). Pure: the host and the page share it.
 import type { HeadView, HostToWebview, MatrixView, ResultView, ViewRef } from '../protocol';
 import { sourcesOf } from './derived';
-import { GRADIENT_KEYS, isLayerKey, LAYER_KEYS, viewAt } from './model';
+import { GRADIENT_KEYS, isGradientKey, isLayerKey, LAYER_KEYS, viewAt } from './model';
 
 /** Views smaller than this (cells) always travel with their update: too small to be worth a wait. */
 export const DEFER_MIN_CELLS = 4096;
@@ -45,7 +45,7 @@ export function withViews(result: ResultView, replacements: { ref: ViewRef; view
   const replaced: ResultView = { ...result, heads };
   for (const { ref, view } of replacements) {
     if (isLayerKey(ref.key)) Object.assign(replaced, { [ref.key]: view });
-    else if ((GRADIENT_KEYS as readonly string[]).includes(ref.key)) Object.assign(heads[ref.head]?.gradients ?? {}, { [ref.key]: view });
+    else if (isGradientKey(ref.key)) Object.assign(heads[ref.head]?.gradients ?? {}, { [ref.key]: view });
     else if (heads[ref.head]) Object.assign(heads[ref.head], { [ref.key]: view });
   }
   return replaced;

@@ -54,10 +54,10 @@ function scaledInto(out: Float64Array, scores: Float64Array | Float32Array, scal
   else for (let i = 0; i < scores.length; i++) out[i] = scores[i] * scale;
 }
 
-/** Whether `rebuilt` holds `wanted`'s entries bit for bit (NaN as NaN, −0 as −0), from `offset`. */
-function sameBits(rebuilt: Float64Array, wanted: Float64Array | Float32Array, offset = 0): boolean {
+/** Whether `rebuilt` holds the first entries of `wanted` bit for bit (NaN as NaN, −0 as −0). */
+function sameBits(rebuilt: Float64Array, wanted: Float64Array | Float32Array): boolean {
   for (let i = 0; i < rebuilt.length; i++) {
-    const [value, want] = [rebuilt[i], wanted[offset + i]];
+    const [value, want] = [rebuilt[i], wanted[i]];
     if (value === want ? value === 0 && 1 / value !== 1 / want : value === value || want === want) return false;
   }
   return true;

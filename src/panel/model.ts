@@ -78,7 +78,7 @@ export const GRADIENT_KEYS = ['dQ', 'dK', 'dV', 'dA', 'dS'] as const;
 type LayerKey = (typeof LAYER_KEYS)[number];
 type GradientKey = (typeof GRADIENT_KEYS)[number];
 export const isLayerKey = (key: MatrixKey): key is LayerKey => (LAYER_KEYS as readonly MatrixKey[]).includes(key);
-const isGradientKey = (key: MatrixKey): key is GradientKey => (GRADIENT_KEYS as readonly MatrixKey[]).includes(key);
+export const isGradientKey = (key: MatrixKey): key is GradientKey => (GRADIENT_KEYS as readonly MatrixKey[]).includes(key);
 
 /** Where a panel matrix lives: in the layer, in a head's gradients, or in the head itself. */
 function pick<T>(
