@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { goToPosition, openFile, openWorkbench, pickQuickItem, runCommand } from '../test/e2e/workbench.mjs';
+import { goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, runCommand } from '../test/e2e/workbench.mjs';
 import { seededRandom } from '../scripts/lib/seededRandom.mjs';
 
 const EDITS = Number(process.env.EDITS ?? 7);
@@ -273,12 +273,7 @@ async function reshowHidden(page, file, rows) {
   // README.md (no CodeLens of its own to click by mistake) opened in the panel's group, over it.
   await page.locator('.part.sidebar .composite.title').click();
   await page.keyboard.press('Control+2');
-  // The panel's page may hold the focus and pass the key on late: press again if nothing opened.
-  const quickInput = page.locator('.quick-input-widget input.input').filter({ visible: true });
-  for (let attempt = 0; attempt < 3 && !(await quickInput.isVisible()); attempt++) {
-    await page.keyboard.press('Control+P');
-    await quickInput.waitFor({ timeout: 2000 }).catch(() => {});
-  }
+  await openQuickInput(page, 'Control+P');
   await pickQuickItem(page, 'README.md');
   await page.locator('.tab.active[aria-label^="README.md"]').waitFor();
   await page.waitForTimeout(1000);

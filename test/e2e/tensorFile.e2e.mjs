@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { openFile, openWorkbench, pickQuickItem, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { openFile, openQuickInput, openWorkbench, pickQuickItem, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(join(paths.repoRoot, 'test', 'fixtures', 'tensors', 'expected.json'), 'utf8')).attention.example;
 
@@ -30,7 +30,7 @@ describe('tensor file view, end to end', function () {
   it('lists the tensors of a .safetensors with dtype, shape and statistics', async () => {
     // The note first: its X (loaded from acts.npy) is then offered as the view's X.
     await openFile(page, 'notes.md');
-    await page.keyboard.press('Control+P');
+    await openQuickInput(page, 'Control+P');
     await pickQuickItem(page, 'attention.safetensors');
     const view = await webviewFrame(page, '#tensors td.key');
     const rows = await view.locator('#tensors tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));

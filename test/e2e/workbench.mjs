@@ -57,6 +57,20 @@ export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
   };
 }
 
+/**
+ * Presses `key` (Quick Open, the palette, Go to Line) until the quick input shows. A webview that
+ * has just been given the focus passes keys on to the workbench only once its inner page holds
+ * the focus: a key pressed before that is lost, so it is pressed again.
+ */
+export async function openQuickInput(page, key) {
+  const input = quickInput(page);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await page.keyboard.press(key);
+    if (await input.waitFor({ timeout: 2000 }).then(() => true, () => false)) return;
+  }
+  await input.waitFor();
+}
+
 /** Types `query` into the open quick input and clicks the item labelled exactly `label`. */
 export async function pickQuickItem(page, label, query = label) {
   const input = quickInput(page);
@@ -69,7 +83,7 @@ export async function pickQuickItem(page, label, query = label) {
 
 /** Runs a command by its palette title. */
 export async function runCommand(page, title) {
-  await page.keyboard.press('F1');
+  await openQuickInput(page, 'F1');
   await pickQuickItem(page, title, `>${title}`);
 }
 
@@ -78,7 +92,7 @@ async function quickOpen(page, name) {
   // Into the first editor group, whichever part (a webview, say) has the focus now.
   await page.locator('.part.sidebar .composite.title').click();
   await page.keyboard.press('Control+1');
-  await page.keyboard.press('Control+P');
+  await openQuickInput(page, 'Control+P');
   await pickQuickItem(page, name);
   await page.locator(`.tab.active[aria-label^="${name}"]`).waitFor();
 }
@@ -147,10 +161,8 @@ export async function goToLineEnd(page, lineNumber) {
 
 /** Moves the cursor before column `column` of line `lineNumber` (both 1-based) through Go to Line. */
 export async function goToPosition(page, lineNumber, column = 1) {
-  await page.keyboard.press('Control+G');
-  const input = quickInput(page);
-  await input.waitFor();
-  await input.fill(`:${lineNumber}:${column}`);
+  await openQuickInput(page, 'Control+G');
+  await quickInput(page).fill(`:${lineNumber}:${column}`);
   await page.keyboard.press('Enter');
 }
 
