@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, runCommand } from '../test/e2e/workbench.mjs';
+import { focusSettled, goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, runCommand } from '../test/e2e/workbench.mjs';
 import { seededRandom } from '../scripts/lib/seededRandom.mjs';
 
 const EDITS = Number(process.env.EDITS ?? 7);
@@ -290,6 +290,7 @@ async function reshowHidden(page, file, rows) {
   // README.md (no CodeLens of its own to click by mistake) opened in the panel's group, over it.
   await page.locator('.part.sidebar .composite.title').click();
   await page.keyboard.press('Control+2');
+  await focusSettled(page);
   await openQuickInput(page, 'Control+P');
   await pickQuickItem(page, 'README.md');
   await page.locator('.tab.active[aria-label^="README.md"]').waitFor();

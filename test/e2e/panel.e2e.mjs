@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { assertClose, assertMatrixClose, clickCodeLensUntilWebview, eventually, goToLineEnd, goToPosition, openFile, openQuickInput, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { assertClose, assertMatrixClose, clickCodeLensUntilWebview, eventually, focusSettled, goToLineEnd, goToPosition, openFile, openQuickInput, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -91,6 +91,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     // README.md opened in the panel's group, over the panel; then the panel's tab clicked.
     await page.locator('.part.sidebar .composite.title').click();
     await page.keyboard.press('Control+2');
+    await focusSettled(page);
     await openQuickInput(page, 'Control+P');
     await pickQuickItem(page, 'README.md');
     await page.locator('.tab.active[aria-label^="README.md"]').waitFor();

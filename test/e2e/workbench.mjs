@@ -58,9 +58,25 @@ export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
 }
 
 /**
- * Presses `key` (Quick Open, the palette, Go to Line) until the quick input shows. A webview that
- * has just been given the focus passes keys on to the workbench only once its inner page holds
- * the focus: a key pressed before that is lost, so it is pressed again.
+ * Waits until the focus the workbench just moved has arrived. A webview (an editor group's active
+ * panel, say) takes it in two steps: the workbench focuses its iframe at once, and VS Code's page
+ * inside focuses the extension's page when it has handled the workbench's message, which a busy
+ * page handles late. A key pressed in between is lost, and a quick input opened in between closes
+ * when the page takes the focus from it.
+ */
+export async function focusSettled(page) {
+  await eventually(async () => {
+    const focused = await page.evaluateHandle(() => globalThis.document.activeElement);
+    if (!(await focused.evaluate((element) => element?.matches('iframe.webview') ?? false))) return;
+    const guard = await focused.asElement().contentFrame();
+    const inner = await (await guard?.$('iframe#active-frame'))?.contentFrame();
+    assert.ok(inner && (await inner.evaluate(() => globalThis.document.hasFocus())), 'the webview has not taken the focus yet');
+  });
+}
+
+/**
+ * Presses `key` (Quick Open, the palette, Go to Line) until the quick input shows: a key pressed
+ * as the focus moves can be lost (see focusSettled).
  */
 export async function openQuickInput(page, key) {
   const input = quickInput(page);
@@ -92,6 +108,7 @@ async function quickOpen(page, name) {
   // Into the first editor group, whichever part (a webview, say) has the focus now.
   await page.locator('.part.sidebar .composite.title').click();
   await page.keyboard.press('Control+1');
+  await focusSettled(page);
   await openQuickInput(page, 'Control+P');
   await pickQuickItem(page, name);
   await page.locator(`.tab.active[aria-label^="${name}"]`).waitFor();
