@@ -63,7 +63,7 @@ function receive(message: HostToWebview): void {
       const normalized = normalizeMatrixView(view);
       return refs.map((ref) => ({ ref, view: normalized }));
     });
-    data = { ...data, result: withViews(data.result, views) };
+    data = { ...data, result: withRuledNumbers(withViews(data.result, views)) };
     awaitingViews = false;
     void render();
     return;

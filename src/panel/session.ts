@@ -12,7 +12,7 @@ import { isDebugUri } from '../features/debugUri';
 import { documentHolding } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { deferOffScreen, type DeferredViews } from './deferral';
-import { withoutRuledNumbers } from './derived';
+import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from './derived';
 import { newNonce, panelHtml, type WebviewMode } from './html';
 import { labelsOf, matrixExportText } from './matrixExport';
 import { matrixOf, panelDataOf, viewOf } from './model';
@@ -212,7 +212,7 @@ export class WebviewSession implements vscode.Disposable {
         const deferred = this.deferred;
         if (deferred?.update !== message.update) return; // superseded: the newer update is on its way
         this.deferred = undefined;
-        return this.post({ type: 'deferredViews', update: deferred.update, views: deferred.views });
+        return this.post({ type: 'deferredViews', update: deferred.update, views: heldBackWithoutRuledNumbers(deferred.views) });
       }
       case 'selectProblem':
         this.problemIndex = message.problemIndex;

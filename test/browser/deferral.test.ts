@@ -6,11 +6,11 @@ import { runAttention } from '../../src/core/engine';
 import { parseDocument } from '../../src/core/parse';
 import { buildSpec } from '../../src/core/spec';
 import { deferOffScreen } from '../../src/panel/deferral';
-import { withoutRuledNumbers } from '../../src/panel/derived';
+import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from '../../src/panel/derived';
 import { panelDataOf } from '../../src/panel/model';
 import type { HostToWebview, PanelData, WebviewToHost } from '../../src/protocol';
 import { causalNote } from '../fixtures/causalNote';
-import { heatmapZ, panelPages, type PanelPage } from './harness';
+import { choose, heatmapZ, panelPages, type PanelPage } from './harness';
 
 /** The panel data of a 96-token, 2-head causal note; `seed` makes each edit's numbers. */
 function dataOf(seed: number): PanelData {
@@ -66,11 +66,15 @@ describe('panel: on-screen views first (Chromium)', function () {
     assert.equal(await panel.page.evaluate(() => Number(document.body.dataset.rendered)), before, 'not marked rendered while views are missing');
 
     await waitForPosted(panel, 'requestDeferred', (m) => m.update === 2);
-    await deliver(panel, { type: 'deferredViews', update: 2, views: split.deferred });
-    await panel.page.waitForTimeout(500); // time enough to draw them, were they taken
+    // As the session answers: head 2's scores and scaled scores as rules, computed by the page.
+    const reply = heldBackWithoutRuledNumbers(split.deferred);
+    assert.deepEqual(reply.filter(({ view }) => view.data.length === 0).flatMap(({ refs }) => refs), [{ head: 1, key: 'scores' }, { head: 1, key: 'scaled' }]);
+    await panel.rendered(() => deliver(panel, { type: 'deferredViews', update: 2, views: reply }));
     assert.deepEqual(await heatmapZ(panel.page, 'card-h1-weights'), zOf(second, 0, 'weights'));
     assert.equal(await panel.page.$('[data-outdated]'), null);
     assert.deepEqual(await heatmapZ(panel.page, 'card-h1-scores'), zOf(second, 0, 'scores'));
+    await choose(panel, 'Head', 'Head 2');
+    for (const key of ['scores', 'scaled', 'weights'] as const) assert.deepEqual(await heatmapZ(panel.page, `card-h2-${key}`), zOf(second, 1, key), `head 2's ${key}`);
   });
 
   it('an out-of-date card scrolled into view asks for the held views at once, and the report follows the scroll', async () => {

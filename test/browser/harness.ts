@@ -123,6 +123,14 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
 }
 
 /** z values of the plotly heatmap in a card (null where plotly leaves a gap). */
+/** Picks `label` in the panel's `control` dropdown (Head, Step, …) and waits for the render. */
+export async function choose(panel: PanelPage, control: string, label: string): Promise<void> {
+  await panel.rendered(async () => {
+    await panel.page.click(`vscode-dropdown[data-control="${control}"]`);
+    await panel.page.locator(`vscode-dropdown[data-control="${control}"] vscode-option`, { hasText: label }).first().click();
+  });
+}
+
 export function heatmapZ(page: Page, cardId: string, plot = '.plot'): Promise<(number | null)[][]> {
   return page.evaluate(([id, selector]) => {
     const element = document.querySelector(`#${id} ${selector}`) as unknown as { data: { z: (number | null)[][] }[] };

@@ -10,7 +10,7 @@ import { panelDataOf, viewOf } from '../../src/panel/model';
 import { parsePanelState, type PanelData, type PanelState, type WebviewToHost } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { loadFixture } from './fixtures';
-import { heatmapZ, hoverCell, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
+import { choose, heatmapZ, hoverCell, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
 import { syntheticResult, syntheticWeights } from './synthetic';
 
 const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
@@ -28,13 +28,6 @@ function asZ(matrix: Matrix): (number | null)[][] {
 
 async function heatmapCards(panel: PanelPage): Promise<string[]> {
   return panel.page.$$eval('.card.heatmap', (cards) => cards.map((card) => card.id));
-}
-
-async function choose(panel: PanelPage, control: string, label: string): Promise<void> {
-  await panel.rendered(async () => {
-    await panel.page.click(`vscode-dropdown[data-control="${control}"]`);
-    await panel.page.locator(`vscode-dropdown[data-control="${control}"] vscode-option`, { hasText: label }).first().click();
-  });
 }
 
 async function lastPosted<T extends WebviewToHost['type']>(panel: PanelPage, type: T): Promise<Extract<WebviewToHost, { type: T }> | undefined> {

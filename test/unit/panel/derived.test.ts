@@ -9,8 +9,8 @@ import { kernelsFlavour } from '../../../src/core/engine/fast/pool';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionResult } from '../../../src/core/types';
-import { deferOffScreen } from '../../../src/panel/deferral';
-import { withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
+import { deferOffScreen, fillDeferred, viewEntries, withViews } from '../../../src/panel/deferral';
+import { heldBackWithoutRuledNumbers, withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
 import { resultViewOf } from '../../../src/panel/model';
 import type { MatrixView, ResultView } from '../../../src/protocol';
 import { causalNote } from '../../fixtures/causalNote';
@@ -90,5 +90,23 @@ describe('views posted as rules (panel/derived)', () => {
     const posted = withoutRuledNumbers(update);
     assert.equal(posted.heads[0].scaled.data.length, 0);
     assert.equal(posted.heads[1].scaled, update.heads[1].scaled, 'held back: stays a placeholder');
+  });
+
+  it('held-back views go as rules when the page asks for them, and the page then holds the new result bit for bit', () => {
+    const [held, next] = [1, 2].map((seed) => viewsOf(runAttention(specOf(causalNote(128, seed)))));
+    const { update, deferred } = deferOffScreen(next, held, [{ head: 0, key: 'scores' }]);
+    const reply = heldBackWithoutRuledNumbers(deferred);
+    const bytes = (views: typeof deferred) => views.reduce((sum, { view }) => sum + view.data.byteLength, 0);
+    assert.deepEqual(
+      reply.filter(({ view }) => view.data.length === 0).map(({ refs }) => refs.map((ref) => `${ref.head}:${ref.key}`).join()),
+      deferred.filter(({ view }) => view.rule).map(({ refs }) => refs.map((ref) => `${ref.head}:${ref.key}`).join()),
+      'exactly the ruled views go without numbers',
+    );
+    assert.ok(reply.some(({ view }) => view.data.length === 0) && bytes(reply) < bytes(deferred));
+    // The page: the update over what it held, then the reply over that.
+    const shown = withRuledNumbers(fillDeferred(withoutRuledNumbers(update), held, () => {}));
+    const complete = withRuledNumbers(withViews(shown, reply.flatMap(({ refs, view }) => refs.map((ref) => ({ ref, view })))));
+    const expected = viewEntries(next);
+    viewEntries(complete).forEach(({ ref, view }, i) => sameBits(view, expected[i].view, `head ${ref.head + 1} ${ref.key}`));
   });
 });
