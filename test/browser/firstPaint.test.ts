@@ -51,6 +51,24 @@ describe('panel first paint and updates in Chromium', function () {
     assert.deepEqual(await panel.violations(), []);
   });
 
+  it('asks for the toolkit\'s controls before plotly, whose 4.8 MB would hold them back on the way', async () => {
+    const requested: string[] = [];
+    let releaseToolkit = () => {};
+    const toolkitHeld = new Promise<void>((resolve) => (releaseToolkit = resolve));
+    const panel = await pages.open({
+      beforeServe: (pathname) => {
+        requested.push(pathname.split('/').pop()!);
+        return /toolkit/.test(pathname) ? toolkitHeld : Promise.resolve();
+      },
+    });
+    await post(panel, { type: 'data', data: dataOf() });
+    await panel.page.waitForSelector('body[data-painted]');
+    await panel.page.waitForTimeout(500); // time enough to ask for plotly, were it asked for now
+    assert.deepEqual(requested, ['toolkit.js']);
+    await panel.rendered(async () => releaseToolkit());
+    assert.deepEqual(requested, ['toolkit.js', 'plotly.min.js']);
+  });
+
   it('updates the existing plots in place on new numbers, keeping scroll, zoom, head and open tables', async () => {
     const panel = await pages.open({ viewport: { width: 700, height: 700 } });
     await panel.send({ type: 'data', data: dataOf() });
