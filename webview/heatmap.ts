@@ -70,7 +70,11 @@ const tooltip = (() => {
   return element;
 })();
 
-function showTooltip(text: string, x: number, y: number): void {
+/** The preview whose cell the tooltip describes, if one does (plotly's hover has its own unhover). */
+let tooltipFrom: Element | undefined;
+
+function showTooltip(text: string, x: number, y: number, from?: Element): void {
+  tooltipFrom = from;
   tooltip.textContent = text;
   tooltip.hidden = false;
   const { width, height } = tooltip.getBoundingClientRect();
@@ -343,6 +347,7 @@ async function drawPlot(root: HTMLElement, binding: PlotBinding): Promise<void> 
     showTips: false,
   });
   preview?.remove();
+  if (preview && tooltipFrom === preview) hideTooltip();
   // A newer render may have purged and replaced this plot while plotly was drawing it.
   if (!root.isConnected || typeof plot.on !== 'function') return;
   drawnAs.set(root, { view, settings: drawSettings(spec, context) });
@@ -393,7 +398,7 @@ function showsAlready(plot: HTMLElement, view: MatrixView, spec: HeatmapSpec, co
 function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, previous: HTMLElement | undefined): HTMLElement {
   if (previous && showsAlready(previous, view, spec, context)) return previous;
   const height = `${plotHeight(view, context.compact)}px`;
-  const preview = () => heatmapPreview({
+  const preview = () => withTooltip(heatmapPreview({
     rows: view.rows,
     cols: view.cols,
     data: view.data,
@@ -401,7 +406,7 @@ function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContex
     colorScale: context.state.colorScale,
     colors: context.colors,
     numbers: showsNumbers(spec, view, context.state),
-  });
+  }), spec, view);
   if (previous?.classList.contains('js-plotly-plot')) {
     previous.style.height = height;
     previous.querySelector(':scope > .preview')?.remove();
@@ -417,6 +422,23 @@ function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContex
   plot.style.setProperty('--plot-right', `${MARGIN.r + (spec.scale === 'mask' ? 0 : COLORBAR_WIDTH)}px`);
   plot.append(preview());
   return plot;
+}
+
+/**
+ * A preview answers a hover as its plot will, with the cell's tooltip: from the first paint on, not
+ * only once plotly (~1.5 s later on a new page: fetched, then evaluated) has drawn. Its cells fill
+ * its box evenly, as plotly's do the plot area.
+ */
+function withTooltip(preview: HTMLElement, spec: HeatmapSpec, view: MatrixView): HTMLElement {
+  preview.addEventListener('mousemove', (event) => {
+    const box = preview.getBoundingClientRect();
+    const row = Math.floor(((event.clientY - box.top) / box.height) * view.rows);
+    const col = Math.floor(((event.clientX - box.left) / box.width) * view.cols);
+    if (row < 0 || col < 0 || row >= view.rows || col >= view.cols) return hideTooltip();
+    showTooltip(spec.describe(cellAt(view, row, col)), event.clientX, event.clientY, preview);
+  });
+  preview.addEventListener('mouseleave', hideTooltip);
+  return preview;
 }
 
 /** Room plotly keeps right of the cells for the colour bar and its labels. */

@@ -7,7 +7,7 @@ import { panelDataOf } from '../../src/panel/model';
 import type { PanelData } from '../../src/protocol';
 import { cellText } from '../../webview/format';
 import { loadFixture } from './fixtures';
-import { heatmapZ, panelPages, type PanelPage } from './harness';
+import { heatmapZ, hoverCell, hoverPreviewCell, panelPages, type PanelPage } from './harness';
 
 const fixture = loadFixture();
 
@@ -41,6 +41,11 @@ describe('panel first paint and updates in Chromium', function () {
     const weights = fixture.results[0].heads[0].weights;
     const printed = await panel.page.$$eval('#card-h1-weights .plot .preview-cells > span', (cells) => cells.map((cell) => cell.textContent));
     assert.deepEqual(printed, Array.from(weights.data, cellText), 'the preview prints the weights');
+    // A hover over the preview already explains its cell, as plotly's will.
+    const fromPreview = await hoverPreviewCell(panel.page, 'card-h1-weights', [weights.rows, weights.cols], 2, 1);
+    assert.match(fromPreview, /^query 3 .* → key 2 .*weight /);
+    await panel.page.mouse.move(0, 0);
+    assert.equal(await panel.page.isHidden('#tooltip'), true, 'leaving the preview hides its tooltip');
     const before = await panel.page.locator('#card-h1-weights .plot').boundingBox();
 
     await panel.rendered(async () => releasePlotly());
@@ -48,6 +53,7 @@ describe('panel first paint and updates in Chromium', function () {
     assert.equal(await panel.page.$('#card-h1-weights .preview'), null, 'the preview is gone once plotly drew');
     const after = await panel.page.locator('#card-h1-weights .plot').boundingBox();
     assert.deepEqual(after, before, 'the plot took the preview\'s place without moving or resizing');
+    assert.equal(await hoverCell(panel.page, 'card-h1-weights', 2, 1), fromPreview, 'plotly\'s tooltip for that cell says the same');
     assert.deepEqual(await panel.violations(), []);
   });
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { newNonce, panelHtml, type WebviewMode } from '../../src/panel/html';
 import type { HostToWebview, PanelState, WebviewToHost } from '../../src/protocol';
 import { themed, type ThemeName } from './themes';
@@ -141,13 +141,21 @@ export function heatmapZ(page: Page, cardId: string, plot = '.plot'): Promise<(n
 /** Moves the mouse over cell (row, col) of a card's heatmap (or of its zoomed detail, with
  * plot `.detail .plot`) and returns the tooltip's text. */
 export async function hoverCell(page: Page, cardId: string, row: number, col: number, plot = '.plot'): Promise<string> {
-  const dragLayer = page.locator(`#${cardId} ${plot} .nsewdrag`).first();
-  await dragLayer.scrollIntoViewIfNeeded();
-  const area = await dragLayer.boundingBox();
   const z = await heatmapZ(page, cardId, plot);
-  if (!area) throw new Error(`no plot area in ${cardId}`);
-  const x = area.x + ((col + 0.5) / z[0].length) * area.width;
-  const y = area.y + ((row + 0.5) / z.length) * area.height;
+  return hoverGridCell(page, page.locator(`#${cardId} ${plot} .nsewdrag`).first(), [z.length, z[0].length], [row, col]);
+}
+
+/** The same over a card's preview (`rows`×`cols` cells), before plotly has drawn. */
+export function hoverPreviewCell(page: Page, cardId: string, [rows, cols]: [number, number], row: number, col: number): Promise<string> {
+  return hoverGridCell(page, page.locator(`#${cardId} .plot .preview`).first(), [rows, cols], [row, col]);
+}
+
+async function hoverGridCell(page: Page, grid: Locator, [rows, cols]: [number, number], [row, col]: [number, number]): Promise<string> {
+  await grid.scrollIntoViewIfNeeded();
+  const area = await grid.boundingBox();
+  if (!area) throw new Error('no plot area');
+  const x = area.x + ((col + 0.5) / cols) * area.width;
+  const y = area.y + ((row + 0.5) / rows) * area.height;
   // Leave the previous cell first: the tooltip of an earlier hover is still showing, and waiting
   // for "visible" alone would read it before the new hover lands.
   await page.mouse.move(0, 0);
