@@ -398,7 +398,7 @@ function showsAlready(plot: HTMLElement, view: MatrixView, spec: HeatmapSpec, co
 function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext, previous: HTMLElement | undefined): HTMLElement {
   if (previous && showsAlready(previous, view, spec, context)) return previous;
   const height = `${plotHeight(view, context.compact)}px`;
-  const preview = () => withTooltip(heatmapPreview({
+  const preview = () => answering(heatmapPreview({
     rows: view.rows,
     cols: view.cols,
     data: view.data,
@@ -406,7 +406,7 @@ function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContex
     colorScale: context.state.colorScale,
     colors: context.colors,
     numbers: showsNumbers(spec, view, context.state),
-  }), spec, view);
+  }), spec, view, context);
   if (previous?.classList.contains('js-plotly-plot')) {
     previous.style.height = height;
     previous.querySelector(':scope > .preview')?.remove();
@@ -425,19 +425,27 @@ function plotElement(spec: HeatmapSpec, view: MatrixView, context: HeatmapContex
 }
 
 /**
- * A preview answers a hover as its plot will, with the cell's tooltip: from the first paint on, not
- * only once plotly (~1.5 s later on a new page: fetched, then evaluated) has drawn. Its cells fill
- * its box evenly, as plotly's do the plot area.
+ * A preview answers as its plot will — a hover with the cell's tooltip, a click by showing where the
+ * cell comes from — from the first paint on, not only once plotly (~1.5 s later on a new page:
+ * fetched, then evaluated) has drawn. Its cells fill its box evenly, as plotly's do the plot area.
  */
-function withTooltip(preview: HTMLElement, spec: HeatmapSpec, view: MatrixView): HTMLElement {
-  preview.addEventListener('mousemove', (event) => {
+function answering(preview: HTMLElement, spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): HTMLElement {
+  const cellUnder = (event: MouseEvent): Cell | undefined => {
     const box = preview.getBoundingClientRect();
     const row = Math.floor(((event.clientY - box.top) / box.height) * view.rows);
     const col = Math.floor(((event.clientX - box.left) / box.width) * view.cols);
-    if (row < 0 || col < 0 || row >= view.rows || col >= view.cols) return hideTooltip();
-    showTooltip(spec.describe(cellAt(view, row, col)), event.clientX, event.clientY, preview);
+    return row < 0 || col < 0 || row >= view.rows || col >= view.cols ? undefined : cellAt(view, row, col);
+  };
+  preview.addEventListener('mousemove', (event) => {
+    const cell = cellUnder(event);
+    if (cell) showTooltip(spec.describe(cell), event.clientX, event.clientY, preview);
+    else hideTooltip();
   });
   preview.addEventListener('mouseleave', hideTooltip);
+  preview.addEventListener('click', (event) => {
+    const cell = cellUnder(event);
+    if (cell) context.reveal(spec.key, spec.head, cell.row, cell.col);
+  });
   return preview;
 }
 

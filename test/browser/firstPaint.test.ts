@@ -41,9 +41,14 @@ describe('panel first paint and updates in Chromium', function () {
     const weights = fixture.results[0].heads[0].weights;
     const printed = await panel.page.$$eval('#card-h1-weights .plot .preview-cells > span', (cells) => cells.map((cell) => cell.textContent));
     assert.deepEqual(printed, Array.from(weights.data, cellText), 'the preview prints the weights');
-    // A hover over the preview already explains its cell, as plotly's will.
+    // A hover over the preview already explains its cell, and a click shows where it comes from,
+    // as plotly's will.
     const fromPreview = await hoverPreviewCell(panel.page, 'card-h1-weights', [weights.rows, weights.cols], 2, 1);
     assert.match(fromPreview, /^query 3 .* → key 2 .*weight /);
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    const reveals = (await panel.posted()).filter((message) => message.type === 'reveal');
+    assert.deepEqual(reveals, [{ type: 'reveal', problemIndex: 0, head: 0, matrix: 'weights', row: 2, col: 1 }]);
     await panel.page.mouse.move(0, 0);
     assert.equal(await panel.page.isHidden('#tooltip'), true, 'leaving the preview hides its tooltip');
     const before = await panel.page.locator('#card-h1-weights .plot').boundingBox();
