@@ -7,7 +7,7 @@ import { withRuledNumbers } from '../src/panel/derived';
 import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ViewRef } from '../src/protocol';
 import { outdatedViews, type HeatmapCard, type HeatmapContext } from './heatmap';
 import { connectHost } from './host';
-import { loadPlotly, loadToolkit, plotlyIfLoaded } from './plotlyLoader';
+import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
 import { button, checkbox, dropdown } from './toolkit';
 import { flashView } from './flashTiling';
@@ -263,15 +263,12 @@ function blocksOf(context: ViewContext): Block[] {
   }
 }
 
-/** plotly and the toolkit's elements load once something true is on screen, never before. */
+/** The toolkit's elements, then plotly (plotlyLoader), load once something true is on screen, never before. */
 let heavyPartsRequested = false;
 function loadHeavyPartsAfterPaint(): void {
   if (heavyPartsRequested) return;
   heavyPartsRequested = true;
-  requestAnimationFrame(() => setTimeout(() => {
-    void loadToolkit();
-    void loadPlotly();
-  }));
+  requestAnimationFrame(() => setTimeout(() => void loadPlotly()));
 }
 
 async function render(): Promise<void> {

@@ -46,6 +46,6 @@ export function plotlyIfLoaded(): Plotly | undefined {
   return page.Plotly;
 }
 
-export async function loadToolkit(): Promise<void> {
+async function loadToolkit(): Promise<void> {
   if (!customElements.get('vscode-button')) await loadScript('toolkit.js');
 }

@@ -6,7 +6,7 @@
 // page keeps showing what it holds there (marked out of date), and asks for the rest once it has
 // drawn (src/panel/session.ts, webview/main.ts). Pure: the host and the page share it.
 import type { HeadView, HostToWebview, MatrixView, ResultView, ViewRef } from '../protocol';
-import { sourcesOf } from './derived';
+import { sourcesOf, withoutNumbers } from './derived';
 import { GRADIENT_KEYS, isGradientKey, isLayerKey, LAYER_KEYS, viewAt } from './model';
 
 /** Views smaller than this (cells) always travel with their update: too small to be worth a wait. */
@@ -81,7 +81,7 @@ export function deferOffScreen(result: ResultView, held: ResultView, onScreen: V
     const heldView = viewAt(held, ref.head, ref.key);
     if (!heldView || !sameShape(heldView, view)) continue;
     let entry = placeholders.get(view);
-    if (!entry) placeholders.set(view, (entry = { placeholder: { ...view, data: new Float64Array(0), deferred: true }, refs: [] }));
+    if (!entry) placeholders.set(view, (entry = { placeholder: { ...withoutNumbers(view), deferred: true }, refs: [] }));
     entry.refs.push(ref);
     replacements.push({ ref, view: entry.placeholder });
   }

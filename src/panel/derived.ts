@@ -111,7 +111,7 @@ export function annotateRules(result: ResultView): void {
   }
 }
 
-const withoutNumbers = (view: MatrixView): MatrixView => ({ ...view, data: new Float64Array(0) });
+export const withoutNumbers = (view: MatrixView): MatrixView => ({ ...view, data: new Float64Array(0) });
 const travelsWithNumbers = (view: MatrixView): boolean => view.data.length === view.rows * view.cols;
 
 /** The views a ruled view of this head follows from: what must go in the same post. */
