@@ -1,0 +1,33 @@
+// One kind of result for many heads (design.md §4): a whole-model run, attentions saved from
+// someone's PyTorch, and a multi-head problem all become an AttentionStack. The model view, the
+// head view, head scores, rollout and comparisons are views and analyses over this shape, run in
+// the worker; the page receives only what it draws (pooled maps, top-k lines, score tables).
+// Pure data and functions: no `vscode` import.
+
+/** Where a stack came from: tells the page what a click on a head opens. */
+export type StackSource =
+  | { kind: 'model'; architecture: string; folder: string }
+  | { kind: 'saved'; file: string }
+  | { kind: 'problem'; document: string; problem: number };
+
+export interface AttentionStack {
+  source: StackSource;
+  /** Query labels, as the user should read them (byte-level markers already made visible). */
+  tokens: string[];
+  /** Key labels when they differ from the queries' (cross-attention); else the same as tokens. */
+  keyTokens: string[];
+  /** Token ids when known (model runs, saved files with ids): head scores that compare tokens
+   * (duplicate, induction) need them and are null without. */
+  tokenIds?: number[];
+  layerCount: number;
+  headCount: number;
+  queryCount: number;
+  keyCount: number;
+  /**
+   * The attention weights of one head, [queryCount × keyCount] row-major, each row a
+   * distribution (or all zero when fully masked). May compute on demand (a model run keeps each
+   * layer's input and recomputes a head rather than holding layers × heads × n² floats); callers
+   * must not write into the returned array.
+   */
+  weights(layer: number, head: number): Float32Array | Float64Array;
+}
