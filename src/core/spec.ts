@@ -73,6 +73,8 @@ function listOr(values: number[]): string {
 }
 
 export function buildSpec(problem: Problem): SpecResult {
+  // A whole-model run has no matrices to check: the model's own folder is read when it runs.
+  if (problem.model) return { diagnostics: [] };
   const where = problem.directiveRange ?? problem.matrices[0]?.nameRange ?? problem.range;
   const report = new Report(where);
   const unreadable = problem.unreadable?.[0];

@@ -127,6 +127,14 @@ export interface TensorSource {
   key: string;
 }
 
+/** A directive's `model="…" text="…"` (or `ids="…"`): run a whole model folder on an input. */
+export interface ModelDirective {
+  /** As written: relative to the text file's folder, or absolute. */
+  path: string;
+  text?: string;
+  ids?: number[];
+}
+
 export interface Problem {
   index: number; // 0-based, in file order
   name?: string;
@@ -138,6 +146,8 @@ export interface Problem {
   matrices: MatrixDef[];
   tokens?: string[]; // labels of X's rows (and of keys, unless keyTokens)
   keyTokens?: string[]; // cross-attention labels of keys
+  /** A whole-model run (the directive's `model=`): then the problem holds no matrices. */
+  model?: ModelDirective;
   /** Definitions of known roles that could not be read (ragged, unclosed…): the reader said why. */
   unreadable?: { name: string; role: Role; range: Range }[];
   /** Definitions that load a tensor from a file (`X = np.load("acts.npy")`), not yet read. */

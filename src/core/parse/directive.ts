@@ -1,4 +1,4 @@
-import type { AttentionOptions, CausalAlignment, DType, RopeLayout, ScoreFunction } from '../types';
+import type { AttentionOptions, CausalAlignment, DType, ModelDirective, RopeLayout, ScoreFunction } from '../types';
 import type { ReadIssue } from './issues';
 import { closest } from './suggest';
 
@@ -15,6 +15,8 @@ export interface Directive {
   options: AttentionOptions;
   /** Offsets of each option as written (the whole `key=value` word), by its key. */
   optionSpans: Record<string, { start: number; end: number }>;
+  /** `model="models/gpt2" text="…"`: the problem is a whole-model run, not matrices. */
+  model?: ModelDirective;
   issues: ReadIssue[];
 }
 
@@ -25,6 +27,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
+  'model', 'text', 'ids',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -69,6 +72,10 @@ const KEY_ALIASES: Record<string, Key> = {
   sinks: 'sinks',
   sink: 'sinks',
   decode: 'decode',
+  model: 'model',
+  text: 'text',
+  ids: 'ids',
+  input_ids: 'ids',
 };
 
 const SCORES: Record<string, ScoreFunction> = {
@@ -233,15 +240,22 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   const options = defaultOptions();
   const issues: ReadIssue[] = [];
   const optionSpans: Record<string, { start: number; end: number }> = {};
+  const model: Partial<ModelDirective> = {};
   for (const word of words) {
-    const key = applyWord(word, options, issues);
+    const key = applyWord(word, options, model, issues);
     if (key) optionSpans[key] = { start: word.start, end: word.end };
   }
-  return { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
+  const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
+  if (model.path !== undefined) directive.model = { ...model, path: model.path };
+  else if (optionSpans.text || optionSpans.ids) {
+    const span = optionSpans.text ?? optionSpans.ids;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text` and `ids` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  }
+  return directive;
 }
 
 /** Applies one `key=value` word; returns its key when the key is known. */
-function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): Key | undefined {
+function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDirective>, issues: ReadIssue[]): Key | undefined {
   const equals = word.text.indexOf('=');
   const rawKey = equals === -1 ? word.text : word.text.slice(0, equals);
   const rawValue = equals === -1 ? undefined : unquote(word.text.slice(equals + 1));
@@ -377,7 +391,30 @@ function applyWord(word: Word, options: AttentionOptions, issues: ReadIssue[]): 
       else if (on === false) delete options[key];
       return key;
     }
+    case 'model': {
+      if (!rawValue) bad('`model` needs a folder, e.g. `model="models/gpt2"` (relative to this file).');
+      else model.path = rawValue;
+      return key;
+    }
+    case 'text': {
+      if (rawValue === undefined) bad('`text` needs a value in quotes, e.g. `text="The cat sat on the mat"`.');
+      else model.text = rawValue;
+      return key;
+    }
+    case 'ids': {
+      const ids = tokenIds(rawValue);
+      if (!ids) bad('`ids` takes token ids separated by commas or spaces, in quotes, e.g. `ids="464, 3797, 3332"`.');
+      else model.ids = ids;
+      return key;
+    }
   }
+}
+
+/** `"464, 3797 3332"` → [464, 3797, 3332]; undefined when any part is not a whole number. */
+function tokenIds(value: string | undefined): number[] | undefined {
+  const parts = value?.trim().split(/[\s,]+/).filter((part) => part !== '');
+  if (!parts || parts.length === 0 || !parts.every((part) => /^\d{1,9}$/.test(part))) return undefined;
+  return parts.map(Number);
 }
 
 function unquote(value: string): string {

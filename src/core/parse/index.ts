@@ -363,6 +363,7 @@ function toProblem(open: OpenProblem, index: number, lines: LineIndex): Problem 
     matrices: [],
   };
   if (options.name !== undefined) problem.name = options.name;
+  if (open.directive?.model) problem.model = open.directive.model;
   if (open.directive) {
     problem.directiveRange = lines.range(open.directive.start, open.directive.end);
     const spans = Object.entries(open.directive.optionSpans);

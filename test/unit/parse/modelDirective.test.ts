@@ -1,0 +1,46 @@
+import { strict as assert } from 'node:assert';
+import { parseDocument } from '../../../src/core/parse/index';
+import { buildSpec } from '../../../src/core/spec';
+import { rangeOf } from './helpers';
+
+describe('the model directive', () => {
+  it('pins a model folder and a sentence to a problem of its own', () => {
+    const text = '# notes\n<!-- attention: model="models/gpt2" text="The cat sat on the mat" name="GPT-2" -->\n';
+    const { problems, diagnostics } = parseDocument(text);
+    assert.deepEqual(diagnostics, []);
+    assert.equal(problems.length, 1);
+    assert.deepEqual(problems[0].model, { path: 'models/gpt2', text: 'The cat sat on the mat' });
+    assert.equal(problems[0].name, 'GPT-2');
+    assert.deepEqual(problems[0].optionRanges?.model, rangeOf(text, 'model="models/gpt2"'));
+    assert.deepEqual(problems[0].matrices, []);
+  });
+
+  it('takes token ids instead of text', () => {
+    const { problems } = parseDocument('# attention: model=../m ids="464, 3797 3332"\n');
+    assert.deepEqual(problems[0].model, { path: '../m', ids: [464, 3797, 3332] });
+  });
+
+  it('says what is wrong with bad ids, a text without a model, and an empty model', () => {
+    const text = '# attention: model=m ids="1, x"\n\n# attention: text="hello"\n\n# attention: model=""\n';
+    const { diagnostics, problems } = parseDocument(text);
+    const byCode = diagnostics.map((d) => [d.code, d.range]);
+    assert.deepEqual(byCode, [
+      ['bad-option-value', rangeOf(text, '"1, x"')],
+      ['model-missing', rangeOf(text, 'text="hello"')],
+      ['bad-option-value', rangeOf(text, '""')],
+    ]);
+    assert.equal(problems[1].model, undefined);
+  });
+
+  it('leaves problems without the key alone', () => {
+    const { problems } = parseDocument('# attention: heads=2\nX = [[1, 0], [0, 1]]\n');
+    assert.equal(problems[0].model, undefined);
+  });
+});
+
+describe('a model problem in the spec builder', () => {
+  it('is not reported as missing its matrices', () => {
+    const { problems } = parseDocument('# attention: model=models/gpt2 text="Hi"\n');
+    assert.deepEqual(buildSpec(problems[0]), { diagnostics: [] });
+  });
+});
