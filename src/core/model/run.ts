@@ -1,0 +1,272 @@
+// A model folder run on a text (or token ids): the tokens, every layer's attention (recomputed per
+// head on demand), the final hidden state, the LM head's logits and predictions, and for any head
+// the step-by-step problem the panel opens. The result is an AttentionStack like saved attentions
+// and multi-head problems, so the model view and head scores work over it unchanged.
+import { columns } from '../engine/kernels';
+import type { AttentionStack } from '../heads/stack';
+import type { AttentionSpec } from '../types';
+import type { LinearBackend } from './backend';
+import { type ModelConfig, parseModelConfig } from './config';
+import { type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
+import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
+import { activate, softcapInPlace } from './ops';
+import { ModelTokenizer } from './tokenizer';
+import { WasmLinearBackend } from './wasmBackend';
+import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
+
+export type ModelInput = { text: string } | { ids: number[] };
+
+export interface RunModelOptions extends ForwardControl {
+  /** The products' backend; default: the WebAssembly kernels (disposed by the caller who gave it). */
+  backend?: LinearBackend;
+  /** Refuse up front a run that would need more bytes than this (default: no limit). */
+  memoryLimitBytes?: number;
+}
+
+export interface Prediction {
+  /** The position whose output predicts: the next token for causal LMs, the token under [MASK] for BERT. */
+  position: number;
+  kind: 'next' | 'mask';
+  top: { id: number; token: string; probability: number }[];
+}
+
+export interface ModelRun extends AttentionStack {
+  architecture: string;
+  tokenIds: number[];
+  /** The final hidden state at the last position, after the final norm. */
+  hiddenLast: Float32Array;
+  /** The LM head's logits at the last position, when the checkpoint has a head (or tied embeddings). */
+  logitsLast?: Float32Array;
+  /** Causal LMs: the top 5 next tokens at the last position; BERT: the top 5 fillers of each [MASK]. */
+  predictions: Prediction[];
+  /** Things the user should know (the text was cut at the model's positions…). */
+  warnings: string[];
+  backend: string;
+  timings: { loadMs: number; forwardMs: number };
+  /** The step-by-step problem of one head (0-based layer and head). */
+  drillDownSpec(layer: number, head: number): Promise<AttentionSpec>;
+  /** The top 5 next tokens after `position` (causal LMs), computed on demand. */
+  predictAt(position: number): Promise<Prediction | undefined>;
+}
+
+const TOP = 5;
+/** Vocabulary rows of the LM head read and multiplied at a time. */
+const VOCAB_CHUNK = 8192;
+
+export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {
+  const started = performance.now();
+  const configText = await readText(files, 'config.json');
+  if (configText === undefined) throw new ModelFileError(`${files.folder} has no config.json: not a Hugging Face model folder`);
+  const config = parseModelConfig(configText);
+  const weights = await Weights.open(files);
+  const tokenizer = await ModelTokenizer.open(files);
+  const warnings: string[] = [];
+  let ids: number[];
+  if ('text' in input) {
+    if (!tokenizer) throw new ModelFileError(`${files.folder} has no tokenizer.json: give token ids instead (--ids 1,2,3)`);
+    ids = tokenizer.encode(input.text).ids;
+    if (ids.length === 0) throw new RangeError('the text gives no tokens');
+  } else {
+    ids = input.ids;
+    if (ids.length === 0) throw new RangeError('no token ids given');
+  }
+  if (ids.length > config.maxPositions) {
+    warnings.push(`the input has ${ids.length} tokens but the model has ${config.maxPositions} positions: cut to the first ${config.maxPositions}`);
+    ids = ids.slice(0, config.maxPositions);
+  }
+  const layout = layoutOf(config);
+  refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes);
+  const backend = options.backend ?? new WasmLinearBackend();
+  const forward = new ModelForward(config, layout, weights, backend);
+  const loadMs = performance.now() - started;
+  const result = await forward.run(ids, options);
+  const head = new LanguageHead(forward, tokenizer);
+  const n = ids.length;
+  const hiddenLast = result.hidden.slice((n - 1) * config.hidden);
+  const logitsLast = await head.logits(hiddenLast, 1);
+  const predictions = await head.predictions(ids, result, logitsLast);
+  const forwardMs = performance.now() - started - loadMs;
+  const tokens = ids.map((id) => tokenizer?.label(id) ?? `#${id}`);
+  return {
+    source: { kind: 'model', architecture: config.modelType, folder: files.folder },
+    architecture: config.modelType,
+    tokens,
+    keyTokens: tokens,
+    tokenIds: ids,
+    layerCount: config.layers,
+    headCount: config.heads,
+    queryCount: n,
+    keyCount: n,
+    hiddenLast,
+    ...(logitsLast ? { logitsLast } : {}),
+    predictions,
+    warnings,
+    backend: backend.name,
+    timings: { loadMs, forwardMs },
+    weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
+    drillDownSpec: (layer, h) => drillDown(forward, result, layer, h, tokens),
+    predictAt: (position) => head.nextAt(result, position),
+  };
+}
+
+/** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
+class LanguageHead {
+  private readonly name: string | undefined;
+
+  constructor(
+    private readonly forward: ModelForward,
+    private readonly tokenizer: ModelTokenizer | undefined,
+  ) {
+    const { layout, weights } = forward;
+    const complete = !layout.mlmTransform || weights.has(`${layout.mlmTransform.dense.name}.weight`);
+    this.name = complete ? weights.first(...layout.head) : undefined;
+  }
+
+  /** Logits [rows × vocab] of hidden states [rows × hidden], or undefined without a head. */
+  async logits(hidden: Float32Array, rows: number): Promise<Float32Array | undefined> {
+    if (!this.name) return undefined;
+    const { config: c, layout, weights, backend } = this.forward;
+    let x = hidden;
+    let bias: Float32Array | undefined;
+    if (layout.mlmTransform) {
+      x = await this.forward.norm(activate(await this.forward.linear(x, rows, layout.mlmTransform.dense), c.activation), layout.mlmTransform.norm);
+      bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
+    }
+    const out = new Float32Array(rows * c.vocab);
+    for (let v0 = 0; v0 < c.vocab; v0 += VOCAB_CHUNK) {
+      const count = Math.min(VOCAB_CHUNK, c.vocab - v0);
+      const w = await weights.rows(this.name, [c.vocab, c.hidden], v0, count);
+      const part = await backend.matmul(x, w, rows, c.hidden, count, true, bias?.subarray(v0, v0 + count));
+      for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
+    }
+    return c.finalSoftcap === undefined ? out : softcapInPlace(out, c.finalSoftcap);
+  }
+
+  async predictions(ids: readonly number[], result: ForwardResult, logitsLast: Float32Array | undefined): Promise<Prediction[]> {
+    const c = this.forward.config;
+    if (!logitsLast) return [];
+    if (c.causal) return [this.top(ids.length - 1, logitsLast, 'next')];
+    const mask = this.tokenizer?.idOf('[MASK]') ?? this.tokenizer?.idOf('<mask>');
+    const positions = ids.flatMap((id, i) => (id === mask ? [i] : []));
+    const out: Prediction[] = [];
+    for (const p of positions) out.push(this.top(p, await this.logitsAt(result, p), 'mask'));
+    return out;
+  }
+
+  /** The top 5 next tokens after `position` (causal LMs with a head). */
+  async nextAt(result: ForwardResult, position: number): Promise<Prediction | undefined> {
+    if (!this.name || !this.forward.config.causal) return undefined;
+    if (!(Number.isInteger(position) && position >= 0 && position < result.hidden.length / this.forward.config.hidden)) throw new RangeError(`no position ${position}`);
+    return this.top(position, await this.logitsAt(result, position), 'next');
+  }
+
+  private async logitsAt(result: ForwardResult, position: number): Promise<Float32Array> {
+    const width = this.forward.config.hidden;
+    return (await this.logits(result.hidden.slice(position * width, (position + 1) * width), 1)) as Float32Array;
+  }
+
+  top(position: number, logits: Float32Array, kind: Prediction['kind']): Prediction {
+    let max = -Infinity;
+    for (const v of logits) if (v > max) max = v;
+    let sum = 0;
+    for (const v of logits) sum += Math.exp(v - max);
+    const order = [...logits.keys()].sort((a, b) => logits[b] - logits[a]).slice(0, TOP);
+    return { position, kind, top: order.map((id) => ({ id, token: this.tokenizer?.label(id) ?? `#${id}`, probability: Math.exp(logits[id] - max) / sum })) };
+  }
+}
+
+/**
+ * One head as a step-by-step problem: the layer's normed input as X and the head's columns of the
+ * checkpoint's W_Q, W_K, W_V (biases as an extra row, on a column of ones added to X: exact), with
+ * the model's scale, causal mask, window, softcap and RoPE as options. Where Q and K are not a
+ * product of X (Qwen3's q/k norms) or RoPE is scaled (which the options cannot say), Q, K and V
+ * are given as the model computes them.
+ */
+async function drillDown(forward: ModelForward, result: ForwardResult, layer: number, head: number, tokens: string[]): Promise<AttentionSpec> {
+  const c = forward.config;
+  if (!(layer >= 0 && layer < c.layers && head >= 0 && head < c.heads)) throw new RangeError(`no layer ${layer + 1}, head ${head + 1}: the model has ${c.layers} layers of ${c.heads} heads`);
+  const L: LayerLayout = forward.layerLayout(layer);
+  const n = tokens.length;
+  const d = c.headDim;
+  const kvHead = Math.floor(head / (c.heads / c.kvHeads));
+  const rope = c.attention[layer].rope;
+  const title = `${c.modelType} layer ${layer + 1} head ${head + 1}${c.kvHeads < c.heads ? ` (KV head ${kvHead + 1})` : ''}`;
+  const input = result.layers[layer].input;
+  const direct = L.qNorm !== undefined || (rope !== undefined && !rope.plain);
+  if (direct) {
+    // Before RoPE when the options can say it (plain frequencies), else as scored.
+    const qkv = await forward.queriesKeysValues(layer, input, n, rope !== undefined && !rope.plain);
+    const part = (data: Float32Array, heads: number, index: number) => columns(matrix(n, heads * d, data), index * d, d);
+    const how = rope && !rope.plain ? `Q and K after the model's ${rope.type}-scaled RoPE` : 'Q and K after the per-head q/k norms';
+    return {
+      Q: part(qkv.Q, c.heads, head),
+      K: part(qkv.K, c.kvHeads, kvHead),
+      V: part(qkv.V, c.kvHeads, kvHead),
+      options: { ...forward.attentionOptions(layer, 1, 1), ...(rope?.plain ? { rope: rope.theta } : {}), name: `${title}: ${how}, as the model computes them` },
+      tokens,
+    };
+  }
+  const projections = 'fused' in L.qkv ? { q: L.qkv.fused, k: L.qkv.fused, v: L.qkv.fused } : L.qkv;
+  const qWidth = c.heads * d;
+  const kvWidth = c.kvHeads * d;
+  // Where the head's columns start in each projection's output (GPT-2's c_attn holds q | k | v).
+  const starts = 'fused' in L.qkv ? [head * d, qWidth + kvHead * d, qWidth + kvWidth + kvHead * d] : [head * d, kvHead * d, kvHead * d];
+  const [WQ, WK, WV] = await Promise.all([projections.q, projections.k, projections.v].map(async (P, i) => headColumns(P, await forward.linearWeights(P), starts[i], d)));
+  const biased = c.qkvBias;
+  const X = biased ? withOnes(input, n, c.hidden) : input;
+  return {
+    X: matrix(n, biased ? c.hidden + 1 : c.hidden, X),
+    WQ: [WQ],
+    WK: [WK],
+    WV: [WV],
+    options: {
+      ...forward.attentionOptions(layer, 1, 1),
+      ...(rope ? { rope: rope.theta } : {}),
+      name: biased ? `${title} (biases as the last row of W_Q, W_K, W_V, on a column of ones added to X: exact)` : title,
+    },
+    tokens,
+  };
+}
+
+/** Columns [start, start + count) of a projection's output as a [in (+1 bias row) × count] matrix. */
+function headColumns(P: LinearLayout, { weight, bias }: { weight: Float32Array; bias?: Float32Array }, start: number, count: number) {
+  const rows = P.in + (bias ? 1 : 0);
+  const data = new Float32Array(rows * count);
+  for (let i = 0; i < P.in; i++) {
+    for (let j = 0; j < count; j++) data[i * count + j] = P.stored === 'in-out' ? weight[i * P.out + start + j] : weight[(start + j) * P.in + i];
+  }
+  if (bias) data.set(bias.subarray(start, start + count), P.in * count);
+  return matrix(rows, count, data);
+}
+
+/** x [n × width] with a column of ones appended. */
+function withOnes(x: Float32Array, n: number, width: number): Float32Array {
+  const out = new Float32Array(n * (width + 1));
+  for (let r = 0; r < n; r++) {
+    out.set(x.subarray(r * width, (r + 1) * width), r * (width + 1));
+    out[r * (width + 1) + width] = 1;
+  }
+  return out;
+}
+
+/**
+ * Refuses a run whose memory would pass `limit`, before anything large is read: the kept per-layer
+ * inputs, Q and K, one layer's weights three times (decoded, copied to the kernels, packed), the
+ * MLP's activations, a chunk of the LM head, and pytorch_model.bin's tensors (read whole).
+ */
+function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined): void {
+  if (limit === undefined) return;
+  const kept = c.layers * n * (c.hidden + (c.heads + c.kvHeads) * c.headDim) * 4;
+  const linearBytes = (P: LinearLayout | undefined) => (P ? P.in * P.out * 4 : 0);
+  const layerBytes = Math.max(
+    ...layers.map((L) => ('fused' in L.qkv ? linearBytes(L.qkv.fused) : linearBytes(L.qkv.q) + linearBytes(L.qkv.k) + linearBytes(L.qkv.v)) + linearBytes(L.out) + linearBytes(L.gate) + linearBytes(L.up) + linearBytes(L.down)),
+  );
+  const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
+  const head = VOCAB_CHUNK * c.hidden * 4 * 3 + n * VOCAB_CHUNK * 4;
+  const resident = weights.residentBytes;
+  const needed = kept + layerBytes * 3 + working + head + resident;
+  if (needed > limit) {
+    const gb = (bytes: number) => (bytes / 1e9).toFixed(2);
+    throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);
+  }
+}

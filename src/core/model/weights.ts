@@ -1,0 +1,159 @@
+// A checkpoint's tensors, read lazily: safetensors (one file or shards listed by
+// model.safetensors.index.json) are indexed from their headers and each tensor is read from its
+// byte range when a layer needs it, decoded to float32 and dropped after; pytorch_model.bin goes
+// through the safe pickle reader (it cannot be read by range: its zip is read whole, once).
+// Names are accepted with or without the model class's prefix (`transformer.`, `bert.`, `model.`).
+import { readTorch } from '../parse/tensors/torch';
+import { BYTES_PER_ELEMENT, checkShape, decodeElements, ElementBudget, elementCount, type TensorDType } from '../parse/tensors/tensor';
+import { shapeLabel } from '../parse/tensors/tensor';
+
+/** The only way the model code touches files: sizes and byte ranges of a folder's files. */
+export interface ModelFiles {
+  /** Shown in messages. */
+  readonly folder: string;
+  /** The file's size in bytes, or undefined when the folder has no such file. */
+  size(name: string): Promise<number | undefined>;
+  read(name: string, offset: number, length: number): Promise<Uint8Array>;
+}
+
+export class ModelFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelFileError';
+  }
+}
+
+/** A file's whole text, or undefined when it is absent. */
+export async function readText(files: ModelFiles, name: string): Promise<string | undefined> {
+  const size = await files.size(name);
+  if (size === undefined) return undefined;
+  return new TextDecoder().decode(await files.read(name, 0, size));
+}
+
+interface Entry {
+  file: string;
+  dtype: TensorDType;
+  shape: number[];
+  /** Absolute byte offset in the file (safetensors), or the decoded values (pytorch_model.bin). */
+  offset: number;
+  values?: Float32Array | Float64Array;
+}
+
+const PREFIXES = ['transformer.', 'bert.', 'model.'];
+const SAFETENSORS_DTYPES: Record<string, TensorDType> = { F16: 'float16', BF16: 'bfloat16', F32: 'float32', F64: 'float64' };
+
+export class Weights {
+  private constructor(
+    private readonly files: ModelFiles,
+    /** By name without the class prefix. */
+    private readonly entries: Map<string, Entry & { stored: string }>,
+  ) {}
+
+  /** Indexes the folder's weights (headers only, for safetensors). */
+  static async open(files: ModelFiles): Promise<Weights> {
+    const entries = new Map<string, Entry & { stored: string }>();
+    const add = (stored: string, entry: Entry): void => {
+      const prefix = PREFIXES.find((p) => stored.startsWith(p));
+      entries.set(prefix ? stored.slice(prefix.length) : stored, { ...entry, stored });
+    };
+    const index = await readText(files, 'model.safetensors.index.json');
+    if (index !== undefined) {
+      for (const shard of shardsOf(index)) for (const [name, entry] of await safetensorsHeader(files, shard)) add(name, entry);
+    } else if ((await files.size('model.safetensors')) !== undefined) {
+      for (const [name, entry] of await safetensorsHeader(files, 'model.safetensors')) add(name, entry);
+    } else {
+      const size = await files.size('pytorch_model.bin');
+      if (size === undefined) throw new ModelFileError(`${files.folder} has no weights: expected model.safetensors, model.safetensors.index.json with its shards, or pytorch_model.bin`);
+      const bytes = await files.read('pytorch_model.bin', 0, size);
+      const tensors = readTorch(bytes, 'pytorch_model.bin', new ElementBudget({ maxElements: Number.MAX_SAFE_INTEGER }), Number.MAX_SAFE_INTEGER);
+      for (const t of tensors) add(t.key, { file: 'pytorch_model.bin', dtype: t.dtype, shape: t.shape, offset: 0, values: t.data });
+    }
+    return new Weights(files, entries);
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
+  /** Bytes held in memory from the start: pytorch_model.bin's tensors (safetensors are read by range). */
+  get residentBytes(): number {
+    let total = 0;
+    for (const entry of this.entries.values()) total += entry.values ? entry.values.byteLength : 0;
+    return total;
+  }
+
+  /** The tensor's values as float32, checked against the shape the model expects. */
+  async get(name: string, shape: readonly number[]): Promise<Float32Array> {
+    return this.rows(name, shape, 0, shape[0] ?? 1);
+  }
+
+  /** Rows [first, first + count) of a tensor (its first axis), as float32; the rest is not read. */
+  async rows(name: string, shape: readonly number[], first: number, count: number): Promise<Float32Array> {
+    const entry = this.entries.get(name);
+    if (!entry) throw new ModelFileError(`the checkpoint has no tensor ${name} (nor ${PREFIXES.map((p) => p + name).join(', ')})`);
+    if (entry.shape.length !== shape.length || entry.shape.some((size, i) => size !== shape[i])) {
+      throw new ModelFileError(`tensor ${entry.stored} is ${shapeLabel(entry.shape)} but the config asks for ${shapeLabel([...shape])}`);
+    }
+    const rowLength = elementCount(entry.shape.slice(1));
+    // pytorch_model.bin's values stay with the index: hand out a copy.
+    if (entry.values) return Float32Array.from(entry.values.subarray(first * rowLength, (first + count) * rowLength));
+    const size = BYTES_PER_ELEMENT[entry.dtype];
+    const bytes = await this.files.read(entry.file, entry.offset + first * rowLength * size, count * rowLength * size);
+    const values = decodeElements(bytes, 0, count * rowLength, entry.dtype, true);
+    return values instanceof Float32Array ? values : Float32Array.from(values);
+  }
+
+  /** The first of `names` the checkpoint has (tied or renamed tensors), or undefined. */
+  first(...names: string[]): string | undefined {
+    return names.find((name) => this.entries.has(name));
+  }
+}
+
+function shardsOf(indexText: string): string[] {
+  let index: unknown;
+  try {
+    index = JSON.parse(indexText);
+  } catch {
+    throw new ModelFileError('model.safetensors.index.json is not JSON');
+  }
+  const map = (index as { weight_map?: unknown } | null)?.weight_map;
+  if (typeof map !== 'object' || map === null || !Object.values(map).every((v) => typeof v === 'string')) {
+    throw new ModelFileError('model.safetensors.index.json has no weight_map of tensor names to shard files');
+  }
+  return [...new Set(Object.values(map as Record<string, string>))];
+}
+
+/** A safetensors file's tensors, from its header; the file must hold every byte the header lists. */
+async function safetensorsHeader(files: ModelFiles, file: string): Promise<Map<string, Entry>> {
+  const size = await files.size(file);
+  if (size === undefined) throw new ModelFileError(`${file} is listed in model.safetensors.index.json but missing from ${files.folder}`);
+  if (size < 8) throw new ModelFileError(`${file} is truncated: ${size} bytes, shorter than a safetensors header`);
+  const headerLength = Number(new DataView((await files.read(file, 0, 8)).buffer).getBigUint64(0, true));
+  if (8 + headerLength > size) throw new ModelFileError(`${file} is truncated: its header alone should take ${headerLength} bytes but the file has ${size - 8} after the length`);
+  let header: Record<string, unknown>;
+  try {
+    header = JSON.parse(new TextDecoder().decode(await files.read(file, 8, headerLength))) as Record<string, unknown>;
+  } catch {
+    throw new ModelFileError(`${file} has a header that is not JSON: not a safetensors file`);
+  }
+  const start = 8 + headerLength;
+  const out = new Map<string, Entry>();
+  let end = 0;
+  for (const [name, value] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const { dtype: code, shape: rawShape, data_offsets: offsets } = value as { dtype?: string; shape?: unknown[]; data_offsets?: [number, number] };
+    const dtype = code === undefined ? undefined : SAFETENSORS_DTYPES[code];
+    if (!Array.isArray(rawShape) || !Array.isArray(offsets)) throw new ModelFileError(`${file}: tensor ${name} has no shape or data_offsets`);
+    const shape = checkShape(rawShape, `${file}[${name}]`);
+    if (!dtype) {
+      // Integer buffers (position ids, masks) are not weights the forward reads.
+      end = Math.max(end, offsets[1]);
+      continue;
+    }
+    if (offsets[1] - offsets[0] !== elementCount(shape) * BYTES_PER_ELEMENT[dtype]) throw new ModelFileError(`${file}: tensor ${name}'s data_offsets do not match its ${dtype} ${shapeLabel(shape)}`);
+    end = Math.max(end, offsets[1]);
+    out.set(name, { file, dtype, shape, offset: start + offsets[0] });
+  }
+  if (start + end > size) throw new ModelFileError(`${file} is truncated: its header lists ${start + end} bytes but the file has ${size}`);
+  return out;
+}

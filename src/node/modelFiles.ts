@@ -1,0 +1,29 @@
+// A model folder on the local disk, as core/model reads it: sizes and byte ranges, nothing else.
+import { open, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ModelFiles } from '../core/model/weights';
+
+export function folderFiles(folder: string): ModelFiles {
+  return {
+    folder,
+    async size(name) {
+      try {
+        const info = await stat(join(folder, name));
+        return info.isFile() ? info.size : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async read(name, offset, length) {
+      const file = await open(join(folder, name), 'r');
+      try {
+        const bytes = new Uint8Array(length);
+        const { bytesRead } = await file.read(bytes, 0, length, offset);
+        if (bytesRead !== length) throw new Error(`${name} ends before byte ${offset + length}: truncated`);
+        return bytes;
+      } finally {
+        await file.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,69 @@
+// Random-weight Hugging Face model folders and their float64 PyTorch references, written by
+// scripts/gen_model_fixtures.py into test-output/models/ (not committed: the GPT-2 tokenizer alone
+// is 3 MB). The first test that asks for one generates the whole set (a few seconds); later runs
+// reuse it until the script or the tokenizer builder changes.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/** The folders the script writes, one per checkpoint layout it covers. */
+export const MODEL_FIXTURES = [
+  'gpt2',
+  'gpt2-bin',
+  'bert',
+  'llama-gqa-bf16',
+  'qwen2-sharded-f16',
+  'qwen3',
+  'mistral-window',
+  'gemma2-softcap',
+] as const;
+export type ModelFixtureName = (typeof MODEL_FIXTURES)[number];
+
+/** What reference.json holds: the float64 reference forward of the folder's weights on token_ids. */
+export interface ModelReference {
+  token_ids: number[];
+  /** [layer][head][query][key] softmax weights. */
+  attentions: number[][][][];
+  /** Final hidden state at the last position, after the final norm. */
+  hidden_last: number[];
+  /** Logits at the last position; null when the checkpoint has no LM head. */
+  logits_last: number[] | null;
+  /** The text token_ids encode, for folders with a real tokenizer; null otherwise. */
+  text: string | null;
+}
+
+/** Issue 25's tolerances for a float32 forward against the float64 reference. */
+export const REFERENCE_TOLERANCE = { attention: 2e-4, hiddenRelative: 2e-3, logitsRelative: 5e-3 } as const;
+
+const repoRoot = resolve(__dirname, '..', '..', '..');
+const fixtureRoot = join(repoRoot, 'test-output', 'models');
+const stamp = join(fixtureRoot, '.generated');
+const sources = [join(repoRoot, 'scripts', 'gen_model_fixtures.py'), join(repoRoot, 'scripts', 'build-gpt2-tokenizer.mjs')];
+
+function isCurrent(): boolean {
+  if (!existsSync(stamp)) return false;
+  const generated = statSync(stamp).mtimeMs;
+  return sources.every((source) => statSync(source).mtimeMs <= generated);
+}
+
+function generate(): void {
+  // Written beside the target and moved in whole, so a run interrupted half-way (or another
+  // mocha process reading the set) never sees a partial folder.
+  const staging = `${fixtureRoot}.${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(staging, { recursive: true });
+  execFileSync('/usr/bin/python3', [sources[0], staging], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  writeFileSync(join(staging, '.generated'), new Date().toISOString());
+  rmSync(fixtureRoot, { recursive: true, force: true });
+  renameSync(staging, fixtureRoot);
+}
+
+/** The absolute path of a fixture model folder, generating the set first if it is missing or stale. */
+export function modelFixture(name: ModelFixtureName): string {
+  if (!isCurrent()) generate();
+  return join(fixtureRoot, name);
+}
+
+export function modelReference(name: ModelFixtureName): ModelReference {
+  return JSON.parse(readFileSync(join(modelFixture(name), 'reference.json'), 'utf8')) as ModelReference;
+}
