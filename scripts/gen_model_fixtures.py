@@ -545,6 +545,122 @@ def gpt2_tokenizer():
             return json.load(f)
 
 
+# ---------------------------------------------------------------- --check: the references against torch's own modules
+
+def gpt2_by_torch_modules(config, w, ids):
+    """GPT-2 again from nn.LayerNorm, nn.MultiheadAttention (Conv1D weights transposed into its packed in_proj) and
+    F.gelu(approximate='tanh')."""
+    n, c, heads, eps = len(ids), config['n_embd'], config['n_head'], config['layer_norm_epsilon']
+    functional = torch.nn.functional
+
+    def layer_norm_module(name):
+        module = torch.nn.LayerNorm(c, eps=eps)
+        module.weight.data, module.bias.data = w[f'{name}.weight'], w[f'{name}.bias']
+        return module
+
+    x = (w['wte.weight'][ids] + w['wpe.weight'][:n])[None]
+    attentions = []
+    for layer in range(config['n_layer']):
+        p = f'h.{layer}'
+        mha = torch.nn.MultiheadAttention(c, heads, batch_first=True)
+        mha.in_proj_weight.data, mha.in_proj_bias.data = w[f'{p}.attn.c_attn.weight'].T, w[f'{p}.attn.c_attn.bias']
+        mha.out_proj.weight.data, mha.out_proj.bias.data = w[f'{p}.attn.c_proj.weight'].T, w[f'{p}.attn.c_proj.bias']
+        h = layer_norm_module(f'{p}.ln_1')(x)
+        future = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
+        out, weights = mha(h, h, h, attn_mask=future, need_weights=True, average_attn_weights=False)
+        attentions.append(weights[0])
+        x = x + out
+        h = layer_norm_module(f'{p}.ln_2')(x)
+        inner = functional.gelu(functional.linear(h, w[f'{p}.mlp.c_fc.weight'].T, w[f'{p}.mlp.c_fc.bias']), approximate='tanh')
+        x = x + functional.linear(inner, w[f'{p}.mlp.c_proj.weight'].T, w[f'{p}.mlp.c_proj.bias'])
+    hidden = layer_norm_module('ln_f')(x)[0, -1]
+    return attentions, hidden, functional.linear(hidden, w['wte.weight'])
+
+
+def llama_by_einsum(config, w, ids):
+    """Llama, Mistral and Qwen2 again: complex-number RoPE, repeat_interleave for GQA, einsum products, an additive mask
+    and F.softmax / F.silu."""
+    functional, n = torch.nn.functional, len(ids)
+    heads, kv_heads, eps = config['num_attention_heads'], config['num_key_value_heads'], config['rms_norm_eps']
+    head_dim = config.get('head_dim') or config['hidden_size'] // heads
+    rotation = torch.polar(torch.ones(n, head_dim // 2), torch.outer(torch.arange(n, dtype=torch.float64), inv_frequencies(config, head_dim)))
+
+    def rope(x):  # x [n, heads, d]: (x_i, x_{i+d/2}) as one complex number, turned by position·frequency
+        half = head_dim // 2
+        turned = torch.complex(x[..., :half], x[..., half:]) * rotation[:, None, :]
+        return torch.cat([turned.real, turned.imag], -1)
+
+    def rms(x, name):
+        return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).div(math.sqrt(x.shape[-1])).pow(2).add(eps).sqrt() * w[f'{name}.weight']
+
+    def linear(x, name):
+        return functional.linear(x, w[f'{name}.weight'], w.get(f'{name}.bias'))
+
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    window = config.get('sliding_window') if config['model_type'] == 'mistral' else None
+    blocked = (j > i) | ((i - j >= window) if window else torch.zeros(n, n, dtype=torch.bool))
+    additive = torch.zeros(n, n).masked_fill(blocked, -math.inf)
+    x = w['model.embed_tokens.weight'][ids]
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}.'
+        h = rms(x, p + 'input_layernorm')
+        q = rope(linear(h, p + 'self_attn.q_proj').view(n, heads, head_dim))
+        k = rope(linear(h, p + 'self_attn.k_proj').view(n, kv_heads, head_dim)).repeat_interleave(heads // kv_heads, 1)
+        v = linear(h, p + 'self_attn.v_proj').view(n, kv_heads, head_dim).repeat_interleave(heads // kv_heads, 1)
+        weights = functional.softmax(torch.einsum('qhd,khd->hqk', q, k) / math.sqrt(head_dim) + additive, -1)
+        attentions.append(weights)
+        x = x + linear(torch.einsum('hqk,khd->qhd', weights, v).reshape(n, -1), p + 'self_attn.o_proj')
+        h = rms(x, p + 'post_attention_layernorm')
+        x = x + linear(functional.silu(linear(h, p + 'mlp.gate_proj')) * linear(h, p + 'mlp.up_proj'), p + 'mlp.down_proj')
+    hidden = rms(x, 'model.norm')[-1]
+    head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
+    return attentions, hidden, functional.linear(hidden, head)
+
+
+def check_references(out):
+    """Each reference.json against the second formulation on the files as written; returns the largest differences."""
+    cases = [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('llama-gqa-bf16', llama_by_einsum),
+             ('mistral-window', llama_by_einsum), ('qwen2-sharded-f16', llama_by_einsum)]
+    worst = {}
+    with torch.no_grad():
+        for name, second in cases:
+            folder = os.path.join(out, name)
+            with open(os.path.join(folder, 'config.json'), encoding='utf-8') as f:
+                config = json.load(f)
+            with open(os.path.join(folder, 'reference.json'), encoding='utf-8') as f:
+                reference = json.load(f)
+            attentions, hidden, logits = second(config, read_weights(folder), reference['token_ids'])
+            worst[name] = max(
+                (torch.stack(attentions) - torch.tensor(reference['attentions'])).abs().max().item(),
+                (hidden - torch.tensor(reference['hidden_last'])).abs().max().item(),
+                (logits - torch.tensor(reference['logits_last'])).abs().max().item(),
+            )
+    return worst
+
+
+def read_weights(folder):
+    """The folder's tensors as float64, names without the model-class prefix, read back by torch (.bin) or by the
+    safetensors header (the format is simple enough to read here too)."""
+    files = sorted(f for f in os.listdir(folder) if f.endswith('.safetensors') or f == 'pytorch_model.bin')
+    tensors = {}
+    for file in files:
+        path = os.path.join(folder, file)
+        if file.endswith('.bin'):
+            tensors.update(torch.load(path))
+            continue
+        with open(path, 'rb') as f:
+            data = f.read()
+        size = int.from_bytes(data[:8], 'little')
+        header = json.loads(data[8:8 + size])
+        header.pop('__metadata__', None)
+        for key, entry in header.items():
+            start, end = (8 + size + offset for offset in entry['data_offsets'])
+            dtype = {'F32': torch.float32, 'F16': torch.float16, 'BF16': torch.bfloat16}[entry['dtype']]
+            tensors[key] = torch.frombuffer(bytearray(data[start:end]), dtype=dtype).reshape(entry['shape'])
+    return {k.removeprefix('transformer.'): v.to(torch.float64) for k, v in tensors.items()}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('out')
@@ -556,6 +672,12 @@ def main():
     gpt2_folders(args.out, tokenizer)
     bert_folder(args.out)
     decoder_folders(args.out)
+    if args.check:
+        worst = check_references(args.out)
+        for name, difference in worst.items():
+            print(f'{name}: reference vs torch modules, largest difference {difference:.2e}')
+        if max(worst.values()) > 1e-9:
+            sys.exit('the references disagree with torch\'s own modules')
 
 
 if __name__ == '__main__':
