@@ -3,7 +3,8 @@
 
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR            # the fixture set (a few seconds)
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --check    # also checks the references (below)
-    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes in OUTDIR/bench
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --examples # npm start's small GPT-2 and Llama (scripts/start.mjs)
 
 Each folder holds the files a Hub checkpoint holds (config.json, weights under the published tensor
 names, layouts and dtypes, a tokenizer where the model has one) and reference.json: token_ids, and
@@ -661,14 +662,54 @@ def read_weights(folder):
     return {k.removeprefix('transformer.'): v.to(torch.float64) for k, v in tensors.items()}
 
 
+def shaped_folders(out, tokenizer, gpt2_shape, llama_family):
+    """Random-weight folders at given sizes with GPT-2's real tokenizer and no reference: for the benchmark and for
+    `npm start`'s example. gpt2_shape: (folder, gpt2_model arguments); llama_family: (folder, config, dtype)."""
+    tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'add_prefix_space': False, 'bos_token': '<|endoftext|>',
+                        'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
+    name, shape = gpt2_shape
+    config, tensors = gpt2_model(**shape)
+    write_folder(out, name, config, tensors, 'safetensors', None, tokenizer, tokenizer_config)
+    name, config, dtype = llama_family
+    write_folder(out, name, config, decoder_weights(config, 7, dtype), 'safetensors', None, tokenizer, tokenizer_config)
+
+
+def bench_folders(out, tokenizer):
+    shaped_folders(
+        os.path.join(out, 'bench'), tokenizer,
+        ('gpt2-small', {'n_embd': 768, 'n_layer': 12, 'n_head': 12, 'n_positions': 1024}),
+        ('qwen2.5-0.5b', decoder_config(
+            'qwen2', 'Qwen2ForCausalLM', 'bfloat16', vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+            num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768, rope_theta=1000000.0, tie_word_embeddings=True,
+            use_sliding_window=False, bos_token_id=50256, eos_token_id=50256), torch.bfloat16))
+
+
+def example_folders(out, tokenizer):
+    shaped_folders(
+        out, tokenizer,
+        ('gpt2-small-random', {'n_embd': 64, 'n_layer': 4, 'n_head': 4, 'n_positions': 256}),
+        ('llama-small-random', decoder_config(
+            'llama', 'LlamaForCausalLM', 'float32', vocab_size=50257, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+            num_attention_heads=4, num_key_value_heads=2, rope_theta=500000.0, tie_word_embeddings=True, bos_token_id=50256,
+            eos_token_id=50256), torch.float32))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('out')
-    parser.add_argument('--check', action='store_true')
-    parser.add_argument('--bench', action='store_true')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--check', action='store_true', help='also check the references against torch modules')
+    mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
+    mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tokenizer = gpt2_tokenizer()
+    if args.bench:
+        bench_folders(args.out, tokenizer)
+        return
+    if args.examples:
+        example_folders(args.out, tokenizer)
+        return
     gpt2_folders(args.out, tokenizer)
     bert_folder(args.out)
     decoder_folders(args.out)
