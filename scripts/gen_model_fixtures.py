@@ -3,7 +3,8 @@
 
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR            # the fixture set (a few seconds)
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --check    # also checks the references (below)
-    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes in OUTDIR/bench
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --examples # npm start's small GPT-2 and Llama (scripts/start.mjs)
 
 Each folder holds the files a Hub checkpoint holds (config.json, weights under the published tensor
 names, layouts and dtypes, a tokenizer where the model has one) and reference.json: token_ids, and
@@ -545,17 +546,179 @@ def gpt2_tokenizer():
             return json.load(f)
 
 
+# ---------------------------------------------------------------- --check: the references against torch's own modules
+
+def gpt2_by_torch_modules(config, w, ids):
+    """GPT-2 again from nn.LayerNorm, nn.MultiheadAttention (Conv1D weights transposed into its packed in_proj) and
+    F.gelu(approximate='tanh')."""
+    n, c, heads, eps = len(ids), config['n_embd'], config['n_head'], config['layer_norm_epsilon']
+    functional = torch.nn.functional
+
+    def layer_norm_module(name):
+        module = torch.nn.LayerNorm(c, eps=eps)
+        module.weight.data, module.bias.data = w[f'{name}.weight'], w[f'{name}.bias']
+        return module
+
+    x = (w['wte.weight'][ids] + w['wpe.weight'][:n])[None]
+    attentions = []
+    for layer in range(config['n_layer']):
+        p = f'h.{layer}'
+        mha = torch.nn.MultiheadAttention(c, heads, batch_first=True)
+        mha.in_proj_weight.data, mha.in_proj_bias.data = w[f'{p}.attn.c_attn.weight'].T, w[f'{p}.attn.c_attn.bias']
+        mha.out_proj.weight.data, mha.out_proj.bias.data = w[f'{p}.attn.c_proj.weight'].T, w[f'{p}.attn.c_proj.bias']
+        h = layer_norm_module(f'{p}.ln_1')(x)
+        future = torch.triu(torch.ones(n, n, dtype=torch.bool), 1)
+        out, weights = mha(h, h, h, attn_mask=future, need_weights=True, average_attn_weights=False)
+        attentions.append(weights[0])
+        x = x + out
+        h = layer_norm_module(f'{p}.ln_2')(x)
+        inner = functional.gelu(functional.linear(h, w[f'{p}.mlp.c_fc.weight'].T, w[f'{p}.mlp.c_fc.bias']), approximate='tanh')
+        x = x + functional.linear(inner, w[f'{p}.mlp.c_proj.weight'].T, w[f'{p}.mlp.c_proj.bias'])
+    hidden = layer_norm_module('ln_f')(x)[0, -1]
+    return attentions, hidden, functional.linear(hidden, w['wte.weight'])
+
+
+def llama_by_einsum(config, w, ids):
+    """Llama, Mistral and Qwen2 again: complex-number RoPE, repeat_interleave for GQA, einsum products, an additive mask
+    and F.softmax / F.silu."""
+    functional, n = torch.nn.functional, len(ids)
+    heads, kv_heads, eps = config['num_attention_heads'], config['num_key_value_heads'], config['rms_norm_eps']
+    head_dim = config.get('head_dim') or config['hidden_size'] // heads
+    rotation = torch.polar(torch.ones(n, head_dim // 2), torch.outer(torch.arange(n, dtype=torch.float64), inv_frequencies(config, head_dim)))
+
+    def rope(x):  # x [n, heads, d]: (x_i, x_{i+d/2}) as one complex number, turned by position·frequency
+        half = head_dim // 2
+        turned = torch.complex(x[..., :half], x[..., half:]) * rotation[:, None, :]
+        return torch.cat([turned.real, turned.imag], -1)
+
+    def rms(x, name):
+        return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).div(math.sqrt(x.shape[-1])).pow(2).add(eps).sqrt() * w[f'{name}.weight']
+
+    def linear(x, name):
+        return functional.linear(x, w[f'{name}.weight'], w.get(f'{name}.bias'))
+
+    i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    window = config.get('sliding_window') if config['model_type'] == 'mistral' else None
+    blocked = (j > i) | ((i - j >= window) if window else torch.zeros(n, n, dtype=torch.bool))
+    additive = torch.zeros(n, n).masked_fill(blocked, -math.inf)
+    x = w['model.embed_tokens.weight'][ids]
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}.'
+        h = rms(x, p + 'input_layernorm')
+        q = rope(linear(h, p + 'self_attn.q_proj').view(n, heads, head_dim))
+        k = rope(linear(h, p + 'self_attn.k_proj').view(n, kv_heads, head_dim)).repeat_interleave(heads // kv_heads, 1)
+        v = linear(h, p + 'self_attn.v_proj').view(n, kv_heads, head_dim).repeat_interleave(heads // kv_heads, 1)
+        weights = functional.softmax(torch.einsum('qhd,khd->hqk', q, k) / math.sqrt(head_dim) + additive, -1)
+        attentions.append(weights)
+        x = x + linear(torch.einsum('hqk,khd->qhd', weights, v).reshape(n, -1), p + 'self_attn.o_proj')
+        h = rms(x, p + 'post_attention_layernorm')
+        x = x + linear(functional.silu(linear(h, p + 'mlp.gate_proj')) * linear(h, p + 'mlp.up_proj'), p + 'mlp.down_proj')
+    hidden = rms(x, 'model.norm')[-1]
+    head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
+    return attentions, hidden, functional.linear(hidden, head)
+
+
+def check_references(out):
+    """Each reference.json against the second formulation on the files as written; returns the largest differences."""
+    cases = [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('llama-gqa-bf16', llama_by_einsum),
+             ('mistral-window', llama_by_einsum), ('qwen2-sharded-f16', llama_by_einsum)]
+    worst = {}
+    with torch.no_grad():
+        for name, second in cases:
+            folder = os.path.join(out, name)
+            with open(os.path.join(folder, 'config.json'), encoding='utf-8') as f:
+                config = json.load(f)
+            with open(os.path.join(folder, 'reference.json'), encoding='utf-8') as f:
+                reference = json.load(f)
+            attentions, hidden, logits = second(config, read_weights(folder), reference['token_ids'])
+            worst[name] = max(
+                (torch.stack(attentions) - torch.tensor(reference['attentions'])).abs().max().item(),
+                (hidden - torch.tensor(reference['hidden_last'])).abs().max().item(),
+                (logits - torch.tensor(reference['logits_last'])).abs().max().item(),
+            )
+    return worst
+
+
+def read_weights(folder):
+    """The folder's tensors as float64, names without the model-class prefix, read back by torch (.bin) or by the
+    safetensors header (the format is simple enough to read here too)."""
+    files = sorted(f for f in os.listdir(folder) if f.endswith('.safetensors') or f == 'pytorch_model.bin')
+    tensors = {}
+    for file in files:
+        path = os.path.join(folder, file)
+        if file.endswith('.bin'):
+            tensors.update(torch.load(path))
+            continue
+        with open(path, 'rb') as f:
+            data = f.read()
+        size = int.from_bytes(data[:8], 'little')
+        header = json.loads(data[8:8 + size])
+        header.pop('__metadata__', None)
+        for key, entry in header.items():
+            start, end = (8 + size + offset for offset in entry['data_offsets'])
+            dtype = {'F32': torch.float32, 'F16': torch.float16, 'BF16': torch.bfloat16}[entry['dtype']]
+            tensors[key] = torch.frombuffer(bytearray(data[start:end]), dtype=dtype).reshape(entry['shape'])
+    return {k.removeprefix('transformer.'): v.to(torch.float64) for k, v in tensors.items()}
+
+
+def shaped_folders(out, tokenizer, gpt2_shape, llama_family):
+    """Random-weight folders at given sizes with GPT-2's real tokenizer and no reference: for the benchmark and for
+    `npm start`'s example. gpt2_shape: (folder, gpt2_model arguments); llama_family: (folder, config, dtype)."""
+    tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'add_prefix_space': False, 'bos_token': '<|endoftext|>',
+                        'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
+    name, shape = gpt2_shape
+    config, tensors = gpt2_model(**shape)
+    write_folder(out, name, config, tensors, 'safetensors', None, tokenizer, tokenizer_config)
+    name, config, dtype = llama_family
+    write_folder(out, name, config, decoder_weights(config, 7, dtype), 'safetensors', None, tokenizer, tokenizer_config)
+
+
+def bench_folders(out, tokenizer):
+    shaped_folders(
+        os.path.join(out, 'bench'), tokenizer,
+        ('gpt2-small', {'n_embd': 768, 'n_layer': 12, 'n_head': 12, 'n_positions': 1024}),
+        ('qwen2.5-0.5b', decoder_config(
+            'qwen2', 'Qwen2ForCausalLM', 'bfloat16', vocab_size=151936, hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+            num_attention_heads=14, num_key_value_heads=2, max_position_embeddings=32768, rope_theta=1000000.0, tie_word_embeddings=True,
+            use_sliding_window=False, bos_token_id=50256, eos_token_id=50256), torch.bfloat16))
+
+
+def example_folders(out, tokenizer):
+    shaped_folders(
+        out, tokenizer,
+        ('gpt2-small-random', {'n_embd': 64, 'n_layer': 4, 'n_head': 4, 'n_positions': 256}),
+        ('llama-small-random', decoder_config(
+            'llama', 'LlamaForCausalLM', 'float32', vocab_size=50257, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+            num_attention_heads=4, num_key_value_heads=2, rope_theta=500000.0, tie_word_embeddings=True, bos_token_id=50256,
+            eos_token_id=50256), torch.float32))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('out')
-    parser.add_argument('--check', action='store_true')
-    parser.add_argument('--bench', action='store_true')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--check', action='store_true', help='also check the references against torch modules')
+    mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
+    mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     tokenizer = gpt2_tokenizer()
+    if args.bench:
+        bench_folders(args.out, tokenizer)
+        return
+    if args.examples:
+        example_folders(args.out, tokenizer)
+        return
     gpt2_folders(args.out, tokenizer)
     bert_folder(args.out)
     decoder_folders(args.out)
+    if args.check:
+        worst = check_references(args.out)
+        for name, difference in worst.items():
+            print(f'{name}: reference vs torch modules, largest difference {difference:.2e}')
+        if max(worst.values()) > 1e-9:
+            sys.exit('the references disagree with torch\'s own modules')
 
 
 if __name__ == '__main__':

@@ -16,6 +16,7 @@ import { buildSpec } from '../core/spec';
 import { type TensorFile, TensorReadError } from '../core/parse/tensors';
 import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
+import { MODEL_USAGE, modelCommand } from './model';
 import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
 
 const DEFAULT_MAX_FILE_MB = 256;
@@ -41,7 +42,7 @@ Usage:
       --heads the head count (a state dict does not store it; default 1).
   attention-lens tensors FILE
       List the tensors of a .npy/.npz/.safetensors/.pt file: dtype, shape, statistics, layers.
-  attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
+${MODEL_USAGE}  attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
       Write one self-contained HTML report with the panel's views (opens offline).
   attention-lens --help | --version
 
@@ -162,6 +163,7 @@ async function runRead(
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'model' && !argv.includes('--help') && !argv.includes('-h')) return modelCommand(argv.slice(1));
   const args = parseArguments(argv);
   if (args === 'help') {
     process.stdout.write(USAGE);

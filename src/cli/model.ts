@@ -1,0 +1,129 @@
+// `attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json]`: a whole model folder run on a
+// text. Text output: the architecture, tokens, predictions and where each head of each layer
+// looks from the last token; --json prints exactly {architecture, tokens, token_ids, attentions,
+// hidden_last, logits_last} for scripts and tests. Bad input is one line on stderr and exit 1.
+import { ModelConfigError } from '../core/model/config';
+import { type ModelInput, type ModelRun, runModel } from '../core/model/run';
+import { ModelFileError } from '../core/model/weights';
+import { TensorReadError } from '../core/parse/tensors';
+import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';
+
+export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json] [--max-memory-mb N]
+      Run a Hugging Face model folder (config.json, model.safetensors or shards or
+      pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
+      Mistral, Qwen2/2.5, Qwen3, Gemma 2/3. Prints the tokens, the predictions and each
+      head's focus; --json prints {architecture, tokens, token_ids, attentions,
+      hidden_last, logits_last}. --max-memory-mb refuses a larger run up front
+      (default: three quarters of this machine's memory).
+`;
+
+interface ModelArguments {
+  folder: string;
+  input: ModelInput;
+  json: boolean;
+  memoryLimitBytes: number;
+}
+
+/** Runs the command; returns the exit status (0, 1 on bad input, 2 on a usage error). */
+export async function modelCommand(argv: string[]): Promise<number> {
+  let args: ModelArguments;
+  try {
+    args = parseModelArguments(argv);
+  } catch (error) {
+    process.stderr.write(`attention-lens model: ${(error as Error).message}\n\nUsage:\n${MODEL_USAGE}`);
+    return 2;
+  }
+  let run: ModelRun;
+  try {
+    run = await runModel(folderFiles(args.folder), args.input, { memoryLimitBytes: args.memoryLimitBytes });
+  } catch (error) {
+    if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError) {
+      process.stderr.write(`attention-lens model: ${args.folder}: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+  for (const warning of run.warnings) process.stderr.write(`attention-lens model: warning: ${warning}\n`);
+  process.stdout.write(args.json ? `${JSON.stringify(modelJson(run))}\n` : modelText(run));
+  return 0;
+}
+
+function parseModelArguments(argv: string[]): ModelArguments {
+  let folder: string | undefined;
+  let input: ModelInput | undefined;
+  let json = false;
+  let memoryLimitBytes = defaultMemoryLimit();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--json') json = true;
+    else if (arg === '--text' || arg === '--ids') {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      if (input) throw new Error('give either --text or --ids, once');
+      input = arg === '--text' ? { text: value } : { ids: parseIds(value) };
+    } else if (arg === '--max-memory-mb') {
+      const mb = Number(argv[++i]);
+      if (!(mb > 0)) throw new Error('--max-memory-mb needs a positive number');
+      memoryLimitBytes = mb * 2 ** 20;
+    } else if (arg.startsWith('-')) throw new Error(`unknown option \`${arg}\``);
+    else if (folder === undefined) folder = arg;
+    else throw new Error(`unexpected argument \`${arg}\``);
+  }
+  if (folder === undefined) throw new Error('no model folder given');
+  if (!input) throw new Error('give the input as --text TEXT or --ids 1,2,3');
+  return { folder, input, json, memoryLimitBytes };
+}
+
+function parseIds(value: string): number[] {
+  const ids = value.split(',').map((part) => part.trim());
+  if (ids.some((id) => !/^\d+$/.test(id))) throw new Error(`--ids needs whole numbers separated by commas, not \`${value}\``);
+  return ids.map(Number);
+}
+
+/** The JSON the issue fixes: these keys, nothing else. */
+function modelJson(run: ModelRun) {
+  const n = run.queryCount;
+  const attentions = Array.from({ length: run.layerCount }, (_, l) =>
+    Array.from({ length: run.headCount }, (_, h) => {
+      const w = run.weights(l, h);
+      return Array.from({ length: n }, (_, q) => Array.from(w.subarray(q * n, (q + 1) * n)));
+    }),
+  );
+  return {
+    architecture: run.architecture,
+    tokens: run.tokens,
+    token_ids: run.tokenIds,
+    attentions,
+    hidden_last: Array.from(run.hiddenLast),
+    ...(run.logitsLast ? { logits_last: Array.from(run.logitsLast) } : {}),
+  };
+}
+
+function modelText(run: ModelRun): string {
+  const n = run.queryCount;
+  const lines = [
+    `${run.architecture}: ${run.layerCount} layers × ${run.headCount} heads, ${n} tokens (${run.backend}; load ${ms(run.timings.loadMs)}, forward ${ms(run.timings.forwardMs)})`,
+    `tokens: ${run.tokens.map((t) => JSON.stringify(t)).join(' ')}`,
+  ];
+  for (const p of run.predictions) {
+    const what = p.kind === 'next' ? `next after ${JSON.stringify(run.tokens[p.position])}` : `[MASK] at ${p.position + 1}`;
+    lines.push(`${what}: ${p.top.map((t) => `${JSON.stringify(t.token)} ${(100 * t.probability).toFixed(1)}%`).join(', ')}`);
+  }
+  lines.push(`where the last token ${JSON.stringify(run.tokens[n - 1])} looks (the key it weighs most, per head):`);
+  for (let l = 0; l < run.layerCount; l++) {
+    const heads = Array.from({ length: run.headCount }, (_, h) => {
+      const row = run.weights(l, h).subarray((n - 1) * n, n * n);
+      let best = 0;
+      row.forEach((v, j) => {
+        if (v > row[best]) best = j;
+      });
+      return `h${h + 1} ${JSON.stringify(run.tokens[best])} ${row[best].toFixed(2)}`;
+    });
+    lines.push(`  layer ${l + 1}: ${heads.join(' · ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function ms(value: number): string {
+  return `${Math.round(value)} ms`;
+}

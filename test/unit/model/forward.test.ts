@@ -1,0 +1,123 @@
+// The whole-model forward against the float64 PyTorch references of scripts/gen_model_fixtures.py
+// (issue 25's tolerances), one head's step-by-step spec against the run's own weights, and the
+// predictions and cancellation around them.
+import { strict as assert } from 'node:assert';
+import { runAttention } from '../../../src/core/engine';
+import { CancelledError } from '../../../src/core/engine/attention';
+import { runModel, type ModelRun } from '../../../src/core/model/run';
+import { folderFiles } from '../../../src/node/modelFiles';
+import { MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
+
+/** max |a − b| / max |a|: the relative tolerance of the issue, over a whole vector. */
+function relativeError(want: readonly number[], got: ArrayLike<number>): number {
+  assert.equal(got.length, want.length, 'length');
+  let difference = 0;
+  let scale = 0;
+  want.forEach((v, i) => {
+    difference = Math.max(difference, Math.abs(v - got[i]));
+    scale = Math.max(scale, Math.abs(v));
+  });
+  return difference / scale;
+}
+
+const runs = new Map<ModelFixtureName, Promise<ModelRun>>();
+function runFixture(name: ModelFixtureName): Promise<ModelRun> {
+  if (!runs.has(name)) runs.set(name, runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids }));
+  return runs.get(name) as Promise<ModelRun>;
+}
+
+describe('model forward against the PyTorch references', function () {
+  this.timeout(300000);
+  before(() => modelFixture('gpt2')); // generates the set once
+
+  for (const name of MODEL_FIXTURES) {
+    it(`${name}: attentions, final hidden state and logits`, async () => {
+      const reference = modelReference(name);
+      const run = await runFixture(name);
+      assert.equal(run.layerCount, reference.attentions.length);
+      assert.equal(run.headCount, reference.attentions[0].length);
+      let worst = 0;
+      reference.attentions.forEach((layer, l) =>
+        layer.forEach((head, h) => {
+          const weights = run.weights(l, h);
+          head.flat().forEach((v, i) => (worst = Math.max(worst, Math.abs(v - weights[i]))));
+        }),
+      );
+      assert.ok(worst <= REFERENCE_TOLERANCE.attention, `attention off by ${worst}`);
+      const hidden = relativeError(reference.hidden_last, run.hiddenLast);
+      assert.ok(hidden <= REFERENCE_TOLERANCE.hiddenRelative, `hidden_last off by ${hidden} (relative)`);
+      if (reference.logits_last === null) assert.equal(run.logitsLast, undefined);
+      else {
+        assert.ok(run.logitsLast, 'logits expected');
+        const logits = relativeError(reference.logits_last, run.logitsLast);
+        assert.ok(logits <= REFERENCE_TOLERANCE.logitsRelative, `logits_last off by ${logits} (relative)`);
+      }
+    });
+  }
+
+  for (const name of ['gpt2', 'bert', 'llama-gqa-bf16', 'qwen2-sharded-f16', 'qwen3', 'mistral-window', 'gemma2-softcap'] as const) {
+    it(`${name}: every head's step-by-step spec gives the run's weights`, async () => {
+      const run = await runFixture(name);
+      for (let l = 0; l < run.layerCount; l++) {
+        for (let h = 0; h < run.headCount; h++) {
+          const spec = await run.drillDownSpec(l, h);
+          assert.deepEqual(spec.tokens, run.tokens);
+          const stepped = runAttention(spec).heads[0].weights.data;
+          const weights = run.weights(l, h);
+          let worst = 0;
+          weights.forEach((v, i) => (worst = Math.max(worst, Math.abs(v - stepped[i]))));
+          assert.ok(worst <= 1e-5, `layer ${l + 1} head ${h + 1}: off by ${worst}`);
+        }
+      }
+    });
+  }
+
+  it('drill-down specs say what they are: X and W with biases as a row, or Q and K given', async () => {
+    const gpt2 = await (await runFixture('gpt2')).drillDownSpec(0, 1);
+    assert.equal(gpt2.X?.cols, 17); // 16 + the column of ones
+    assert.equal(gpt2.WQ?.[0].rows, 17);
+    assert.match(gpt2.options.name ?? '', /gpt2 layer 1 head 2 \(biases as the last row/);
+    assert.equal(gpt2.options.causal, 'top-left');
+    const qwen3 = await (await runFixture('qwen3')).drillDownSpec(1, 3);
+    assert.ok(qwen3.Q && !qwen3.X);
+    assert.equal(qwen3.options.rope, 1e6); // the step view turns Q and K itself
+    assert.match(qwen3.options.name ?? '', /KV head 2.*q\/k norms/);
+    const gemma = await (await runFixture('gemma2-softcap')).drillDownSpec(0, 0);
+    assert.equal(gemma.options.window, 4);
+    assert.equal(gemma.options.softcap, 5);
+    assert.equal(gemma.options.scale, 1 / Math.sqrt(24));
+    const llama = await (await runFixture('llama-gqa-bf16')).drillDownSpec(0, 0);
+    assert.equal(llama.options.rope, undefined); // llama3-scaled: Q and K come turned
+    assert.match(llama.options.name ?? '', /llama3-scaled RoPE/);
+    await assert.rejects(() => run0().then((r) => r.drillDownSpec(2, 0)), /no layer 3, head 1: the model has 2 layers of 2 heads/);
+  });
+
+  it('predictions: the next token at the end (and on demand per position), BERT\'s [MASK] fillers', async () => {
+    const gpt2 = await runFixture('gpt2');
+    const last = gpt2.logitsLast as Float32Array;
+    const [next] = gpt2.predictions;
+    assert.equal(next.kind, 'next');
+    assert.equal(next.position, gpt2.queryCount - 1);
+    assert.equal(next.top.length, 5);
+    assert.equal(next.top[0].id, last.indexOf(Math.max(...last)));
+    assert.ok(next.top.every((t, i) => i === 0 || t.probability <= next.top[i - 1].probability));
+    assert.deepEqual(await gpt2.predictAt(gpt2.queryCount - 1), next);
+    assert.equal((await gpt2.predictAt(0))?.position, 0);
+    const bert = await runFixture('bert');
+    const mask = bert.tokens.indexOf('[MASK]');
+    assert.ok(mask > 0);
+    assert.deepEqual(bert.predictions.map((p) => [p.kind, p.position]), [['mask', mask]]);
+  });
+
+  it('a run cancelled between layers stops with CancelledError', async () => {
+    let checks = 0;
+    await assert.rejects(
+      runModel(folderFiles(modelFixture('gpt2')), { ids: [1, 2, 3] }, { isCancelled: () => ++checks > 1 }),
+      (error: unknown) => error instanceof CancelledError,
+    );
+  });
+});
+
+function run0(): Promise<ModelRun> {
+  return runFixture('gpt2');
+}
