@@ -9,6 +9,7 @@ import { registerDebugSource } from './features/debugSource';
 import { registerHover } from './features/hover';
 import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
+import { registerModels } from './features/models';
 import { Results } from './features/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
@@ -46,6 +47,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerCommands(context, { analyzer, runner, results, panel, log });
   registerTensorFiles(context, { worker, analyzer, results, panel, log });
   registerDebugSource(context, { runner, results, panel, log });
+  registerModels(context, { worker, runner, results, panel, log });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);

@@ -9,6 +9,7 @@ import type { NotebookCell } from './core/parse/notebook';
 import type { TensorFile } from './core/parse/tensors';
 import type { TensorSummary } from './core/parse/tensors/summary';
 import type { MatrixStatistics } from './core/statistics';
+import type { ModelInput, Prediction } from './core/model/run';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
@@ -115,7 +116,47 @@ export interface WorkerTensorFileRequest {
   maxElements: number;
 }
 
+/** Run a model folder on a text or ids. The worker keeps the run (under this request's id) for
+ * its views and drill-downs; the host gets a summary. A newer model run raises the older one's
+ * flag, which the forward pass reads between layers and the kernels between shares. */
+export interface WorkerModelRequest {
+  type: 'model';
+  id: number;
+  folder: string;
+  input: ModelInput;
+  /** A run that would need more memory is refused before it reads a layer. */
+  memoryLimitBytes: number;
+  cancelFlag: Int32Array; // backed by a SharedArrayBuffer
+}
+
+/** The step-by-step spec of one head of a kept model run (0-based layer and head). */
+export interface WorkerModelHeadRequest {
+  type: 'modelHead';
+  id: number;
+  run: number;
+  layer: number;
+  head: number;
+}
+
+/** What the host keeps of a model run: enough for messages, pickers and titles. */
+export interface ModelRunSummary {
+  /** The worker's handle of the run (the id of the request that made it). */
+  run: number;
+  architecture: string;
+  folder: string;
+  tokens: string[];
+  tokenIds: number[];
+  layerCount: number;
+  headCount: number;
+  predictions: Prediction[];
+  warnings: string[];
+  backend: string;
+  timings: { loadMs: number; forwardMs: number };
+}
+
 export type WorkerRequest =
+  | WorkerModelRequest
+  | WorkerModelHeadRequest
   | WorkerRunRequest
   | WorkerRegionRequest
   | WorkerTextMessage
@@ -136,6 +177,9 @@ export type WorkerResponse =
   | { type: 'region'; id: number; view: MatrixView }
   | { type: 'tensorFile'; id: number; file: TensorFile; summaries: TensorSummary[] }
   | { type: 'tensorFileFailed'; id: number; error: string }
+  | { type: 'model'; id: number; summary: ModelRunSummary }
+  | { type: 'modelHead'; id: number; spec: AttentionSpec }
+  | { type: 'modelFailed'; id: number; cancelled: boolean; error: string }
   /** `reading` null: the worker does not hold that version of the text (it was restarted, or
    * missed an edit); the host sends the whole text again. */
   | { type: 'read'; id: number; reading: WorkerReading | null }
@@ -457,6 +501,8 @@ export interface TensorViewData {
   inputs: { id: string; label: string }[];
   /** The head count the file suggests (metadata, per-head tensors), else 1. */
   heads: number;
+  /** A Hugging Face config.json beside the file: its model type ("Run model" runs the folder). */
+  modelType?: string;
 }
 
 export type HostToTensorView =
@@ -466,12 +512,14 @@ export type HostToTensorView =
 
 export type TensorViewToHost =
   | { type: 'ready' }
-  | { type: 'showAttention'; layer: number; input: string; heads: number };
+  | { type: 'showAttention'; layer: number; input: string; heads: number }
+  | { type: 'runModel'; text: string };
 
 /** A message from the tensor file view, or undefined when malformed. */
 export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefined {
   if (!isRecord(raw)) return undefined;
   if (raw.type === 'ready') return { type: 'ready' };
+  if (raw.type === 'runModel') return typeof raw.text === 'string' && raw.text.trim() !== '' && raw.text.length <= 1_000_000 ? { type: 'runModel', text: raw.text } : undefined;
   if (raw.type !== 'showAttention') return undefined;
   const { layer, input, heads } = raw;
   if (!isIndex(layer) || typeof input !== 'string' || input.length > 4096 || !isIndex(heads) || heads < 1) return undefined;

@@ -24,6 +24,7 @@ function figure(value: number): string {
 function render(data: TensorViewData): void {
   app.replaceChildren();
   app.append(element('h1', data.fileName), element('p', `${data.format} · ${data.tensors.length} tensor${data.tensors.length === 1 ? '' : 's'}`, { class: 'meta' }));
+  if (data.modelType) app.append(modelForm(data.modelType));
   app.append(attentionForm(data));
   const table = element('table', undefined, { id: 'tensors' });
   const head = element('tr');
@@ -74,6 +75,21 @@ function attentionForm(data: TensorViewData): HTMLElement {
   };
   section.append(label('Layer ', layer), roles, label('X ', input), label('Heads ', heads), button, element('div', undefined, { id: 'status', role: 'status' }));
   if (data.inputs.length === 0) button.disabled = true;
+  return section;
+}
+
+/** The folder holds a whole model (config.json beside the file): run it on a text. */
+function modelForm(modelType: string): HTMLElement {
+  const section = element('section', undefined, { id: 'model' });
+  section.append(element('h2', 'Run model'), element('p', `This folder is a ${modelType} model (config.json beside the file): run every layer on your text.`, { class: 'meta' }));
+  const text = element('input', undefined, { id: 'model-text', type: 'text', value: 'The cat sat on the mat', 'aria-label': 'Text', size: '40' });
+  const button = element('button', 'Run model', { id: 'run-model' });
+  button.addEventListener('click', () => {
+    if (text.value.trim() !== '') vscode.postMessage({ type: 'runModel', text: text.value });
+  });
+  const wrapper = element('label', 'Text ');
+  wrapper.append(text);
+  section.append(wrapper, button);
   return section;
 }
 

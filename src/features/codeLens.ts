@@ -48,7 +48,8 @@ class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens
       if (start) {
         const top = new vscode.Range(start.line, 0, start.line, 0);
         const problemLens = (kind: 'run' | 'show' | 'summary') => new AttentionLens(top, document.uri, { kind, problem: problem.index });
-        lenses.push(problemLens('run'), problemLens('show'));
+        // A model directive's result opens from its run: it has no heatmap of its own to show.
+        lenses.push(...(problem.model ? [problemLens('run')] : [problemLens('run'), problemLens('show')]));
         if (runs[problem.index]) lenses.push(problemLens('summary'));
       }
       problem.matrices.forEach((def, matrix) => {
@@ -67,7 +68,7 @@ class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens
     const problem = documentRun?.parse.problems[target.problem];
     switch (target.kind) {
       case 'run':
-        lens.command = { title: '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
+        lens.command = { title: problem?.model ? '▶ Run model' : '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
         break;
       case 'show':
         lens.command = { title: 'Show heatmap', command: COMMANDS.showPanel, arguments: [uri, target.problem] };

@@ -10,4 +10,6 @@ export const COMMANDS = {
   showTensorAttention: 'attentionLens.showTensorAttention',
   showDebugAttention: 'attentionLens.showDebugAttention',
   openExampleNotebook: 'attentionLens.openExampleNotebook',
+  runModel: 'attentionLens.runModel',
+  openModelHead: 'attentionLens.openModelHead',
 } as const;

@@ -1,13 +1,15 @@
 // Every `Attention: …` command. Each accepts optional arguments so CodeLenses, keybindings and
 // tests can call it without pickers; each returns what it did (tests read it).
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { ModelInput } from '../core/model/run';
 import { TENSOR_FILE } from '../core/parse/tensors';
 import { comparePositions, rangeContains } from '../core/location';
-import type { Problem } from '../core/types';
+import type { ModelDirective, Problem } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
-import { isDebugUri } from './debugUri';
+import { isDetachedUri } from './debugUri';
 import { EXAMPLES } from './examples';
 import { exportResults, type ExportArgs } from './export';
 import { directiveLine, isSupported } from './languages';
@@ -37,6 +39,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       void vscode.window.showInformationMessage('Attention: no matrices found in this file. Try "Attention: Insert Example…".');
       return undefined;
     }
+    // A note that only pins a model runs that model.
+    if (problems.every((problem) => problem.model)) return vscode.commands.executeCommand(COMMANDS.runModel, ...modelRunArguments(document, problems[0].model!));
     const opened = panel.openForRun(document.uri, 0);
     const outcome = await runner.run(document);
     reportOutcome(outcome);
@@ -48,6 +52,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const document = await documentFor(uri);
     const problem = index === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[index];
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
+    if (problem.model) return vscode.commands.executeCommand(COMMANDS.runModel, ...modelRunArguments(document, problem.model));
     const opened = panel.openForRun(document.uri, problem.index);
     const outcome = await runner.run(document, [problem.index]);
     reportOutcome(outcome);
@@ -107,7 +112,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   context.subscriptions.push(
     panel.onDidRequestDtype(async ({ uri, problemIndex, dtype }) => {
       if (TENSOR_FILE.test(uri.path)) return; // features/tensorFile.ts runs those again
-      if (isDebugUri(uri)) return; // the debug source re-runs its own
+      if (isDetachedUri(uri)) return; // the debug source and the model feature re-run their own
       reportOutcome(await runner.pickDType(await vscode.workspace.openTextDocument(uri), problemIndex, dtype));
     }),
     vscode.workspace.onDidCloseTextDocument((document) => runner.forget(document)),
@@ -121,6 +126,12 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     void vscode.window.showInformationMessage(`Attention: live update ${enabled ? 'on — results follow your edits' : 'off — run explicitly'}.`);
     return enabled;
   });
+}
+
+/** The model command's arguments for a directive: its folder relative to the document, its input. */
+export function modelRunArguments(document: vscode.TextDocument, model: ModelDirective): [string, ModelInput | undefined] {
+  const folder = path.resolve(path.dirname(document.uri.fsPath), model.path);
+  return [folder, model.ids ? { ids: model.ids } : model.text !== undefined ? { text: model.text } : undefined];
 }
 
 /** Shows thrown errors to the user (and the log) instead of a silent failed command. */

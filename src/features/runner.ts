@@ -132,7 +132,8 @@ export class Runner {
     const runnable: { index: number; spec: AttentionSpec }[] = [];
     for (const index of indices) {
       const problem = analysis.parse.problems[index];
-      if (!problem) continue;
+      // A model directive runs through the model feature (features/models.ts), not as matrices.
+      if (!problem || problem.model) continue;
       const { spec, diagnostics } = analysis.specs[index];
       const error = [...analysis.parse.diagnostics.filter((d) => rangeContains(problem.range, d.range)), ...diagnostics].find(
         (d) => d.severity === 'error',

@@ -237,7 +237,8 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
     const sendTensors = async () => {
       try {
         const content = await this.files.read(document.uri);
-        post({ type: 'tensors', data: viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)) });
+        const modelType = await modelTypeBeside(document.uri);
+        post({ type: 'tensors', data: { ...viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)), ...(modelType ? { modelType } : {}) } });
       } catch (error) {
         post({ type: 'status', error: error instanceof Error ? error.message : String(error), notes: [] });
       }
@@ -256,12 +257,27 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
         post({ type: 'status', ...(await this.files.show(document.uri, message)) });
         return;
       }
+      if (message.type === 'runModel') {
+        await vscode.commands.executeCommand(COMMANDS.runModel, path.dirname(document.uri.fsPath), { text: message.text });
+        return;
+      }
       await sendTensors();
     });
     panel.onDidDispose(() => {
       subscription.dispose();
       visibility.dispose();
     });
+  }
+}
+
+/** The `model_type` of a config.json beside the file: the folder is a model the user can run. */
+async function modelTypeBeside(uri: vscode.Uri): Promise<string | undefined> {
+  try {
+    const config: unknown = JSON.parse(new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.joinPath(uri, '..', 'config.json'))));
+    const modelType = typeof config === 'object' && config !== null ? (config as Record<string, unknown>).model_type : undefined;
+    return typeof modelType === 'string' ? modelType : undefined;
+  } catch {
+    return undefined; // no config.json, or not JSON: not a model folder
   }
 }
 
@@ -301,8 +317,8 @@ body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); 
 table { border-collapse: collapse; margin-top: 1rem; }
 th, td { text-align: right; padding: 2px 10px; border-bottom: 1px solid var(--vscode-panel-border, #8884); font-variant-numeric: tabular-nums; }
 th:first-child, td.key { text-align: left; font-family: var(--vscode-editor-font-family); }
-#attention label { display: block; margin: 0.4rem 0; }
-#attention select, #attention input { margin-left: 0.5rem; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, #8888); }
-#attention button { margin-top: 0.5rem; padding: 4px 12px; background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; cursor: pointer; }
+#attention label, #model label { display: block; margin: 0.4rem 0; }
+#attention select, #attention input, #model input { margin-left: 0.5rem; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, #8888); }
+#attention button, #model button { margin-top: 0.5rem; padding: 4px 12px; background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; cursor: pointer; }
 .error { color: var(--vscode-errorForeground); }
 `;

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { rangeContains } from '../core/location';
 import type { Range } from '../core/types';
 import { COMMANDS } from '../features/commandIds';
-import { isDebugUri } from '../features/debugUri';
+import { isDetachedUri } from '../features/debugUri';
 import { readerPosition } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { parsePanelState } from '../protocol';
@@ -90,8 +90,8 @@ export function registerPanel(context: vscode.ExtensionContext, results: Results
         const state = parsePanelState(saved);
         if (!state?.uri) return;
         const uri = vscode.Uri.parse(state.uri);
-        // A paused program's arrays went with its debug session: nothing to show again.
-        if (isDebugUri(uri)) return webviewPanel.dispose();
+        // A paused program's arrays went with its debug session, a model's head with its run: nothing to show again.
+        if (isDetachedUri(uri)) return webviewPanel.dispose();
         session.show(uri, state.problemIndex);
         // After a restart nothing has run yet: compute what the panel showed before.
         if (!results.get(state.uri)?.runs[state.problemIndex]?.result) {

@@ -8,7 +8,7 @@ import type { Matrix } from '../core/types';
 import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type ResultView, type ViewRef, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
-import { isDebugUri } from '../features/debugUri';
+import { isDetachedUri } from '../features/debugUri';
 import { documentHolding } from '../features/notebook';
 import type { DocumentRun, Results } from '../features/results';
 import { deferOffScreen, type DeferredViews } from './deferral';
@@ -257,7 +257,7 @@ export class WebviewSession implements vscode.Disposable {
 
   /** Webviews cannot download: the host asks where to save and writes the bytes. */
   private async save(fileName: string, bytes: Uint8Array, filters: Record<string, string[]>): Promise<void> {
-    const folder = this.uri && !isDebugUri(this.uri) ? vscode.Uri.joinPath(this.uri, '..') : vscode.workspace.workspaceFolders?.[0]?.uri;
+    const folder = this.uri && !isDetachedUri(this.uri) ? vscode.Uri.joinPath(this.uri, '..') : vscode.workspace.workspaceFolders?.[0]?.uri;
     const target = await vscode.window.showSaveDialog({
       ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, fileName) } : {}),
       filters,
@@ -270,7 +270,7 @@ export class WebviewSession implements vscode.Disposable {
 
   private async reveal(cell: Extract<WebviewToHost, { type: 'reveal' }>): Promise<void> {
     const problemRun = this.uri && this.deps.results.get(this.uri.toString())?.runs[cell.problemIndex];
-    if (!this.uri || !problemRun || isDebugUri(this.uri)) return; // arrays read from a debugger have no text
+    if (!this.uri || !problemRun || isDetachedUri(this.uri)) return; // arrays read from a debugger have no text
     // A problem read from a tensor file has no text to reveal.
     if (problemRun.problem.matrices.every((def) => def.source)) return;
     const document = await vscode.workspace.openTextDocument(this.uri);

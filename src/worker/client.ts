@@ -9,7 +9,9 @@ import type { TensorFile } from '../core/parse/tensors';
 import type { TensorSummary } from '../core/parse/tensors/summary';
 import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
+import type { ModelInput } from '../core/model/run';
 import type {
+  ModelRunSummary,
   MatrixView,
   Region,
   TextChange,
@@ -18,8 +20,12 @@ import type {
   WorkerReadRequest,
   WorkerReading,
   WorkerResponse,
+  WorkerModelHeadRequest,
+  WorkerModelRequest,
   WorkerRunRequest,
 } from '../protocol';
+
+type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' }>;
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -60,6 +66,9 @@ export class AttentionWorker {
   private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   private readonly tensorReads = new Map<number, { resolve(read: TensorFileRead): void; reject(error: Error): void }>();
+  private readonly modelRequests = new Map<number, { resolve(response: ModelResponse): void; reject(error: Error): void }>();
+  /** The flag of the model run in progress: a newer model run raises it. */
+  private modelCancelFlag: Int32Array | undefined;
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
 
@@ -110,6 +119,36 @@ export class AttentionWorker {
     const read = new Promise<TensorFileRead>((resolve, reject) => this.tensorReads.set(id, { resolve, reject }));
     this.ensureWorker().postMessage({ type: 'tensorFile', id, path, maxElements });
     return read;
+  }
+
+  /** Runs a model folder in the worker, cancelling the model run in progress (a new text or model
+   * supersedes it); resolves to the run's summary, or rejects with RunCancelledError. */
+  async runModel(folder: string, input: ModelInput, memoryLimitBytes: number): Promise<ModelRunSummary> {
+    if (this.modelCancelFlag) Atomics.store(this.modelCancelFlag, 0, 1);
+    const cancelFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    this.modelCancelFlag = cancelFlag;
+    const response = await this.modelRequest({ type: 'model', id: this.nextId++, folder, input, memoryLimitBytes, cancelFlag });
+    if (this.modelCancelFlag === cancelFlag) this.modelCancelFlag = undefined;
+    if (response.type !== 'model') throw new Error('the worker answered a model run with something else');
+    return response.summary;
+  }
+
+  /** Stops the model run in progress, if any. */
+  cancelModel(): void {
+    if (this.modelCancelFlag) Atomics.store(this.modelCancelFlag, 0, 1);
+  }
+
+  /** The step-by-step spec of one head of a model run the worker keeps. */
+  async modelHead(run: number, layer: number, head: number): Promise<AttentionSpec> {
+    const response = await this.modelRequest({ type: 'modelHead', id: this.nextId++, run, layer, head });
+    if (response.type !== 'modelHead') throw new Error('the worker answered a model head with something else');
+    return response.spec;
+  }
+
+  private modelRequest(request: WorkerModelRequest | WorkerModelHeadRequest): Promise<ModelResponse> {
+    const answer = new Promise<ModelResponse>((resolve, reject) => this.modelRequests.set(request.id, { resolve, reject }));
+    this.ensureWorker().postMessage(request);
+    return answer;
   }
 
   /** A slice of a document's text (see WorkerTextMessage); starts the worker if need be. */
@@ -216,6 +255,13 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
+    if (response.type === 'model' || response.type === 'modelHead' || response.type === 'modelFailed') {
+      const request = this.modelRequests.get(response.id);
+      this.modelRequests.delete(response.id);
+      if (response.type !== 'modelFailed') request?.resolve(response);
+      else request?.reject(response.cancelled ? new RunCancelledError() : new Error(response.error));
+      return;
+    }
     if (response.type === 'tensorFile' || response.type === 'tensorFileFailed') {
       const read = this.tensorReads.get(response.id);
       this.tensorReads.delete(response.id);
@@ -256,6 +302,8 @@ export class AttentionWorker {
     this.regions.clear();
     for (const read of this.tensorReads.values()) read.reject(error);
     this.tensorReads.clear();
+    for (const request of this.modelRequests.values()) request.reject(error);
+    this.modelRequests.clear();
   }
 
   private forget(id: number, pending: Pending): void {

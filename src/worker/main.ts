@@ -24,6 +24,7 @@ import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
+import { ModelRuns } from './models';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -42,6 +43,7 @@ if (!port) throw new Error('src/worker/main.ts must run inside a worker thread')
 let spare: SpareMemory | undefined;
 let queue: Promise<void> = Promise.resolve();
 const documents = new DocumentCopies();
+const models = new ModelRuns();
 port.on('message', (request: WorkerRequest) => {
   switch (request.type) {
     case 'region': {
@@ -76,6 +78,13 @@ port.on('message', (request: WorkerRequest) => {
       return;
     case 'tensorFile':
       return readTensors(request);
+    case 'model':
+      // Queued with the runs: both compute on the fast path's threads.
+      queue = queue.then(async () => port.postMessage(await models.run(request)));
+      return;
+    case 'modelHead':
+      queue = queue.then(async () => port.postMessage(await models.head(request)));
+      return;
   }
 });
 

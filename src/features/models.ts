@@ -1,0 +1,244 @@
+// Whole models from a folder: "Attention: Run Model on Text…" (also a CodeLens on a model's
+// config.json, a directive `attention: model="…" text="…"`, the tensor-file view's "Run model"),
+// and any layer and head of the run opened step by step in the panel. The run happens in the
+// worker, which keeps it; the host keeps its summary and routes.
+import { totalmem } from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { headProblem } from '../core/model/headProblem';
+import type { ModelInput, Prediction } from '../core/model/run';
+import type { DType } from '../core/types';
+import type { PanelApi } from '../panel';
+import type { ModelRunSummary } from '../protocol';
+import { RunCancelledError, type AttentionWorker } from '../worker/client';
+import { COMMANDS } from './commandIds';
+import { MODEL_SCHEME } from './debugUri';
+import type { Results } from './results';
+import type { RunOutcome, Runner } from './runner';
+
+/** Runs quicker than this never flash a notification. */
+const PROGRESS_DELAY_MS = 400;
+/** Model folders remembered for the picker. */
+const RECENT_KEY = 'attentionLens.recentModels';
+const RECENT_COUNT = 8;
+/** Share of the machine's memory a model run may plan for (it is refused up front past it). */
+const MEMORY_SHARE = 0.6;
+
+export interface ModelDeps {
+  worker: AttentionWorker;
+  runner: Runner;
+  results: Results;
+  panel: PanelApi;
+  log: vscode.LogOutputChannel;
+}
+
+/** What the run command returns (tests read it). */
+export interface ModelRunOutcome {
+  summary?: ModelRunSummary;
+  cancelled?: boolean;
+  error?: string;
+}
+
+export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps): ModelRuns {
+  const models = new ModelRuns(context, deps);
+  context.subscriptions.push(
+    vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
+    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number) => models.openHead(run, layer, head)),
+    vscode.languages.registerCodeLensProvider({ pattern: '**/config.json' }, new ConfigLens()),
+    deps.panel.onDidRequestDtype(({ uri, dtype }) => {
+      if (uri.scheme === MODEL_SCHEME) void models.reopen(uri, dtype);
+    }),
+  );
+  return models;
+}
+
+export class ModelRuns {
+  /** Summaries of the runs the worker keeps, by their handle. */
+  private readonly summaries = new Map<number, ModelRunSummary>();
+  private latest: ModelRunSummary | undefined;
+  /** The head each model URI shows, for the panel's dtype control. */
+  private readonly shown = new Map<string, { run: number; layer: number; head: number }>();
+
+  constructor(
+    private readonly context: vscode.ExtensionContext,
+    private readonly deps: ModelDeps,
+  ) {}
+
+  /** The palette command and CodeLens: asks for what is not given, runs, then opens a head. */
+  async command(folder: vscode.Uri | string | undefined, input: ModelInput | undefined): Promise<ModelRunOutcome | undefined> {
+    const target = folder === undefined ? await this.pickFolder() : typeof folder === 'string' ? folder : modelFolder(folder);
+    if (!target) return undefined;
+    const given = input ?? (await askInput());
+    if (!given) return undefined;
+    const outcome = await this.run(target, given);
+    if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
+    if (outcome.summary) {
+      this.announce(outcome.summary);
+      await this.openHead(outcome.summary.run, outcome.summary.layerCount - 1, 0);
+    }
+    return outcome;
+  }
+
+  /** Runs `folder` on `input` in the worker (a newer run cancels this one). */
+  async run(folder: string, input: ModelInput): Promise<ModelRunOutcome> {
+    await this.remember(folder);
+    const memoryLimitBytes = Math.floor(totalmem() * MEMORY_SHARE);
+    const started = performance.now();
+    const job = this.deps.worker.runModel(folder, input, memoryLimitBytes);
+    this.showProgressIfSlow(job, path.basename(folder));
+    try {
+      const summary = await job;
+      this.summaries.set(summary.run, summary);
+      this.latest = summary;
+      const { loadMs, forwardMs } = summary.timings;
+      this.deps.log.info(`ran ${summary.architecture} from ${folder} on ${summary.tokens.length} tokens (${summary.backend}): load ${loadMs.toFixed(0)} ms, forward ${forwardMs.toFixed(0)} ms, ${(performance.now() - started).toFixed(0)} ms in all`);
+      for (const warning of summary.warnings) this.deps.log.warn(`${path.basename(folder)}: ${warning}`);
+      return { summary };
+    } catch (error) {
+      if (error instanceof RunCancelledError) return { cancelled: true };
+      const message = error instanceof Error ? error.message : String(error);
+      this.deps.log.error(`${folder}: ${message}`);
+      return { error: message };
+    }
+  }
+
+  /** Opens one head of a run in the panel, step by step; asks for whatever is not given. */
+  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32'): Promise<RunOutcome | undefined> {
+    const summary = runHandle === undefined ? this.latest : this.summaries.get(runHandle);
+    if (!summary) {
+      void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…").');
+      return undefined;
+    }
+    const picked = layer !== undefined && head !== undefined ? { layer, head } : await pickHead(summary);
+    if (!picked) return undefined;
+    const uri = modelUri(summary);
+    try {
+      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head);
+      const problem = headProblem(spec);
+      this.shown.set(uri.toString(), { run: summary.run, ...picked });
+      this.deps.panel.openForRun(uri, 0);
+      const outcome = await this.deps.runner.runDetached(uri.toString(), problem, spec, problem.name ?? 'model head', dtype);
+      if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
+      this.deps.panel.show(uri, 0);
+      return outcome;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      void vscode.window.showErrorMessage(`Attention: ${message}`);
+      return undefined;
+    }
+  }
+
+  /** The panel's dtype control on a model's head: the same head again in that dtype. */
+  async reopen(uri: vscode.Uri, dtype: DType): Promise<void> {
+    const shown = this.shown.get(uri.toString());
+    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype);
+  }
+
+  summary(run: number): ModelRunSummary | undefined {
+    return this.summaries.get(run);
+  }
+
+  private announce(summary: ModelRunSummary): void {
+    const first = summary.predictions[0];
+    const said = first ? ` ${predictionText(first)}` : '';
+    const warned = summary.warnings.length > 0 ? ` (${summary.warnings.join('; ')})` : '';
+    void vscode.window
+      .showInformationMessage(`Attention: ${summary.architecture} ran on ${summary.tokens.length} tokens.${said}${warned}`, 'Open a head…')
+      .then((choice) => choice && this.openHead(summary.run));
+  }
+
+  private async pickFolder(): Promise<string | undefined> {
+    const recent = this.context.globalState.get<string[]>(RECENT_KEY, []);
+    const found = await vscode.workspace.findFiles('**/config.json', '**/node_modules/**', 200);
+    const folders: string[] = [];
+    for (const uri of found) {
+      if (uri.scheme !== 'file') continue;
+      const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
+      if (/"model_type"\s*:/.test(text)) folders.push(path.dirname(uri.fsPath));
+    }
+    const ordered = [...recent, ...folders.filter((folder) => !recent.includes(folder)).sort()];
+    type Item = vscode.QuickPickItem & { folder?: string };
+    const items: Item[] = ordered.map((folder) => ({
+      label: path.basename(folder),
+      description: vscode.workspace.asRelativePath(folder),
+      ...(recent.includes(folder) ? { detail: 'recently run' } : {}),
+      folder,
+    }));
+    items.push({ label: '$(folder-opened) Choose a folder…' });
+    const picked = await vscode.window.showQuickPick(items, { title: 'Attention: Run Model on Text', placeHolder: 'A model folder (config.json, weights, tokenizer.json)' });
+    if (!picked) return undefined;
+    if (picked.folder) return picked.folder;
+    const chosen = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Run this model' });
+    return chosen?.[0]?.fsPath;
+  }
+
+  private async remember(folder: string): Promise<void> {
+    const recent = this.context.globalState.get<string[]>(RECENT_KEY, []).filter((known) => known !== folder);
+    await this.context.globalState.update(RECENT_KEY, [folder, ...recent].slice(0, RECENT_COUNT));
+  }
+
+  private showProgressIfSlow(job: Promise<unknown>, name: string): void {
+    let finished = false;
+    const settle = () => (finished = true);
+    job.then(settle, settle);
+    setTimeout(() => {
+      if (finished) return;
+      void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention: running ${name}…`, cancellable: true }, (_progress, token) => {
+        token.onCancellationRequested(() => this.deps.worker.cancelModel());
+        return job.catch(() => undefined);
+      });
+    }, PROGRESS_DELAY_MS);
+  }
+}
+
+/** A model folder from a URI of the folder itself, its config.json or any file in it. */
+function modelFolder(uri: vscode.Uri): string {
+  return /\.[^/\\]+$/.test(uri.fsPath) ? path.dirname(uri.fsPath) : uri.fsPath;
+}
+
+/** The selection of the active editor, else typed. */
+async function askInput(): Promise<ModelInput | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+  if (selected.trim() !== '') return { text: selected };
+  const text = await vscode.window.showInputBox({ title: 'Attention: Run Model on Text', prompt: 'The text to run the model on', value: 'The cat sat on the mat' });
+  return text === undefined || text === '' ? undefined : { text };
+}
+
+async function pickHead(summary: ModelRunSummary): Promise<{ layer: number; head: number } | undefined> {
+  const layers = Array.from({ length: summary.layerCount }, (_, layer) => ({ label: `Layer ${layer + 1}`, layer }));
+  const layer = await vscode.window.showQuickPick(layers, { title: `${summary.architecture}: which layer?` });
+  if (!layer) return undefined;
+  const heads = Array.from({ length: summary.headCount }, (_, head) => ({ label: `Head ${head + 1}`, head }));
+  const head = await vscode.window.showQuickPick(heads, { title: `${summary.architecture} layer ${layer.layer + 1}: which head?` });
+  return head && { layer: layer.layer, head: head.head };
+}
+
+/** One panel entry per model run: each head opened replaces the last. */
+function modelUri(summary: ModelRunSummary): vscode.Uri {
+  return vscode.Uri.from({ scheme: MODEL_SCHEME, path: `/${path.basename(summary.folder)}`, query: `run=${summary.run}` });
+}
+
+export function predictionText(prediction: Prediction): string {
+  const what = prediction.kind === 'next' ? 'Next token' : `[MASK] at ${prediction.position + 1}`;
+  const top = prediction.top.map((candidate) => `${JSON.stringify(candidate.token)} ${(candidate.probability * 100).toFixed(1)}%`).join(', ');
+  return `${what}: ${top}.`;
+}
+
+class ConfigCodeLens extends vscode.CodeLens {
+  constructor(readonly config: vscode.Uri) {
+    super(new vscode.Range(0, 0, 0, 0));
+  }
+}
+
+/** "▶ Run model on text…" above a Hugging Face config.json. */
+class ConfigLens implements vscode.CodeLensProvider<ConfigCodeLens> {
+  provideCodeLenses(document: vscode.TextDocument): ConfigCodeLens[] {
+    return /"model_type"\s*:/.test(document.getText()) ? [new ConfigCodeLens(document.uri)] : [];
+  }
+
+  resolveCodeLens(lens: ConfigCodeLens): ConfigCodeLens {
+    lens.command = { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [lens.config] };
+    return lens;
+  }
+}

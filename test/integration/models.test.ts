@@ -1,0 +1,99 @@
+// Whole models in the editor: the directive, the palette command, the CodeLens on config.json and
+// the drill-down into one head, on random-weight checkpoints in the exact Hugging Face layouts
+// (scripts/gen_model_fixtures.py) against their float64 PyTorch references.
+import * as assert from 'node:assert/strict';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { ModelRunOutcome } from '../../src/features/models';
+import type { RunOutcome } from '../../src/features/runner';
+import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../unit/model/fixtures';
+import { activateApi, closeAllEditors, codeLenses, eventually, openUntitled } from './support';
+
+function panelOpen(): boolean {
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.includes('attentionLens.panel'));
+}
+
+/** The largest |computed − reference| of one head's weights. */
+function maxDifference(weights: ArrayLike<number>, reference: number[][]): number {
+  let max = 0;
+  reference.flat().forEach((value, i) => (max = Math.max(max, Math.abs(weights[i] - value))));
+  return max;
+}
+
+describe('whole models', function () {
+  this.timeout(120_000);
+  before(activateApi);
+  afterEach(closeAllEditors);
+
+  it('a directive runs the model it names on its text, and a head opens step by step with the model\'s weights', async () => {
+    const api = await activateApi();
+    const folder = modelFixture('gpt2');
+    const reference = modelReference('gpt2');
+    assert.ok(reference.text, 'the gpt2 fixture has a text');
+    const { document } = await openUntitled('markdown', `# A model\n<!-- attention: model="${folder}" text="${reference.text}" -->\n`);
+    const lenses = await eventually(async () => {
+      const found = await codeLenses(document.uri);
+      return found.length > 0 ? found : undefined;
+    }, 'the directive\'s CodeLens');
+    assert.deepEqual(lenses.map((lens) => lens.title), ['▶ Run model']);
+
+    const outcome = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 0);
+    assert.equal(outcome?.error, undefined);
+    const summary = outcome?.summary;
+    assert.ok(summary, 'a model run summary');
+    assert.deepEqual(summary.tokenIds, reference.token_ids);
+    assert.equal(summary.layerCount, reference.attentions.length);
+    assert.equal(summary.predictions[0]?.kind, 'next');
+    assert.equal(summary.predictions[0]?.top.length, 5);
+
+    // The command opened the last layer's first head; open another and compare both.
+    for (const [layer, head] of [[summary.layerCount - 1, 0], [0, 1]]) {
+      const opened = await vscode.commands.executeCommand<RunOutcome>('attentionLens.openModelHead', summary.run, layer, head);
+      const run = opened?.run?.runs[0];
+      assert.ok(run?.result, `layer ${layer + 1} head ${head + 1} ran in the panel (${run?.error ?? ''})`);
+      assert.match(run.problem.name ?? '', new RegExp(`layer ${layer + 1} head ${head + 1}`));
+      const difference = maxDifference(run.result.heads[0].weights.data, reference.attentions[layer][head]);
+      assert.ok(difference < REFERENCE_TOLERANCE.attention, `layer ${layer + 1} head ${head + 1}: max |difference| ${difference}`);
+      assert.ok(api.results.get(opened.run!.uri)?.runs[0]?.result, 'stored where the panel finds it');
+    }
+    await eventually(() => (panelOpen() ? true : undefined), 'the attention panel');
+  });
+
+  it('the palette command runs a folder on given ids; a Llama with GQA and RoPE drills down to its reference', async () => {
+    const folder = modelFixture('llama-gqa-bf16');
+    const reference = modelReference('llama-gqa-bf16');
+    const outcome = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', folder, { ids: reference.token_ids });
+    const summary = outcome?.summary;
+    assert.ok(summary, outcome?.error ?? 'no summary');
+    assert.equal(summary.architecture, 'llama');
+    const last = reference.attentions.length - 1;
+    const heads = reference.attentions[last].length;
+    const opened = await vscode.commands.executeCommand<RunOutcome>('attentionLens.openModelHead', summary.run, last, heads - 1);
+    const result = opened?.run?.runs[0]?.result;
+    assert.ok(result, opened?.failures[0]?.error ?? 'no result');
+    const difference = maxDifference(result.heads[0].weights.data, reference.attentions[last][heads - 1]);
+    assert.ok(difference < REFERENCE_TOLERANCE.attention, `max |difference| ${difference}`);
+  });
+
+  it('a config.json of a model folder gets "Run model on text…"; other JSON files do not', async () => {
+    const config = vscode.Uri.file(join(modelFixture('gpt2'), 'config.json'));
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
+    const lenses = await eventually(async () => {
+      const found = (await codeLenses(config)).filter((lens) => lens.command === 'attentionLens.runModel');
+      return found.length > 0 ? found : undefined;
+    }, 'the config.json CodeLens');
+    assert.equal(lenses[0].title, '▶ Run model on text…');
+    assert.equal((lenses[0].args[0] as vscode.Uri).fsPath, config.fsPath);
+    const { document } = await openUntitled('json', '{ "name": "not a model" }');
+    assert.deepEqual((await codeLenses(document.uri)).filter((lens) => lens.command === 'attentionLens.runModel'), []);
+  });
+
+  it('says what is wrong, in one line: no tokenizer for a text, a folder that is no model', async () => {
+    const withoutTokenizer = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', modelFixture('llama-gqa-bf16'), { text: 'hello' });
+    assert.match(withoutTokenizer?.error ?? '', /tokenizer\.json/);
+    const notAModel = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', join(modelFixture('gpt2'), 'nowhere'), { ids: [1, 2] });
+    assert.match(notAModel?.error ?? '', /config\.json/);
+  });
+});

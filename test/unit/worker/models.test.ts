@@ -1,0 +1,46 @@
+// Model runs through the worker thread: the summary the host keeps, a head's step-by-step spec,
+// a newer run superseding the one in progress, and errors as messages.
+import * as assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { runAttention } from '../../../src/core/engine';
+import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
+import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../model/fixtures';
+
+const MEMORY = 8 * 2 ** 30;
+
+describe('worker: model runs', function () {
+  this.timeout(60_000);
+  let worker: AttentionWorker;
+  before(() => (worker = new AttentionWorker(join(__dirname, 'tsWorker.cjs'), { maxOldGenerationSizeMb: 512 }, () => undefined)));
+  after(() => worker.dispose());
+
+  it('runs a folder, keeps the run, and answers any head as a spec whose weights are the model\'s', async () => {
+    const reference = modelReference('qwen2-sharded-f16');
+    const summary = await worker.runModel(modelFixture('qwen2-sharded-f16'), { ids: reference.token_ids }, MEMORY);
+    assert.deepEqual(summary.tokenIds, reference.token_ids);
+    assert.equal(summary.layerCount, reference.attentions.length);
+    assert.equal(summary.headCount, reference.attentions[0].length);
+    for (let layer = 0; layer < summary.layerCount; layer++) {
+      for (let head = 0; head < summary.headCount; head++) {
+        const spec = await worker.modelHead(summary.run, layer, head);
+        const weights = runAttention(spec).heads[0].weights.data;
+        reference.attentions[layer][head].flat().forEach((value, i) =>
+          assert.ok(Math.abs(weights[i] - value) < REFERENCE_TOLERANCE.attention, `layer ${layer} head ${head} weight ${i}: ${weights[i]} vs ${value}`),
+        );
+      }
+    }
+  });
+
+  it('a newer run supersedes the one in progress', async () => {
+    const ids = modelReference('gpt2').token_ids;
+    const first = worker.runModel(modelFixture('gpt2'), { ids }, MEMORY);
+    const second = worker.runModel(modelFixture('gpt2'), { ids: ids.slice(0, 2) }, MEMORY);
+    await assert.rejects(first, RunCancelledError);
+    assert.equal((await second).tokens.length, 2);
+  });
+
+  it('fails with the reason: a run refused for memory, a head of a run no longer kept', async () => {
+    await assert.rejects(worker.runModel(modelFixture('gpt2'), { ids: [1, 2, 3] }, 1000), /needs about .* GB of memory/);
+    await assert.rejects(worker.modelHead(987654, 0, 0), /no longer held/);
+  });
+});
