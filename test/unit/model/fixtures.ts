@@ -54,6 +54,10 @@ function generate(): void {
   mkdirSync(staging, { recursive: true });
   execFileSync('/usr/bin/python3', [sources[0], staging], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
   writeFileSync(join(staging, '.generated'), new Date().toISOString());
+  if (isCurrent()) {
+    rmSync(staging, { recursive: true, force: true }); // another process finished first: keep what it wrote
+    return;
+  }
   rmSync(fixtureRoot, { recursive: true, force: true });
   renameSync(staging, fixtureRoot);
 }
