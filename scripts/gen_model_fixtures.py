@@ -519,8 +519,7 @@ def decoder_folders(out):
 
 
 def run_reference(forward, config, tensors, ids, text):
-    weights = {k.removeprefix('transformer.'): v.to(torch.float64) for k, v in tensors.items()}
-    attentions, hidden, logits = forward(config, weights, ids)
+    attentions, hidden, logits = forward(config, {k: v.to(torch.float64) for k, v in tensors.items()}, ids)
     return {'token_ids': ids, 'attentions': [a.tolist() for a in attentions], 'hidden_last': hidden.tolist(),
             'logits_last': None if logits is None else logits.tolist(), 'text': text}
 
