@@ -159,18 +159,18 @@ class Weights:
         self.stored = {}
 
     def normal(self, name, shape, std, mean=0.0):
-        value = (torch.randn(*shape, generator=self.generator) * std + mean).to(self.dtype)
-        self.stored[name] = value
-        return value.to(torch.float64)
+        self.stored[name] = (torch.randn(*shape, generator=self.generator) * std + mean).to(self.dtype)
 
     def linear(self, name, out_features, in_features, bias=False):
         """nn.Linear's layout, weight [out, in]; std 1/√in keeps activations O(1) so attention is far from uniform."""
-        w = self.normal(f'{name}.weight', (out_features, in_features), 1 / math.sqrt(in_features))
-        b = self.normal(f'{name}.bias', (out_features,), 0.1) if bias else None
-        return w, b
+        self.normal(f'{name}.weight', (out_features, in_features), 1 / math.sqrt(in_features))
+        if bias:
+            self.normal(f'{name}.bias', (out_features,), 0.1)
 
     def norm(self, name, dim, bias=False, center=1.0):
-        return self.normal(f'{name}.weight', (dim,), 0.1, center), self.normal(f'{name}.bias', (dim,), 0.1) if bias else None
+        self.normal(f'{name}.weight', (dim,), 0.1, center)
+        if bias:
+            self.normal(f'{name}.bias', (dim,), 0.1)
 
 
 def apply_linear(x, wb):
