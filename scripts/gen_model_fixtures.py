@@ -11,8 +11,8 @@ names, layouts and dtypes, a tokenizer where the model has one) and reference.js
 what a float64 forward of the stored weights gives (attentions [layer][head][query][key],
 hidden_last, logits_last). The forwards below are written from the model definitions of Hugging
 Face transformers (modeling_<arch>.py); scripts/MODEL_NOTES.md lists the conventions checked there.
---check runs the GPT-2 and Llama references against a second formulation built from torch's own
-modules (nn.MultiheadAttention, nn.LayerNorm, complex-number RoPE) and exits 1 on a mismatch.
+--check runs the GPT-2, Llama, Mistral and Qwen2 references against a second formulation built from
+torch's own modules (nn.MultiheadAttention, nn.LayerNorm, complex-number RoPE) and exits 1 on a mismatch.
 Seeded: the same command writes the same files.
 """
 import argparse
@@ -701,6 +701,8 @@ def main():
     mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
     mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
+    if not os.path.isdir(GPT2_FILES):
+        sys.exit(f'{GPT2_FILES} is missing (GPT-2\'s vocabulary and merges): run npm ci first')
     os.makedirs(args.out, exist_ok=True)
     tokenizer = gpt2_tokenizer()
     if args.bench:
