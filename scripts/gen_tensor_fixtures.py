@@ -20,7 +20,7 @@ import zipfile
 import numpy as np
 import torch
 
-from safetensors_file import safetensors_bytes
+from safetensors_file import write_safetensors as write_safetensors_to
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test', 'fixtures', 'tensors')
 torch.manual_seed(18)
@@ -109,7 +109,7 @@ TORCH_NAMES = {
 
 def write_safetensors(name, tensors, metadata):
     with open(path(name), 'wb') as f:
-        f.write(safetensors_bytes(tensors, metadata))
+        write_safetensors_to(f, tensors, metadata)
     record_torch(name, tensors)
 
 

@@ -21,14 +21,16 @@ def raw_bytes(tensor):
     return tensor.numpy().astype(tensor.numpy().dtype.newbyteorder('<')).tobytes()
 
 
-def safetensors_bytes(tensors, metadata):
-    """The whole file for {name: tensor}, in the given order."""
-    header, offset, chunks = {'__metadata__': metadata}, 0, []
+def write_safetensors(file, tensors, metadata):
+    """Writes {name: tensor} to an open binary file, in the given order, one tensor's bytes at a time (a
+    benchmark-sized model is never held twice)."""
+    header, offset = {'__metadata__': metadata}, 0
     for key, tensor in tensors.items():
-        data = raw_bytes(tensor)
-        header[key] = {'dtype': SAFETENSORS_DTYPES[tensor.dtype], 'shape': list(tensor.shape), 'data_offsets': [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
+        size = tensor.numel() * tensor.element_size()
+        header[key] = {'dtype': SAFETENSORS_DTYPES[tensor.dtype], 'shape': list(tensor.shape), 'data_offsets': [offset, offset + size]}
+        offset += size
     text = json.dumps(header).encode()
     text += b' ' * (-len(text) % 8)  # the format pads the header to 8-byte alignment
-    return struct.pack('<Q', len(text)) + text + b''.join(chunks)
+    file.write(struct.pack('<Q', len(text)) + text)
+    for tensor in tensors.values():
+        file.write(raw_bytes(tensor))

@@ -109,6 +109,9 @@ export function parseModelConfig(text: string): ModelConfig {
   }
 }
 
+/** GPT-2 and BERT alike: LayerNorm, biases on every linear layer, the LM head tied to the embeddings. */
+const LAYER_NORM_BIASED_TIED = { norm: 'layer', qkvBias: true, outputBias: true, mlpBias: true, tiedEmbeddings: true } as const;
+
 function gpt2(json: Json): ModelConfig {
   const hidden = int(json, 'n_embd', 768);
   const heads = int(json, 'n_head', 12);
@@ -121,14 +124,10 @@ function gpt2(json: Json): ModelConfig {
     intermediate: int(json, 'n_inner', 4 * hidden),
     vocab: int(json, 'vocab_size', 50257),
     maxPositions: int(json, 'n_positions', 1024),
-    norm: 'layer',
+    ...LAYER_NORM_BIASED_TIED,
     normEps: num(json, 'layer_norm_epsilon', 1e-5),
     activation: activationOf(activation, 'activation_function'),
     causal: true,
-    qkvBias: true,
-    outputBias: true,
-    mlpBias: true,
-    tiedEmbeddings: true,
     attention: Array.from({ length: layers }, (_, layer) => ({ scale: 1 / Math.sqrt(headDim) / (byLayer ? layer + 1 : 1) })),
   };
 }
@@ -145,14 +144,10 @@ function bert(json: Json): ModelConfig {
     intermediate: int(json, 'intermediate_size', 4 * hidden),
     vocab: int(json, 'vocab_size', 30522),
     maxPositions: int(json, 'max_position_embeddings', 512),
-    norm: 'layer',
+    ...LAYER_NORM_BIASED_TIED,
     normEps: num(json, 'layer_norm_eps', 1e-12),
     activation: activationOf(json.hidden_act ?? 'gelu', 'hidden_act'),
     causal: false,
-    qkvBias: true,
-    outputBias: true,
-    mlpBias: true,
-    tiedEmbeddings: true,
     typeVocab: int(json, 'type_vocab_size', 2),
     attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(headDim) })),
   };

@@ -78,25 +78,19 @@ export class ModelForward {
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
     const { Q, K, V } = await this.queriesKeysValues(index, input, n);
     const attended = await this.attend(index, Q, K, V, n, control);
-    let a = await this.linear(attended, n, L.out);
-    if (L.postNorm) {
-      x = await this.norm(addInPlace(a, x), must(L.attentionOutputNorm));
-    } else {
-      if (L.attentionOutputNorm) a = await this.norm(a, L.attentionOutputNorm);
-      x = addInPlace(a, x);
-    }
+    x = await this.residual(x, await this.linear(attended, n, L.out), L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
     const up = await this.linear(mlpInput, n, L.up);
     const hidden = L.gate ? gated(await this.linear(mlpInput, n, L.gate), up, this.config.activation) : activate(up, this.config.activation);
-    let m = await this.linear(hidden, n, L.down);
-    if (L.postNorm) {
-      x = await this.norm(addInPlace(m, x), must(L.mlpOutputNorm));
-    } else {
-      if (L.mlpOutputNorm) m = await this.norm(m, L.mlpOutputNorm);
-      x = addInPlace(m, x);
-    }
+    x = await this.residual(x, await this.linear(hidden, n, L.down), L.postNorm, L.mlpOutputNorm);
     return { output: x, record: { input, Q, K } };
+  }
+
+  /** x + y, with the output norm after the sum (post-LN: BERT) or on y before it (Gemma 2/3). */
+  private async residual(x: Float32Array, y: Float32Array, postNorm: boolean, outputNorm: NormLayout | undefined): Promise<Float32Array> {
+    if (!outputNorm) return addInPlace(y, x);
+    return postNorm ? this.norm(addInPlace(y, x), outputNorm) : addInPlace(await this.norm(y, outputNorm), x);
   }
 
   /** Q, K and V of a layer from its normed input, Q and K as scored (q/k norm, then RoPE). */
@@ -203,9 +197,4 @@ function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number,
     addColumns(out, rotate(columns(whole, h * headDim, headDim), { base: 0, layout: 'half', frequencies }, 0, 'float32'), h * headDim);
   }
   return out.data as Float32Array;
-}
-
-function must<T>(value: T | undefined): T {
-  if (value === undefined) throw new Error('a post-norm layer without its norm');
-  return value;
 }

@@ -1,7 +1,7 @@
 // Random-weight Hugging Face model folders and their float64 PyTorch references, written by
 // scripts/gen_model_fixtures.py into test-output/models/ (not committed: the GPT-2 tokenizer alone
 // is 3 MB). The first test that asks for one generates the whole set (a few seconds); later runs
-// reuse it until the script or the tokenizer builder changes.
+// reuse it until one of the scripts that write it changes.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -38,7 +38,7 @@ export const REFERENCE_TOLERANCE = { attention: 2e-4, hiddenRelative: 2e-3, logi
 const repoRoot = resolve(__dirname, '..', '..', '..');
 const fixtureRoot = join(repoRoot, 'test-output', 'models');
 const stamp = join(fixtureRoot, '.generated');
-const sources = [join(repoRoot, 'scripts', 'gen_model_fixtures.py'), join(repoRoot, 'scripts', 'build-gpt2-tokenizer.mjs')];
+const sources = ['gen_model_fixtures.py', 'safetensors_file.py', 'build-gpt2-tokenizer.mjs'].map((file) => join(repoRoot, 'scripts', file));
 
 function isCurrent(): boolean {
   if (!existsSync(stamp)) return false;
@@ -54,6 +54,10 @@ function generate(): void {
   mkdirSync(staging, { recursive: true });
   execFileSync('/usr/bin/python3', [sources[0], staging], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
   writeFileSync(join(staging, '.generated'), new Date().toISOString());
+  if (isCurrent()) {
+    rmSync(staging, { recursive: true, force: true }); // another process finished first: keep what it wrote
+    return;
+  }
   rmSync(fixtureRoot, { recursive: true, force: true });
   renameSync(staging, fixtureRoot);
 }

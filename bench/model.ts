@@ -1,0 +1,137 @@
+// `npm run bench:model [-- --rounds N] [--case TEXT]`: whole-model runs on random-weight folders in
+// the exact published layouts (scripts/gen_model_fixtures.py --bench: GPT-2-small-shaped, 124M, f32;
+// Qwen2.5-0.5B-shaped, hidden 896, 24 layers, 14 heads on 2 KV heads, bf16), each run in a fresh
+// process: ours (runModel on the WebAssembly kernels: load, forward, peak RSS), Debian's PyTorch
+// (import, load the same files, forward with every attention returned; in total and the forward
+// alone) and numpy in the picoGPT style on the fastest OpenBLAS kernel this CPU runs (GPT-2 only).
+// Runs take turns round by round; medians are printed. Not a test: nothing here asserts a time.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { runModel } from '../src/core/model/run';
+import { WasmLinearBackend } from '../src/core/model/wasmBackend';
+import { folderFiles } from '../src/node/modelFiles';
+
+const root = join(__dirname, '..');
+const benchFolders = join(root, 'test-output', 'models-bench');
+const argument = (flag: string): string | undefined => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
+const ROUNDS = Number(argument('--rounds') ?? 3);
+const CASE_FILTER = argument('--case') ?? '';
+const CASES = [
+  { model: 'gpt2-small', tokens: [128, 512, 1024] },
+  { model: 'qwen2.5-0.5b', tokens: [128, 512] },
+];
+/** The OpenBLAS kernels worth probing for numpy (as bench/run.ts probes them); unset = OpenBLAS's choice. */
+const KERNEL_CANDIDATES = process.arch === 'x64' ? [undefined, 'Haswell', 'Zen', 'SkylakeX', 'CooperLake', 'SapphireRapids'] : [undefined];
+
+interface Timing {
+  load_ms?: number;
+  import_ms?: number;
+  forward_ms: number;
+  total_ms: number;
+  max_rss_mb: number;
+  logit: number;
+}
+
+/** Deterministic token ids inside both vocabularies. */
+const idsOf = (n: number): number[] => Array.from({ length: n }, (_, i) => 100 + ((i * 7919) % 50000));
+
+async function child(folder: string, n: number): Promise<void> {
+  const started = performance.now();
+  const backend = new WasmLinearBackend();
+  const run = await runModel(folderFiles(folder), { ids: idsOf(n) }, { backend });
+  run.weights(0, 0); // a first head's weights, as a view would ask
+  const timing: Timing = {
+    load_ms: run.timings.loadMs,
+    forward_ms: run.timings.forwardMs,
+    total_ms: performance.now() - started,
+    max_rss_mb: process.resourceUsage().maxRSS / 1024,
+    logit: run.logitsLast?.[0] ?? NaN,
+  };
+  process.stdout.write(`${JSON.stringify(timing)}\n`);
+  backend.dispose();
+}
+
+/** One fresh process's JSON line. */
+function spawnJson(command: string, args: string[], env: NodeJS.ProcessEnv = process.env): Timing & { gflops?: number } {
+  const out = spawnSync(command, args, { encoding: 'utf8', env, maxBuffer: 2 ** 24 });
+  if (out.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${out.stderr.slice(-2000)}`);
+  return JSON.parse(out.stdout.trim().split('\n').at(-1) as string) as Timing & { gflops?: number };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** The fastest OpenBLAS kernel for numpy here (a kernel the CPU lacks dies: skipped). */
+function fastestKernel(): { env: NodeJS.ProcessEnv; name: string; gflops: number } {
+  let best = { env: process.env, name: '(unset)', gflops: 0 };
+  for (const kernel of KERNEL_CANDIDATES) {
+    const env = { ...process.env };
+    delete env.OPENBLAS_CORETYPE;
+    if (kernel) env.OPENBLAS_CORETYPE = kernel;
+    try {
+      const { gflops = 0 } = spawnJson('/usr/bin/python3', [join(__dirname, 'model_peers.py'), 'probe'], env);
+      if (gflops > best.gflops) best = { env, name: kernel ?? '(unset)', gflops };
+    } catch {
+      // SIGILL: not this CPU's kernel
+    }
+  }
+  return best;
+}
+
+/** GFLOP/s of the WebAssembly backend on 512×768 · 768×768 (a GPT-2-small projection of 512 tokens). */
+async function gemmRate(): Promise<number> {
+  const backend = new WasmLinearBackend();
+  const [m, k, n] = [512, 768, 768];
+  const a = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i));
+  const b = Float32Array.from({ length: k * n }, (_, i) => Math.cos(i));
+  let best = Infinity;
+  for (let r = 0; r < 7; r++) {
+    const t = performance.now();
+    await backend.matmul(a, b, m, k, n, true);
+    best = Math.min(best, performance.now() - t);
+  }
+  backend.dispose();
+  return (2 * m * k * n) / (best / 1000) / 1e9;
+}
+
+async function main(): Promise<void> {
+  if (!existsSync(join(benchFolders, 'bench', 'qwen2.5-0.5b', 'config.json'))) {
+    console.log('writing the benchmark models (scripts/gen_model_fixtures.py --bench)…');
+    spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, '--bench'], { stdio: 'inherit' });
+  }
+  console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`WebAssembly gemm (LinearBackend 'wasm'), 512×768 · 768×768: ${(await gemmRate()).toFixed(1)} GFLOP/s`);
+  const kernel = fastestKernel();
+  console.log(`numpy's OpenBLAS kernel: ${kernel.name} (${kernel.gflops.toFixed(1)} GFLOP/s on 1024² float32)`);
+  const script = join(__dirname, 'model_peers.py');
+  console.log('model           tokens | ours: load  forward  total  RSS MB | torch: import  load  forward  total  RSS MB | numpy: forward  total | ours/best forward');
+  for (const { model, tokens } of CASES) {
+    for (const n of tokens) {
+      if (!`${model} ${n}`.includes(CASE_FILTER)) continue;
+      const folder = join(benchFolders, 'bench', model);
+      const ids = idsOf(n).join(',');
+      const runs: Record<'ours' | 'torch' | 'numpy', Timing[]> = { ours: [], torch: [], numpy: [] };
+      for (let round = 0; round < ROUNDS; round++) {
+        runs.ours.push(spawnJson(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', __filename, '--child', folder, String(n)]));
+        runs.torch.push(spawnJson('/usr/bin/python3', [script, 'torch', folder, ids], kernel.env));
+        if (model.startsWith('gpt2')) runs.numpy.push(spawnJson('/usr/bin/python3', [script, 'numpy', folder, ids], kernel.env));
+      }
+      const m = (list: Timing[], key: keyof Timing) => (list.length ? median(list.map((t) => t[key] ?? NaN)) : NaN);
+      const f = (v: number) => (Number.isNaN(v) ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
+      const best = Math.min(m(runs.torch, 'forward_ms'), runs.numpy.length ? m(runs.numpy, 'forward_ms') : Infinity);
+      console.log(
+        `${model.padEnd(15)} ${String(n).padStart(6)} | ${f(m(runs.ours, 'load_ms'))} ${f(m(runs.ours, 'forward_ms'))} ${f(m(runs.ours, 'total_ms'))} ${f(m(runs.ours, 'max_rss_mb'))}` +
+          ` | ${f(m(runs.torch, 'import_ms'))} ${f(m(runs.torch, 'load_ms'))} ${f(m(runs.torch, 'forward_ms'))} ${f(m(runs.torch, 'total_ms'))} ${f(m(runs.torch, 'max_rss_mb'))}` +
+          ` | ${f(m(runs.numpy, 'forward_ms'))} ${f(m(runs.numpy, 'total_ms'))} | ${(m(runs.ours, 'forward_ms') / best).toFixed(2)}×` +
+          `  (logit[0]: ours ${runs.ours[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
+      );
+    }
+  }
+}
+
+if (process.argv.includes('--child')) void child(argument('--child') as string, Number(process.argv[process.argv.indexOf('--child') + 2])).then(() => process.exit(0));
+else void main().then(() => process.exit(0));

@@ -1,0 +1,151 @@
+"""The anchors of `npm run bench:model`: the same model forward, attentions returned, in a fresh process.
+
+    model_peers.py torch FOLDER IDS      PyTorch (Debian's 1.13), float32, written plainly from the models' definitions
+    model_peers.py numpy FOLDER IDS      numpy in the picoGPT style (GPT-2 only), float32
+    model_peers.py probe                 GFLOP/s of a 1024² float32 numpy product (bench/model.ts picks OPENBLAS_CORETYPE by it)
+
+IDS is a comma-separated list of token ids. Prints one JSON line: import, load and forward times (ms) and the
+process's peak RSS (MB). Times start when this script starts, before `import torch` / `import numpy`.
+"""
+import json
+import math
+import os
+import resource
+import sys
+import time
+
+started = time.perf_counter()
+MODE = sys.argv[1]
+
+
+def ms(since):
+    return (time.perf_counter() - since) * 1000
+
+
+def report(**fields):
+    fields['max_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps(fields))
+
+
+def read_safetensors(folder, to_array):
+    """Every tensor of the folder's safetensors files as float32 arrays, names without the class prefix."""
+    out = {}
+    for file in sorted(f for f in os.listdir(folder) if f.endswith('.safetensors')):
+        with open(os.path.join(folder, file), 'rb') as f:
+            data = f.read()
+        size = int.from_bytes(data[:8], 'little')
+        header = json.loads(data[8:8 + size])
+        header.pop('__metadata__', None)
+        for key, entry in header.items():
+            start, end = (8 + size + o for o in entry['data_offsets'])
+            name = key.split('.', 1)[1] if key.startswith(('transformer.', 'model.')) else key
+            out[name] = to_array(data[start:end], entry['dtype'], entry['shape'])
+    return out
+
+
+if MODE == 'probe':
+    import numpy as np
+    a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
+    c = np.empty_like(a)
+    best = min((lambda t: (np.matmul(a, a, out=c), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))
+    report(gflops=2 * 1024 ** 3 / best / 1e9)
+    sys.exit(0)
+
+FOLDER, IDS = sys.argv[2], [int(i) for i in sys.argv[3].split(',')]
+with open(os.path.join(FOLDER, 'config.json')) as f:
+    config = json.load(f)
+
+if MODE == 'torch':
+    import torch
+    import_ms = ms(started)
+    torch.set_grad_enabled(False)
+    dtypes = {'F32': torch.float32, 'F16': torch.float16, 'BF16': torch.bfloat16}
+    t = time.perf_counter()
+    w = read_safetensors(FOLDER, lambda b, d, s: torch.frombuffer(bytearray(b), dtype=dtypes[d]).reshape(s).float())
+    load_ms = ms(t)
+    t = time.perf_counter()
+    n = len(IDS)
+    ids = torch.tensor(IDS)
+    mask = torch.ones(n, n, dtype=torch.bool).tril()
+
+    def attend(q, k, v, scale):  # q [H, n, d], k/v [KV, n, d]
+        group = q.shape[0] // k.shape[0]
+        k, v = k.repeat_interleave(group, 0), v.repeat_interleave(group, 0)
+        weights = torch.softmax((q @ k.transpose(1, 2) * scale).masked_fill(~mask, -math.inf), -1)
+        return weights, (weights @ v).transpose(0, 1).reshape(n, -1)
+
+    heads_of = lambda x, h: x.reshape(n, h, -1).transpose(0, 1)
+    attentions = []
+    if config['model_type'] == 'gpt2':
+        c, h, eps = config['n_embd'], config['n_head'], config['layer_norm_epsilon']
+        ln = lambda x, p: torch.nn.functional.layer_norm(x, (c,), w[f'{p}.weight'], w[f'{p}.bias'], eps)
+        conv = lambda x, p: torch.addmm(w[f'{p}.bias'], x, w[f'{p}.weight'])
+        x = w['wte.weight'][ids] + w['wpe.weight'][:n]
+        for i in range(config['n_layer']):
+            q, k, v = (heads_of(t, h) for t in conv(ln(x, f'h.{i}.ln_1'), f'h.{i}.attn.c_attn').split(c, -1))
+            a, out = attend(q, k, v, 1 / math.sqrt(c // h))
+            attentions.append(a)
+            x = x + conv(out, f'h.{i}.attn.c_proj')
+            x = x + conv(torch.nn.functional.gelu(conv(ln(x, f'h.{i}.ln_2'), f'h.{i}.mlp.c_fc'), approximate='tanh'), f'h.{i}.mlp.c_proj')
+        logits = ln(x, 'ln_f')[-1] @ w['wte.weight'].T
+    else:  # Qwen2-shaped: RMSNorm, q/k/v biases, RoPE rotate-half, GQA, SwiGLU
+        h, kv, eps = config['num_attention_heads'], config['num_key_value_heads'], config['rms_norm_eps']
+        d = config['hidden_size'] // h
+        rms = lambda x, p: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w[f'{p}.weight']
+        lin = lambda x, p: torch.nn.functional.linear(x, w[f'{p}.weight'], w.get(f'{p}.bias'))
+        inv = 1 / config.get('rope_theta', 10000.0) ** (torch.arange(0, d, 2).float() / d)
+        angles = torch.arange(n).float()[:, None] * inv[None, :]
+        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+        rope = lambda x: x * cos + torch.cat([-x[..., d // 2:], x[..., :d // 2]], -1) * sin
+        x = w['embed_tokens.weight'][ids]
+        for i in range(config['num_hidden_layers']):
+            p = f'layers.{i}'
+            y = rms(x, f'{p}.input_layernorm')
+            q, k, v = (heads_of(lin(y, f'{p}.self_attn.{m}_proj'), c) for m, c in (('q', h), ('k', kv), ('v', kv)))
+            a, out = attend(rope(q), rope(k), v, 1 / math.sqrt(d))
+            attentions.append(a)
+            x = x + lin(out, f'{p}.self_attn.o_proj')
+            y = rms(x, f'{p}.post_attention_layernorm')
+            x = x + lin(torch.nn.functional.silu(lin(y, f'{p}.mlp.gate_proj')) * lin(y, f'{p}.mlp.up_proj'), f'{p}.mlp.down_proj')
+        logits = rms(x, 'norm')[-1] @ w.get('lm_head.weight', w['embed_tokens.weight']).T
+    forward_ms = ms(t)
+    report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), threads=torch.get_num_threads(), logit=float(logits[0]))
+
+elif MODE == 'numpy':  # picoGPT's GPT-2, in float32, every layer's attention kept
+    import numpy as np
+    import_ms = ms(started)
+    assert config['model_type'] == 'gpt2', 'the numpy peer is GPT-2 only'
+    t = time.perf_counter()
+    dtypes = {'F32': np.float32, 'F16': np.float16}
+    w = read_safetensors(FOLDER, lambda b, d, s: np.frombuffer(b, dtype=dtypes[d]).reshape(s).astype(np.float32))
+    load_ms = ms(t)
+    t = time.perf_counter()
+
+    def gelu(x):
+        return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+    def softmax(x):
+        e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True)
+
+    def layer_norm(x, p, eps=1e-5):
+        mean, var = np.mean(x, axis=-1, keepdims=True), np.var(x, axis=-1, keepdims=True)
+        return w[f'{p}.weight'] * (x - mean) / np.sqrt(var + eps) + w[f'{p}.bias']
+
+    def linear(x, p):
+        return x @ w[f'{p}.weight'] + w[f'{p}.bias']
+
+    n, h = len(IDS), config['n_head']
+    causal = (1 - np.tri(n, dtype=np.float32)) * -1e10
+    x = w['wte.weight'][IDS] + w['wpe.weight'][:n]
+    attentions = []
+    for i in range(config['n_layer']):
+        q, k, v = np.split(linear(layer_norm(x, f'h.{i}.ln_1'), f'h.{i}.attn.c_attn'), 3, axis=-1)
+        q, k, v = (m.reshape(n, h, -1).transpose(1, 0, 2) for m in (q, k, v))
+        a = softmax(q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1]) + causal)
+        attentions.append(a)
+        x = x + linear((a @ v).transpose(1, 0, 2).reshape(n, -1), f'h.{i}.attn.c_proj')
+        x = x + linear(gelu(linear(layer_norm(x, f'h.{i}.ln_2'), f'h.{i}.mlp.c_fc')), f'h.{i}.mlp.c_proj')
+    logits = layer_norm(x, 'ln_f')[-1] @ w['wte.weight'].T
+    forward_ms = ms(t)
+    report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), logit=float(logits[0]))

@@ -1,0 +1,56 @@
+// The portable LinearBackend (WebAssembly gemm kernels) and its JavaScript fallback against a
+// float64 product, over edge shapes (one row, widths off the kernels' 4-row and 8-column tiles),
+// both storage layouts of B, with and without a bias.
+import { strict as assert } from 'node:assert';
+import fc from 'fast-check';
+import { blockedMatmul, WasmLinearBackend } from '../../../src/core/model/wasmBackend';
+
+function product64(a: Float32Array, b: Float32Array, m: number, k: number, n: number, transposed: boolean, bias?: Float32Array): Float64Array {
+  const c = new Float64Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let s = bias ? bias[j] : 0;
+      for (let p = 0; p < k; p++) s += a[i * k + p] * (transposed ? b[j * k + p] : b[p * n + j]);
+      c[i * n + j] = s;
+    }
+  }
+  return c;
+}
+
+function assertNear(got: Float32Array, want: Float64Array, k: number): void {
+  assert.equal(got.length, want.length);
+  // float32 accumulation over k terms of magnitude ≤ 1: a few k·ε.
+  const tolerance = 4 * k * 2 ** -23 + 1e-6;
+  want.forEach((v, i) => assert.ok(Math.abs(got[i] - v) <= tolerance, `entry ${i}: ${got[i]} vs ${v}`));
+}
+
+describe('LinearBackend: WebAssembly gemm', function () {
+  this.timeout(120000);
+  const backend = new WasmLinearBackend();
+  after(() => backend.dispose());
+
+  it('C = A·B and A·Bᵀ (+ bias) as a float64 product, for any shape', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 37 }), fc.integer({ min: 1, max: 70 }), fc.integer({ min: 1, max: 41 }), fc.boolean(), fc.boolean(), fc.integer(), async (m, k, n, transposed, withBias, seed) => {
+        let state = seed >>> 0 || 1;
+        const random = () => ((state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32) * 2 - 1;
+        const a = Float32Array.from({ length: m * k }, random);
+        const b = Float32Array.from({ length: k * n }, random);
+        const bias = withBias ? Float32Array.from({ length: n }, random) : undefined;
+        const want = product64(a, b, m, k, n, transposed, bias);
+        assertNear(await backend.matmul(a, b, m, k, n, transposed, bias), want, k);
+        const fallback = blockedMatmul(a, b, m, k, n, transposed);
+        assertNear(fallback, product64(a, b, m, k, n, transposed), k);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a product larger than the memory it last used, then a smaller one on that memory', async () => {
+    const big = await backend.matmul(new Float32Array(300 * 200).fill(1), new Float32Array(200 * 100).fill(0.5), 300, 200, 100, false);
+    assert.ok(big.every((v) => v === 100));
+    const small = await backend.matmul(Float32Array.of(1, 2), Float32Array.of(3, 4), 1, 2, 1, true);
+    assert.deepEqual([...small], [11]);
+    assert.ok(big.every((v) => v === 100), 'an earlier result is the caller\'s own copy');
+  });
+});

@@ -1,0 +1,135 @@
+// `attention-lens model` bundled and run as a user runs it: the issue's exact JSON against the
+// fixture's torch reference, the text report, and every bad input as one line and exit 1.
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
+
+const root = join(__dirname, '..', '..', '..');
+
+describe('CLI: model', function () {
+  this.timeout(300000);
+  let dir: string;
+  let bundle: string;
+  const cli = (...args: string[]) => {
+    const run = spawnSync(process.execPath, [bundle, 'model', ...args], { encoding: 'utf8', cwd: root, maxBuffer: 64 * 2 ** 20 });
+    return { status: run.status, stdout: run.stdout, stderr: run.stderr };
+  };
+  /** A copy of a fixture folder to break. */
+  const copy = (name: 'gpt2' | 'qwen2-sharded-f16' | 'llama-gqa-bf16'): string => {
+    const to = join(dir, `${name}-${Math.random().toString(36).slice(2)}`);
+    cpSync(modelFixture(name), to, { recursive: true });
+    return to;
+  };
+  /** Rewrites a safetensors header (same data) through `edit`. */
+  const editHeader = (file: string, edit: (header: Record<string, { shape: number[] }>) => void): void => {
+    const bytes = readFileSync(file);
+    const length = Number(bytes.readBigUInt64LE(0));
+    const header = JSON.parse(bytes.subarray(8, 8 + length).toString('utf8')) as Record<string, { shape: number[] }>;
+    edit(header);
+    const text = Buffer.from(JSON.stringify(header).padEnd(length, ' '));
+    assert.equal(text.length, length, 'the edited header must keep its length');
+    writeFileSync(file, Buffer.concat([bytes.subarray(0, 8), text, bytes.subarray(8 + length)]));
+  };
+  const assertOneLine = (run: { status: number | null; stdout: string; stderr: string }, message: RegExp) => {
+    assert.equal(run.status, 1, run.stderr);
+    assert.match(run.stderr, message);
+    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+    assert.doesNotMatch(run.stderr, /\n\s+at /);
+  };
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'attention-lens-model-'));
+    bundle = join(dir, 'dist', 'cli.js');
+    buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
+    for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(dir, 'dist', file));
+    modelFixture('gpt2');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('--json is exactly the issue\'s object, its numbers as the torch reference', () => {
+    const reference = modelReference('gpt2');
+    const run = cli(modelFixture('gpt2'), '--text', reference.text as string, '--json');
+    assert.equal(run.status, 0, run.stderr);
+    const json = JSON.parse(run.stdout) as { architecture: string; tokens: string[]; token_ids: number[]; attentions: number[][][][]; hidden_last: number[]; logits_last: number[] };
+    assert.deepEqual(Object.keys(json), ['architecture', 'tokens', 'token_ids', 'attentions', 'hidden_last', 'logits_last']);
+    assert.equal(json.architecture, 'gpt2');
+    assert.deepEqual(json.token_ids, reference.token_ids);
+    assert.equal(json.tokens[1], '␣cat');
+    const worst = Math.max(...reference.attentions.flat(3).map((v, i) => Math.abs(v - json.attentions.flat(3)[i])));
+    assert.ok(worst <= REFERENCE_TOLERANCE.attention, `attention off by ${worst}`);
+    assert.equal(json.logits_last.length, 50257);
+    const noHead = cli(modelFixture('qwen3'), '--ids', '1,2,3', '--json');
+    assert.equal(noHead.status, 0, noHead.stderr);
+    assert.ok('logits_last' in JSON.parse(noHead.stdout)); // qwen3's fixture has lm_head
+  });
+
+  it('text: architecture, tokens, the next-token predictions, each head\'s focus', () => {
+    const run = cli(modelFixture('gpt2'), '--text', 'The cat sat');
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^gpt2: 2 layers × 2 heads, 3 tokens \(wasm; load \d+ ms, forward \d+ ms\)\n/);
+    assert.match(run.stdout, /tokens: "The" "␣cat" "␣sat"\n/);
+    assert.match(run.stdout, /next after "␣sat": (".+" \d+\.\d%(, )?){5}\n/);
+    assert.match(run.stdout, /layer 2: h1 ".+" \d\.\d\d · h2 ".+" \d\.\d\d\n/);
+  });
+
+  it('a missing tensor is named', () => {
+    const folder = copy('gpt2');
+    editHeader(join(folder, 'model.safetensors'), (header) => {
+      header['transformer.h.1.mlp.c_fc.bias_'] = header['transformer.h.1.mlp.c_fc.bias'];
+      delete header['transformer.h.1.mlp.c_fc.bias'];
+    });
+    assertOneLine(cli(folder, '--ids', '1,2'), /: the checkpoint has no tensor h\.1\.mlp\.c_fc\.bias \(nor transformer\.h\.1\.mlp\.c_fc\.bias, /);
+  });
+
+  it('a wrong shape names the tensor and both shapes', () => {
+    const folder = copy('gpt2');
+    editHeader(join(folder, 'model.safetensors'), (header) => {
+      header['transformer.h.0.attn.c_attn.weight'].shape = [48, 16];
+    });
+    assertOneLine(cli(folder, '--ids', '1,2'), /tensor transformer\.h\.0\.attn\.c_attn\.weight is 48×16 but the config asks for 16×48/);
+  });
+
+  it('an unknown model_type lists the supported ones', () => {
+    const folder = copy('gpt2');
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'falcon' }));
+    assertOneLine(cli(folder, '--ids', '1'), /model_type "falcon" is not supported: supported are gpt2, bert, llama, mistral, qwen2, qwen3, gemma2, gemma3/);
+  });
+
+  it('a truncated shard says so', () => {
+    const folder = copy('qwen2-sharded-f16');
+    const shard = join(folder, 'model-00002-of-00002.safetensors');
+    truncateSync(shard, statSync(shard).size - 100);
+    assertOneLine(cli(folder, '--ids', '1,2'), /model-00002-of-00002\.safetensors is truncated: its header lists \d+ bytes but the file has \d+/);
+  });
+
+  it('no tokenizer.json: say so and offer --ids', () => {
+    assertOneLine(cli(modelFixture('llama-gqa-bf16'), '--text', 'hello'), /has no tokenizer\.json: give token ids instead \(--ids 1,2,3\)/);
+    const folder = copy('gpt2');
+    unlinkSync(join(folder, 'tokenizer.json'));
+    assert.equal(cli(folder, '--ids', '1,2').status, 0);
+  });
+
+  it('a text longer than the positions: cut, with a warning, and run', () => {
+    const run = cli(modelFixture('gpt2'), '--text', 'word '.repeat(100).trim(), '--json');
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stderr, /warning: the input has 100 tokens but the model has 64 positions: cut to the first 64/);
+    assert.equal((JSON.parse(run.stdout) as { tokens: string[] }).tokens.length, 64);
+  });
+
+  it('a model too big for the memory allowed is refused up front, with the figure', () => {
+    assertOneLine(cli(modelFixture('gpt2'), '--ids', '1,2,3', '--max-memory-mb', '1'), /running this model on 3 tokens needs about \d+\.\d\d GB of memory .* more than the 0\.00 GB allowed/);
+  });
+
+  it('ids outside the vocabulary, a folder that is not a model, bad arguments', () => {
+    assertOneLine(cli(modelFixture('llama-gqa-bf16'), '--ids', '1,128'), /token id 128 is outside the vocabulary \(0…127\)/);
+    assertOneLine(cli(dir, '--ids', '1'), /has no config\.json: not a Hugging Face model folder/);
+    const usage = cli(modelFixture('gpt2'));
+    assert.equal(usage.status, 2);
+    assert.match(usage.stderr, /give the input as --text TEXT or --ids 1,2,3/);
+    assert.equal(cli(modelFixture('gpt2'), '--ids', '1,x').status, 2);
+  });
+});
