@@ -10,4 +10,5 @@ export const COMMANDS = {
   showTensorAttention: 'attentionLens.showTensorAttention',
   showDebugAttention: 'attentionLens.showDebugAttention',
   openExampleNotebook: 'attentionLens.openExampleNotebook',
+  showHeads: 'attentionLens.showHeads',
 } as const;

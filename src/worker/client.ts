@@ -10,7 +10,11 @@ import type { TensorSummary } from '../core/parse/tensors/summary';
 import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
 import type {
+  HeadsAnswer,
+  HeadsQuery,
   MatrixView,
+  StackInfo,
+  WorkerHeadsAdoptRequest,
   Region,
   TextChange,
   WorkerProblemOutcome,
@@ -18,6 +22,7 @@ import type {
   WorkerReadRequest,
   WorkerReading,
   WorkerResponse,
+  WorkerRequest,
   WorkerRunRequest,
 } from '../protocol';
 
@@ -46,6 +51,12 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/** A stack the worker now holds, and what the page may know of it. */
+export interface OpenedHeads {
+  stack: number;
+  info: StackInfo;
+}
+
 export interface TensorFileRead {
   file: TensorFile;
   summaries: TensorSummary[];
@@ -60,6 +71,7 @@ export class AttentionWorker {
   private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   private readonly tensorReads = new Map<number, { resolve(read: TensorFileRead): void; reject(error: Error): void }>();
+  private readonly headsRequests = new Map<number, { resolve(response: OpenedHeads | HeadsAnswer): void; reject(error: Error): void }>();
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
 
@@ -110,6 +122,32 @@ export class AttentionWorker {
     const read = new Promise<TensorFileRead>((resolve, reject) => this.tensorReads.set(id, { resolve, reject }));
     this.ensureWorker().postMessage({ type: 'tensorFile', id, path, maxElements });
     return read;
+  }
+
+  /** Saved attentions read into a stack the worker holds until `closeHeads`. */
+  openHeads(path: string, maxElements: number, ids?: number[]): Promise<OpenedHeads> {
+    return this.headsRequest((id) => ({ type: 'headsOpen', id, path, maxElements, ...(ids ? { ids } : {}) })) as Promise<OpenedHeads>;
+  }
+
+  /** A problem's heads as a one-layer stack held in the worker. */
+  adoptHeads(problem: Omit<WorkerHeadsAdoptRequest, 'type' | 'id'>): Promise<OpenedHeads> {
+    return this.headsRequest((id) => ({ type: 'headsAdopt', id, ...problem })) as Promise<OpenedHeads>;
+  }
+
+  /** What a heads view draws of an open stack, computed in the worker. */
+  queryHeads(stack: number, query: HeadsQuery): Promise<HeadsAnswer> {
+    return this.headsRequest((id) => ({ type: 'headsQuery', id, stack, query })) as Promise<HeadsAnswer>;
+  }
+
+  closeHeads(stack: number): void {
+    this.worker?.postMessage({ type: 'headsClose', stack });
+  }
+
+  private headsRequest(request: (id: number) => WorkerRequest): Promise<OpenedHeads | HeadsAnswer> {
+    const id = this.nextId++;
+    const answer = new Promise<OpenedHeads | HeadsAnswer>((resolve, reject) => this.headsRequests.set(id, { resolve, reject }));
+    this.ensureWorker().postMessage(request(id));
+    return answer;
   }
 
   /** A slice of a document's text (see WorkerTextMessage); starts the worker if need be. */
@@ -216,6 +254,14 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
+    if (response.type === 'headsOpened' || response.type === 'headsAnswer' || response.type === 'headsFailed') {
+      const request = this.headsRequests.get(response.id);
+      this.headsRequests.delete(response.id);
+      if (response.type === 'headsOpened') request?.resolve({ stack: response.stack, info: response.info });
+      else if (response.type === 'headsAnswer') request?.resolve(response.answer);
+      else request?.reject(new Error(response.error));
+      return;
+    }
     if (response.type === 'tensorFile' || response.type === 'tensorFileFailed') {
       const read = this.tensorReads.get(response.id);
       this.tensorReads.delete(response.id);
@@ -256,6 +302,8 @@ export class AttentionWorker {
     this.regions.clear();
     for (const read of this.tensorReads.values()) read.reject(error);
     this.tensorReads.clear();
+    for (const request of this.headsRequests.values()) request.reject(error);
+    this.headsRequests.clear();
   }
 
   private forget(id: number, pending: Pending): void {

@@ -24,6 +24,7 @@ import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
+import { answerHeads, closeHeads, openHeads } from './heads';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -76,6 +77,15 @@ port.on('message', (request: WorkerRequest) => {
       return;
     case 'tensorFile':
       return readTensors(request);
+    case 'headsOpen':
+    case 'headsAdopt':
+      return port.postMessage(openHeads(request));
+    case 'headsQuery': {
+      const response = answerHeads(request);
+      return port.postMessage(response, transferablesOf(response));
+    }
+    case 'headsClose':
+      return closeHeads(request.stack);
   }
 });
 
