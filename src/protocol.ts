@@ -8,6 +8,7 @@
 import type { NotebookCell } from './core/parse/notebook';
 import type { TensorFile } from './core/parse/tensors';
 import type { TensorSummary } from './core/parse/tensors/summary';
+import type { ScoreGrids } from './core/heads/analysis';
 import type { MatrixStatistics } from './core/statistics';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 
@@ -554,7 +555,11 @@ export interface WorkerHeadsAdoptRequest {
 export type HeadsQuery =
   | { kind: 'grid'; size: number; mode: PoolMode; layers: number[]; heads: number[] }
   | { kind: 'lines'; layer: number; heads: number[]; k: number }
-  | { kind: 'head'; layer: number; head: number };
+  | { kind: 'head'; layer: number; head: number }
+  /** Head scores of every layer × head and the rollout (docs/analysis.md). */
+  | { kind: 'scores' }
+  /** Attention flow; refused (headsFailed) past its size limit. */
+  | { kind: 'flow' };
 
 export interface WorkerHeadsQueryRequest {
   type: 'headsQuery';
@@ -572,7 +577,10 @@ export interface WorkerHeadsCloseMessage {
 export type HeadsAnswer =
   | { kind: 'grid'; grid: PooledGrid }
   | { kind: 'lines'; lines: HeadLines }
-  | { kind: 'head'; layer: number; head: number; view: MatrixView };
+  | { kind: 'head'; layer: number; head: number; view: MatrixView }
+  /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
+  | { kind: 'scores'; scores: ScoreGrids; rollout: Float64Array | null }
+  | { kind: 'flow'; flow: Float64Array };
 
 export type WorkerHeadsResponse =
   | { type: 'headsOpened'; id: number; stack: number; info: StackInfo }
@@ -617,6 +625,9 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     }
     case 'head':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'head', layer: raw.layer, head: raw.head } : undefined;
+    case 'scores':
+    case 'flow':
+      return { kind: raw.kind };
     default:
       return undefined;
   }

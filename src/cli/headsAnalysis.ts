@@ -6,10 +6,9 @@
 //   attention-lens heads (DIR --text T | DIR --ids … | FILE --ids …) [--compare DIR2|FILE2 | --text2 T2]
 //                        [--flow] [--probe induction [--repeat R] [--seed S]] [--json]
 import { readFileSync } from 'node:fs';
-import { analyseStack, headMeans, type ScoreGrids } from '../core/heads/analysis';
+import { analyseStack, type ScoreGrids, stackFlow } from '../core/heads/analysis';
 import { attentionOnlyModelOf, attentionOnlyStack } from '../core/heads/attentionOnly';
 import { divergences, ranked } from '../core/heads/compare';
-import { attentionFlow } from '../core/heads/flow';
 import { DEFAULT_REPEAT, inductionProbe } from '../core/heads/probe';
 import { HEAD_SCORE_NAMES } from '../core/heads/scores';
 import type { AttentionStack } from '../core/heads/stack';
@@ -158,7 +157,7 @@ export async function headsAnalysis(args: HeadsAnalysisArgs, sources: HeadsSourc
   const report: HeadsAnalysisReport = { scores, rollout: rollout && rows(rollout, n) };
   if (args.flow) {
     try {
-      report.flow = rows(attentionFlow(headMeans(stack), n), n);
+      report.flow = rows(stackFlow(stack), n);
     } catch (error) {
       throw new HeadsAnalysisError(error instanceof RangeError ? error.message : String(error));
     }

@@ -2,6 +2,7 @@
 // and the answers the page draws (pooled thumbnails, top-k lines, one head), all computed here.
 // The analyses of a stack (head scores, rollout, comparisons) read the same stacks (stackOf).
 import { maxPoolFast } from '../core/engine/fast';
+import { analyseStack, stackFlow } from '../core/heads/analysis';
 import { loadSavedAttentions } from '../core/heads/load';
 import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';
@@ -36,7 +37,13 @@ export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsRespon
   if (!stack) return { type: 'headsFailed', id: request.id, error: 'This view\'s attentions were let go (the worker restarted): open them again.' };
   const failure = outOfRange(stack, request.query);
   if (failure) return { type: 'headsFailed', id: request.id, error: failure };
-  return { type: 'headsAnswer', id: request.id, answer: answer(stack, request.query) };
+  try {
+    return { type: 'headsAnswer', id: request.id, answer: answer(stack, request.query) };
+  } catch (error) {
+    // Attention flow past its size limit says so (a RangeError with the limit).
+    if (error instanceof RangeError) return { type: 'headsFailed', id: request.id, error: error.message };
+    throw error;
+  }
 }
 
 function answer(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
@@ -51,10 +58,15 @@ function answer(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
       const data = Float32Array.from(stack.weights(layer, head));
       return { kind: 'head', layer, head, view: viewOf({ rows: stack.queryCount, cols: stack.keyCount, data }, undefined, maxPoolFast) };
     }
+    case 'scores':
+      return { kind: 'scores', ...analyseStack(stack) };
+    case 'flow':
+      return { kind: 'flow', flow: stackFlow(stack) };
   }
 }
 
 function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
+  if (query.kind === 'scores' || query.kind === 'flow') return undefined;
   const layers = query.kind === 'grid' ? query.layers : [query.layer];
   const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;

@@ -5,6 +5,7 @@
 // Pure functions: no `vscode` import.
 import { CancelledError, type RunControl } from '../engine';
 import { grid } from './compare';
+import { attentionFlow } from './flow';
 import { rolloutStep } from './rollout';
 import { HEAD_SCORE_NAMES, type HeadScoreName, type HeadScoreValues, scoresOfHead, tokenMatches } from './scores';
 import type { AttentionStack } from './stack';
@@ -39,6 +40,12 @@ export function analyseStack(stack: AttentionStack, control: RunControl = {}): S
   }
   const scores = Object.fromEntries(HEAD_SCORE_NAMES.map((name) => [name, grid(layerCount, headCount, (l, h) => perHead[l][h][name])])) as ScoreGrids;
   return { scores, rollout: rollout ?? null };
+}
+
+/** The stack's attention flow [n × n]; a RangeError for cross-attention or past the size limit. */
+export function stackFlow(stack: AttentionStack): Float64Array {
+  if (stack.queryCount !== stack.keyCount) throw new RangeError('attention flow needs self-attention (as many keys as queries)');
+  return attentionFlow(headMeans(stack), stack.queryCount);
 }
 
 /** Each layer's mean over heads [n × n], layer 0 first: what attention flow takes. */
