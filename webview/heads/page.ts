@@ -29,7 +29,8 @@ export function connect(onMessage: (message: HostToHeadsView) => void): { post(m
       const current = pending && latest.get(pending.slot) === message.requestId;
       if (message.type === 'answer') pending?.resolve(current ? message.answer : undefined);
       else pending?.resolve(undefined);
-      if (message.type === 'answer') return;
+      // An answer to a request the page did not make is a plugin's (plugins.ts): passed on.
+      if (message.type === 'answer' && pending) return;
     }
     onMessage(message);
   });
