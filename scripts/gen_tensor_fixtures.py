@@ -14,11 +14,11 @@ import json
 import math
 import os
 import pickle
-import struct
 import zipfile
 
 import numpy as np
 import torch
+from safetensors_writer import safetensors_bytes
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'test', 'fixtures', 'tensors')
 torch.manual_seed(18)
@@ -99,35 +99,15 @@ def npz_files():
 
 # ---------------------------------------------------------------- safetensors, by the format
 
-SAFETENSORS_DTYPES = {
-    torch.float16: 'F16', torch.bfloat16: 'BF16', torch.float32: 'F32', torch.float64: 'F64', torch.int8: 'I8',
-    torch.int16: 'I16', torch.int32: 'I32', torch.int64: 'I64', torch.uint8: 'U8', torch.bool: 'BOOL',
-}
 TORCH_NAMES = {
     torch.float16: 'float16', torch.bfloat16: 'bfloat16', torch.float32: 'float32', torch.float64: 'float64', torch.int8: 'int8',
     torch.int16: 'int16', torch.int32: 'int32', torch.int64: 'int64', torch.uint8: 'uint8', torch.bool: 'bool',
 }
 
 
-def raw_bytes(tensor):
-    """A tensor's little-endian C-order bytes (bfloat16 has no numpy type: go through int16)."""
-    tensor = tensor.contiguous()
-    if tensor.dtype == torch.bfloat16:
-        return tensor.view(torch.int16).numpy().astype('<i2').tobytes()
-    return tensor.numpy().astype(tensor.numpy().dtype.newbyteorder('<')).tobytes()
-
-
 def write_safetensors(name, tensors, metadata):
-    header, offset, chunks = {'__metadata__': metadata}, 0, []
-    for key, tensor in tensors.items():
-        data = raw_bytes(tensor)
-        header[key] = {'dtype': SAFETENSORS_DTYPES[tensor.dtype], 'shape': list(tensor.shape), 'data_offsets': [offset, offset + len(data)]}
-        chunks.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b' ' * (-len(text) % 8)  # the format pads the header to 8-byte alignment
     with open(path(name), 'wb') as f:
-        f.write(struct.pack('<Q', len(text)) + text + b''.join(chunks))
+        f.write(safetensors_bytes(tensors, metadata))
     record_torch(name, tensors)
 
 
