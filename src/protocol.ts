@@ -463,6 +463,8 @@ export interface TensorViewData {
   inputs: { id: string; label: string }[];
   /** The head count the file suggests (metadata, per-head tensors), else 1. */
   heads: number;
+  /** The file looks like saved attentions: the view offers "Show heads". */
+  attentions: boolean;
 }
 
 export type HostToTensorView =
@@ -472,12 +474,13 @@ export type HostToTensorView =
 
 export type TensorViewToHost =
   | { type: 'ready' }
+  | { type: 'showHeads' }
   | { type: 'showAttention'; layer: number; input: string; heads: number };
 
 /** A message from the tensor file view, or undefined when malformed. */
 export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefined {
   if (!isRecord(raw)) return undefined;
-  if (raw.type === 'ready') return { type: 'ready' };
+  if (raw.type === 'ready' || raw.type === 'showHeads') return { type: raw.type };
   if (raw.type !== 'showAttention') return undefined;
   const { layer, input, heads } = raw;
   if (!isIndex(layer) || typeof input !== 'string' || input.length > 4096 || !isIndex(heads) || heads < 1) return undefined;

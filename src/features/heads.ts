@@ -110,7 +110,7 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
       case 'openHead':
         return openHead(deps, origin, message.layer, message.head);
       case 'export': {
-        const bytes = message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
+        const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
         const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
         const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, message.fileName), title: 'Attention: save export' });
         if (target) await vscode.workspace.fs.writeFile(target, bytes);

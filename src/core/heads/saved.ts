@@ -44,10 +44,21 @@ interface Layer {
   offset: number;
 }
 
+/** The tensors that may hold attentions: all but ids, of rank 3 or more. */
+function attentionCandidates(tensors: readonly Tensor[]): Tensor[] {
+  return tensors.filter((tensor) => !IDS_KEYS.has(lastPart(tensor.key)) && tensor.shape.length >= 3);
+}
+
+/** Whether a file looks like saved attentions (by shapes alone: the rows are checked on opening). */
+export function looksLikeAttentions(tensors: readonly Tensor[]): boolean {
+  const candidates = attentionCandidates(tensors);
+  return candidates.length > 0 && candidates.every((tensor) => tensor.shape.length <= 5);
+}
+
 export function savedStack(input: SavedAttentionsInput): SavedAttentions {
   const { file, content } = input;
   const notes: string[] = [];
-  const candidates = content.tensors.filter((tensor) => !IDS_KEYS.has(lastPart(tensor.key)) && tensor.shape.length >= 3);
+  const candidates = attentionCandidates(content.tensors);
   if (candidates.length === 0) {
     throw new HeadsInputError(`${file} holds no attentions: expected a tensor [layers, heads, q, k] or [layers, batch, heads, q, k], or one [heads, q, k] tensor per layer.`);
   }
