@@ -36,6 +36,7 @@ const builds = [
   // Everything in one file, for the standalone report that inlines it.
   { ...browser, entryPoints: ['webview/report.ts'], outfile: 'dist/webview.js' },
   { ...browser, entryPoints: ['webview/tensorFile.ts'], outfile: 'dist/tensorFile.js' },
+  { ...browser, entryPoints: ['webview/heads/main.ts'], outfile: 'dist/heads.js' },
 ];
 
 // The fast engine's WebAssembly kernels and their thread script are loaded from next to the
@@ -43,6 +44,7 @@ const builds = [
 mkdirSync('dist', { recursive: true });
 mkdirSync('dist/panel', { recursive: true });
 cpSync('node_modules/plotly.js-dist-min/plotly.min.js', 'dist/panel/plotly.min.js');
+cpSync('media/heads.css', 'dist/heads.css');
 for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) cpSync(`src/core/engine/fast/${file}`, `dist/${file}`);
 
 if (watch) {

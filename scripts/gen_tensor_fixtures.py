@@ -14,7 +14,6 @@ import json
 import math
 import os
 import pickle
-import struct
 import zipfile
 
 import numpy as np

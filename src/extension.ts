@@ -6,6 +6,7 @@ import { registerAnalysis } from './features/analysis';
 import { registerCodeLens } from './features/codeLens';
 import { registerCommands } from './features/commands';
 import { registerDebugSource } from './features/debugSource';
+import { registerHeads } from './features/heads';
 import { registerHover } from './features/hover';
 import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
@@ -48,6 +49,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerTensorFiles(context, { worker, analyzer, results, panel, log });
   registerDebugSource(context, { runner, results, panel, log });
   registerModels(context, { worker, runner, results, panel, log });
+  registerHeads(context, { worker, analyzer, results, panel, log });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);

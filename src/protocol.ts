@@ -8,6 +8,7 @@
 import type { NotebookCell } from './core/parse/notebook';
 import type { TensorFile } from './core/parse/tensors';
 import type { TensorSummary } from './core/parse/tensors/summary';
+import type { ScoreGrids } from './core/heads/analysis';
 import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/run';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
@@ -164,7 +165,11 @@ export type WorkerRequest =
   | WorkerReadRequest
   | WorkerReadCellsRequest
   | WorkerForgetMessage
-  | WorkerTensorFileRequest;
+  | WorkerTensorFileRequest
+  | WorkerHeadsOpenRequest
+  | WorkerHeadsAdoptRequest
+  | WorkerHeadsQueryRequest
+  | WorkerHeadsCloseMessage;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result
  * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
@@ -184,7 +189,8 @@ export type WorkerResponse =
    * missed an edit); the host sends the whole text again. */
   | { type: 'read'; id: number; reading: WorkerReading | null }
   | { type: 'cancelled'; id: number }
-  | { type: 'failed'; id: number; error: string };
+  | { type: 'failed'; id: number; error: string }
+  | WorkerHeadsResponse;
 
 // ---- extension host ⇄ webview (owned by the panel work) ----
 
@@ -503,6 +509,8 @@ export interface TensorViewData {
   heads: number;
   /** A Hugging Face config.json beside the file: its model type ("Run model" runs the folder). */
   modelType?: string;
+  /** The file looks like saved attentions: the view offers "Show heads". */
+  attentions: boolean;
 }
 
 export type HostToTensorView =
@@ -512,16 +520,187 @@ export type HostToTensorView =
 
 export type TensorViewToHost =
   | { type: 'ready' }
+  | { type: 'showHeads' }
   | { type: 'showAttention'; layer: number; input: string; heads: number }
   | { type: 'runModel'; text: string };
 
 /** A message from the tensor file view, or undefined when malformed. */
 export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefined {
   if (!isRecord(raw)) return undefined;
-  if (raw.type === 'ready') return { type: 'ready' };
   if (raw.type === 'runModel') return typeof raw.text === 'string' && raw.text.trim() !== '' && raw.text.length <= 1_000_000 ? { type: 'runModel', text: raw.text } : undefined;
+  if (raw.type === 'ready' || raw.type === 'showHeads') return { type: raw.type };
   if (raw.type !== 'showAttention') return undefined;
   const { layer, input, heads } = raw;
   if (!isIndex(layer) || typeof input !== 'string' || input.length > 4096 || !isIndex(heads) || heads < 1) return undefined;
   return { type: 'showAttention', layer, input, heads };
+}
+
+
+// ---- the heads views: every layer × head of an AttentionStack (src/core/heads/stack.ts) ----
+// The worker holds each open stack (a saved file's tensors, a problem's weights) under an id and
+// answers with only what the page draws: pooled thumbnails, top-k lines, one head when opened.
+
+/** How a thumbnail cell summarises its block of weights. */
+export type PoolMode = 'max' | 'mean';
+
+/** What the page knows of a stack: labels and counts, never its weights. */
+export interface StackInfo {
+  title: string;
+  source: 'model' | 'saved' | 'problem';
+  tokens: string[];
+  keyTokens: string[];
+  layerCount: number;
+  headCount: number;
+  queryCount: number;
+  keyCount: number;
+  /** How the file was read (layout, batch picked, where the tokens came from). */
+  notes: string[];
+}
+
+/** Every listed map pooled to rows × cols cells (blocks of rowBlock × colBlock weights, the last
+ * ones partial); `data` holds the maps one after another, layer-major, each row-major. */
+export interface PooledGrid {
+  mode: PoolMode;
+  layers: number[];
+  heads: number[];
+  rows: number;
+  cols: number;
+  rowBlock: number;
+  colBlock: number;
+  data: Float32Array;
+}
+
+/** The k strongest keys of each query, per head: `keys[(h·queryCount + q)·k + r]` is the r-th
+ * strongest key of query q in heads[h], `weights` its weight (rows sorted strongest first). */
+export interface HeadLines {
+  layer: number;
+  heads: number[];
+  k: number;
+  keys: Int32Array;
+  weights: Float32Array;
+}
+
+/** Saved attentions to read from disk into a stack: a .pt/.safetensors/.npy/.npz file, with
+ * token ids given on the command line (else the file's, a tokens.json or tokenizer.json beside). */
+export interface WorkerHeadsOpenRequest {
+  type: 'headsOpen';
+  id: number;
+  path: string;
+  ids?: number[];
+  maxElements: number;
+}
+
+/** A multi-head problem's weights as a one-layer stack (fast results' matrices are shared, not copied). */
+export interface WorkerHeadsAdoptRequest {
+  type: 'headsAdopt';
+  id: number;
+  title: string;
+  tokens?: string[];
+  keyTokens?: string[];
+  weights: Matrix[];
+  document: string;
+  problem: number;
+}
+
+/** A question about an open stack: pooled thumbnails, top-k lines, or one head in full. */
+export type HeadsQuery =
+  | { kind: 'grid'; size: number; mode: PoolMode; layers: number[]; heads: number[] }
+  | { kind: 'lines'; layer: number; heads: number[]; k: number }
+  | { kind: 'head'; layer: number; head: number }
+  /** Head scores of every layer × head and the rollout (docs/analysis.md). */
+  | { kind: 'scores' }
+  /** Attention flow; refused (headsFailed) past its size limit. */
+  | { kind: 'flow' };
+
+export interface WorkerHeadsQueryRequest {
+  type: 'headsQuery';
+  id: number;
+  stack: number;
+  query: HeadsQuery;
+}
+
+/** The view closed: the worker lets go of the stack. */
+export interface WorkerHeadsCloseMessage {
+  type: 'headsClose';
+  stack: number;
+}
+
+export type HeadsAnswer =
+  | { kind: 'grid'; grid: PooledGrid }
+  | { kind: 'lines'; lines: HeadLines }
+  | { kind: 'head'; layer: number; head: number; view: MatrixView }
+  /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
+  | { kind: 'scores'; scores: ScoreGrids; rollout: Float64Array | null }
+  | { kind: 'flow'; flow: Float64Array };
+
+export type WorkerHeadsResponse =
+  | { type: 'headsOpened'; id: number; stack: number; info: StackInfo }
+  | { type: 'headsAnswer'; id: number; answer: HeadsAnswer }
+  | { type: 'headsFailed'; id: number; error: string };
+
+// ---- extension host ⇄ heads view (webview/heads/) ----
+
+export type HostToHeadsView =
+  | { type: 'stack'; info: StackInfo }
+  | { type: 'answer'; requestId: number; answer: HeadsAnswer }
+  | { type: 'error'; requestId?: number; message: string };
+
+export type HeadsViewToHost =
+  | { type: 'ready' }
+  | { type: 'query'; requestId: number; query: HeadsQuery }
+  /** A click on a head: a saved file's head opens here (a `head` query follows); a problem's
+   * opens the step-by-step panel; a model run's, the model's (see src/features/heads.ts). */
+  | { type: 'openHead'; layer: number; head: number }
+  | { type: 'export'; format: 'png' | 'svg'; fileName: string; text?: string; base64?: string };
+
+/** Largest thumbnail side and top-k the page may ask for. */
+export const MAX_THUMBNAIL_SIDE = 256;
+export const MAX_TOP_K = 64;
+const MAX_LISTED = 4096;
+
+const isIndexList = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.length <= MAX_LISTED && value.every(isIndex);
+
+function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
+  if (!isRecord(raw)) return undefined;
+  switch (raw.kind) {
+    case 'grid': {
+      const { size, mode, layers, heads } = raw;
+      if (!isIndex(size) || size < 1 || size > MAX_THUMBNAIL_SIDE || (mode !== 'max' && mode !== 'mean')) return undefined;
+      return isIndexList(layers) && isIndexList(heads) ? { kind: 'grid', size, mode, layers, heads } : undefined;
+    }
+    case 'lines': {
+      const { layer, heads, k } = raw;
+      if (!isIndex(layer) || !isIndexList(heads) || !isIndex(k) || k < 1 || k > MAX_TOP_K) return undefined;
+      return { kind: 'lines', layer, heads, k };
+    }
+    case 'head':
+      return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'head', layer: raw.layer, head: raw.head } : undefined;
+    case 'scores':
+    case 'flow':
+      return { kind: raw.kind };
+    default:
+      return undefined;
+  }
+}
+
+/** A message from the heads view, or undefined when malformed. */
+export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined {
+  if (!isRecord(raw)) return undefined;
+  switch (raw.type) {
+    case 'ready':
+      return { type: 'ready' };
+    case 'query': {
+      const query = parseHeadsQuery(raw.query);
+      return isIndex(raw.requestId) && query ? { type: 'query', requestId: raw.requestId, query } : undefined;
+    }
+    case 'openHead':
+      return isIndex(raw.layer) && isIndex(raw.head) ? { type: 'openHead', layer: raw.layer, head: raw.head } : undefined;
+    case 'export': {
+      const image = parseWebviewMessage(raw);
+      return image?.type === 'export' ? image : undefined;
+    }
+    default:
+      return undefined;
+  }
 }

@@ -25,7 +25,11 @@ function render(data: TensorViewData): void {
   app.replaceChildren();
   app.append(element('h1', data.fileName), element('p', `${data.format} · ${data.tensors.length} tensor${data.tensors.length === 1 ? '' : 's'}`, { class: 'meta' }));
   if (data.modelType) app.append(modelForm(data.modelType));
-  app.append(attentionForm(data));
+  if (data.attentions) {
+    const heads = element('button', 'Show heads', { id: 'show-heads', title: 'Every layer × head of these saved attentions: the model view and the head view' });
+    heads.addEventListener('click', () => vscode.postMessage({ type: 'showHeads' }));
+    app.append(element('p', 'These look like saved attentions (layers × heads × queries × keys).'), heads);
+  } else app.append(attentionForm(data));
   const table = element('table', undefined, { id: 'tensors' });
   const head = element('tr');
   for (const title of ['name', 'dtype', 'shape', 'min', 'max', 'mean', 'std']) head.append(element('th', title));

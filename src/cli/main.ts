@@ -17,6 +17,7 @@ import { type TensorFile, TensorReadError } from '../core/parse/tensors';
 import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { MODEL_USAGE, modelCommand } from './model';
+import { HEADS_USAGE, HeadsCommandError, parseHeadsArgs, runHeads } from './heads';
 import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
 
 const DEFAULT_MAX_FILE_MB = 256;
@@ -42,7 +43,8 @@ Usage:
       --heads the head count (a state dict does not store it; default 1).
   attention-lens tensors FILE
       List the tensors of a .npy/.npz/.safetensors/.pt file: dtype, shape, statistics, layers.
-${MODEL_USAGE}  attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
+${MODEL_USAGE}${HEADS_USAGE}
+  attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
       Write one self-contained HTML report with the panel's views (opens offline).
   attention-lens --help | --version
 
@@ -164,6 +166,7 @@ async function runRead(
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'model' && !argv.includes('--help') && !argv.includes('-h')) return modelCommand(argv.slice(1));
+  if (argv[0] === 'heads' && !argv.includes('--help')) return writeHeads(argv.slice(1));
   const args = parseArguments(argv);
   if (args === 'help') {
     process.stdout.write(USAGE);
@@ -177,6 +180,17 @@ async function main(argv: string[]): Promise<number> {
   const text = readText(args.file, args.maxFileMB);
   const read = args.file.toLowerCase().endsWith('.ipynb') ? parseNotebook(text) : parseDocument(text);
   return report(args, await resolveReferences(read, loaderBeside(args.file, { maxElements: args.maxMatrixElements })), []);
+}
+
+/** `heads FILE …` (src/cli/heads.ts), its errors as this CLI's. */
+function writeHeads(argv: string[]): number {
+  try {
+    process.stdout.write(runHeads(parseHeadsArgs(argv)));
+    return 0;
+  } catch (error) {
+    if (error instanceof HeadsCommandError) throw error.usage ? new UsageError(error.message) : new CliError(error.message);
+    throw error;
+  }
 }
 
 /** Runs what was read and prints (or renders) it; `notes` say how tensors became roles. */

@@ -12,4 +12,5 @@ export const COMMANDS = {
   openExampleNotebook: 'attentionLens.openExampleNotebook',
   runModel: 'attentionLens.runModel',
   openModelHead: 'attentionLens.openModelHead',
+  showHeads: 'attentionLens.showHeads',
 } as const;

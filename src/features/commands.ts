@@ -180,7 +180,7 @@ async function documentFor(uri: vscode.Uri | undefined): Promise<vscode.TextDocu
 }
 
 /** The problem whose range holds the cursor, else the nearest one above it, else the first. */
-async function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Promise<Problem | undefined> {
+export async function problemAtCursor(document: vscode.TextDocument, analyzer: DocumentAnalyzer): Promise<Problem | undefined> {
   const { problems } = (await analyzer.read(document)).parse;
   const editor = vscode.window.activeTextEditor;
   const cursor = readerPosition(document, editor?.document === document ? editor.selection.active : new vscode.Position(0, 0));

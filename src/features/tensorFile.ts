@@ -5,6 +5,7 @@
 // the host keeps the decoded tensors of an open view to build the problem the user asks for.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { looksLikeAttentions } from '../core/heads/saved';
 import type { Tensor } from '../core/parse/tensors';
 import { type AttentionLayer, attentionLayers, inputTensors, tensorMatrix, tensorProblem } from '../core/parse/tensors/roles';
 import { buildSpec } from '../core/spec';
@@ -253,6 +254,10 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
         this.log.warn(`tensor view: ignored a malformed message: ${JSON.stringify(raw)?.slice(0, 200)}`);
         return;
       }
+      if (message.type === 'showHeads') {
+        await vscode.commands.executeCommand(COMMANDS.showHeads, document.uri);
+        return;
+      }
       if (message.type === 'showAttention') {
         post({ type: 'status', ...(await this.files.show(document.uri, message)) });
         return;
@@ -308,6 +313,7 @@ function viewData(uri: vscode.Uri, { file, summaries }: TensorFileRead, layers: 
     })),
     inputs: inputs.map(({ id, label }) => ({ id, label })),
     heads: layers[0]?.heads ?? (Number.isInteger(metadataHeads) && metadataHeads > 0 ? metadataHeads : 1),
+    attentions: layers.length === 0 && looksLikeAttentions(file.tensors),
   };
 }
 
@@ -319,6 +325,6 @@ th, td { text-align: right; padding: 2px 10px; border-bottom: 1px solid var(--vs
 th:first-child, td.key { text-align: left; font-family: var(--vscode-editor-font-family); }
 #attention label, #model label { display: block; margin: 0.4rem 0; }
 #attention select, #attention input, #model input { margin-left: 0.5rem; background: var(--vscode-input-background); color: var(--vscode-input-foreground); border: 1px solid var(--vscode-input-border, #8888); }
-#attention button, #model button { margin-top: 0.5rem; padding: 4px 12px; background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; cursor: pointer; }
+#attention button, #model button, #show-heads { margin-top: 0.5rem; padding: 4px 12px; background: var(--vscode-button-background); color: var(--vscode-button-foreground); border: none; cursor: pointer; }
 .error { color: var(--vscode-errorForeground); }
 `;

@@ -12,7 +12,11 @@ import type { AttentionSpec, Matrix } from '../core/types';
 import type { ModelInput } from '../core/model/run';
 import type {
   ModelRunSummary,
+  HeadsAnswer,
+  HeadsQuery,
   MatrixView,
+  StackInfo,
+  WorkerHeadsAdoptRequest,
   Region,
   TextChange,
   WorkerProblemOutcome,
@@ -22,6 +26,7 @@ import type {
   WorkerResponse,
   WorkerModelHeadRequest,
   WorkerModelRequest,
+  WorkerRequest,
   WorkerRunRequest,
 } from '../protocol';
 
@@ -52,6 +57,12 @@ interface Pending {
   reject(error: Error): void;
 }
 
+/** A stack the worker now holds, and what the page may know of it. */
+export interface OpenedHeads {
+  stack: number;
+  info: StackInfo;
+}
+
 export interface TensorFileRead {
   file: TensorFile;
   summaries: TensorSummary[];
@@ -69,6 +80,7 @@ export class AttentionWorker {
   private readonly modelRequests = new Map<number, { resolve(response: ModelResponse): void; reject(error: Error): void }>();
   /** The flag of the model run in progress: a newer model run raises it. */
   private modelCancelFlag: Int32Array | undefined;
+  private readonly headsRequests = new Map<number, { resolve(response: OpenedHeads | HeadsAnswer): void; reject(error: Error): void }>();
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
 
@@ -148,6 +160,32 @@ export class AttentionWorker {
   private modelRequest(request: WorkerModelRequest | WorkerModelHeadRequest): Promise<ModelResponse> {
     const answer = new Promise<ModelResponse>((resolve, reject) => this.modelRequests.set(request.id, { resolve, reject }));
     this.ensureWorker().postMessage(request);
+    return answer;
+  }
+
+  /** Saved attentions read into a stack the worker holds until `closeHeads`. */
+  openHeads(path: string, maxElements: number, ids?: number[]): Promise<OpenedHeads> {
+    return this.headsRequest((id) => ({ type: 'headsOpen', id, path, maxElements, ...(ids ? { ids } : {}) })) as Promise<OpenedHeads>;
+  }
+
+  /** A problem's heads as a one-layer stack held in the worker. */
+  adoptHeads(problem: Omit<WorkerHeadsAdoptRequest, 'type' | 'id'>): Promise<OpenedHeads> {
+    return this.headsRequest((id) => ({ type: 'headsAdopt', id, ...problem })) as Promise<OpenedHeads>;
+  }
+
+  /** What a heads view draws of an open stack, computed in the worker. */
+  queryHeads(stack: number, query: HeadsQuery): Promise<HeadsAnswer> {
+    return this.headsRequest((id) => ({ type: 'headsQuery', id, stack, query })) as Promise<HeadsAnswer>;
+  }
+
+  closeHeads(stack: number): void {
+    this.worker?.postMessage({ type: 'headsClose', stack });
+  }
+
+  private headsRequest(request: (id: number) => WorkerRequest): Promise<OpenedHeads | HeadsAnswer> {
+    const id = this.nextId++;
+    const answer = new Promise<OpenedHeads | HeadsAnswer>((resolve, reject) => this.headsRequests.set(id, { resolve, reject }));
+    this.ensureWorker().postMessage(request(id));
     return answer;
   }
 
@@ -262,6 +300,14 @@ export class AttentionWorker {
       else request?.reject(response.cancelled ? new RunCancelledError() : new Error(response.error));
       return;
     }
+    if (response.type === 'headsOpened' || response.type === 'headsAnswer' || response.type === 'headsFailed') {
+      const request = this.headsRequests.get(response.id);
+      this.headsRequests.delete(response.id);
+      if (response.type === 'headsOpened') request?.resolve({ stack: response.stack, info: response.info });
+      else if (response.type === 'headsAnswer') request?.resolve(response.answer);
+      else request?.reject(new Error(response.error));
+      return;
+    }
     if (response.type === 'tensorFile' || response.type === 'tensorFileFailed') {
       const read = this.tensorReads.get(response.id);
       this.tensorReads.delete(response.id);
@@ -304,6 +350,8 @@ export class AttentionWorker {
     this.tensorReads.clear();
     for (const request of this.modelRequests.values()) request.reject(error);
     this.modelRequests.clear();
+    for (const request of this.headsRequests.values()) request.reject(error);
+    this.headsRequests.clear();
   }
 
   private forget(id: number, pending: Pending): void {

@@ -25,6 +25,7 @@ import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
 import { ModelRuns } from './models';
+import { answerHeads, closeHeads, openHeads } from './heads';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -85,6 +86,15 @@ port.on('message', (request: WorkerRequest) => {
     case 'modelHead':
       queue = queue.then(async () => port.postMessage(await models.head(request)));
       return;
+    case 'headsOpen':
+    case 'headsAdopt':
+      return port.postMessage(openHeads(request));
+    case 'headsQuery': {
+      const response = answerHeads(request);
+      return port.postMessage(response, transferablesOf(response));
+    }
+    case 'headsClose':
+      return closeHeads(request.stack);
   }
 });
 

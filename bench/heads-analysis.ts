@@ -1,0 +1,91 @@
+// `npx tsx bench/heads-analysis.ts [--tokens 1024] [--layers 12] [--heads 12] [--rounds 3]`: the
+// head analyses on a worker thread, as the extension's worker runs them. A synthetic stack of
+// causal float32 attention (seeded random rows, ids that repeat, as a saved file holds them) is
+// built on the thread first; then each round times analyseStack (all six scores for every head
+// and the rollout), and attention flow is timed at the sizes around its limit (FLOW_MAX_WORK).
+// Prints the times; asserts nothing (issue 27's target: scores and rollout ≤ 200 ms).
+import { cpus, loadavg } from 'node:os';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { analyseStack, headMeans } from '../src/core/heads/analysis';
+import { attentionFlow, FLOW_MAX_WORK, flowRefusal } from '../src/core/heads/flow';
+import type { AttentionStack } from '../src/core/heads/stack';
+
+interface Sizes {
+  tokens: number;
+  layers: number;
+  heads: number;
+  rounds: number;
+}
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  return at === -1 ? fallback : Number(process.argv[at + 1]);
+}
+
+/** Causal rows of softmax(random scores), float32, seeded per head. */
+function syntheticStack(layers: number, heads: number, n: number, causal: boolean): AttentionStack {
+  let state = 27;
+  const random = () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  const maps = Array.from({ length: layers * heads }, () => {
+    const map = new Float32Array(n * n);
+    for (let i = 0; i < n; i++) {
+      const last = causal ? i : n - 1;
+      let sum = 0;
+      for (let j = 0; j <= last; j++) sum += map[i * n + j] = Math.exp(4 * random());
+      for (let j = 0; j <= last; j++) map[i * n + j] /= sum;
+    }
+    return map;
+  });
+  const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+  return {
+    source: { kind: 'saved', file: 'synthetic' },
+    tokens,
+    keyTokens: tokens,
+    tokenIds: Array.from({ length: n }, (_, i) => i % 97),
+    layerCount: layers,
+    headCount: heads,
+    queryCount: n,
+    keyCount: n,
+    weights: (layer, head) => maps[layer * heads + head],
+  };
+}
+
+function onThread({ tokens, layers, heads, rounds }: Sizes): void {
+  const stack = syntheticStack(layers, heads, tokens, true);
+  const times: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const started = performance.now();
+    const cpu = process.cpuUsage();
+    analyseStack(stack);
+    const { user, system } = process.cpuUsage(cpu);
+    // CPU time beside wall time: on a shared machine the wall time is mostly waiting for a core.
+    times.push(`${(performance.now() - started).toFixed(0)} ms (CPU ${((user + system) / 1000).toFixed(0)} ms)`);
+  }
+  const flows: string[] = [];
+  for (const n of [16, 24, 31, 32, 40]) {
+    const refused = flowRefusal(12, n);
+    const means = headMeans(syntheticStack(12, 1, n, false));
+    const started = performance.now();
+    // Past the limit it is timed anyway (the product refuses it), to show why the limit is there.
+    attentionFlow(means, n, Infinity);
+    flows.push(`  12 layers × ${n} tokens, full attention: ${(performance.now() - started).toFixed(0)} ms${refused ? ' (refused by the product)' : ''}`);
+  }
+  parentPort!.postMessage({ times, flows });
+}
+
+if (isMainThread) {
+  const sizes: Sizes = { tokens: flag('tokens', 1024), layers: flag('layers', 12), heads: flag('heads', 12), rounds: flag('rounds', 3) };
+  const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { eval: true, workerData: sizes });
+  worker.on('message', ({ times, flows }: { times: string[]; flows: string[] }) => {
+    console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg()[0].toFixed(1)}`);
+    console.log(`scores + rollout, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens (worker thread): ${times.join(', ')}`);
+    console.log(`attention flow (limit: layers × tokens⁴ ≤ ${FLOW_MAX_WORK.toExponential(1)}):`);
+    for (const line of flows) console.log(line);
+    void worker.terminate();
+  });
+} else {
+  onThread(workerData as Sizes);
+}

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+"""Reference values for the head analyses (src/core/heads/): numpy implementations of every
+definition of issue 27 — the six head scores, attention rollout, attention flow (a plain
+Edmonds–Karp max-flow over the layer graph), and the Jensen–Shannon comparison — run on stacks of
+attention with planted heads:
+  layer 0: a previous-token head, a sink (first-token) head, a causal head of random weights;
+  layer 1: an induction head (on a sequence that repeats itself), a duplicate-token head, a
+           non-causal head of random weights.
+Each case is written twice: float64 weights, and the same weights rounded to float32 (the
+expected values are then computed in float64 from the rounded numbers, so 1e-9 holds for both).
+A second stack of the same shape (other random weights) is what the comparison compares against.
+Small edge cases check the nulls: one token (no previous token), no ids, no repeated token.
+
+Writes test/fixtures/heads/references.json (a few tens of kB).
+Run: /usr/bin/python3 scripts/gen_head_references.py
+"""
+import json
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+
+OUT = Path(__file__).resolve().parent.parent / 'test' / 'fixtures' / 'heads'
+SCORES = ['previous_token', 'duplicate_token', 'induction', 'first_token', 'entropy', 'local']
+
+
+# ---- the definitions ---------------------------------------------------------------------------
+
+def mean_or_none(values):
+    return float(np.mean(values)) if len(values) > 0 else None
+
+
+def head_scores(a, ids):
+    """The six scores of one head a [n × n]; ids may be None (then the token scores are None)."""
+    n = a.shape[0]
+    scores = {
+        'previous_token': mean_or_none([a[i, i - 1] for i in range(1, n)]),
+        'first_token': mean_or_none([a[i, 0] for i in range(n)]),
+        'entropy': mean_or_none([-sum(x * np.log(x) for x in a[i] if x > 0) for i in range(n)]),
+        'local': mean_or_none([sum(a[i, j] for j in range(n) if abs(i - j) <= 2) for i in range(n)]),
+        'duplicate_token': None,
+        'induction': None,
+    }
+    if ids is not None:
+        duplicate, induction = [], []
+        for i in range(n):
+            dup = [j for j in range(i) if ids[j] == ids[i]]
+            ind = [j for j in range(1, i) if ids[j - 1] == ids[i]]
+            if dup:
+                duplicate.append(sum(a[i, j] for j in dup))
+            if ind:
+                induction.append(sum(a[i, j] for j in ind))
+        scores['duplicate_token'] = mean_or_none(duplicate)
+        scores['induction'] = mean_or_none(induction)
+    return scores
+
+
+def augmented(stack):
+    """Â_l = 0.5·mean_h(A_l) + 0.5·I, rows renormalised; stack [L, H, n, n]."""
+    n = stack.shape[-1]
+    a = 0.5 * stack.mean(axis=1) + 0.5 * np.eye(n)[None]
+    return a / a.sum(axis=-1, keepdims=True)
+
+
+def rollout(stack):
+    layers = augmented(stack)
+    r = layers[0]
+    for a in layers[1:]:
+        r = a @ r
+    return r
+
+
+def max_flow(capacity, source, sink):
+    """Edmonds–Karp on a dense capacity matrix."""
+    residual = capacity.copy()
+    total = 0.0
+    while True:
+        parent = {source: None}
+        queue = deque([source])
+        while queue and sink not in parent:
+            v = queue.popleft()
+            for w in np.nonzero(residual[v] > 1e-12)[0]:
+                if w not in parent:
+                    parent[w] = v
+                    queue.append(w)
+        if sink not in parent:
+            return total
+        path, w = [], sink
+        while parent[w] is not None:
+            path.append((parent[w], w))
+            w = parent[w]
+        pushed = min(residual[v, w] for v, w in path)
+        for v, w in path:
+            residual[v, w] -= pushed
+            residual[w, v] += pushed
+        total += pushed
+
+
+def attention_flow(stack):
+    """Nodes (l, i), l = 0…L; edge (l+1, i) → (l, j) of capacity Â_l[i][j]; rows normalised."""
+    layers = augmented(stack)
+    count, n = layers.shape[0], layers.shape[-1]
+    capacity = np.zeros(((count + 1) * n, (count + 1) * n))
+    for l in range(count):
+        capacity[(l + 1) * n:(l + 2) * n, l * n:(l + 1) * n] = layers[l]
+    flow = np.array([[max_flow(capacity, count * n + i, j) for j in range(n)] for i in range(n)])
+    return flow / flow.sum(axis=1, keepdims=True)
+
+
+def jsd_rows(a, b):
+    """Mean over rows of ½KL(a‖m) + ½KL(b‖m), m = (a+b)/2, nats, 0·ln 0 = 0."""
+    m = (a + b) / 2
+    with np.errstate(divide='ignore', invalid='ignore'):
+        ka = np.where(a > 0, a * np.log(a / m), 0.0).sum(axis=1)
+        kb = np.where(b > 0, b * np.log(b / m), 0.0).sum(axis=1)
+    return float(np.mean(0.5 * ka + 0.5 * kb))
+
+
+# ---- planted stacks ----------------------------------------------------------------------------
+
+def softmax_rows(s):
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def causal_softmax(s):
+    n = s.shape[0]
+    return softmax_rows(np.where(np.tril(np.ones((n, n))) > 0, s, -np.inf))
+
+
+def planted_stack(rng, ids):
+    n = len(ids)
+    noise = lambda: rng.normal(0.0, 0.5, (n, n))
+    previous = noise()
+    previous[np.arange(1, n), np.arange(n - 1)] += 6.0
+    sink = noise()
+    sink[:, 0] += 5.0
+    induction = noise()
+    duplicate = noise()
+    for i in range(n):
+        for j in range(1, i):
+            if ids[j - 1] == ids[i]:
+                induction[i, j] += 6.0
+        for j in range(i):
+            if ids[j] == ids[i]:
+                duplicate[i, j] += 6.0
+    return np.array([
+        [causal_softmax(previous), causal_softmax(sink), causal_softmax(noise())],
+        [causal_softmax(induction), causal_softmax(duplicate), softmax_rows(noise())],
+    ])
+
+
+def random_stack(rng, layers, heads, n):
+    return np.array([[causal_softmax(rng.normal(0.0, 1.5, (n, n))) for _ in range(heads)] for _ in range(layers)])
+
+
+def expected(stack, ids, other=None, flow=False):
+    out = {
+        'scores': {name: [[head_scores(stack[l, h], ids)[name] for h in range(stack.shape[1])] for l in range(stack.shape[0])] for name in SCORES},
+        'rollout': rollout(stack).tolist(),
+    }
+    if flow:
+        out['flow'] = attention_flow(stack).tolist()
+    if other is not None:
+        out['divergence'] = [[jsd_rows(stack[l, h], other[l, h]) for h in range(stack.shape[1])] for l in range(stack.shape[0])]
+        out['difference_1_0'] = (other[1, 0] - stack[1, 0]).tolist()
+    return out
+
+
+def case(name, stack, ids, dtype, other=None, flow=False):
+    stack = stack.astype(dtype).astype(np.float64)
+    if other is not None:
+        other = other.astype(dtype).astype(np.float64)
+    return {
+        'name': name,
+        'dtype': np.dtype(dtype).name,
+        'ids': ids,
+        'weights': stack.tolist(),
+        **({'other': other.tolist()} if other is not None else {}),
+        'expected': expected(stack, ids, other, flow),
+    }
+
+
+def main():
+    rng = np.random.default_rng(27)
+    half = [5, 9, 2, 7, 5, 3]  # one repeat inside the first half, so duplicate and induction differ
+    ids = [0] + half + half
+    stack = planted_stack(rng, ids)
+    other = random_stack(rng, *stack.shape[:3])
+    cases = [
+        case('planted', stack, ids, np.float64, other, flow=True),
+        case('planted-float32', stack, ids, np.float32, other),
+        case('no-ids', stack, None, np.float64),
+        case('no-repeat', random_stack(rng, 1, 2, 6), [4, 1, 8, 6, 2, 3], np.float64),
+        case('one-token', np.ones((2, 1, 1, 1)), [7], np.float64),
+        case('flow-bidirectional', np.array([[softmax_rows(rng.normal(0.0, 1.0, (5, 5))) for _ in range(2)] for _ in range(3)]), None, np.float64, flow=True),
+    ]
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / 'references.json').write_text(json.dumps({'generator': 'scripts/gen_head_references.py', 'cases': cases}) + '\n')
+    print(f'wrote {OUT / "references.json"}: {len(cases)} cases')
+
+
+if __name__ == '__main__':
+    main()

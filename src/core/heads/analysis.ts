@@ -1,0 +1,65 @@
+// The analyses of one AttentionStack in a single pass over its heads (a model run may compute
+// each head on demand, so each is asked for once): the six head scores per layer × head, and the
+// attention rollout, folded in layer by layer so no more than one layer's mean is held.
+// Attention flow (flow.ts) and comparisons (compare.ts) are asked for separately.
+// Pure functions: no `vscode` import.
+import { CancelledError, type RunControl } from '../engine';
+import { grid } from './compare';
+import { attentionFlow } from './flow';
+import { rolloutStep } from './rollout';
+import { HEAD_SCORE_NAMES, type HeadScoreName, type HeadScoreValues, scoresOfHead, tokenMatches } from './scores';
+import type { AttentionStack } from './stack';
+
+/** Per score, [layer][head]; null where no query qualifies. */
+export type ScoreGrids = Record<HeadScoreName, (number | null)[][]>;
+
+export interface StackAnalysis {
+  scores: ScoreGrids;
+  /** R [n × n] row-major (row: output position, column: input token); null for cross-attention. */
+  rollout: Float64Array | null;
+}
+
+/** `control.isCancelled` is checked between heads (then CancelledError is thrown). */
+export function analyseStack(stack: AttentionStack, control: RunControl = {}): StackAnalysis {
+  const { layerCount, headCount, queryCount: queries, keyCount: keys } = stack;
+  const matches = stack.tokenIds && tokenMatches(stack.tokenIds);
+  const selfAttention = queries === keys;
+  const perHead: HeadScoreValues[][] = [];
+  let rollout: Float64Array | undefined;
+  for (let layer = 0; layer < layerCount; layer++) {
+    const mean = selfAttention ? new Float64Array(queries * keys) : undefined;
+    const row: HeadScoreValues[] = [];
+    for (let head = 0; head < headCount; head++) {
+      if (control.isCancelled?.()) throw new CancelledError();
+      const weights = stack.weights(layer, head);
+      row.push(scoresOfHead(weights, queries, keys, matches));
+      if (mean) addShare(mean, weights, headCount);
+    }
+    perHead.push(row);
+    if (mean) rollout = rolloutStep(rollout, mean, queries);
+  }
+  const scores = Object.fromEntries(HEAD_SCORE_NAMES.map((name) => [name, grid(layerCount, headCount, (l, h) => perHead[l][h][name])])) as ScoreGrids;
+  return { scores, rollout: rollout ?? null };
+}
+
+/** The stack's attention flow [n × n]; a RangeError for cross-attention or past the size limit. */
+export function stackFlow(stack: AttentionStack): Float64Array {
+  if (stack.queryCount !== stack.keyCount) throw new RangeError('attention flow needs self-attention (as many keys as queries)');
+  return attentionFlow(headMeans(stack), stack.queryCount);
+}
+
+/** Each layer's mean over heads [n × n], layer 0 first: what attention flow takes. */
+export function headMeans(stack: AttentionStack): Float64Array[] {
+  return Array.from({ length: stack.layerCount }, (_, layer) => {
+    const mean = new Float64Array(stack.queryCount * stack.keyCount);
+    for (let head = 0; head < stack.headCount; head++) {
+      addShare(mean, stack.weights(layer, head), stack.headCount);
+    }
+    return mean;
+  });
+}
+
+/** mean += weights / heads. */
+function addShare(mean: Float64Array, weights: ArrayLike<number>, heads: number): void {
+  for (let k = 0; k < mean.length; k++) mean[k] += weights[k] / heads;
+}

@@ -1,0 +1,68 @@
+// Comparing two runs of the same shape (two texts of equal length, or two checkpoints on one
+// text), head by head:
+//   divergence = mean over queries of JSD(a_i, b_i) = ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats
+//   (0·ln 0 = 0, so it lies in [0, ln 2]); the difference B − A of one head on demand.
+// Pure functions: no `vscode` import.
+import type { AttentionStack } from './stack';
+
+export interface RankedHead {
+  layer: number;
+  head: number;
+  value: number;
+}
+
+/** Why two stacks cannot be compared, or undefined when they can. */
+export function incomparability(a: AttentionStack, b: AttentionStack): string | undefined {
+  const shape = (s: AttentionStack) => `${s.layerCount} layers × ${s.headCount} heads × ${s.queryCount}×${s.keyCount}`;
+  return shape(a) === shape(b) ? undefined : `cannot compare runs of different shapes: ${shape(a)} against ${shape(b)}`;
+}
+
+/** Mean over queries of the Jensen–Shannon divergence between two heads' rows, in nats. */
+export function meanRowDivergence(a: ArrayLike<number>, b: ArrayLike<number>, queries: number, keys: number): number {
+  let total = 0;
+  for (let i = 0; i < queries; i++) {
+    let row = 0;
+    for (let j = i * keys; j < (i + 1) * keys; j++) {
+      const p = a[j];
+      const q = b[j];
+      const m = (p + q) / 2;
+      if (p > 0) row += p * Math.log(p / m);
+      if (q > 0) row += q * Math.log(q / m);
+    }
+    total += row / 2;
+  }
+  return total / queries;
+}
+
+/** Per layer × head, the mean row divergence of B from A. Throws a RangeError on different shapes. */
+export function divergences(a: AttentionStack, b: AttentionStack): number[][] {
+  const refusal = incomparability(a, b);
+  if (refusal) throw new RangeError(refusal);
+  return grid(a.layerCount, a.headCount, (layer, head) => meanRowDivergence(a.weights(layer, head), b.weights(layer, head), a.queryCount, a.keyCount));
+}
+
+/** Every head, the largest value first (ties: earlier layer, then head). */
+export function ranked(values: readonly (readonly (number | null)[])[]): RankedHead[] {
+  const heads: RankedHead[] = [];
+  values.forEach((row, layer) =>
+    row.forEach((value, head) => {
+      if (value !== null) heads.push({ layer, head, value });
+    }),
+  );
+  return heads.sort((x, y) => y.value - x.value || x.layer - y.layer || x.head - y.head);
+}
+
+/** B − A for one head, [queries × keys] row-major. */
+export function difference(a: AttentionStack, b: AttentionStack, layer: number, head: number): Float64Array {
+  const refusal = incomparability(a, b);
+  if (refusal) throw new RangeError(refusal);
+  const x = a.weights(layer, head);
+  const y = b.weights(layer, head);
+  const result = new Float64Array(x.length);
+  for (let k = 0; k < x.length; k++) result[k] = y[k] - x[k];
+  return result;
+}
+
+export function grid<T>(layers: number, heads: number, cell: (layer: number, head: number) => T): T[][] {
+  return Array.from({ length: layers }, (_, layer) => Array.from({ length: heads }, (_, head) => cell(layer, head)));
+}

@@ -1,0 +1,86 @@
+// What the heads views draw, computed in the worker from full maps: each map pooled to a
+// thumbnail (max or mean over blocks of weights), and the k strongest keys of each query for the
+// head view's lines. Blocks are ceil(q / rows) × ceil(k / cols) weights from the top-left; the
+// last row and column of blocks may be partial, and a mean is over the weights a block holds.
+import type { HeadLines, PooledGrid, PoolMode } from '../../protocol';
+import type { AttentionStack } from './stack';
+
+type Weights = ArrayLike<number>;
+
+/** The block size and pooled side for `count` weights shown in at most `side` cells. */
+export function blocking(count: number, side: number): { block: number; cells: number } {
+  const block = Math.max(1, Math.ceil(count / side));
+  return { block, cells: Math.ceil(count / block) };
+}
+
+/** One [rows × cols] map pooled into `out` (rowCells × colCells, row-major). */
+export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: number, colBlock: number, mode: PoolMode, out: Float32Array): void {
+  const rowCells = Math.ceil(rows / rowBlock);
+  const colCells = Math.ceil(cols / colBlock);
+  out.fill(mode === 'max' ? -Infinity : 0, 0, rowCells * colCells);
+  for (let row = 0; row < rows; row++) {
+    const cellRow = Math.floor(row / rowBlock) * colCells;
+    const at = row * cols;
+    for (let col = 0; col < cols; col++) {
+      const cell = cellRow + Math.floor(col / colBlock);
+      const value = weights[at + col];
+      if (mode === 'max') {
+        if (value > out[cell]) out[cell] = value;
+      } else out[cell] += value;
+    }
+  }
+  if (mode === 'max') return;
+  for (let cellRow = 0; cellRow < rowCells; cellRow++) {
+    const height = Math.min(rowBlock, rows - cellRow * rowBlock);
+    for (let cellCol = 0; cellCol < colCells; cellCol++) {
+      out[cellRow * colCells + cellCol] /= height * Math.min(colBlock, cols - cellCol * colBlock);
+    }
+  }
+}
+
+/** The listed layers × heads of a stack, each pooled to at most `size` × `size` cells. */
+export function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, layers: number[], heads: number[]): PooledGrid {
+  const { block: rowBlock, cells: rows } = blocking(stack.queryCount, size);
+  const { block: colBlock, cells: cols } = blocking(stack.keyCount, size);
+  const data = new Float32Array(layers.length * heads.length * rows * cols);
+  layers.forEach((layer, l) =>
+    heads.forEach((head, h) => {
+      const out = data.subarray((l * heads.length + h) * rows * cols, (l * heads.length + h + 1) * rows * cols);
+      poolMap(stack.weights(layer, head), stack.queryCount, stack.keyCount, rowBlock, colBlock, mode, out);
+    }),
+  );
+  return { mode, layers, heads, rows, cols, rowBlock, colBlock, data };
+}
+
+/**
+ * The k strongest keys of each row of one map, strongest first (ties: the lower key first), into
+ * keys/weights from `at`. Keeps a sorted list of k per row: O(cols · k), no full sort.
+ */
+export function topKeys(weights: Weights, rows: number, cols: number, k: number, keys: Int32Array, values: Float32Array, at = 0): void {
+  for (let row = 0; row < rows; row++) {
+    const base = at + row * k;
+    let held = 0;
+    for (let col = 0; col < cols; col++) {
+      const value = weights[row * cols + col];
+      if (held === k && !(value > values[base + k - 1])) continue;
+      let slot = held < k ? held++ : k - 1;
+      while (slot > 0 && value > values[base + slot - 1]) {
+        values[base + slot] = values[base + slot - 1];
+        keys[base + slot] = keys[base + slot - 1];
+        slot--;
+      }
+      values[base + slot] = value;
+      keys[base + slot] = col;
+    }
+  }
+}
+
+/** The head view's lines: for each listed head of `layer`, each query's k strongest keys. */
+export function headLines(stack: AttentionStack, layer: number, heads: number[], k: number): HeadLines {
+  const kept = Math.min(k, stack.keyCount);
+  const perHead = stack.queryCount * kept;
+  const keys = new Int32Array(heads.length * perHead);
+  const weights = new Float32Array(heads.length * perHead);
+  heads.forEach((head, h) => topKeys(stack.weights(layer, head), stack.queryCount, stack.keyCount, kept, keys, weights, h * perHead));
+  return { layer, heads, k: kept, keys, weights };
+}

@@ -1,0 +1,140 @@
+// "Attention: Show Heads": the model view and head view of every layer × head, in their own
+// webview panel (one per stack). Sources: a saved attentions file (.pt/.safetensors/.npy/.npz,
+// from the command, the explorer, or the tensor file view's "Show heads"), and the multi-head
+// problem under the cursor once run. The worker holds the stack and answers what the page draws;
+// this host only routes. A click on a problem's head opens the step-by-step panel on that head;
+// a model run's head goes to the command MODEL_HEAD_COMMAND, which the whole-model work registers.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
+import type { PanelApi } from '../panel';
+import { type HostToHeadsView, parseHeadsViewMessage, type StackInfo } from '../protocol';
+import type { AttentionWorker, OpenedHeads } from '../worker/client';
+import type { DocumentAnalyzer } from './analysis';
+import { COMMANDS } from './commandIds';
+import { problemAtCursor } from './commands';
+import type { Results } from './results';
+import { readSettings } from './settings';
+
+export const HEADS_VIEW_TYPE = 'attentionLens.heads';
+/** Opens layer × head of a model run step by step: `(folder: string, layer: number, head: number)`. */
+export const MODEL_HEAD_COMMAND = 'attentionLens.openModelHead';
+/** Saved attentions may be larger than one matrix: 12 × 12 × 1024² is 151 M numbers. */
+const MIN_HEADS_ELEMENTS = 2 ** 28;
+
+export interface HeadsDeps {
+  worker: AttentionWorker;
+  analyzer: DocumentAnalyzer;
+  results: Results;
+  panel: PanelApi;
+  log: vscode.LogOutputChannel;
+}
+
+/** Where a heads panel's stack came from: what a click on a head opens. */
+type Origin = { kind: 'saved'; uri: vscode.Uri } | { kind: 'problem'; uri: vscode.Uri; problem: number } | { kind: 'model'; folder: string };
+
+export function registerHeads(context: vscode.ExtensionContext, deps: HeadsDeps): void {
+  context.subscriptions.push(
+    vscode.commands.registerCommand(COMMANDS.showHeads, (uri?: vscode.Uri, ids?: number[]) => showHeads(context.extensionUri, deps, uri, ids)),
+  );
+}
+
+async function showHeads(extensionUri: vscode.Uri, deps: HeadsDeps, uri: vscode.Uri | undefined, ids: number[] | undefined): Promise<void> {
+  const target = uri ?? activeTensorFile() ?? vscode.window.activeTextEditor?.document.uri;
+  if (!target) throw new Error('Open saved attentions (.pt, .safetensors, .npy, .npz) or a multi-head problem first.');
+  let opened: OpenedHeads;
+  let origin: Origin;
+  if (/\.(pt|pth|safetensors|npy|npz)$/i.test(target.path)) {
+    const maxElements = Math.max(readSettings(target).maxMatrixElements, MIN_HEADS_ELEMENTS);
+    opened = await deps.worker.openHeads(target.fsPath, maxElements, ids);
+    origin = { kind: 'saved', uri: target };
+  } else {
+    const problem = await problemOf(deps, target);
+    opened = await deps.worker.adoptHeads(problem.request);
+    origin = { kind: 'problem', uri: target, problem: problem.request.problem };
+  }
+  openPanel(extensionUri, deps, opened, origin);
+}
+
+/** The run problem under the cursor (commands.ts's choice), its heads' weights. */
+async function problemOf({ analyzer, results }: HeadsDeps, uri: vscode.Uri) {
+  const document = await vscode.workspace.openTextDocument(uri);
+  const index = (await problemAtCursor(document, analyzer))?.index ?? 0;
+  const problemRun = results.get(uri.toString())?.runs[index];
+  if (!problemRun?.result) throw new Error('Run the problem first (▶ Run attention): the heads views show its result.');
+  const { problem, result } = problemRun;
+  return {
+    request: {
+      title: `${path.basename(uri.path)} · ${problem.options.name ?? `problem ${index + 1}`}`,
+      ...(problem.tokens ? { tokens: problem.tokens } : {}),
+      ...(problem.keyTokens ? { keyTokens: problem.keyTokens } : {}),
+      weights: result.heads.map((head) => head.weights),
+      document: uri.toString(),
+      problem: index,
+    },
+  };
+}
+
+function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHeads, origin: Origin): void {
+  const dist = vscode.Uri.joinPath(extensionUri, 'dist');
+  const panel = vscode.window.createWebviewPanel(HEADS_VIEW_TYPE, `Heads: ${opened.info.title}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
+    enableScripts: true,
+    localResourceRoots: [dist],
+    retainContextWhenHidden: true,
+  });
+  const { webview } = panel;
+  const nonce = newNonce();
+  webview.html = htmlPage({
+    csp: contentSecurityPolicy({ nonce, resourceSource: webview.cspSource }),
+    title: opened.info.title,
+    head: `<link rel="stylesheet" href="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'heads.css')).toString()}">`,
+    bodyAttributes: 'data-mode="heads"',
+    body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'heads.js')).toString()}"></script>`,
+  });
+  const post = (message: HostToHeadsView) => void webview.postMessage(message);
+  const subscription = webview.onDidReceiveMessage(async (raw: unknown) => {
+    const message = parseHeadsViewMessage(raw);
+    if (!message) {
+      deps.log.warn(`heads view: ignored a malformed message: ${JSON.stringify(raw)?.slice(0, 200)}`);
+      return;
+    }
+    switch (message.type) {
+      case 'ready':
+        return post({ type: 'stack', info: opened.info });
+      case 'query':
+        try {
+          return post({ type: 'answer', requestId: message.requestId, answer: await deps.worker.queryHeads(opened.stack, message.query) });
+        } catch (error) {
+          return post({ type: 'error', requestId: message.requestId, message: error instanceof Error ? error.message : String(error) });
+        }
+      case 'openHead':
+        return openHead(deps, origin, message.layer, message.head);
+      case 'export': {
+        const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
+        const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
+        const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, message.fileName), title: 'Attention: save export' });
+        if (target) await vscode.workspace.fs.writeFile(target, bytes);
+        return;
+      }
+    }
+  });
+  panel.onDidDispose(() => {
+    subscription.dispose();
+    deps.worker.closeHeads(opened.stack);
+  });
+  deps.log.info(`heads: ${describe(opened.info)}`);
+}
+
+async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {
+  if (origin.kind === 'problem') deps.panel.show(origin.uri, origin.problem, head);
+  else if (origin.kind === 'model') await vscode.commands.executeCommand(MODEL_HEAD_COMMAND, origin.folder, layer, head);
+}
+
+function describe(info: StackInfo): string {
+  return `${info.title}: ${info.layerCount} × ${info.headCount} heads, ${info.queryCount} × ${info.keyCount}`;
+}
+
+function activeTensorFile(): vscode.Uri | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputCustom ? input.uri : undefined;
+}

@@ -1,0 +1,91 @@
+// The heads views' side of the worker: open stacks, held under an id until their view closes,
+// and the answers the page draws (pooled thumbnails, top-k lines, one head), all computed here.
+// The analyses of a stack (head scores, rollout, comparisons) read the same stacks (stackOf).
+import { maxPoolFast } from '../core/engine/fast';
+import { analyseStack, stackFlow } from '../core/heads/analysis';
+import { loadSavedAttentions } from '../core/heads/load';
+import { headLines, poolGrid } from '../core/heads/pool';
+import type { AttentionStack } from '../core/heads/stack';
+import { stackOfResult } from '../core/heads/stackOfResult';
+import { viewOf } from '../panel/model';
+import type { HeadsAnswer, HeadsQuery, StackInfo, WorkerHeadsAdoptRequest, WorkerHeadsOpenRequest, WorkerHeadsQueryRequest, WorkerHeadsResponse } from '../protocol';
+
+const stacks = new Map<number, AttentionStack>();
+let nextStack = 1;
+
+export function stackOf(id: number): AttentionStack | undefined {
+  return stacks.get(id);
+}
+
+export function openHeads(request: WorkerHeadsOpenRequest | WorkerHeadsAdoptRequest): WorkerHeadsResponse {
+  try {
+    const { stack, title, notes } = request.type === 'headsOpen' ? opened(request) : adopted(request);
+    const id = nextStack++;
+    stacks.set(id, stack);
+    return { type: 'headsOpened', id: request.id, stack: id, info: infoOf(stack, title, notes) };
+  } catch (error) {
+    return { type: 'headsFailed', id: request.id, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export function closeHeads(stack: number): void {
+  stacks.delete(stack);
+}
+
+export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsResponse {
+  const stack = stacks.get(request.stack);
+  if (!stack) return { type: 'headsFailed', id: request.id, error: 'This view\'s attentions were let go (the worker restarted): open them again.' };
+  const failure = outOfRange(stack, request.query);
+  if (failure) return { type: 'headsFailed', id: request.id, error: failure };
+  try {
+    return { type: 'headsAnswer', id: request.id, answer: answer(stack, request.query) };
+  } catch (error) {
+    // Attention flow past its size limit says so (a RangeError with the limit).
+    if (error instanceof RangeError) return { type: 'headsFailed', id: request.id, error: error.message };
+    throw error;
+  }
+}
+
+function answer(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
+  switch (query.kind) {
+    case 'grid':
+      return { kind: 'grid', grid: poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
+    case 'lines':
+      return { kind: 'lines', lines: headLines(stack, query.layer, query.heads, query.k) };
+    case 'head': {
+      const { layer, head } = query;
+      // A copy: the view travels by transfer, and the stack keeps its numbers.
+      const data = Float32Array.from(stack.weights(layer, head));
+      return { kind: 'head', layer, head, view: viewOf({ rows: stack.queryCount, cols: stack.keyCount, data }, undefined, maxPoolFast) };
+    }
+    case 'scores':
+      return { kind: 'scores', ...analyseStack(stack) };
+    case 'flow':
+      return { kind: 'flow', flow: stackFlow(stack) };
+  }
+}
+
+function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
+  if (query.kind === 'scores' || query.kind === 'flow') return undefined;
+  const layers = query.kind === 'grid' ? query.layers : [query.layer];
+  const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
+  if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;
+  if (heads.some((head) => head >= stack.headCount)) return `There are ${stack.headCount} heads (0–${stack.headCount - 1}).`;
+  return undefined;
+}
+
+function opened(request: WorkerHeadsOpenRequest) {
+  const { stack, notes } = loadSavedAttentions(request.path, { maxElements: request.maxElements }, request.ids);
+  return { stack, notes, title: stack.source.kind === 'saved' ? stack.source.file : request.path };
+}
+
+function adopted(request: WorkerHeadsAdoptRequest) {
+  const source = { kind: 'problem' as const, document: request.document, problem: request.problem };
+  const stack = stackOfResult({ heads: request.weights.map((weights) => ({ weights })) }, { source, tokens: request.tokens, keyTokens: request.keyTokens });
+  return { stack, notes: [], title: request.title };
+}
+
+function infoOf(stack: AttentionStack, title: string, notes: string[]): StackInfo {
+  const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes };
+}

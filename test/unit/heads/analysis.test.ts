@@ -1,0 +1,75 @@
+// Head scores, rollout, attention flow and the comparison against numpy's implementation of the
+// definitions (scripts/gen_head_references.py), on stacks with planted heads.
+import assert from 'node:assert/strict';
+import { analyseStack, headMeans } from '../../../src/core/heads/analysis';
+import { difference, divergences, ranked } from '../../../src/core/heads/compare';
+import { attentionFlow, flowRefusal } from '../../../src/core/heads/flow';
+import { HEAD_SCORE_NAMES } from '../../../src/core/heads/scores';
+import { assertClose, referenceCase, referenceCases, stackOf } from './references';
+
+// Both dtypes: the expected values were computed in float64 from the float32-rounded weights.
+const TOLERANCE = 1e-9;
+
+describe('head analyses against numpy', () => {
+  for (const reference of referenceCases) {
+    it(`${reference.name}: the six scores and the rollout`, () => {
+      const stack = stackOf(reference.weights, reference.dtype, reference.ids);
+      const analysis = analyseStack(stack);
+      for (const name of HEAD_SCORE_NAMES) {
+        assertClose(analysis.scores[name].flat(), reference.expected.scores[name].flat(), TOLERANCE, `${reference.name} ${name}`);
+      }
+      assert.ok(analysis.rollout);
+      assertClose(analysis.rollout, reference.expected.rollout.flat(), TOLERANCE, `${reference.name} rollout`);
+    });
+  }
+
+  it('finds the planted heads: previous-token, sink, induction, duplicate', () => {
+    const reference = referenceCase('planted');
+    const { scores } = analyseStack(stackOf(reference.weights, 'float64', reference.ids));
+    const top = (name: (typeof HEAD_SCORE_NAMES)[number]) => ranked(scores[name])[0];
+    assert.deepEqual([top('previous_token'), top('first_token'), top('induction'), top('duplicate_token')].map((h) => [h.layer, h.head]), [
+      [0, 0],
+      [0, 1],
+      [1, 0],
+      [1, 1],
+    ]);
+  });
+
+  it('scores without ids leave the token scores null, never 0 or NaN', () => {
+    const reference = referenceCase('no-ids');
+    const { scores } = analyseStack(stackOf(reference.weights, 'float64', null));
+    assert.ok(scores.induction.flat().every((value) => value === null));
+    assert.ok(scores.duplicate_token.flat().every((value) => value === null));
+  });
+
+  for (const name of ['planted', 'flow-bidirectional']) {
+    it(`${name}: attention flow equals an Edmonds–Karp max-flow over the layer graph`, () => {
+      const reference = referenceCase(name);
+      const stack = stackOf(reference.weights, 'float64', reference.ids);
+      assertClose(attentionFlow(headMeans(stack), stack.queryCount), reference.expected.flow!.flat(), TOLERANCE, `${name} flow`);
+    });
+  }
+
+  it('refuses attention flow past its size limit with the limit stated', () => {
+    assert.equal(flowRefusal(12, 8), undefined);
+    assert.match(flowRefusal(12, 1024) ?? '', /offered up to \d+ tokens for 12 layers.*this input has 1024/);
+    assert.throws(() => attentionFlow(Array.from({ length: 12 }, () => new Float64Array(1024 * 1024)), 1024), RangeError);
+  });
+
+  for (const dtype of ['float64', 'float32'] as const) {
+    it(`compares two ${dtype} runs: Jensen–Shannon divergence per head and B − A`, () => {
+      const reference = referenceCase(dtype === 'float64' ? 'planted' : 'planted-float32');
+      const a = stackOf(reference.weights, dtype, reference.ids);
+      const b = stackOf(reference.other!, dtype, reference.ids);
+      assertClose(divergences(a, b).flat(), reference.expected.divergence!.flat(), TOLERANCE, 'divergence');
+      assertClose(difference(a, b, 1, 0), reference.expected.difference_1_0!.flat(), TOLERANCE, 'B − A');
+      assert.ok(divergences(a, a).flat().every((value) => value === 0));
+    });
+  }
+
+  it('refuses to compare stacks of different shapes', () => {
+    const planted = referenceCase('planted');
+    const small = referenceCase('no-repeat');
+    assert.throws(() => divergences(stackOf(planted.weights, 'float64', null), stackOf(small.weights, 'float64', null)), /different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6/);
+  });
+});

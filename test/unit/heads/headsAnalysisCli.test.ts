@@ -1,0 +1,90 @@
+// `attention-lens heads` analysis options (src/cli/headsAnalysis.ts): the JSON shape the issue
+// names, the values of the core analyses, the probe on the hand-built example, and one clear line
+// with exit 1 for each bad input.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { headsAnalysisMain, type HeadsSources } from '../../../src/cli/headsAnalysis';
+import { HEAD_SCORE_NAMES } from '../../../src/core/heads/scores';
+import { assertClose, referenceCase, stackOf } from './references';
+
+const root = join(__dirname, '..', '..', '..');
+const example = join(root, 'examples', '13-induction-head.json');
+const planted = referenceCase('planted');
+
+/** Saved attentions as the views' reader gives them: here the planted reference stacks by name. */
+const sources: HeadsSources = {
+  saved(path, ids) {
+    if (path === 'big.pt') return stackOf([...Array(12)].map(() => [[...Array(32)].map(() => Array<number>(32).fill(1 / 32))]), 'float64', null);
+    const weights = path === 'other.pt' ? planted.other! : planted.weights;
+    if (ids && ids.length !== weights[0][0].length) throw new Error(`--ids has ${ids.length} ids but the attentions have ${weights[0][0].length} queries`);
+    return stackOf(weights, 'float64', ids ?? null);
+  },
+  folder: async () => {
+    throw new Error('model folders need the whole-model runner');
+  },
+};
+
+async function run(...argv: string[]): Promise<{ status: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const status = await headsAnalysisMain(argv, sources, { out: (t) => (out += t), err: (t) => (err += t), isFolder: (p) => p.endsWith('/') });
+  return { status, out, err };
+}
+
+describe('attention-lens heads: analyses', () => {
+  it('FILE --ids … --compare FILE2 --json prints scores [L][H], rollout [n][n] and divergence [L][H]', async () => {
+    const { status, out } = await run('attn.pt', '--ids', planted.ids!.join(','), '--compare', 'other.pt', '--json');
+    assert.equal(status, 0);
+    const report = JSON.parse(out) as { scores: Record<string, (number | null)[][]>; rollout: number[][]; divergence: number[][] };
+    assert.deepEqual(Object.keys(report.scores), [...HEAD_SCORE_NAMES]);
+    for (const name of HEAD_SCORE_NAMES) assertClose(report.scores[name].flat(), planted.expected.scores[name as 'induction'].flat(), 1e-9, name);
+    assertClose(report.rollout.flat(), planted.expected.rollout.flat(), 1e-9, 'rollout');
+    assertClose(report.divergence.flat(), planted.expected.divergence!.flat(), 1e-9, 'divergence');
+  });
+
+  it('--flow adds attention flow', async () => {
+    const { out } = await run('attn.pt', '--flow', '--json');
+    assertClose((JSON.parse(out) as { flow: number[][] }).flow.flat(), planted.expected.flow!.flat(), 1e-9, 'flow');
+  });
+
+  it('prints the scores as tables, null as —', async () => {
+    const { status, out } = await run('attn.pt');
+    assert.equal(status, 0);
+    assert.match(out, /^induction\n +h0 +h1 +h2\n {2}L0 +— +— +—\n/m);
+    assert.match(out, /^previous_token\n.*\n {2}L0 +0\.980/m);
+  });
+
+  it('--probe induction on the hand-built example ranks layer 1 head 1 first; --repeat sets R', async () => {
+    const { status, out } = await run(example, '--probe', 'induction', '--repeat', '20', '--json');
+    assert.equal(status, 0);
+    const report = JSON.parse(out) as { ids: number[]; ranking: { layer: number; head: number; induction: number }[] };
+    assert.equal(report.ids.length, 41);
+    assert.deepEqual([report.ranking[0].layer, report.ranking[0].head], [1, 1]);
+    assert.ok(report.ranking[0].induction > 0.5);
+    assert.match((await run(example, '--probe', 'induction')).out, /^ {2}1\. layer 1 head 1: induction 1\.000$/m);
+  });
+
+  const bad: [string[], RegExp][] = [
+    [['attn.pt', '--ids', '1,2'], /--ids has 2 ids but the attentions have 13 queries/],
+    [['attn.pt', '--ids', '1,x'], /--ids needs whole numbers from 0/],
+    [['attn.pt', '--text', 'hello'], /saved attentions take --ids/],
+    [['attn.pt', '--probe', 'induction'], /--probe induction runs a model/],
+    [['attn.pt', '--probe', 'copying'], /--probe knows `induction` only/],
+    [[example, '--probe', 'induction', '--repeat', '0'], /--repeat needs a whole number from 1/],
+    [[example, '--text', 'a b'], /this model has no tokenizer: give --ids/],
+    [[example, '--ids', '0,99'], /token id 99 is outside the vocabulary 0…23/],
+    [[example, '--ids', '0,1,2', '--compare', 'attn.pt'], /--ids has 3 ids but the attentions have 13 queries/],
+    [['big.pt', '--flow'], /attention flow is offered up to 31 tokens for 12 layers \(layers × tokens⁴ ≤ 1\.2e\+7\); this input has 32/],
+    [['model/', '--text', 'hi'], /model folders need the whole-model runner/],
+    [[], /no DIR or FILE given/],
+  ];
+  for (const [argv, message] of bad) {
+    it(`bad input → one line, exit 1: ${argv.join(' ') || '(nothing)'}`, async () => {
+      const { status, out, err } = await run(...argv);
+      assert.equal(status, 1);
+      assert.equal(out, '');
+      assert.match(err, message);
+      assert.equal(err.trim().split('\n').length, 1);
+    });
+  }
+});

@@ -1,0 +1,45 @@
+// One head opened from the model view: its full heatmap on a canvas (pooled by the worker's max
+// when over 512 per side, as the panel's overview is), with the query, key and weight on hover.
+import type { MatrixView, StackInfo } from '../../src/protocol';
+import { RAMP, rampIndex } from './colors';
+import { element, spanLabel, weightText } from './page';
+
+const MAX_SIDE = 600;
+
+export function headMap(info: StackInfo, layer: number, head: number, view: MatrixView): HTMLElement {
+  const section = element('section', undefined, { id: 'heads-head', 'data-layer': String(layer), 'data-head': String(head) });
+  const pooled = view.rowBlock * view.colBlock > 1;
+  section.append(
+    element('h2', `Layer ${layer} · head ${head}`),
+    element('p', `${info.queryCount} queries × ${info.keyCount} keys${pooled ? `; each cell the max of ${view.rowBlock}×${view.colBlock} weights` : ''}; colour from 0 to 1.`, { class: 'meta' }),
+  );
+  const scale = Math.max(1, Math.floor(MAX_SIDE / Math.max(view.rows, view.cols)));
+  const canvas = element('canvas', undefined, { id: 'head-canvas', tabindex: '0', 'aria-label': `Attention weights of layer ${layer}, head ${head}` });
+  canvas.width = view.cols * scale;
+  canvas.height = view.rows * scale;
+  const context = canvas.getContext('2d')!;
+  const image = context.createImageData(view.cols, view.rows);
+  for (let i = 0; i < view.rows * view.cols; i++) {
+    const color = rampIndex(view.data[i], 1);
+    image.data.set([RAMP[color], RAMP[color + 1], RAMP[color + 2], 255], i * 4);
+  }
+  // Cells drawn 1:1, then scaled without smoothing so each stays a sharp square.
+  const cells = element('canvas');
+  cells.width = view.cols;
+  cells.height = view.rows;
+  cells.getContext('2d')!.putImageData(image, 0, 0);
+  context.imageSmoothingEnabled = false;
+  context.drawImage(cells, 0, 0, canvas.width, canvas.height);
+  const reading = element('p', 'Hover a cell for its query, key and weight.', { id: 'head-hover', class: 'meta', role: 'status' });
+  canvas.addEventListener('mousemove', (event) => {
+    const box = canvas.getBoundingClientRect();
+    const col = Math.floor(((event.clientX - box.left) / box.width) * view.cols);
+    const row = Math.floor(((event.clientY - box.top) / box.height) * view.rows);
+    if (row < 0 || col < 0 || row >= view.rows || col >= view.cols) return;
+    const query = spanLabel(info.tokens, view.rowStart + row * view.rowBlock, Math.min(info.queryCount, view.rowStart + (row + 1) * view.rowBlock));
+    const key = spanLabel(info.keyTokens, view.colStart + col * view.colBlock, Math.min(info.keyCount, view.colStart + (col + 1) * view.colBlock));
+    reading.textContent = `query ${query} → key ${key}: ${pooled ? 'max ' : ''}${weightText(view.data[row * view.cols + col])}`;
+  });
+  section.append(canvas, reading);
+  return section;
+}

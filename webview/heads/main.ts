@@ -1,0 +1,107 @@
+// The heads page: the model view (every layer × head) and the head view (lines between tokens)
+// of one AttentionStack, and the views other modules add (plugins.ts). The page holds no weights:
+// it asks the host for what it draws (a pooled grid, top-k lines, one opened head), which the
+// worker computes. Everything is built with DOM calls; nothing from a file is parsed as HTML.
+import type { HostToHeadsView, StackInfo } from '../../src/protocol';
+import { gridSvg, linesSvg, pngBase64 } from './exportImage';
+import { gridView } from './grid';
+import { headMap } from './headMap';
+import { headView } from './headView';
+import { connect, element, type HeadsPage } from './page';
+import { HEADS_PLUGINS } from './plugins';
+
+const app = document.getElementById('app') as HTMLElement;
+const host = connect(receive);
+
+function receive(message: HostToHeadsView): void {
+  if (HEADS_PLUGINS.some((plugin) => plugin.receive?.(message))) return;
+  if (message.type === 'stack') show(message.info);
+  else if (message.type === 'error') status(message.message, true);
+}
+
+function status(text: string, error = false): void {
+  const line = document.getElementById('heads-status');
+  if (!line) {
+    app.replaceChildren(element('p', text, { class: error ? 'error' : 'message', id: 'heads-status' }));
+    return;
+  }
+  line.textContent = text;
+  line.className = error ? 'error' : 'meta';
+}
+
+function show(info: StackInfo): void {
+  const page: HeadsPage = {
+    info,
+    post: (message) => host.post(message),
+    ask: (query, slot) => host.ask(query, slot),
+    openHead: (layer, head) => void openHead(layer, head),
+    status: (text) => status(text),
+  };
+  const header = element('header');
+  header.append(
+    element('h1', info.title),
+    element('p', `${info.layerCount} layer${info.layerCount === 1 ? '' : 's'} × ${info.headCount} heads · ${info.queryCount} queries × ${info.keyCount} keys`, { class: 'meta' }),
+  );
+  if (info.notes.length) {
+    const notes = element('ul', undefined, { class: 'meta', id: 'heads-notes' });
+    for (const note of info.notes) notes.append(element('li', note));
+    header.append(notes);
+  }
+  const grid = gridView(page);
+  const lines = headView(page);
+  const opened = element('div', undefined, { id: 'heads-opened' });
+  const tabs = element('nav', undefined, { role: 'tablist', class: 'tabs' });
+  const sections: HTMLElement[] = [grid.section, lines.section];
+  const tab = (title: string, section: HTMLElement) => {
+    const button = element('button', title, { role: 'tab', 'aria-controls': section.id, id: `tab-${section.id}` });
+    button.addEventListener('click', () => select(section));
+    tabs.append(button);
+  };
+  const select = (section: HTMLElement) => {
+    for (const other of sections) other.hidden = other !== section;
+    for (const button of tabs.querySelectorAll('button')) button.setAttribute('aria-selected', String(button.getAttribute('aria-controls') === section.id));
+  };
+  tab('Model view', grid.section);
+  tab('Head view', lines.section);
+  // The analyses' views, each in its own section of #heads-analysis.
+  const analysis = element('div', undefined, { id: 'heads-analysis' });
+  for (const plugin of HEADS_PLUGINS) {
+    const section = element('section', undefined, { id: `heads-${plugin.id}` });
+    sections.push(section);
+    analysis.append(section);
+    tab(plugin.title, section);
+    plugin.mount(section, { info, post: page.post, openHead: page.openHead });
+  }
+  const exports = element('div', undefined, { class: 'controls', id: 'heads-export' });
+  const exportButton = (label: string, format: 'png' | 'svg') => {
+    const button = element('button', label, { 'data-export': format });
+    button.addEventListener('click', () => {
+      const gridShown = !grid.section.hidden;
+      const base = `${info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '')}-${gridShown ? 'model-view' : 'head-view'}`;
+      const canvas = gridShown ? grid.canvas : lines.canvas;
+      if (format === 'png') host.post({ type: 'export', format, fileName: `${base}.png`, base64: pngBase64(canvas) });
+      else host.post({ type: 'export', format, fileName: `${base}.svg`, text: gridShown ? gridSvg(canvas, info.title) : linesSvg(info, lines.drawnLines(), info.title) });
+    });
+    exports.append(button);
+  };
+  exportButton('PNG', 'png');
+  exportButton('SVG', 'svg');
+  app.replaceChildren(header, tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);
+  select(grid.section);
+
+  /** A saved file's or a problem's head opens here; a model run's in the model's panel (the host's). */
+  async function openHead(layer: number, head: number): Promise<void> {
+    if (info.source !== 'saved') {
+      host.post({ type: 'openHead', layer, head });
+      return;
+    }
+    status(`Opening layer ${layer} · head ${head}…`);
+    const answer = await host.ask({ kind: 'head', layer, head }, 'head');
+    if (answer?.kind !== 'head') return;
+    opened.replaceChildren(headMap(info, answer.layer, answer.head, answer.view));
+    status(`Layer ${layer} · head ${head} opened below.`);
+    opened.scrollIntoView({ block: 'nearest' });
+  }
+}
+
+host.post({ type: 'ready' });
