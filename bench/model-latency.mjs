@@ -23,8 +23,8 @@ const CASES = [
   { model: 'gpt2-small', tokens: [128, 512, 1024] },
   { model: 'qwen2.5-0.5b', tokens: [128, 512] },
 ];
-/** An attention map on screen: a heatmap card of the step-by-step panel, or the heads grid. */
-const ATTENTION_ON_SCREEN = 'section.card.heatmap, canvas.heads-grid';
+/** An attention map on screen: the model view's grid painted (or a step-by-step heatmap card). */
+const ATTENTION_ON_SCREEN = 'section.card.heatmap, #grid-canvas[data-painted]';
 
 /** The same deterministic ids as bench/model.ts: inside both vocabularies. */
 const idsOf = (n) => Array.from({ length: n }, (_, i) => 100 + ((i * 7919) % 50000));

@@ -168,6 +168,7 @@ export type WorkerRequest =
   | WorkerTensorFileRequest
   | WorkerHeadsOpenRequest
   | WorkerHeadsAdoptRequest
+  | WorkerHeadsModelRequest
   | WorkerHeadsQueryRequest
   | WorkerHeadsCloseMessage;
 
@@ -600,6 +601,13 @@ export interface WorkerHeadsAdoptRequest {
   weights: Matrix[];
   document: string;
   problem: number;
+}
+
+/** A model run the worker keeps (WorkerModelRequest's id), opened as a stack: every layer × head. */
+export interface WorkerHeadsModelRequest {
+  type: 'headsModel';
+  id: number;
+  run: number;
 }
 
 /** A question about an open stack: pooled thumbnails, top-k lines, or one head in full. */

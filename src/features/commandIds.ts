@@ -13,4 +13,6 @@ export const COMMANDS = {
   runModel: 'attentionLens.runModel',
   openModelHead: 'attentionLens.openModelHead',
   showHeads: 'attentionLens.showHeads',
+  /** Internal: the heads views of a model run `(run: number, folder: string)`. */
+  showModelHeads: 'attentionLens.showModelHeads',
 } as const;

@@ -3,7 +3,7 @@
 // from the command, the explorer, or the tensor file view's "Show heads"), and the multi-head
 // problem under the cursor once run. The worker holds the stack and answers what the page draws;
 // this host only routes. A click on a problem's head opens the step-by-step panel on that head;
-// a model run's head goes to the command MODEL_HEAD_COMMAND, which the whole-model work registers.
+// a model run's goes to the model feature's "open a head" (features/models.ts).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
@@ -17,8 +17,6 @@ import type { Results } from './results';
 import { readSettings } from './settings';
 
 export const HEADS_VIEW_TYPE = 'attentionLens.heads';
-/** Opens layer × head of a model run step by step: `(folder: string, layer: number, head: number)`. */
-export const MODEL_HEAD_COMMAND = 'attentionLens.openModelHead';
 /** Saved attentions may be larger than one matrix: 12 × 12 × 1024² is 151 M numbers. */
 const MIN_HEADS_ELEMENTS = 2 ** 28;
 
@@ -31,12 +29,20 @@ export interface HeadsDeps {
 }
 
 /** Where a heads panel's stack came from: what a click on a head opens. */
-type Origin = { kind: 'saved'; uri: vscode.Uri } | { kind: 'problem'; uri: vscode.Uri; problem: number } | { kind: 'model'; folder: string };
+type Origin = { kind: 'saved'; uri: vscode.Uri } | { kind: 'problem'; uri: vscode.Uri; problem: number } | { kind: 'model'; folder: string; run: number };
 
 export function registerHeads(context: vscode.ExtensionContext, deps: HeadsDeps): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.showHeads, (uri?: vscode.Uri, ids?: number[]) => showHeads(context.extensionUri, deps, uri, ids)),
+    vscode.commands.registerCommand(COMMANDS.showModelHeads, (run: number, folder: string) => showModelHeads(context.extensionUri, deps, run, folder)),
   );
+}
+
+/** A model run the worker keeps: every layer × head, its predictions in the header. */
+async function showModelHeads(extensionUri: vscode.Uri, deps: HeadsDeps, run: number, folder: string): Promise<StackInfo> {
+  const opened = await deps.worker.modelHeads(run);
+  openPanel(extensionUri, deps, opened, { kind: 'model', folder, run });
+  return opened.info;
 }
 
 async function showHeads(extensionUri: vscode.Uri, deps: HeadsDeps, uri: vscode.Uri | undefined, ids: number[] | undefined): Promise<void> {
@@ -127,7 +133,7 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
 
 async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {
   if (origin.kind === 'problem') deps.panel.show(origin.uri, origin.problem, head);
-  else if (origin.kind === 'model') await vscode.commands.executeCommand(MODEL_HEAD_COMMAND, origin.folder, layer, head);
+  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head);
 }
 
 function describe(info: StackInfo): string {

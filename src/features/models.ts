@@ -7,7 +7,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem } from '../core/model/headProblem';
-import type { ModelInput, Prediction } from '../core/model/run';
+import { predictionText } from '../core/model/describe';
+import type { ModelInput } from '../core/model/run';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { ModelRunSummary } from '../protocol';
@@ -75,7 +76,8 @@ export class ModelRuns {
     if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
     if (outcome.summary) {
       this.announce(outcome.summary);
-      await this.openHead(outcome.summary.run, outcome.summary.layerCount - 1, 0);
+      // Every layer × head at once (a click opens one step by step), predictions on top.
+      await vscode.commands.executeCommand(COMMANDS.showModelHeads, outcome.summary.run, outcome.summary.folder);
     }
     return outcome;
   }
@@ -228,11 +230,6 @@ function modelUri(summary: ModelRunSummary): vscode.Uri {
   return vscode.Uri.from({ scheme: MODEL_SCHEME, path: `/${path.basename(summary.folder)}`, query: `run=${summary.run}` });
 }
 
-export function predictionText(prediction: Prediction): string {
-  const what = prediction.kind === 'next' ? 'Next token' : `[MASK] at ${prediction.position + 1}`;
-  const top = prediction.top.map((candidate) => `${JSON.stringify(candidate.token)} ${(candidate.probability * 100).toFixed(1)}%`).join(', ');
-  return `${what}: ${top}.`;
-}
 
 class ConfigCodeLens extends vscode.CodeLens {
   constructor(readonly config: vscode.Uri) {

@@ -173,6 +173,11 @@ export class AttentionWorker {
     return this.headsRequest((id) => ({ type: 'headsAdopt', id, ...problem })) as Promise<OpenedHeads>;
   }
 
+  /** A model run the worker keeps, as a stack for the heads views. */
+  modelHeads(run: number): Promise<OpenedHeads> {
+    return this.headsRequest((id) => ({ type: 'headsModel', id, run })) as Promise<OpenedHeads>;
+  }
+
   /** What a heads view draws of an open stack, computed in the worker. */
   queryHeads(stack: number, query: HeadsQuery): Promise<HeadsAnswer> {
     return this.headsRequest((id) => ({ type: 'headsQuery', id, stack, query })) as Promise<HeadsAnswer>;

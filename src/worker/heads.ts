@@ -20,12 +20,17 @@ export function stackOf(id: number): AttentionStack | undefined {
 export function openHeads(request: WorkerHeadsOpenRequest | WorkerHeadsAdoptRequest): WorkerHeadsResponse {
   try {
     const { stack, title, notes } = request.type === 'headsOpen' ? opened(request) : adopted(request);
-    const id = nextStack++;
-    stacks.set(id, stack);
-    return { type: 'headsOpened', id: request.id, stack: id, info: infoOf(stack, title, notes) };
+    return holdStack(request.id, stack, title, notes);
   } catch (error) {
     return { type: 'headsFailed', id: request.id, error: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** Holds a stack made elsewhere in the worker (a model run) for a heads view. */
+export function holdStack(request: number, stack: AttentionStack, title: string, notes: string[]): WorkerHeadsResponse {
+  const id = nextStack++;
+  stacks.set(id, stack);
+  return { type: 'headsOpened', id: request, stack: id, info: infoOf(stack, title, notes) };
 }
 
 export function closeHeads(stack: number): void {

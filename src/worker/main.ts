@@ -25,7 +25,7 @@ import { resultViewOf, viewOf } from '../panel/model';
 import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
 import { ModelRuns } from './models';
-import { answerHeads, closeHeads, openHeads } from './heads';
+import { answerHeads, closeHeads, holdStack, openHeads } from './heads';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -89,6 +89,14 @@ port.on('message', (request: WorkerRequest) => {
     case 'headsOpen':
     case 'headsAdopt':
       return port.postMessage(openHeads(request));
+    case 'headsModel': {
+      // After the runs queued before it: the run it names may still be computing.
+      queue = queue.then(() => {
+        const opened = models.heads(request.run);
+        port.postMessage(typeof opened === 'string' ? { type: 'headsFailed', id: request.id, error: opened } : holdStack(request.id, opened.stack, opened.title, opened.notes));
+      });
+      return;
+    }
     case 'headsQuery': {
       const response = answerHeads(request);
       return port.postMessage(response, transferablesOf(response));

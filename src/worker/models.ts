@@ -1,7 +1,9 @@
 // Whole-model runs in the worker: the run (its layers' inputs, Q and K, on demand a head's
 // weights) stays here, and the host gets a summary — tokens, predictions, counts — and, when the
 // user opens a head, that head's step-by-step spec. The last few runs are kept for the views.
+import { basename } from 'node:path';
 import { CancelledError } from '../core/engine';
+import { predictionText } from '../core/model/describe';
 import { runModel, type ModelRun } from '../core/model/run';
 import { folderFiles } from '../node/modelFiles';
 import type { ModelRunSummary, WorkerModelHeadRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
@@ -34,9 +36,12 @@ export class ModelRuns {
     }
   }
 
-  /** The run behind a summary, for the all-heads views and analyses. */
-  get(run: number): ModelRun | undefined {
-    return this.runs.get(run);
+  /** A kept run as the heads views show it: the stack, a title, and its predictions as notes. */
+  heads(run: number): { stack: ModelRun; title: string; notes: string[] } | string {
+    const stack = this.runs.get(run);
+    if (!stack) return 'that model run is no longer held: run the model again';
+    const folder = stack.source.kind === 'model' ? basename(stack.source.folder) : stack.architecture;
+    return { stack, title: `${folder} (${stack.architecture}) · ${stack.tokens.length} tokens`, notes: [...stack.predictions.map(predictionText), ...stack.warnings] };
   }
 
   private keep(id: number, run: ModelRun): void {

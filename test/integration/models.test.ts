@@ -9,11 +9,13 @@ import type { RunOutcome } from '../../src/features/runner';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../unit/model/fixtures';
 import { activateApi, closeAllEditors, codeLenses, eventually, openUntitled } from './support';
 
-function panelOpen(): boolean {
+/** The open webview tabs of one of our view types (`attentionLens.panel`, `attentionLens.heads`). */
+function webviewTabs(viewType: string): vscode.Tab[] {
   return vscode.window.tabGroups.all
     .flatMap((group) => group.tabs)
-    .some((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.includes('attentionLens.panel'));
+    .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.includes(viewType));
 }
+const panelOpen = (): boolean => webviewTabs('attentionLens.panel').length > 0;
 
 /** The largest |computed − reference| of one head's weights. */
 function maxDifference(weights: ArrayLike<number>, reference: number[][]): number {
@@ -47,6 +49,9 @@ describe('whole models', function () {
     assert.equal(summary.layerCount, reference.attentions.length);
     assert.equal(summary.predictions[0]?.kind, 'next');
     assert.equal(summary.predictions[0]?.top.length, 5);
+    // The run lands on the model view: every layer × head of this run.
+    const heads = await eventually(() => webviewTabs('attentionLens.heads').find((tab) => tab.label.includes('gpt2')), 'the model view of the run');
+    assert.match(heads.label, new RegExp(`${summary.tokens.length} tokens`));
 
     // The command opened the last layer's first head; open another and compare both.
     for (const [layer, head] of [[summary.layerCount - 1, 0], [0, 1]]) {
