@@ -12,7 +12,15 @@ export const HEADS_USAGE = `  attention-lens heads FILE [--ids 1,2,3] [--json] [
       Saved attentions (.pt/.safetensors/.npy/.npz: [layers, heads, q, k],
       [layers, batch, heads, q, k] or one tensor per layer): the layout read and the tokens
       (metadata, tokens.json or ids with a tokenizer.json beside the file); --layer/--head
-      print each query's K strongest keys (default 3) in that head.`;
+      print each query's K strongest keys (default 3) in that head. Every report carries the head
+      scores and the rollout (docs/analysis.md).
+  attention-lens heads (FILE --ids … | DIR --text T | DIR --ids … | MODEL.json --ids …)
+                       [--compare FILE2|DIR2 | --text2 T2] [--flow] [--json]
+  attention-lens heads (DIR | MODEL.json) --probe induction [--repeat R] [--seed S] [--json]
+      The analyses alone: head scores, rollout, attention flow (--flow, small inputs), the
+      Jensen–Shannon divergence of each head against a second run, and the induction probe
+      (BOS + R random tokens twice, R = 32; MODEL.json: an attention-only model such as
+      examples/13-induction-head.json).`;
 
 /** Elements of a saved file read by default: 12 × 12 × 1024² fits. */
 export const HEADS_MAX_ELEMENTS = 2 ** 28;
