@@ -659,7 +659,8 @@ export type HeadsViewToHost =
   /** A click on a head: a saved file's head opens here (a `head` query follows); a problem's
    * opens the step-by-step panel; a model run's, the model's (see src/features/heads.ts). */
   | { type: 'openHead'; layer: number; head: number }
-  | { type: 'export'; format: 'png' | 'svg'; fileName: string; text?: string; base64?: string };
+  /** Images of the views; csv/json: the head scores' table (webview/heads/scores.ts), as text. */
+  | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string };
 
 /** Largest thumbnail side and top-k the page may ask for. */
 export const MAX_THUMBNAIL_SIDE = 256;
@@ -705,6 +706,10 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
     case 'openHead':
       return isIndex(raw.layer) && isIndex(raw.head) ? { type: 'openHead', layer: raw.layer, head: raw.head } : undefined;
     case 'export': {
+      if (raw.format === 'csv' || raw.format === 'json') {
+        const { format, fileName, text } = raw;
+        return isSafeFileName(fileName) && typeof text === 'string' && text.length <= MAX_EXPORT_CHARS ? { type: 'export', format, fileName, text } : undefined;
+      }
       const image = parseWebviewMessage(raw);
       return image?.type === 'export' ? image : undefined;
     }

@@ -6,15 +6,24 @@ import { headLines } from '../core/heads/pool';
 import { HeadsInputError } from '../core/heads/saved';
 import type { AttentionStack } from '../core/heads/stack';
 import { TensorReadError } from '../core/parse/tensors';
+import { headsAnalysisText, stackReport } from './headsAnalysis';
 
 export const HEADS_USAGE = `  attention-lens heads FILE [--ids 1,2,3] [--json] [--layer L --head H [--top K]]
       Saved attentions (.pt/.safetensors/.npy/.npz: [layers, heads, q, k],
       [layers, batch, heads, q, k] or one tensor per layer): the layout read and the tokens
       (metadata, tokens.json or ids with a tokenizer.json beside the file); --layer/--head
-      print each query's K strongest keys (default 3) in that head.`;
+      print each query's K strongest keys (default 3) in that head. Every report carries the head
+      scores and the rollout (docs/analysis.md).
+  attention-lens heads (FILE --ids … | DIR --text T | DIR --ids … | MODEL.json --ids …)
+                       [--compare FILE2|DIR2 | --text2 T2] [--flow] [--json]
+  attention-lens heads (DIR | MODEL.json) --probe induction [--repeat R] [--seed S] [--json]
+      The analyses alone: head scores, rollout, attention flow (--flow, small inputs), the
+      Jensen–Shannon divergence of each head against a second run, and the induction probe
+      (BOS + R random tokens twice, R = 32; MODEL.json: an attention-only model such as
+      examples/13-induction-head.json).`;
 
 /** Elements of a saved file read by default: 12 × 12 × 1024² fits. */
-const DEFAULT_MAX_ELEMENTS = 2 ** 28;
+export const HEADS_MAX_ELEMENTS = 2 ** 28;
 
 export interface HeadsArguments {
   file: string;
@@ -66,7 +75,7 @@ export function parseHeadsArgs(argv: string[]): HeadsArguments {
 export function runHeads(args: HeadsArguments): string {
   let loaded;
   try {
-    loaded = loadSavedAttentions(args.file, { maxElements: DEFAULT_MAX_ELEMENTS }, args.ids);
+    loaded = loadSavedAttentions(args.file, { maxElements: HEADS_MAX_ELEMENTS }, args.ids);
   } catch (error) {
     if (error instanceof HeadsInputError || error instanceof TensorReadError) throw new HeadsCommandError(error.message, false);
     const code = (error as NodeJS.ErrnoException).code;
@@ -75,9 +84,11 @@ export function runHeads(args: HeadsArguments): string {
   }
   const { stack, notes } = loaded;
   const lines = args.layer === undefined ? undefined : strongestKeys(stack, args.layer, args.head!, args.top);
+  // Head scores and rollout (issue 27, src/cli/headsAnalysis.ts) are part of every report.
+  const analysis = stackReport(stack);
   if (args.json) {
     const { layerCount, headCount, queryCount, keyCount, tokens, keyTokens, tokenIds } = stack;
-    return `${JSON.stringify({ file: args.file, layers: layerCount, heads: headCount, queries: queryCount, keys: keyCount, tokens, keyTokens, ...(tokenIds ? { tokenIds } : {}), notes, ...(lines ? { strongestKeys: lines } : {}) })}\n`;
+    return `${JSON.stringify({ file: args.file, layers: layerCount, heads: headCount, queries: queryCount, keys: keyCount, tokens, keyTokens, ...(tokenIds ? { tokenIds } : {}), notes, ...(lines ? { strongestKeys: lines } : {}), ...analysis })}\n`;
   }
   const out = [`${args.file}: ${stack.layerCount} layers × ${stack.headCount} heads, ${stack.queryCount} queries × ${stack.keyCount} keys`];
   for (const note of notes) out.push(`note: ${note}`);
@@ -86,7 +97,7 @@ export function runHeads(args: HeadsArguments): string {
     out.push(`layer ${args.layer} head ${args.head}: the ${lines.k} strongest keys of each query`);
     lines.rows.forEach((row, query) => out.push(`  ${query} ${JSON.stringify(stack.tokens[query])} → ${row.map(({ key, weight }) => `${JSON.stringify(stack.keyTokens[key])} (${key}) ${weight.toFixed(4)}`).join(', ')}`));
   }
-  return `${out.join('\n')}\n`;
+  return `${out.join('\n')}\n${headsAnalysisText(analysis)}`;
 }
 
 function strongestKeys(stack: AttentionStack, layer: number, head: number, top: number) {

@@ -5,13 +5,14 @@
 // lead); an attention-only model JSON (examples/13-induction-head.json) runs here directly.
 //   attention-lens heads (DIR --text T | DIR --ids … | FILE --ids …) [--compare DIR2|FILE2 | --text2 T2]
 //                        [--flow] [--probe induction [--repeat R] [--seed S]] [--json]
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { analyseStack, type ScoreGrids, stackFlow } from '../core/heads/analysis';
 import { attentionOnlyModelOf, attentionOnlyStack } from '../core/heads/attentionOnly';
 import { divergences, ranked } from '../core/heads/compare';
 import { DEFAULT_REPEAT, inductionProbe } from '../core/heads/probe';
 import { HEAD_SCORE_NAMES } from '../core/heads/scores';
 import type { AttentionStack } from '../core/heads/stack';
+import { loadSavedAttentions } from '../core/heads/load';
 
 /** A bad input or a bad option: the CLI prints the message alone and exits 1. */
 export class HeadsAnalysisError extends Error {}
@@ -30,6 +31,42 @@ export interface HeadsSources {
   saved(path: string, ids: number[] | undefined): AttentionStack;
   /** A model folder (config.json + weights + tokenizer.json). */
   folder(path: string): Promise<HeadsModel>;
+}
+
+/**
+ * A model folder as a HeadsModel: the whole-model runner (src/core/model, another branch) is
+ * connected here by the lead — it runs ids through the model and encodes text with the folder's
+ * tokenizer.json. Until then a folder is refused in one line.
+ */
+export async function modelFolder(path: string): Promise<HeadsModel> {
+  throw new HeadsAnalysisError(`${path} is a model folder: running a model needs the whole-model runner, not in this build; give saved attentions or an attention-only model .json`);
+}
+
+/** What the CLI reads: saved files with the heads views' reader, folders with the model runner. */
+export function cliHeadsSources(maxElements: number): HeadsSources {
+  return { saved: (path, ids) => loadSavedAttentions(path, { maxElements }, ids).stack, folder: modelFolder };
+}
+
+/** Options only the analyses take: with one of them, or a model input, `heads` runs here. */
+const ANALYSIS_OPTIONS = new Set(['--text', '--text2', '--compare', '--flow', '--probe', '--repeat', '--seed']);
+/** Options of either half that take a value (the argument after them is not the input). */
+const VALUE_OPTIONS = new Set(['--ids', '--text', '--text2', '--compare', '--probe', '--repeat', '--seed', '--layer', '--head', '--top']);
+
+export function wantsAnalysis(argv: readonly string[]): boolean {
+  if (argv.some((arg) => ANALYSIS_OPTIONS.has(arg))) return true;
+  for (let i = 0; i < argv.length; i++) {
+    if (VALUE_OPTIONS.has(argv[i])) i++;
+    else if (!argv[i].startsWith('--')) return isFolder(argv[i]) || isAttentionOnlyModelFile(argv[i]);
+  }
+  return false;
+}
+
+export function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 export interface HeadsAnalysisArgs {
@@ -152,12 +189,10 @@ export async function headsAnalysis(args: HeadsAnalysisArgs, sources: HeadsSourc
     return { probe: 'induction', repeat, ids: result.ids, ranking: result.ranking.map(({ layer, head, value }) => ({ layer, head, induction: value })), scores: result.scores };
   }
   const stack = await stackOf(input, args, sources);
-  const { scores, rollout } = analyseStack(stack);
-  const n = stack.queryCount;
-  const report: HeadsAnalysisReport = { scores, rollout: rollout && rows(rollout, n) };
+  const report: HeadsAnalysisReport = stackReport(stack);
   if (args.flow) {
     try {
-      report.flow = rows(stackFlow(stack), n);
+      report.flow = rows(stackFlow(stack), stack.queryCount);
     } catch (error) {
       throw new HeadsAnalysisError(error instanceof RangeError ? error.message : String(error));
     }
@@ -170,6 +205,12 @@ export async function headsAnalysis(args: HeadsAnalysisArgs, sources: HeadsSourc
     report.divergence = compared(stack, await stackOf(input, args, sources, args.text2, '--text2'));
   }
   return report;
+}
+
+/** Scores and rollout of a stack as the JSON report holds them. */
+export function stackReport(stack: AttentionStack): HeadsAnalysisReport {
+  const { scores, rollout } = analyseStack(stack);
+  return { scores, rollout: rollout && rows(rollout, stack.queryCount) };
 }
 
 function compared(a: AttentionStack, b: AttentionStack): number[][] {
@@ -206,10 +247,10 @@ export function headsAnalysisText(report: HeadsAnalysisReport | ProbeReport): st
 }
 
 /** Runs `heads` with the analysis options; prints the report; one line on stderr and 1 for bad input. */
-export async function headsAnalysisMain(argv: readonly string[], sources: HeadsSources, io: { out(text: string): void; err(text: string): void; isFolder(path: string): boolean }): Promise<number> {
+export async function headsAnalysisMain(argv: readonly string[], sources: HeadsSources, io: { out(text: string): void; err(text: string): void; isFolder?(path: string): boolean }): Promise<number> {
   try {
     const args = parseHeadsAnalysisArgs(argv);
-    const report = await headsAnalysis(args, sources, io.isFolder);
+    const report = await headsAnalysis(args, sources, io.isFolder ?? isFolder);
     io.out(args.json ? JSON.stringify(report) + '\n' : headsAnalysisText(report));
     return 0;
   } catch (error) {

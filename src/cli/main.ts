@@ -17,7 +17,8 @@ import { type TensorFile, TensorReadError } from '../core/parse/tensors';
 import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { MODEL_USAGE, modelCommand } from './model';
-import { HEADS_USAGE, HeadsCommandError, parseHeadsArgs, runHeads } from './heads';
+import { HEADS_MAX_ELEMENTS, HEADS_USAGE, HeadsCommandError, parseHeadsArgs, runHeads } from './heads';
+import { cliHeadsSources, headsAnalysisMain, wantsAnalysis } from './headsAnalysis';
 import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
 
 const DEFAULT_MAX_FILE_MB = 256;
@@ -166,7 +167,11 @@ async function runRead(
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'model' && !argv.includes('--help') && !argv.includes('-h')) return modelCommand(argv.slice(1));
-  if (argv[0] === 'heads' && !argv.includes('--help')) return writeHeads(argv.slice(1));
+  if (argv[0] === 'heads' && !argv.includes('--help')) {
+    // Scores and rollout are in every `heads` report; compare, flow, probe and model inputs are the analyses' own.
+    if (wantsAnalysis(argv.slice(1))) return headsAnalysisMain(argv.slice(1), cliHeadsSources(HEADS_MAX_ELEMENTS), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+    return writeHeads(argv.slice(1));
+  }
   const args = parseArguments(argv);
   if (args === 'help') {
     process.stdout.write(USAGE);

@@ -71,6 +71,17 @@ describe('heads page: head scores', function () {
     assert.equal((await shownHeads(panel)).length, 6);
   });
 
+  it('exports every score as CSV and JSON through the host', async () => {
+    await panel.page.click('[data-export="scores-csv"]');
+    await panel.page.click('[data-export="scores-json"]');
+    const posted = await panel.page.evaluate(() => (window as unknown as { posted: { type: string; format?: string; fileName?: string; text?: string }[] }).posted.filter((m) => m.type === 'export'));
+    assert.deepEqual(posted.map((m) => [m.format, m.fileName]), [['csv', 'planted.pt-head-scores.csv'], ['json', 'planted.pt-head-scores.json']]);
+    const lines = posted[0].text!.trim().split('\n');
+    assert.equal(lines[0], 'layer,head,previous_token,duplicate_token,induction,first_token,entropy,local');
+    assert.equal(lines.length, 7);
+    assert.deepEqual(JSON.parse(posted[1].text!), { scores: analyseStack(stack).scores });
+  });
+
   it('shows the rollout bars over the input tokens, token labels as written', async () => {
     const labels = await panel.page.$$eval('#scores-rollout-bars .bar-label', (nodes) => nodes.map((node) => node.textContent));
     assert.equal(labels.length, 13);

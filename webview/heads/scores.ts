@@ -3,6 +3,7 @@
 // the rollout as a token × token map with bars over the input tokens for one output position, and
 // attention flow on request. The worker computes everything; this draws on canvas and builds the
 // table with DOM calls (tokens are text, never markup).
+import { scoresCsv } from '../../src/core/heads/analysis';
 import type { HeadsAnswer, HostToHeadsView } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
 import { gridSvg, pngBase64 } from './exportImage';
@@ -52,10 +53,20 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
   const map = element('canvas', undefined, { id: 'scores-map', tabindex: '0' });
   const table = element('table', undefined, { id: 'scores-table' });
   const counted = element('p', '', { class: 'meta', id: 'scores-count' });
+  const fileBase = info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
   const exportImage = (format: 'png' | 'svg') => {
-    const fileName = `${info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '')}-${shown.value}.${format}`;
+    const fileName = `${fileBase}-${shown.value}.${format}`;
     context.post(format === 'png' ? { type: 'export', format, fileName, base64: pngBase64(map) } : { type: 'export', format, fileName, text: gridSvg(map, `${info.title}: ${shown.value}`) });
   };
+  const exportTable = (format: 'csv' | 'json') => {
+    if (!scores) return;
+    const fileName = `${fileBase}-head-scores.${format}`;
+    context.post({ type: 'export', format, fileName, text: format === 'csv' ? scoresCsv(scores) : JSON.stringify({ scores }) + '\n' });
+  };
+  const csv = element('button', 'CSV', { 'data-export': 'scores-csv' });
+  const json = element('button', 'JSON', { 'data-export': 'scores-json' });
+  csv.addEventListener('click', () => exportTable('csv'));
+  json.addEventListener('click', () => exportTable('json'));
   const png = element('button', 'PNG', { 'data-export': 'scores-png' });
   const svg = element('button', 'SVG', { 'data-export': 'scores-svg' });
   png.addEventListener('click', () => exportImage('png'));
@@ -63,7 +74,7 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
   const controls = element('div', undefined, { class: 'controls' });
   const filterControls = element('span');
   filterControls.append('Show heads with ', filterName, filterSide, threshold);
-  controls.append(labelled('Score', shown), filterControls, order, png, svg);
+  controls.append(labelled('Score', shown), filterControls, order, png, svg, csv, json);
 
   const filter = (): Filter => {
     const text = threshold.value.trim();

@@ -63,3 +63,12 @@ export function headMeans(stack: AttentionStack): Float64Array[] {
 function addShare(mean: Float64Array, weights: ArrayLike<number>, heads: number): void {
   for (let k = 0; k < mean.length; k++) mean[k] += weights[k] / heads;
 }
+
+/** One row per head: `layer,head,` then every score (empty where null), full precision. */
+export function scoresCsv(scores: ScoreGrids): string {
+  const lines = [['layer', 'head', ...HEAD_SCORE_NAMES].join(',')];
+  scores.entropy.forEach((row, layer) =>
+    row.forEach((_, head) => lines.push([layer, head, ...HEAD_SCORE_NAMES.map((name) => scores[name][layer][head] ?? '')].join(','))),
+  );
+  return lines.join('\n') + '\n';
+}

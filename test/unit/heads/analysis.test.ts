@@ -1,7 +1,8 @@
 // Head scores, rollout, attention flow and the comparison against numpy's implementation of the
 // definitions (scripts/gen_head_references.py), on stacks with planted heads.
 import assert from 'node:assert/strict';
-import { analyseStack, headMeans } from '../../../src/core/heads/analysis';
+import { analyseStack, headMeans, scoresCsv } from '../../../src/core/heads/analysis';
+import { parseHeadsViewMessage } from '../../../src/protocol';
 import { difference, divergences, ranked } from '../../../src/core/heads/compare';
 import { attentionFlow, flowRefusal } from '../../../src/core/heads/flow';
 import { HEAD_SCORE_NAMES } from '../../../src/core/heads/scores';
@@ -66,6 +67,18 @@ describe('head analyses against numpy', () => {
       assert.ok(divergences(a, a).flat().every((value) => value === 0));
     });
   }
+
+  it('writes the scores as CSV, a row per head, empty where null; the page may send it for export', () => {
+    const reference = referenceCase('no-ids');
+    const csv = scoresCsv(analyseStack(stackOf(reference.weights, 'float64', null)).scores).trim().split('\n');
+    assert.equal(csv[0], 'layer,head,previous_token,duplicate_token,induction,first_token,entropy,local');
+    assert.equal(csv.length, 7);
+    const [layer, head, previous, duplicate, induction] = csv[4].split(',');
+    assert.deepEqual([layer, head, Number(previous), duplicate, induction], ['1', '0', reference.expected.scores.previous_token[1][0], '', '']);
+    const message = { type: 'export', format: 'csv', fileName: 'a-head-scores.csv', text: csv.join('\n') };
+    assert.deepEqual(parseHeadsViewMessage(message), message);
+    assert.equal(parseHeadsViewMessage({ ...message, fileName: '../escape.csv' }), undefined);
+  });
 
   it('refuses to compare stacks of different shapes', () => {
     const planted = referenceCase('planted');
