@@ -99,7 +99,8 @@ async function gemmRate(): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(join(benchFolders, 'bench', 'qwen2.5-0.5b', 'config.json'))) {
+  const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => `${model} ${n}`.includes(CASE_FILTER)));
+  if (selected.some(({ model }) => !existsSync(join(benchFolders, 'bench', model, 'config.json')))) {
     console.log('writing the benchmark models (scripts/gen_model_fixtures.py --bench)…');
     spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, '--bench'], { stdio: 'inherit' });
   }
@@ -109,7 +110,7 @@ async function main(): Promise<void> {
   console.log(`numpy's OpenBLAS kernel: ${kernel.name} (${kernel.gflops.toFixed(1)} GFLOP/s on 1024² float32)`);
   const script = join(__dirname, 'model_peers.py');
   console.log('model           tokens | ours: load  forward  total  RSS MB | torch: import  load  forward  total  RSS MB | numpy: forward  total | ours/best forward');
-  for (const { model, tokens } of CASES) {
+  for (const { model, tokens } of selected) {
     for (const n of tokens) {
       if (!`${model} ${n}`.includes(CASE_FILTER)) continue;
       const folder = join(benchFolders, 'bench', model);
