@@ -23,7 +23,9 @@ def ms(since):
 
 
 def report(**fields):
-    fields['max_rss_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    fields['max_rss_mb'] = usage.ru_maxrss / 1024
+    fields['cpu_ms'] = (usage.ru_utime + usage.ru_stime) * 1000  # every thread of the process
     print(json.dumps(fields))
 
 

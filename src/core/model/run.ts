@@ -85,6 +85,8 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const hiddenLast = result.hidden.slice((n - 1) * config.hidden);
   const logitsLast = await head.logits(hiddenLast, 1);
   const predictions = await head.predictions(ids, result, logitsLast);
+  // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
+  if (!options.backend) backend.dispose();
   const forwardMs = performance.now() - started - loadMs;
   const tokens = ids.map((id) => tokenizer?.label(id) ?? `#${id}`);
   return {

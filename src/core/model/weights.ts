@@ -39,7 +39,8 @@ interface Entry {
   values?: Float32Array | Float64Array;
 }
 
-const PREFIXES = ['transformer.', 'bert.', 'model.'];
+/** Class prefixes, longest first: Gemma 3's multimodal checkpoints keep the language model under language_model. */
+const PREFIXES = ['model.language_model.', 'language_model.model.', 'language_model.', 'transformer.', 'bert.', 'model.'];
 const SAFETENSORS_DTYPES: Record<string, TensorDType> = { F16: 'float16', BF16: 'bfloat16', F32: 'float32', F64: 'float64' };
 
 export class Weights {
@@ -90,7 +91,7 @@ export class Weights {
   /** Rows [first, first + count) of a tensor (its first axis), as float32; the rest is not read. */
   async rows(name: string, shape: readonly number[], first: number, count: number): Promise<Float32Array> {
     const entry = this.entries.get(name);
-    if (!entry) throw new ModelFileError(`the checkpoint has no tensor ${name} (nor ${PREFIXES.map((p) => p + name).join(', ')})`);
+    if (!entry) throw new ModelFileError(`the checkpoint has no tensor ${name} (with or without a class prefix such as ${PREFIXES.slice(-3).map((p) => p + name).join(', ')})`);
     if (entry.shape.length !== shape.length || entry.shape.some((size, i) => size !== shape[i])) {
       throw new ModelFileError(`tensor ${entry.stored} is ${shapeLabel(entry.shape)} but the config asks for ${shapeLabel([...shape])}`);
     }

@@ -82,7 +82,7 @@ describe('CLI: model', function () {
       header['transformer.h.1.mlp.c_fc.bias_'] = header['transformer.h.1.mlp.c_fc.bias'];
       delete header['transformer.h.1.mlp.c_fc.bias'];
     });
-    assertOneLine(cli(folder, '--ids', '1,2'), /: the checkpoint has no tensor h\.1\.mlp\.c_fc\.bias \(nor transformer\.h\.1\.mlp\.c_fc\.bias, /);
+    assertOneLine(cli(folder, '--ids', '1,2'), /: the checkpoint has no tensor h\.1\.mlp\.c_fc\.bias \(with or without a class prefix such as transformer\.h\.1\.mlp\.c_fc\.bias, /);
   });
 
   it('a wrong shape names the tensor and both shapes', () => {
