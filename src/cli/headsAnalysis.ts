@@ -13,18 +13,14 @@ import { DEFAULT_REPEAT, inductionProbe } from '../core/heads/probe';
 import { HEAD_SCORE_NAMES } from '../core/heads/scores';
 import type { AttentionStack } from '../core/heads/stack';
 import { loadSavedAttentions } from '../core/heads/load';
+import { type ProbeModel, probeModel } from '../core/model/probeModel';
+import { folderFiles } from '../node/modelFiles';
 
 /** A bad input or a bad option: the CLI prints the message alone and exits 1. */
 export class HeadsAnalysisError extends Error {}
 
-/** A model the CLI can run on ids (and on text when it has a tokenizer). */
-export interface HeadsModel {
-  run(ids: number[]): Promise<AttentionStack>;
-  /** Undefined: the model has no tokenizer, so --text is refused. */
-  encode?(text: string): Promise<number[]>;
-  vocabularySize: number;
-  bos: number;
-}
+/** A model the CLI can run on ids (and on text when it has a tokenizer: else --text is refused). */
+export type HeadsModel = ProbeModel;
 
 export interface HeadsSources {
   /** Saved attentions (.pt, .safetensors, .npy, .npz) with the ids given, checked by the reader. */
@@ -33,13 +29,9 @@ export interface HeadsSources {
   folder(path: string): Promise<HeadsModel>;
 }
 
-/**
- * A model folder as a HeadsModel: the whole-model runner (src/core/model, another branch) is
- * connected here by the lead — it runs ids through the model and encodes text with the folder's
- * tokenizer.json. Until then a folder is refused in one line.
- */
-export async function modelFolder(path: string): Promise<HeadsModel> {
-  throw new HeadsAnalysisError(`${path} is a model folder: running a model needs the whole-model runner, not in this build; give saved attentions or an attention-only model .json`);
+/** A model folder (config.json + weights, tokenizer.json for --text) run by the whole-model runner. */
+export function modelFolder(path: string): Promise<HeadsModel> {
+  return probeModel(folderFiles(path));
 }
 
 /** What the CLI reads: saved files with the heads views' reader, folders with the model runner. */
