@@ -14,7 +14,7 @@ const planted = referenceCase('planted');
 /** Saved attentions as the views' reader gives them: here the planted reference stacks by name. */
 const sources: HeadsSources = {
   saved(path, ids) {
-    if (path === 'big.pt') return stackOf([...Array(12)].map(() => [[...Array(32)].map(() => Array<number>(32).fill(1 / 32))]), 'float64', null);
+    if (path === 'big.pt') return stackOf([...Array(12)].map(() => [[...Array(41)].map(() => Array<number>(41).fill(1 / 41))]), 'float64', null);
     const weights = path === 'other.pt' ? planted.other! : planted.weights;
     if (ids && ids.length !== weights[0][0].length) throw new Error(`--ids has ${ids.length} ids but the attentions have ${weights[0][0].length} queries`);
     return stackOf(weights, 'float64', ids ?? null);
@@ -74,7 +74,7 @@ describe('attention-lens heads: analyses', () => {
     [[example, '--text', 'a b'], /this model has no tokenizer: give --ids/],
     [[example, '--ids', '0,99'], /token id 99 is outside the vocabulary 0…23/],
     [[example, '--ids', '0,1,2', '--compare', 'attn.pt'], /--ids has 3 ids but the attentions have 13 queries/],
-    [['big.pt', '--flow'], /attention flow is offered up to 31 tokens for 12 layers \(layers × tokens⁴ ≤ 1\.2e\+7\); this input has 32/],
+    [['big.pt', '--flow'], /attention flow is offered up to 40 tokens for 12 layers \(layers × tokens⁴ ≤ 3\.1e\+7\); this input has 41/],
     [['model/', '--text', 'hi'], /model folders need the whole-model runner/],
     [[], /no DIR or FILE given/],
   ];
