@@ -124,11 +124,14 @@ export interface WorkerModelRequest {
   type: 'model';
   id: number;
   folder: string;
-  input: ModelInput;
+  input: ModelRunInput;
   /** A run that would need more memory is refused before it reads a layer. */
   memoryLimitBytes: number;
   cancelFlag: Int32Array; // backed by a SharedArrayBuffer
 }
+
+/** A text or ids, or the induction probe's input: BOS and `repeat` seeded random ids, twice. */
+export type ModelRunInput = ModelInput | { probe: { repeat: number; seed: number } };
 
 /** The step-by-step spec of one head of a kept model run (0-based layer and head). */
 export interface WorkerModelHeadRequest {
@@ -659,9 +662,13 @@ export type HeadsViewToHost =
   /** A click on a head: a saved file's head opens here (a `head` query follows); a problem's
    * opens the step-by-step panel; a model run's, the model's (see src/features/heads.ts). */
   | { type: 'openHead'; layer: number; head: number }
+  /** A model run's page: run the induction probe on the same model (R tokens twice, seeded). */
+  | { type: 'probe'; repeat: number; seed: number }
   /** Images of the views; csv/json: the head scores' table (webview/heads/scores.ts), as text. */
   | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string };
 
+/** The most random tokens the induction probe repeats (2R + 1 tokens run). */
+export const MAX_PROBE_REPEAT = 1024;
 /** Largest thumbnail side and top-k the page may ask for. */
 export const MAX_THUMBNAIL_SIDE = 256;
 export const MAX_TOP_K = 64;
@@ -705,6 +712,8 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
     }
     case 'openHead':
       return isIndex(raw.layer) && isIndex(raw.head) ? { type: 'openHead', layer: raw.layer, head: raw.head } : undefined;
+    case 'probe':
+      return isIndex(raw.repeat) && raw.repeat >= 1 && raw.repeat <= MAX_PROBE_REPEAT && isIndex(raw.seed) ? { type: 'probe', repeat: raw.repeat, seed: raw.seed } : undefined;
     case 'export': {
       if (raw.format === 'csv' || raw.format === 'json') {
         const { format, fileName, text } = raw;

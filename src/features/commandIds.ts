@@ -15,4 +15,6 @@ export const COMMANDS = {
   showHeads: 'attentionLens.showHeads',
   /** Internal: the heads views of a model run `(run: number, folder: string)`. */
   showModelHeads: 'attentionLens.showModelHeads',
+  /** Internal: the induction probe on a model run's model `(run?, repeat?, seed?)`. */
+  runInductionProbe: 'attentionLens.runInductionProbe',
 } as const;

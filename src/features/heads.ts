@@ -115,6 +115,9 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
         }
       case 'openHead':
         return openHead(deps, origin, message.layer, message.head);
+      case 'probe':
+        if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.runInductionProbe, origin.run, message.repeat, message.seed);
+        return;
       case 'export': {
         const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
         const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');

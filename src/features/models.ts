@@ -7,11 +7,12 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem } from '../core/model/headProblem';
+import { DEFAULT_REPEAT } from '../core/heads/probe';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/run';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
-import type { ModelRunSummary } from '../protocol';
+import type { ModelRunInput, ModelRunSummary } from '../protocol';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import { COMMANDS } from './commandIds';
 import { MODEL_SCHEME } from './debugUri';
@@ -46,6 +47,7 @@ export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
     vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number) => models.openHead(run, layer, head)),
+    vscode.commands.registerCommand(COMMANDS.runInductionProbe, (run?: number, repeat?: number, seed?: number) => models.probe(run, repeat, seed)),
     vscode.languages.registerCodeLensProvider({ pattern: '**/config.json' }, new ConfigLens()),
     deps.panel.onDidRequestDtype(({ uri, dtype }) => {
       if (uri.scheme === MODEL_SCHEME) void models.reopen(uri, dtype);
@@ -82,8 +84,21 @@ export class ModelRuns {
     return outcome;
   }
 
+  /** The induction probe on the model of a run: BOS and R seeded random tokens twice, in a heads page of its own. */
+  async probe(runHandle: number | undefined, repeat = DEFAULT_REPEAT, seed = 0): Promise<ModelRunOutcome | undefined> {
+    const summary = runHandle === undefined ? this.latest : this.summaries.get(runHandle);
+    if (!summary) {
+      void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…"): the probe runs that model.');
+      return undefined;
+    }
+    const outcome = await this.run(summary.folder, { probe: { repeat, seed } });
+    if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
+    if (outcome.summary) await vscode.commands.executeCommand(COMMANDS.showModelHeads, outcome.summary.run, outcome.summary.folder);
+    return outcome;
+  }
+
   /** Runs `folder` on `input` in the worker (a newer run cancels this one). */
-  async run(folder: string, input: ModelInput): Promise<ModelRunOutcome> {
+  async run(folder: string, input: ModelRunInput): Promise<ModelRunOutcome> {
     await this.remember(folder);
     const memoryLimitBytes = Math.floor(totalmem() * MEMORY_SHARE);
     const started = performance.now();

@@ -9,8 +9,8 @@ import type { TensorFile } from '../core/parse/tensors';
 import type { TensorSummary } from '../core/parse/tensors/summary';
 import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
-import type { ModelInput } from '../core/model/run';
 import type {
+  ModelRunInput,
   ModelRunSummary,
   HeadsAnswer,
   HeadsQuery,
@@ -135,7 +135,7 @@ export class AttentionWorker {
 
   /** Runs a model folder in the worker, cancelling the model run in progress (a new text or model
    * supersedes it); resolves to the run's summary, or rejects with RunCancelledError. */
-  async runModel(folder: string, input: ModelInput, memoryLimitBytes: number): Promise<ModelRunSummary> {
+  async runModel(folder: string, input: ModelRunInput, memoryLimitBytes: number): Promise<ModelRunSummary> {
     if (this.modelCancelFlag) Atomics.store(this.modelCancelFlag, 0, 1);
     const cancelFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     this.modelCancelFlag = cancelFlag;

@@ -4,6 +4,8 @@
 import { basename } from 'node:path';
 import { CancelledError } from '../core/engine';
 import { predictionText } from '../core/model/describe';
+import { inductionProbe } from '../core/heads/probe';
+import { probeModel } from '../core/model/probeModel';
 import { runModel, type ModelRun } from '../core/model/run';
 import { folderFiles } from '../node/modelFiles';
 import type { ModelRunSummary, WorkerModelHeadRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
@@ -11,14 +13,33 @@ import type { ModelRunSummary, WorkerModelHeadRequest, WorkerModelRequest, Worke
 /** Runs kept for their views and drill-downs: the latest, and the ones a panel may still show. */
 const KEPT_RUNS = 4;
 
+/** Heads of the probe's ranking named in the heads page's header. */
+const PROBE_TOP = 5;
+
 export class ModelRuns {
   private readonly runs = new Map<number, ModelRun>();
+  /** What the heads page's header says of a run in place of its predictions (the probe's ranking). */
+  private readonly headers = new Map<number, { title: string; notes: string[] }>();
 
   async run(request: WorkerModelRequest): Promise<WorkerResponse> {
     const control = { isCancelled: () => Atomics.load(request.cancelFlag, 0) !== 0, cancelFlag: request.cancelFlag };
     try {
       if (control.isCancelled()) throw new CancelledError();
-      const run = await runModel(folderFiles(request.folder), request.input, { ...control, memoryLimitBytes: request.memoryLimitBytes });
+      const files = folderFiles(request.folder);
+      const options = { ...control, memoryLimitBytes: request.memoryLimitBytes };
+      let run: ModelRun;
+      if ('probe' in request.input) {
+        const { repeat, seed } = request.input.probe;
+        const model = await probeModel(files, options);
+        let probed: ModelRun | undefined;
+        const result = await inductionProbe(async (ids) => (probed = await runModel(files, { ids }, options)), { repeat, seed, vocabularySize: model.vocabularySize, bos: model.bos });
+        run = probed!;
+        const top = result.ranking.slice(0, PROBE_TOP).map(({ layer, head, value }) => `layer ${layer + 1} head ${head + 1}: ${value.toFixed(3)}`);
+        this.headers.set(request.id, {
+          title: `${basename(request.folder)} (${run.architecture}) · induction probe, R = ${repeat}, seed ${seed}`,
+          notes: [`Highest induction scores (BOS + ${repeat} random tokens twice): ${top.join('; ')}.`],
+        });
+      } else run = await runModel(files, request.input, options);
       this.keep(request.id, run);
       return { type: 'model', id: request.id, summary: summaryOf(request.id, run) };
     } catch (error) {
@@ -41,12 +62,17 @@ export class ModelRuns {
     const stack = this.runs.get(run);
     if (!stack) return 'that model run is no longer held: run the model again';
     const folder = stack.source.kind === 'model' ? basename(stack.source.folder) : stack.architecture;
-    return { stack, title: `${folder} (${stack.architecture}) · ${stack.tokens.length} tokens`, notes: [...stack.predictions.map(predictionText), ...stack.warnings] };
+    const header = this.headers.get(run) ?? { title: `${folder} (${stack.architecture}) · ${stack.tokens.length} tokens`, notes: stack.predictions.map(predictionText) };
+    return { stack, title: header.title, notes: [...header.notes, ...stack.warnings] };
   }
 
   private keep(id: number, run: ModelRun): void {
     this.runs.set(id, run);
-    for (const old of this.runs.keys()) if (this.runs.size > KEPT_RUNS) this.runs.delete(old);
+    for (const old of this.runs.keys()) {
+      if (this.runs.size <= KEPT_RUNS) break;
+      this.runs.delete(old);
+      this.headers.delete(old);
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 // open a head as the model view does. Add a module to HEADS_PLUGINS; its messages are added to
 // HostToHeadsView / HeadsViewToHost in src/protocol.ts (and to parseHeadsViewMessage).
 import type { HeadsViewToHost, HostToHeadsView, StackInfo } from '../../src/protocol';
+import { probePlugin } from './probe';
 import { scoresPlugin } from './scores';
 
 export interface HeadsPageContext {
@@ -22,4 +23,4 @@ export interface HeadsPlugin {
   receive?(message: HostToHeadsView): boolean;
 }
 
-export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin];
+export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin, probePlugin];

@@ -31,6 +31,31 @@ describe('worker: model runs', function () {
     }
   });
 
+  it('opens a kept run as a stack for the heads views, its predictions in the header', async () => {
+    const reference = modelReference('gpt2');
+    const summary = await worker.runModel(modelFixture('gpt2'), { ids: reference.token_ids }, MEMORY);
+    const opened = await worker.modelHeads(summary.run);
+    assert.equal(opened.info.source, 'model');
+    assert.equal(opened.info.layerCount, reference.attentions.length);
+    assert.match(opened.info.notes[0], /^Next token: /);
+    const answer = await worker.queryHeads(opened.stack, { kind: 'head', layer: 1, head: 0 });
+    assert.equal(answer.kind, 'head');
+    if (answer.kind === 'head') reference.attentions[1][0].flat().forEach((value, i) => assert.ok(Math.abs(answer.view.data[i] - value) < REFERENCE_TOLERANCE.attention));
+  });
+
+  it('runs the induction probe on a folder: BOS and R seeded random ids twice, its ranking in the header', async () => {
+    const probe = { probe: { repeat: 5, seed: 7 } };
+    const first = await worker.runModel(modelFixture('gpt2'), probe, MEMORY);
+    const again = await worker.runModel(modelFixture('gpt2'), probe, MEMORY);
+    assert.equal(first.tokenIds.length, 11);
+    assert.equal(first.tokenIds[0], 50256, 'GPT-2 starts with <|endoftext|>');
+    assert.deepEqual(first.tokenIds.slice(1, 6), first.tokenIds.slice(6));
+    assert.deepEqual(again.tokenIds, first.tokenIds, 'seeded');
+    const opened = await worker.modelHeads(first.run);
+    assert.match(opened.info.title, /induction probe, R = 5, seed 7/);
+    assert.match(opened.info.notes[0], /^Highest induction scores .*layer \d head \d: \d\.\d{3}/);
+  });
+
   it('a newer run supersedes the one in progress', async () => {
     const ids = modelReference('gpt2').token_ids;
     const first = worker.runModel(modelFixture('gpt2'), { ids }, MEMORY);
