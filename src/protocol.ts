@@ -218,8 +218,8 @@ export interface ResultView {
   residual?: MatrixView;
   /** The variants' views (panel/variantsModel.ts), for problems that use any and are small. */
   variants?: VariantsView;
-  /** FlashAttention's online softmax walked on head 1, one walk per tile size offered. */
-  flash?: FlashView[];
+  /** FlashAttention's online softmax walked on each head: per head, one walk per tile size offered. */
+  flash?: FlashView[][];
   /** Only weights were given: the heads' `weights` are those, nothing else was computed. */
   givenOnly?: boolean;
 }
@@ -249,7 +249,7 @@ export interface FlashView {
   /** One Lq×Lk matrix against what one tile keeps live, bytes. */
   fullBytes: number;
   tileBytes: number;
-  /** max |walk output − engine output| of head 1. */
+  /** max |walk output − engine output| of its head. */
   maxDifference: number;
 }
 
