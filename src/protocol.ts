@@ -235,11 +235,14 @@ export interface VariantsView {
     uncapped?: MatrixView;
     /** ALiBi's −m·|i − j| for this head. */
     alibi?: { slope: number; bias: MatrixView };
+    /** A decode step: this head's weights in the full run, whose last row the step's one row is. */
+    decodeFull?: MatrixView;
   }[];
   /** The mask's structure (1 = may attend) and what a kernel skipping masked entries saves. */
   mask?: { visible: MatrixView; blockedShare: number; flopsSaved: number; flops: number; blockSize: number; skippedBlocksShare: number };
-  /** A decode step: head 1's one row and the full run's weights it is the last row of. */
-  decode?: { row: number; stepWeights: MatrixView; fullWeights: MatrixView; maxDifference: number };
+  /** A decode step: the row it computes (each head's step is its `weights`, its full run
+   * `heads[h].decodeFull`) and max |step's output − the full run's last output row|. */
+  decode?: { row: number; maxDifference: number };
 }
 
 export interface FlashView {

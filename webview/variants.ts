@@ -157,11 +157,11 @@ export function variantsView(context: ViewContext): Block[] {
     }
     blocks.push(savings);
   }
-  if (variants.decode) {
+  if (variants.decode && mine.decodeFull) {
     const d = variants.decode;
     blocks.push(
-      smallPlotCard({ id: 'v-decode-full', title: 'The full causal run’s weights (head 1)', view: d.fullWeights, label: 'weight', kind: 'weights', rowTokens: colTokens, colTokens, highlightRow: d.row, reading: `Row ${d.row + 1} is the decode step.` }, context),
-      smallPlotCard({ id: 'v-decode-step', title: 'The decode step: one query against the cache (head 1)', view: d.stepWeights, label: 'weight', kind: 'weights', rowTokens, colTokens, reading: `Equal to row ${d.row + 1} of the full run: the outputs differ by at most ${num(d.maxDifference, 3)}.` }, context),
+      smallPlotCard({ id: 'v-decode-full', title: `The full causal run’s weights${headLabel}`, view: mine.decodeFull, label: 'weight', kind: 'weights', rowTokens: colTokens, colTokens, highlightRow: d.row, reading: `Row ${d.row + 1} is the decode step.` }, context),
+      smallPlotCard({ id: 'v-decode-step', title: `The decode step: one query against the cache${headLabel}`, view: head.weights, label: 'weight', kind: 'weights', rowTokens, colTokens, reading: `Equal to row ${d.row + 1} of the full run: the outputs differ by at most ${num(d.maxDifference, 3)}.` }, context),
     );
   }
   return blocks;

@@ -66,6 +66,7 @@ function variantsView(spec: AttentionSpec, result: AttentionResult): Pick<Result
         const slope = headSlope(spec, h);
         views.alibi = { slope, bias: viewOf(alibiBias(slope, positions, 'float64')) };
       }
+      if (result.decode) views.decodeFull = viewOf(result.decode.fullWeights[h]);
       return views;
     }),
   };
@@ -75,7 +76,7 @@ function variantsView(spec: AttentionSpec, result: AttentionResult): Pick<Result
     variants.mask = { visible: viewOf(visible), flops: result.checks.flops, ...maskSavings(first.mask, { heads: result.heads.length, dK: first.Q.cols, dV: first.V.cols }) };
   }
   if (result.decode) {
-    variants.decode = { row: result.decode.row, stepWeights: viewOf(first.weights), fullWeights: viewOf(result.decode.fullWeights[0]), maxDifference: result.decode.maxDifference };
+    variants.decode = { row: result.decode.row, maxDifference: result.decode.maxDifference };
   }
   return { variants };
 }

@@ -165,6 +165,28 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     assert.notDeepEqual(Array.from(output.data), Array.from(result.heads[0].output.data), 'head 2 is not head 1');
   });
 
+  it('decode with two heads: each head’s step beside its own full run', async () => {
+    const note = [
+      'attention: heads=2 causal decode',
+      'tokens = ["the", "cat", "sat", "on"]',
+      'X = [[1, 0, 2, -1], [0, 1, -1, 2], [1, 1, 0, 0], [2, -1, 1, 1]]',
+      'W_Q = [[1, 0, 0.5, 0], [0, 1, 0, -1], [1, 0, 1, 0], [0, 1, 0, 1]]',
+      'W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0.5, 0, 1, 0], [0, -1, 0, 1]]',
+      'W_V = [[1, 2, 0, 1], [0, 1, 1, 0], [1, 0, 2, 1], [2, 1, 0, 1]]',
+    ].join('\n');
+    const { problems } = parseDocument(note);
+    const result = runAttention(buildSpec(problems[0]).spec!);
+    const panel = await pages.open();
+    await panel.send({ type: 'data', data: panelDataOf({ uri: 'file:///decode.md', fileName: 'decode.md', problems, problemIndex: 0, result }) });
+    await openTab(panel, 'variants');
+    await choose(panel, 'Head', 'Head 2');
+    assert.match(await panel.page.$eval('#card-v-decode-full h3', (h) => h.textContent ?? ''), /\(head 2\)$/);
+    const full = await heatmapZ(panel.page, 'card-v-decode-full');
+    assert.deepEqual(full, rowsOf(result.decode!.fullWeights[1]));
+    assert.notDeepEqual(full, rowsOf(result.decode!.fullWeights[0]), 'head 2’s weights are not head 1’s');
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v-decode-step'), rowsOf(result.heads[1].weights));
+  });
+
   it('in a standalone report too: a tile whose keys are all in another document leaves m at −∞', async () => {
     const file = '11-alibi-documents-decode.md';
     const { problems } = parseDocument(readFileSync(path.join(ROOT, 'examples', file), 'utf8'));
