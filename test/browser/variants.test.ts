@@ -21,6 +21,21 @@ function example(file: string, index = 0): { data: PanelData; result: AttentionR
   return { data, result: results[index] };
 }
 
+/** A two-head problem of five tokens under the directive's `options`, run as the host runs it. */
+function twoHeads(options: string): { data: PanelData; result: AttentionResult } {
+  const note = [
+    `attention: heads=2 ${options}`,
+    'tokens = ["the", "cat", "sat", "on", "it"]',
+    'X = [[1, 0, 2, -1], [0, 1, -1, 2], [1, 1, 0, 0], [2, -1, 1, 1], [0, 2, 1, -2]]',
+    'W_Q = [[1, 0, 0.5, 0], [0, 1, 0, -1], [1, 0, 1, 0], [0, 1, 0, 1]]',
+    'W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0.5, 0, 1, 0], [0, -1, 0, 1]]',
+    'W_V = [[1, 2, 0, 1], [0, 1, 1, 0], [1, 0, 2, 1], [2, 1, 0, 1]]',
+  ].join('\n');
+  const { problems } = parseDocument(note);
+  const result = runAttention(buildSpec(problems[0]).spec!);
+  return { data: panelDataOf({ uri: 'file:///two-heads.md', fileName: 'two-heads.md', problems, problemIndex: 0, result }), result };
+}
+
 function rowsOf(m: Matrix): (number | null)[][] {
   return Array.from({ length: m.rows }, (_, r) => Array.from(m.data.subarray(r * m.cols, (r + 1) * m.cols), (v) => (Number.isFinite(v) ? v : null)));
 }
@@ -137,17 +152,9 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
   });
 
   it('the walk of the chosen head, with any score function: head 2 of a gaussian-score problem ends in head 2’s output', async () => {
-    const note = [
-      'attention: heads=2 causal score=gaussian',
-      'X = [[1, 0, 2, -1], [0, 1, -1, 2], [1, 1, 0, 0], [2, -1, 1, 1], [0, 2, 1, -2]]',
-      'W_Q = [[1, 0, 0.5, 0], [0, 1, 0, -1], [1, 0, 1, 0], [0, 1, 0, 1]]',
-      'W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0.5, 0, 1, 0], [0, -1, 0, 1]]',
-      'W_V = [[1, 2, 0, 1], [0, 1, 1, 0], [1, 0, 2, 1], [2, 1, 0, 1]]',
-    ].join('\n');
-    const { problems } = parseDocument(note);
-    const result = runAttention(buildSpec(problems[0]).spec!);
+    const { data, result } = twoHeads('causal score=gaussian');
     const panel = await pages.open();
-    await panel.send({ type: 'data', data: panelDataOf({ uri: 'file:///gaussian.md', fileName: 'gaussian.md', problems, problemIndex: 0, result }) });
+    await panel.send({ type: 'data', data });
     assert.ok((await tabs(panel)).includes('flash'), 'a gaussian-score problem has the FlashAttention tab');
     await openTab(panel, 'flash');
     await choose(panel, 'Head', 'Head 2');
@@ -166,18 +173,9 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
   });
 
   it('decode with two heads: each head’s step beside its own full run', async () => {
-    const note = [
-      'attention: heads=2 causal decode',
-      'tokens = ["the", "cat", "sat", "on"]',
-      'X = [[1, 0, 2, -1], [0, 1, -1, 2], [1, 1, 0, 0], [2, -1, 1, 1]]',
-      'W_Q = [[1, 0, 0.5, 0], [0, 1, 0, -1], [1, 0, 1, 0], [0, 1, 0, 1]]',
-      'W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0.5, 0, 1, 0], [0, -1, 0, 1]]',
-      'W_V = [[1, 2, 0, 1], [0, 1, 1, 0], [1, 0, 2, 1], [2, 1, 0, 1]]',
-    ].join('\n');
-    const { problems } = parseDocument(note);
-    const result = runAttention(buildSpec(problems[0]).spec!);
+    const { data, result } = twoHeads('causal decode');
     const panel = await pages.open();
-    await panel.send({ type: 'data', data: panelDataOf({ uri: 'file:///decode.md', fileName: 'decode.md', problems, problemIndex: 0, result }) });
+    await panel.send({ type: 'data', data });
     await openTab(panel, 'variants');
     await choose(panel, 'Head', 'Head 2');
     assert.match(await panel.page.$eval('#card-v-decode-full h3', (h) => h.textContent ?? ''), /\(head 2\)$/);
