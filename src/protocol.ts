@@ -272,8 +272,8 @@ export interface ResultView {
   residual?: MatrixView;
   /** The variants' views (panel/variantsModel.ts), for problems that use any and are small. */
   variants?: VariantsView;
-  /** FlashAttention's online softmax walked on head 1, one walk per tile size offered. */
-  flash?: FlashView[];
+  /** FlashAttention's online softmax walked on each head: per head, one walk per tile size offered. */
+  flash?: FlashView[][];
   /** Only weights were given: the heads' `weights` are those, nothing else was computed. */
   givenOnly?: boolean;
 }
@@ -289,11 +289,14 @@ export interface VariantsView {
     uncapped?: MatrixView;
     /** ALiBi's −m·|i − j| for this head. */
     alibi?: { slope: number; bias: MatrixView };
+    /** A decode step: this head's weights in the full run, whose last row the step's one row is. */
+    decodeFull?: MatrixView;
   }[];
   /** The mask's structure (1 = may attend) and what a kernel skipping masked entries saves. */
   mask?: { visible: MatrixView; blockedShare: number; flopsSaved: number; flops: number; blockSize: number; skippedBlocksShare: number };
-  /** A decode step: head 1's one row and the full run's weights it is the last row of. */
-  decode?: { row: number; stepWeights: MatrixView; fullWeights: MatrixView; maxDifference: number };
+  /** A decode step: the row it computes (each head's step is its `weights`, its full run
+   * `heads[h].decodeFull`) and max |step's output − the full run's last output row|. */
+  decode?: { row: number; maxDifference: number };
 }
 
 export interface FlashView {
@@ -303,7 +306,7 @@ export interface FlashView {
   /** One Lq×Lk matrix against what one tile keeps live, bytes. */
   fullBytes: number;
   tileBytes: number;
-  /** max |walk output − engine output| of head 1. */
+  /** max |walk output − engine output| of its head. */
   maxDifference: number;
 }
 

@@ -1,5 +1,5 @@
-// The FlashAttention tab: the online softmax walked tile by tile on head 1 of this problem
-// (core/engine/flash.ts). A grid of the Lq×Lk products shows which tiles are done, which one is
+// The FlashAttention tab: the online softmax walked tile by tile on the chosen head of this
+// problem (core/engine/flash.ts), whatever its score function. A grid of the Lq×Lk products shows which tiles are done, which one is
 // being folded in and which are to come; a table gives, per query of the tile, the running
 // maximum m, the running sum l, the factor e^(m_old − m_new) that rescales what was kept, and the
 // output so far. The last step's output is the engine's.
@@ -17,7 +17,8 @@ const position = { walk: 0, step: 0 };
 const value = (x: number | null): string => num(x === null ? -Infinity : x);
 
 export function flashView(context: ViewContext): Block[] {
-  const walks = context.result.flash as FlashView[];
+  const head = Math.min(context.state.head, context.result.heads.length - 1);
+  const walks = (context.result.flash as FlashView[][])[head];
   position.walk = Math.min(position.walk, walks.length - 1);
   const { data } = context;
   const queries = walks[0].steps.at(-1)?.queryEnd ?? 0;
@@ -77,7 +78,7 @@ export function flashView(context: ViewContext): Block[] {
     }, { title: 'Next tile' }),
   );
   card.append(
-    textElement('h3', '', 'FlashAttention: the online softmax, tile by tile (head 1)'),
+    textElement('h3', '', `FlashAttention: the online softmax, tile by tile (head ${head + 1})`),
     textElement('p', 'formula', 'per key tile: m′ = max(m, max s) · l ← e^(m − m′)·l + Σ e^(s − m′) · O ← e^(m − m′)·O + e^(s − m′)·V · at the end O / l'),
     controls,
     stepText,

@@ -4,6 +4,7 @@
 import type { MatrixKey, MatrixView, PanelState } from '../src/protocol';
 import { cellText, named, num } from './format';
 import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
+import { plotlyText } from './plotlyText';
 import { heatmapPreview, type PreviewRange } from './preview';
 import { colorScaleOf, type ThemeColors } from './theme';
 import { button } from './toolkit';
@@ -110,7 +111,8 @@ export function blockText(cell: Cell, rows: Axis, cols: Axis): string {
   return `${span(cell.row, cell.rowEnd, rows)} × ${span(cell.col, cell.colEnd, cols)} (max of the ${cell.rowEnd - cell.row}×${cell.colEnd - cell.col} block)`;
 }
 
-function axisLabel(axis: Axis, index: number): string {
+/** The label of row or column `index` on an axis: its token, else q1, k1, d1… */
+export function axisLabel(axis: Axis, index: number): string {
   return axis.tokens?.[index] ?? `${axis.kind[0]}${index + 1}`;
 }
 
@@ -119,7 +121,7 @@ function ticks(count: number, start: number, block: number, axis: Axis): { tickv
   const step = count <= 32 ? 1 : Math.ceil(count / 10);
   const tickvals = [];
   for (let i = 0; i < count; i += step) tickvals.push(i);
-  return { tickvals, ticktext: tickvals.map((i) => axisLabel(axis, start + i * block)) };
+  return { tickvals, ticktext: tickvals.map((i) => plotlyText(axisLabel(axis, start + i * block))) };
 }
 
 function finiteExtremes(view: MatrixView): { min: number; max: number } {

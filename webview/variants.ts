@@ -3,10 +3,11 @@
 // matrices are not the run's steps, so they have no source cell to reveal and no export key.
 import type { MatrixView, PanelData, VariantsView } from '../src/protocol';
 import { flops, named, num, percent } from './format';
-import { type HeatmapCard, textElement } from './heatmap';
+import { type Axis, axisLabel, type HeatmapCard, textElement } from './heatmap';
 import { colorScaleOf, type ThemeColors } from './theme';
 import type { Block, ViewContext } from './views';
 import { loadPlotly } from './plotlyLoader';
+import { plotlyText } from './plotlyText';
 
 export interface SmallPlot {
   id: string;
@@ -57,7 +58,7 @@ function trace(plot: SmallPlot, colors: ThemeColors, context: ViewContext): obje
       const value = view.data[r * view.cols + c];
       z[r].push(Number.isFinite(value) ? value : null);
       text[r].push(plot.kind === 'mask' ? (value === 0 ? '✕' : '') : num(value, 2));
-      hover[r].push(`${named('query', view.rowStart + r, plot.rowTokens)} → ${named('key', view.colStart + c, plot.colTokens)}: ${plot.label} ${plot.kind === 'mask' ? (value === 0 ? 'blocked' : 'may attend') : num(value)}`);
+      hover[r].push(plotlyText(`${named('query', view.rowStart + r, plot.rowTokens)} → ${named('key', view.colStart + c, plot.colTokens)}: ${plot.label} ${plot.kind === 'mask' ? (value === 0 ? 'blocked' : 'may attend') : num(value)}`));
     }
   }
   const small = view.rows <= 16 && view.cols <= 16;
@@ -79,9 +80,9 @@ function layout(plot: SmallPlot, colors: ThemeColors): object {
   const { view } = plot;
   const font = { family: colors.fontFamily, color: colors.foreground, size: 11 };
   const axis = { showgrid: false, zeroline: false, ticks: '', tickfont: font };
-  const labels = (count: number, start: number, tokens: string[] | undefined, prefix: string) => ({
+  const labels = (count: number, start: number, labelled: Axis) => ({
     tickvals: Array.from({ length: count }, (_, i) => i),
-    ticktext: Array.from({ length: count }, (_, i) => tokens?.[start + i] ?? `${prefix}${start + i + 1}`),
+    ticktext: Array.from({ length: count }, (_, i) => plotlyText(axisLabel(labelled, start + i))),
   });
   const shapes = plot.highlightRow === undefined ? [] : [{
     type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: view.cols - 0.5, y0: plot.highlightRow - view.rowStart - 0.5, y1: plot.highlightRow - view.rowStart + 0.5,
@@ -93,8 +94,8 @@ function layout(plot: SmallPlot, colors: ThemeColors): object {
     paper_bgcolor: 'rgba(0,0,0,0)',
     plot_bgcolor: colors.muted,
     font,
-    xaxis: { ...axis, ...labels(view.cols, view.colStart, plot.colTokens, 'k'), side: 'top' },
-    yaxis: { ...axis, ...labels(view.rows, view.rowStart, plot.rowTokens, 'q'), autorange: 'reversed' },
+    xaxis: { ...axis, ...labels(view.cols, view.colStart, { kind: 'key', tokens: plot.colTokens }), side: 'top' },
+    yaxis: { ...axis, ...labels(view.rows, view.rowStart, { kind: 'query', tokens: plot.rowTokens }), autorange: 'reversed' },
     shapes,
   };
 }
@@ -156,11 +157,11 @@ export function variantsView(context: ViewContext): Block[] {
     }
     blocks.push(savings);
   }
-  if (variants.decode) {
+  if (variants.decode && mine.decodeFull) {
     const d = variants.decode;
     blocks.push(
-      smallPlotCard({ id: 'v-decode-full', title: 'The full causal run’s weights (head 1)', view: d.fullWeights, label: 'weight', kind: 'weights', rowTokens: colTokens, colTokens, highlightRow: d.row, reading: `Row ${d.row + 1} is the decode step.` }, context),
-      smallPlotCard({ id: 'v-decode-step', title: 'The decode step: one query against the cache (head 1)', view: d.stepWeights, label: 'weight', kind: 'weights', rowTokens, colTokens, reading: `Equal to row ${d.row + 1} of the full run: the outputs differ by at most ${num(d.maxDifference, 3)}.` }, context),
+      smallPlotCard({ id: 'v-decode-full', title: `The full causal run’s weights${headLabel}`, view: mine.decodeFull, label: 'weight', kind: 'weights', rowTokens: colTokens, colTokens, highlightRow: d.row, reading: `Row ${d.row + 1} is the decode step.` }, context),
+      smallPlotCard({ id: 'v-decode-step', title: `The decode step: one query against the cache${headLabel}`, view: head.weights, label: 'weight', kind: 'weights', rowTokens, colTokens, reading: `Equal to row ${d.row + 1} of the full run: the outputs differ by at most ${num(d.maxDifference, 3)}.` }, context),
     );
   }
   return blocks;

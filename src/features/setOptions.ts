@@ -89,7 +89,7 @@ export const OPTIONS: OptionSpec[] = [
     // Quotes inside the name would end it early (in JSON, the outer quotes become single ones).
     word: (value) => (value.trim() === '' ? undefined : `name="${value.trim().replace(/["']/g, '’')}"`),
   },
-  // The variants (README, "Variants of today's models").
+  // The variants (docs/options.md, "Variants of today's models").
   { id: 'rope', label: 'rope (rotary positions)', describe: (o) => (o.rope === undefined ? 'off' : `base ${o.rope}`), prompt: 'RoPE base (on = 10000; empty or off removes RoPE)', validate: ropeBase, word: ropeWord },
   { id: 'rope_layout', label: 'rope_layout', describe: (o) => o.ropeLayout ?? 'half', choices: ['half', 'interleaved'], word: keyValue('rope_layout', 'half') },
   { id: 'temperature', label: 'temperature', describe: (o) => String(o.temperature ?? 1), prompt: 'Divides the scaled scores (empty = 1)', validate: positiveNumber, word: keyValue('temperature', '1') },

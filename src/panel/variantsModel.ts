@@ -66,6 +66,7 @@ function variantsView(spec: AttentionSpec, result: AttentionResult): Pick<Result
         const slope = headSlope(spec, h);
         views.alibi = { slope, bias: viewOf(alibiBias(slope, positions, 'float64')) };
       }
+      if (result.decode) views.decodeFull = viewOf(result.decode.fullWeights[h]);
       return views;
     }),
   };
@@ -75,7 +76,7 @@ function variantsView(spec: AttentionSpec, result: AttentionResult): Pick<Result
     variants.mask = { visible: viewOf(visible), flops: result.checks.flops, ...maskSavings(first.mask, { heads: result.heads.length, dK: first.Q.cols, dV: first.V.cols }) };
   }
   if (result.decode) {
-    variants.decode = { row: result.decode.row, stepWeights: viewOf(first.weights), fullWeights: viewOf(result.decode.fullWeights[0]), maxDifference: result.decode.maxDifference };
+    variants.decode = { row: result.decode.row, maxDifference: result.decode.maxDifference };
   }
   return { variants };
 }
@@ -95,16 +96,14 @@ function tileSizes(queries: number, keys: number): number[] {
   return sizes.length > 0 ? sizes : [Math.max(1, keys)];
 }
 
+/** Every head's walks, of every score function (each has a tiled form: engine/flash.ts). */
 function flashViews(spec: AttentionSpec, result: AttentionResult): Pick<ResultView, 'flash'> {
-  const head = result.heads[0];
-  const walks: FlashView[] = [];
-  for (const side of tileSizes(head.weights.rows, head.weights.cols)) {
-    const walk = flashWalk(spec, 0, side, side);
-    if (!walk) return {};
-    let maxDifference = 0;
-    walk.output.data.forEach((x, p) => (maxDifference = Math.max(maxDifference, Math.abs(x - head.output.data[p]))));
-    const { output: _output, ...shown } = walk;
-    walks.push({ ...shown, maxDifference });
-  }
-  return { flash: walks };
+  const flash = result.heads.map((head, h): FlashView[] =>
+    tileSizes(head.weights.rows, head.weights.cols).map((side) => {
+      const { output, ...shown } = flashWalk(spec, h, side, side);
+      let maxDifference = 0;
+      output.data.forEach((x, p) => (maxDifference = Math.max(maxDifference, Math.abs(x - head.output.data[p]))));
+      return { ...shown, maxDifference };
+    }));
+  return { flash };
 }

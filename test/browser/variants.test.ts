@@ -11,7 +11,7 @@ import { panelDataOf } from '../../src/panel/model';
 import type { PanelData } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { renderReportHtml } from '../../src/report/standaloneHtml';
-import { heatmapZ, panelPages, ROOT, type PanelPage } from './harness';
+import { choose, heatmapZ, panelPages, ROOT, type PanelPage } from './harness';
 
 /** Problem `index` of an example, run by the reference engine, as the panel receives it. */
 function example(file: string, index = 0): { data: PanelData; result: AttentionResult } {
@@ -19,6 +19,21 @@ function example(file: string, index = 0): { data: PanelData; result: AttentionR
   const results = problems.map((problem) => runAttention(buildSpec(problem).spec!));
   const data = panelDataOf({ uri: `file:///${file}`, fileName: file, problems, problemIndex: index, result: results[index] });
   return { data, result: results[index] };
+}
+
+/** A two-head problem of five tokens under the directive's `options`, run as the host runs it. */
+function twoHeads(options: string): { data: PanelData; result: AttentionResult } {
+  const note = [
+    `attention: heads=2 ${options}`,
+    'tokens = ["the", "cat", "sat", "on", "it"]',
+    'X = [[1, 0, 2, -1], [0, 1, -1, 2], [1, 1, 0, 0], [2, -1, 1, 1], [0, 2, 1, -2]]',
+    'W_Q = [[1, 0, 0.5, 0], [0, 1, 0, -1], [1, 0, 1, 0], [0, 1, 0, 1]]',
+    'W_K = [[0, 1, 1, 0], [1, 0, 0, 1], [0.5, 0, 1, 0], [0, -1, 0, 1]]',
+    'W_V = [[1, 2, 0, 1], [0, 1, 1, 0], [1, 0, 2, 1], [2, 1, 0, 1]]',
+  ].join('\n');
+  const { problems } = parseDocument(note);
+  const result = runAttention(buildSpec(problems[0]).spec!);
+  return { data: panelDataOf({ uri: 'file:///two-heads.md', fileName: 'two-heads.md', problems, problemIndex: 0, result }), result };
 }
 
 function rowsOf(m: Matrix): (number | null)[][] {
@@ -118,7 +133,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const panel = await pages.open();
     await panel.send({ type: 'data', data });
     await openTab(panel, 'flash');
-    const walk = data.result!.flash![0];
+    const walk = data.result!.flash![0][0];
     assert.equal(walk.tileRows, 2);
     // Step 1: the first tile is the current one (2), nothing done yet.
     const grid = await heatmapZ(panel.page, 'flash-walk');
@@ -134,6 +149,40 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const output = result.heads[0].output;
     assert.deepEqual(cells, [6, 7].map((i) => `[${Array.from(output.data.slice(i * output.cols, (i + 1) * output.cols), (x) => num(x)).join(', ')}]`));
     assert.match(await panel.page.$eval('#flash-summary', (p) => p.textContent ?? ''), /ends in the engine’s output \(largest difference (0|[0-9.]+e-1[0-9])\)/);
+  });
+
+  it('the walk of the chosen head, with any score function: head 2 of a gaussian-score problem ends in head 2’s output', async () => {
+    const { data, result } = twoHeads('causal score=gaussian');
+    const panel = await pages.open();
+    await panel.send({ type: 'data', data });
+    assert.ok((await tabs(panel)).includes('flash'), 'a gaussian-score problem has the FlashAttention tab');
+    await openTab(panel, 'flash');
+    await choose(panel, 'Head', 'Head 2');
+    assert.match(await panel.page.$eval('#flash-walk h3', (h) => h.textContent ?? ''), /\(head 2\)$/);
+    const last = await panel.page.$eval('#flash-slider', (slider) => Number((slider as HTMLInputElement).max));
+    await panel.page.$eval('#flash-slider', (slider, value) => {
+      (slider as HTMLInputElement).value = String(value);
+      slider.dispatchEvent(new Event('input'));
+    }, last);
+    await panel.page.waitForFunction((steps) => new RegExp(`^Step ${steps} of ${steps}`).test(document.getElementById('flash-step')?.textContent ?? ''), last + 1);
+    const cells = await panel.page.$$eval('#flash-table tbody tr td:last-child', (tds) => tds.map((td) => td.textContent ?? ''));
+    const output = result.heads[1].output;
+    const rows = cells.length;
+    assert.deepEqual(cells, Array.from({ length: rows }, (_, r) => output.rows - rows + r).map((i) => `[${Array.from(output.data.slice(i * output.cols, (i + 1) * output.cols), (x) => num(x)).join(', ')}]`));
+    assert.notDeepEqual(Array.from(output.data), Array.from(result.heads[0].output.data), 'head 2 is not head 1');
+  });
+
+  it('decode with two heads: each head’s step beside its own full run', async () => {
+    const { data, result } = twoHeads('causal decode');
+    const panel = await pages.open();
+    await panel.send({ type: 'data', data });
+    await openTab(panel, 'variants');
+    await choose(panel, 'Head', 'Head 2');
+    assert.match(await panel.page.$eval('#card-v-decode-full h3', (h) => h.textContent ?? ''), /\(head 2\)$/);
+    const full = await heatmapZ(panel.page, 'card-v-decode-full');
+    assert.deepEqual(full, rowsOf(result.decode!.fullWeights[1]));
+    assert.notDeepEqual(full, rowsOf(result.decode!.fullWeights[0]), 'head 2’s weights are not head 1’s');
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v-decode-step'), rowsOf(result.heads[1].weights));
   });
 
   it('in a standalone report too: a tile whose keys are all in another document leaves m at −∞', async () => {

@@ -143,12 +143,14 @@ function headScoring(spec: AttentionSpec, setup: Setup, i: number): { scores: He
   return { scores: bindScores(setup.scoreParameters, Q, K, setup.dtype), modifier };
 }
 
-/** What head i's scores are made of: Q and K as scored (RoPE-turned when asked), V, its modifier. */
+/** What head i's scores are made of: Q and K as scored (RoPE-turned when asked), V, its modifier,
+ * and the score function's parameters (bindScores makes the scores of any rows of Q and K). */
 export interface HeadOperands {
   Q: Matrix;
   K: Matrix;
   V: Matrix;
   modifier: HeadModifier;
+  scoreParameters: ScoreParameters;
 }
 
 export function headOperands(spec: AttentionSpec, i: number): HeadOperands {
@@ -164,6 +166,7 @@ function operandsOf(spec: AttentionSpec, setup: Setup, i: number): HeadOperands 
     K: setup.scoredKeys[kvHead],
     V: projections.V.heads[kvHead],
     modifier: headModifier(spec, i, scoreScale(spec, Q.cols), mask, positions, dtype),
+    scoreParameters: setup.scoreParameters,
   };
 }
 

@@ -4,11 +4,15 @@
 // tiles go by in order; per query row it keeps the running maximum m, the running sum l of
 // e^(s − m), and the unnormalised output O. A new tile with maximum m' rescales what is kept by
 // e^(m − m'): l ← e^(m − m')·l + Σ e^(s − m'), O ← e^(m − m')·O + e^(s − m')·V. At the end O / l.
-// Scores are made tile by tile from the head's (RoPE-turned) Q and K and its score modifier, as
-// the engine makes them (variants.ts): the walk is for the dot-product scores FlashAttention has.
+// Scores are made tile by tile, from the query tile's rows of the head's (RoPE-turned) Q and the
+// key tile's rows of K, by the engine's own score function (scores.ts) and modifier (variants.ts):
+// every score function the engine has — dot, general, additive, gaussian — scores a query and a
+// key from those two rows alone, so each has this tiled form (FlashAttention itself ships the
+// dot product; the walk shows the same online softmax over any of them).
 import type { AttentionSpec, Matrix } from '../types';
 import { type HeadOperands, headOperands } from './attention';
 import { zeros } from './kernels';
+import { bindScores } from './scores';
 
 /** The state after one key tile of one query tile. */
 export interface FlashStep {
@@ -34,23 +38,27 @@ export interface FlashWalk {
   tileBytes: number;
 }
 
-/** Undefined for score functions FlashAttention does not compute (general, additive, gaussian). */
-export function flashWalk(spec: AttentionSpec, head: number, tileRows: number, tileCols: number): FlashWalk | undefined {
-  if (spec.options.score !== 'scaled_dot' && spec.options.score !== 'dot') return undefined;
+export function flashWalk(spec: AttentionSpec, head: number, tileRows: number, tileCols: number): FlashWalk {
   if (!(Number.isInteger(tileRows) && tileRows >= 1 && Number.isInteger(tileCols) && tileCols >= 1)) {
     throw new RangeError(`tiles need whole sizes from 1, not ${tileRows}×${tileCols}`);
   }
   return walk(headOperands(spec, head), tileRows, tileCols);
 }
 
-function walk({ Q, K, V, modifier }: HeadOperands, tileRows: number, tileCols: number): FlashWalk {
+/** Rows [start, end) of a matrix, sharing its numbers. */
+const rowsOf = (m: Matrix, start: number, end: number): Matrix => ({ rows: end - start, cols: m.cols, data: m.data.subarray(start * m.cols, end * m.cols) });
+
+function walk({ Q, K, V, modifier, scoreParameters }: HeadOperands, tileRows: number, tileCols: number): FlashWalk {
   const [queries, keys, d, dv] = [Q.rows, K.rows, Q.cols, V.cols];
   const { scale, softcap, additive } = modifier;
-  const score = (i: number, j: number): number => {
-    let dot = 0;
-    for (let c = 0; c < d; c++) dot += Q.data[i * d + c] * K.data[j * d + c];
-    const s = dot * scale;
-    return (softcap === undefined ? s : softcap * Math.tanh(s / softcap)) + (additive ? additive.data[i * keys + j] : 0);
+  /** The modified scores of queries [q0, q1) against keys [k0, k1), one tile, row by row. */
+  const tileScores = (q0: number, q1: number, k0: number, k1: number): number[][] => {
+    const raw = zeros(q1 - q0, k1 - k0, 'float64');
+    bindScores(scoreParameters, rowsOf(Q, q0, q1), rowsOf(K, k0, k1), 'float64').rows(raw, 0, q1 - q0);
+    return Array.from({ length: q1 - q0 }, (_, r) => Array.from({ length: k1 - k0 }, (_, c) => {
+      const s = raw.data[r * (k1 - k0) + c] * scale;
+      return (softcap === undefined ? s : softcap * Math.tanh(s / softcap)) + (additive ? additive.data[(q0 + r) * keys + k0 + c] : 0);
+    }));
   };
   const output = zeros(queries, dv, 'float64');
   const steps: FlashStep[] = [];
@@ -63,8 +71,9 @@ function walk({ Q, K, V, modifier }: HeadOperands, tileRows: number, tileCols: n
     for (let k0 = 0; k0 < keys; k0 += tileCols) {
       const k1 = Math.min(keys, k0 + tileCols);
       const rescale: number[] = [];
+      const scores = tileScores(q0, q1, k0, k1);
       for (let r = 0; r < rows; r++) {
-        const tile = Array.from({ length: k1 - k0 }, (_, c) => score(q0 + r, k0 + c));
+        const tile = scores[r];
         const next = Math.max(m[r], ...tile);
         // Nothing seen yet (or only blocked keys): no rescaling, nothing added.
         const factor = next === -Infinity ? 1 : Math.exp(m[r] - next);
