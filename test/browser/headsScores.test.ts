@@ -65,6 +65,14 @@ describe('heads page: head scores', function () {
     await panel.page.fill('#scores-threshold', '0.4');
     assert.deepEqual(await shownHeads(panel), ['1.0']);
     assert.match(await panel.page.textContent('#scores-count') ?? '', /^1 of 6 heads shown/);
+    // The filter drives the model view: its Layers and Heads become the matching head's, and it asks for that grid.
+    await panel.page.click('#scores-to-model-view');
+    assert.deepEqual([await panel.page.inputValue('#grid-layers'), await panel.page.inputValue('#grid-heads')], ['1', '0']);
+    await panel.page.waitForFunction(() =>
+      (window as unknown as { posted: { query?: { kind: string; layers?: number[]; heads?: number[] } }[] }).posted.some((m) => m.query?.kind === 'grid' && m.query.layers?.join() === '1' && m.query.heads?.join() === '0'),
+    );
+    assert.equal(await panel.page.isVisible('#heads-model'), true);
+    await panel.page.click('#tab-heads-scores');
     await panel.page.selectOption('#scores-filter-side', '<');
     assert.deepEqual((await shownHeads(panel)).sort(), ['0.0', '0.1', '0.2', '1.1', '1.2']);
     await panel.page.fill('#scores-threshold', '');
