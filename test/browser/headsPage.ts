@@ -43,7 +43,7 @@ export function infoOf(stack: AttentionStack, title: string): StackInfo {
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(browser: Browser, stack: AttentionStack, viewport = { width: 1100, height: 900 }): Promise<HeadsPage> {
+export async function openHeads(browser: Browser, stack: AttentionStack, viewport = { width: 1100, height: 900 }, paintTimeout = 20_000): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   const panel = await openPanel(browser, {
@@ -60,7 +60,7 @@ export async function openHeads(browser: Browser, stack: AttentionStack, viewpor
       });
     },
   });
-  await panel.page.waitForSelector('#grid-canvas[data-painted]', { timeout: 20_000 }).catch(async (error: Error) => {
+  await panel.page.waitForSelector('#grid-canvas[data-painted]', { timeout: paintTimeout }).catch(async (error: Error) => {
     const body = await panel.page.evaluate(() => document.body.innerText.slice(0, 300));
     throw new Error(`the grid never painted (${error.message.split('\n')[0]}): errors ${panel.errors.join('; ')}; page: ${body}`);
   });
