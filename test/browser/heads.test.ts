@@ -146,11 +146,17 @@ describe('heads page', function () {
     for (let q = 0; q < n; q++) map.set(row(q), q * n);
     const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
     const big: AttentionStack = { source: { kind: 'saved', file: 'big.pt' }, tokens, keyTokens: tokens, layerCount: 12, headCount: 12, queryCount: n, keyCount: n, weights: () => map };
-    panel = await openHeads(browser, big, { width: 1100, height: 900 }, 200_000);
+    panel = await openHeads(browser, big, { width: 1100, height: 1600 }, 200_000);
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '144');
     assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell the max of 22×22 weights/);
-    // The last thumbnail's bottom-right cell: queries and keys 1012–1023, max 0.5 on the diagonal.
-    const text = await hoverThumbnail(panel, 11, 11, SIDE - 1, SIDE - 1);
-    assert.equal(text, 'Layer 11 · head 11 · 1012–1023 (“t1012”…“t1023”) → 1012–1023 (“t1012”…“t1023”): max 0.500');
+    // A cell is about one pixel here: read which blocks the hover landed on, then check the max
+    // the page states for them (0.5 on the diagonal and in key block 0, else 0).
+    const text = await hoverThumbnail(panel, 11, 11, SIDE - 10, SIDE - 4);
+    const match = /^Layer 11 · head 11 · (\d+)–(\d+) \(“t\d+”…“t\d+”\) → (\d+)–(\d+) \(“t\d+”…“t\d+”\): max (\d\.\d{3})$/.exec(text);
+    assert.ok(match, text);
+    const [queryStart, queryEnd, keyStart, keyEnd] = match.slice(1, 5).map(Number);
+    assert.deepEqual([queryEnd - queryStart, keyEnd - keyStart], [queryStart >= 1012 ? 1023 - queryStart : 21, keyStart >= 1012 ? 1023 - keyStart : 21]);
+    assert.ok(queryStart > keyStart, 'below the diagonal');
+    assert.equal(match[5], keyStart === 0 || queryStart === keyStart ? '0.500' : '0.000');
   });
 });
