@@ -2,8 +2,6 @@
 // scripts/gen_saved_attentions.py) open in the tensor file view of the real workbench
 // (code-server in Chromium); Show heads opens the heads page, whose model view paints every
 // layer × head; a click on a head shows its heatmap, whose hover reads the weight numpy wrote.
-// NOT YET SEEN PASSING: in its two runs so far (a machine at load 24 on 2 cores) code-server's
-// workbench did not load within workbench.mjs's 30 s page.goto, before any step of this test.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
