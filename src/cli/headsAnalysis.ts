@@ -107,6 +107,7 @@ export function parseHeadsAnalysisArgs(argv: readonly string[]): HeadsAnalysisAr
   if (args.input === undefined) throw new HeadsAnalysisError('no DIR or FILE given');
   if (args.ids && args.text !== undefined) throw new HeadsAnalysisError('give --ids or --text, not both');
   if (args.compare !== undefined && args.text2 !== undefined) throw new HeadsAnalysisError('give --compare or --text2, not both');
+  if (args.text2 !== undefined && args.text === undefined) throw new HeadsAnalysisError('--text2 compares with the run on --text: give both');
   if (args.repeat !== undefined && !args.probe) throw new HeadsAnalysisError('--repeat belongs to --probe induction');
   return args as HeadsAnalysisArgs;
 }
@@ -152,7 +153,8 @@ async function idsFor(model: HeadsModel, ids: number[] | undefined, text: string
 }
 
 async function stackOf(input: Input, args: HeadsAnalysisArgs, sources: HeadsSources, text = args.text, flag = '--text'): Promise<AttentionStack> {
-  if (input.kind === 'model') return input.model.run(await idsFor(input.model, args.ids, text, flag));
+  // --text2 is the second text: the ids given (if any) belong to the first run only.
+  if (input.kind === 'model') return input.model.run(await idsFor(input.model, flag === '--text' ? args.ids : undefined, text, flag));
   if (args.text !== undefined) throw new HeadsAnalysisError('saved attentions take --ids (a file holds no tokenizer to read --text)');
   return sources.saved(input.path, args.ids);
 }

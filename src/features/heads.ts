@@ -14,6 +14,7 @@ import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
 import { problemAtCursor } from './commands';
 import type { Results } from './results';
+import { activeTensorFile } from './tensorFile';
 import { readSettings } from './settings';
 
 export const HEADS_VIEW_TYPE = 'attentionLens.heads';
@@ -141,9 +142,4 @@ async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: nu
 
 function describe(info: StackInfo): string {
   return `${info.title}: ${info.layerCount} × ${info.headCount} heads, ${info.queryCount} × ${info.keyCount}`;
-}
-
-function activeTensorFile(): vscode.Uri | undefined {
-  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-  return input instanceof vscode.TabInputCustom ? input.uri : undefined;
 }

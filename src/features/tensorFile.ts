@@ -205,7 +205,7 @@ class TensorFiles {
   }
 }
 
-function activeTensorFile(): vscode.Uri | undefined {
+export function activeTensorFile(): vscode.Uri | undefined {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
   return input instanceof vscode.TabInputCustom && input.viewType === TENSOR_VIEW_TYPE ? input.uri : undefined;
 }

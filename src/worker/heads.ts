@@ -43,7 +43,7 @@ export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsRespon
   const failure = outOfRange(stack, request.query);
   if (failure) return { type: 'headsFailed', id: request.id, error: failure };
   try {
-    return { type: 'headsAnswer', id: request.id, answer: answer(stack, request.query) };
+    return { type: 'headsAnswer', id: request.id, answer: answerQuery(stack, request.query) };
   } catch (error) {
     // Attention flow past its size limit says so (a RangeError with the limit).
     if (error instanceof RangeError) return { type: 'headsFailed', id: request.id, error: error.message };
@@ -51,7 +51,8 @@ export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsRespon
   }
 }
 
-function answer(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
+/** What the page draws for `query` (exported for the browser tests, which stand in for the host). */
+export function answerQuery(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
   switch (query.kind) {
     case 'grid':
       return { kind: 'grid', grid: poolGrid(stack, query.size, query.mode, query.layers, query.heads) };

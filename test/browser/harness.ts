@@ -50,6 +50,8 @@ export interface OpenOptions {
   viewport?: { width: number; height: number };
   /** Awaited before a file is served: holds back a chunk (plotly, say) to see the page without it. */
   beforeServe?: (pathname: string) => Promise<void>;
+  /** Awaited once the page exists, before it loads (to expose functions to it). */
+  beforeGoto?: (page: Page) => Promise<void>;
 }
 
 /**
@@ -99,6 +101,7 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
     return route.fulfill({ body: readFileSync(path.join(ROOT, file.file)), contentType: file.type });
   });
   await page.addInitScript(shim(options.state, options.html !== undefined));
+  await options.beforeGoto?.(page);
   await page.goto(`${ORIGIN}/index.html`);
   const generation = () => page.evaluate(() => Number(document.body.dataset.rendered ?? 0));
   const rendered = async (action: () => Promise<unknown>) => {

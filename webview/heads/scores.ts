@@ -49,6 +49,7 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
   const filterSide = select('scores-filter-side', ['>', '<']);
   const threshold = element('input', undefined, { id: 'scores-threshold', type: 'number', step: '0.05', placeholder: 'any' });
   const order = element('button', 'Highest first', { id: 'scores-order' });
+  const toModelView = element('button', 'Show in model view', { id: 'scores-to-model-view' });
   let descending = true;
   const map = element('canvas', undefined, { id: 'scores-map', tabindex: '0' });
   const table = element('table', undefined, { id: 'scores-table' });
@@ -74,7 +75,7 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
   const controls = element('div', undefined, { class: 'controls' });
   const filterControls = element('span');
   filterControls.append('Show heads with ', filterName, filterSide, threshold);
-  controls.append(labelled('Score', shown), filterControls, order, png, svg, csv, json);
+  controls.append(labelled('Score', shown), filterControls, order, toModelView, png, svg, csv, json);
 
   const filter = (): Filter => {
     const text = threshold.value.trim();
@@ -110,6 +111,23 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
     descending = !descending;
     order.textContent = descending ? 'Highest first' : 'Lowest first';
     draw();
+  });
+
+  // The model view (grid.ts) shows a set of layers × a set of heads, chosen in its Layers and Heads
+  // fields: the filter's heads go there as the layers and heads they lie in, and the view redraws.
+  toModelView.addEventListener('click', () => {
+    if (!scores) return;
+    const current = filter();
+    const kept = scores[current.name].flatMap((row, layer) => row.flatMap((value, head) => (passes(value, current) ? [{ layer, head }] : [])));
+    if (kept.length === 0) return;
+    const list = (values: number[]) => [...new Set(values)].sort((a, b) => a - b).join(', ');
+    for (const [id, value] of [['grid-layers', list(kept.map((h) => h.layer))], ['grid-heads', list(kept.map((h) => h.head))]]) {
+      const field = document.getElementById(id) as HTMLInputElement | null;
+      if (!field) return;
+      field.value = value;
+      field.dispatchEvent(new Event('change'));
+    }
+    document.getElementById('tab-heads-model')?.click();
   });
 
   const rollout = element('div', undefined, { id: 'scores-rollout' });

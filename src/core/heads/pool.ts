@@ -18,16 +18,17 @@ export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: 
   const rowCells = Math.ceil(rows / rowBlock);
   const colCells = Math.ceil(cols / colBlock);
   out.fill(mode === 'max' ? -Infinity : 0, 0, rowCells * colCells);
+  // Each column's cell, once: no division in the loop over every weight.
+  const cellOf = Int32Array.from({ length: cols }, (_, col) => Math.floor(col / colBlock));
   for (let row = 0; row < rows; row++) {
     const cellRow = Math.floor(row / rowBlock) * colCells;
     const at = row * cols;
-    for (let col = 0; col < cols; col++) {
-      const cell = cellRow + Math.floor(col / colBlock);
-      const value = weights[at + col];
-      if (mode === 'max') {
-        if (value > out[cell]) out[cell] = value;
-      } else out[cell] += value;
-    }
+    if (mode === 'max') {
+      for (let col = 0; col < cols; col++) {
+        const value = weights[at + col];
+        if (value > out[cellRow + cellOf[col]]) out[cellRow + cellOf[col]] = value;
+      }
+    } else for (let col = 0; col < cols; col++) out[cellRow + cellOf[col]] += weights[at + col];
   }
   if (mode === 'max') return;
   for (let cellRow = 0; cellRow < rowCells; cellRow++) {

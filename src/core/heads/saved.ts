@@ -166,7 +166,7 @@ function checkRows(layers: Layer[], headCount: number, queryCount: number, keyCo
 function labels(input: SavedAttentionsInput, queryCount: number, keyCount: number, notes: string[]): { tokens: string[]; keyTokens: string[]; tokenIds?: number[] } {
   const fromIds = (ids: number[], where: string) => {
     if (ids.length !== queryCount && ids.length !== keyCount) {
-      throw new HeadsInputError(`${where} give${ids.length === 1 ? 's' : ''} ${ids.length} token${ids.length === 1 ? '' : 's'} but the attentions have ${queryCount} quer${queryCount === 1 ? 'y' : 'ies'}${keyCount === queryCount ? '' : ` and ${keyCount} keys`}.`);
+      throw new HeadsInputError(`There ${ids.length === 1 ? 'is 1 id' : `are ${ids.length} ids`} (${where}) but the attentions have ${queryCount} quer${queryCount === 1 ? 'y' : 'ies'}${keyCount === queryCount ? '' : ` and ${keyCount} keys`}.`);
     }
     const named = input.labelIds?.(ids);
     notes.push(named ? `Tokens: ${where}, named by tokenizer.json.` : `Tokens: ${where} (no tokenizer.json beside the file to name them).`);

@@ -2,14 +2,19 @@
 // names, the values of the core analyses, the probe on the hand-built example, and one clear line
 // with exit 1 for each bad input.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { headsAnalysisMain, type HeadsSources } from '../../../src/cli/headsAnalysis';
+import { attentionOnlyModelOf, attentionOnlyStack } from '../../../src/core/heads/attentionOnly';
+import { divergences } from '../../../src/core/heads/compare';
 import { HEAD_SCORE_NAMES } from '../../../src/core/heads/scores';
 import { assertClose, referenceCase, stackOf } from './references';
 
 const root = join(__dirname, '..', '..', '..');
 const example = join(root, 'examples', '13-induction-head.json');
 const planted = referenceCase('planted');
+const model = attentionOnlyModelOf(JSON.parse(readFileSync(example, 'utf8')), example);
+const letterId = (letter: string) => (letter.charCodeAt(0) % 23) + 1;
 
 /** Saved attentions as the views' reader gives them: here the planted reference stacks by name. */
 const sources: HeadsSources = {
@@ -19,8 +24,10 @@ const sources: HeadsSources = {
     if (ids && ids.length !== weights[0][0].length) throw new Error(`--ids has ${ids.length} ids but the attentions have ${weights[0][0].length} queries`);
     return stackOf(weights, 'float64', ids ?? null);
   },
-  folder: async () => {
-    throw new Error('model folders need the whole-model runner');
+  // A folder `tok/` stands for a model with a tokenizer: the hand-built example, letters as ids 1…23.
+  folder: async (path) => {
+    if (path !== 'tok/') throw new Error('model folders need the whole-model runner');
+    return { run: async (ids) => attentionOnlyStack(model, ids, path), encode: async (text) => [0, ...[...text].map(letterId)], vocabularySize: 24, bos: 0 };
   },
 };
 
@@ -40,6 +47,15 @@ describe('attention-lens heads: analyses', () => {
     for (const name of HEAD_SCORE_NAMES) assertClose(report.scores[name].flat(), planted.expected.scores[name as 'induction'].flat(), 1e-9, name);
     assertClose(report.rollout.flat(), planted.expected.rollout.flat(), 1e-9, 'rollout');
     assertClose(report.divergence.flat(), planted.expected.divergence!.flat(), 1e-9, 'divergence');
+  });
+
+  it('DIR --text T --text2 T2 runs the model on both texts and compares them head by head', async () => {
+    const { status, out } = await run('tok/', '--text', 'abcabc', '--text2', 'abcabd', '--json');
+    assert.equal(status, 0);
+    const ids = (text: string) => [0, ...[...text].map(letterId)];
+    const expected = divergences(attentionOnlyStack(model, ids('abcabc'), 'tok/'), attentionOnlyStack(model, ids('abcabd'), 'tok/'));
+    assert.deepEqual((JSON.parse(out) as { divergence: number[][] }).divergence, expected);
+    assert.ok(expected[1][1] > 0);
   });
 
   it('--flow adds attention flow', async () => {
@@ -77,6 +93,7 @@ describe('attention-lens heads: analyses', () => {
     [['big.pt', '--flow'], /attention flow is offered up to 40 tokens for 12 layers \(layers × tokens⁴ ≤ 3\.1e\+7\); this input has 41/],
     [['model/', '--text', 'hi'], /model folders need the whole-model runner/],
     [[], /no DIR or FILE given/],
+    [[example, '--ids', '0,1,2', '--text2', 'b'], /--text2 compares with the run on --text: give both/],
   ];
   for (const [argv, message] of bad) {
     it(`bad input → one line, exit 1: ${argv.join(' ') || '(nothing)'}`, async () => {

@@ -33,7 +33,7 @@ describe('attention-lens heads', () => {
   });
 
   it('gives one message for each mistake', () => {
-    assert.equal(failure(join(DIR, 'ids', 'attn.pt'), '--ids', '1,2').message, 'the ids given give 2 tokens but the attentions have 5 queries.');
+    assert.equal(failure(join(DIR, 'ids', 'attn.pt'), '--ids', '1,2').message, 'There are 2 ids (the ids given) but the attentions have 5 queries.');
     assert.equal(failure(join(DIR, 'ids', 'attn.pt'), '--ids', 'a,b').usage, true);
     assert.equal(failure(join(DIR, 'npy', 'stacked.npy'), '--layer', '2', '--head', '0').message, '--layer 2: the file has layers 0–1');
     assert.equal(failure(join(DIR, 'npy', 'stacked.npy'), '--layer', '0').message, '--layer and --head go together');

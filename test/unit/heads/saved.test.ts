@@ -78,7 +78,7 @@ describe('saved attentions', () => {
   });
 
   it('refuses ids whose count differs from the queries', () => {
-    assert.equal(loadError('ids/attn.pt', [1, 2, 3]), 'the ids given give 3 tokens but the attentions have 5 queries.');
+    assert.equal(loadError('ids/attn.pt', [1, 2, 3]), 'There are 3 ids (the ids given) but the attentions have 5 queries.');
   });
 
   it('refuses a file without attentions, and tokens of the wrong count', () => {

@@ -1,0 +1,69 @@
+// The heads page (webview/heads/) in Chromium, served as src/features/heads.ts serves it, with the
+// test standing in for the extension host and the worker: each `query` the page posts is answered
+// by the worker's own code (src/worker/heads.ts's pooling, top-k and head views) over a stack.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import type { AttentionStack } from '../../src/core/heads/stack';
+import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/panel/html';
+import type { HeadsViewToHost, StackInfo } from '../../src/protocol';
+import { answerQuery } from '../../src/worker/heads';
+import { openPanel, ORIGIN, type PanelPage, ROOT } from './harness';
+
+export interface HeadsPage extends PanelPage {
+  /** What the page posted, in order. */
+  sent(): Promise<HeadsViewToHost[]>;
+}
+
+function headsHtml(): string {
+  const nonce = newNonce();
+  // Messages cross to the test through an exposed function, as a webview's cross to the host.
+  const shim = `window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => { window.posted.push(m); window.toHost(m); }, getState: () => undefined, setState: () => {} });
+    window.fromHost = (m) => { const revive = (v) => v && v.typed ? new globalThis[v.typed](Uint8Array.from(atob(v.base64), (c) => c.charCodeAt(0)).buffer) : v && typeof v === 'object' ? (Object.keys(v).forEach((k) => { v[k] = revive(v[k]); }), v) : v; window.postMessage(revive(m), '*'); };`;
+  return htmlPage({
+    csp: contentSecurityPolicy({ nonce, resourceSource: ORIGIN }),
+    title: 'heads',
+    head: `<style>${readFileSync(path.join(ROOT, 'media', 'heads.css'), 'utf8')}</style>`,
+    bodyAttributes: 'data-mode="heads"',
+    body: `<script nonce="${nonce}">${shim}</script><script type="module" nonce="${nonce}">${readFileSync(path.join(ROOT, 'dist', 'heads.js'), 'utf8')}</script>`,
+  });
+}
+
+/** Typed arrays as { typed, base64 } (the test ⇄ page bridge carries JSON), revived in the page. */
+function portable(value: unknown): unknown {
+  if (ArrayBuffer.isView(value)) return { typed: value.constructor.name, base64: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') };
+  if (Array.isArray(value)) return value.map(portable);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, portable(item)]));
+  return value;
+}
+
+export function infoOf(stack: AttentionStack, title: string): StackInfo {
+  const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'] };
+}
+
+/** Opens the page on `stack` and waits for its model view to paint. */
+export async function openHeads(browser: Browser, stack: AttentionStack, viewport = { width: 1100, height: 900 }, paintTimeout = 20_000): Promise<HeadsPage> {
+  let page: PanelPage['page'] | undefined;
+  const pending: Promise<unknown>[] = [];
+  const panel = await openPanel(browser, {
+    html: headsHtml(),
+    viewport,
+    beforeGoto: async (p) => {
+      page = p;
+      await p.exposeFunction('toHost', (message: HeadsViewToHost) => {
+        if (message.type === 'ready') pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), { type: 'stack', info: infoOf(stack, 'test.pt') }));
+        if (message.type === 'query') {
+          const answer = portable({ type: 'answer', requestId: message.requestId, answer: answerQuery(stack, message.query) });
+          pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), answer));
+        }
+      });
+    },
+  });
+  await panel.page.waitForSelector('#grid-canvas[data-painted]', { timeout: paintTimeout }).catch(async (error: Error) => {
+    const body = await panel.page.evaluate(() => document.body.innerText.slice(0, 300));
+    throw new Error(`the grid never painted (${error.message.split('\n')[0]}): errors ${panel.errors.join('; ')}; page: ${body}`);
+  });
+  void page;
+  return { ...panel, sent: () => panel.page.evaluate(() => (window as unknown as { posted: HeadsViewToHost[] }).posted) };
+}
