@@ -60,6 +60,7 @@ with open(os.path.join(FOLDER, 'config.json')) as f:
 if MODE == 'torch':
     import torch
     import_ms = ms(started)
+    cpu_after_import = time.process_time()
     torch.set_grad_enabled(False)
     dtypes = {'F32': torch.float32, 'F16': torch.float16, 'BF16': torch.bfloat16}
     t = time.perf_counter()
@@ -111,11 +112,13 @@ if MODE == 'torch':
             x = x + lin(torch.nn.functional.silu(lin(y, f'{p}.mlp.gate_proj')) * lin(y, f'{p}.mlp.up_proj'), f'{p}.mlp.down_proj')
         logits = rms(x, 'norm')[-1] @ w.get('lm_head.weight', w['embed_tokens.weight']).T
     forward_ms = ms(t)
-    report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), threads=torch.get_num_threads(), logit=float(logits[0]))
+    report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), run_cpu_ms=(time.process_time() - cpu_after_import) * 1000,
+           threads=torch.get_num_threads(), logit=float(logits[0]))
 
 elif MODE == 'numpy':  # picoGPT's GPT-2, in float32, every layer's attention kept
     import numpy as np
     import_ms = ms(started)
+    cpu_after_import = time.process_time()
     assert config['model_type'] == 'gpt2', 'the numpy peer is GPT-2 only'
     t = time.perf_counter()
     dtypes = {'F32': np.float32, 'F16': np.float16}
@@ -150,4 +153,5 @@ elif MODE == 'numpy':  # picoGPT's GPT-2, in float32, every layer's attention ke
         x = x + linear(gelu(linear(layer_norm(x, f'h.{i}.ln_2'), f'h.{i}.mlp.c_fc')), f'h.{i}.mlp.c_proj')
     logits = layer_norm(x, 'ln_f')[-1] @ w['wte.weight'].T
     forward_ms = ms(t)
-    report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), logit=float(logits[0]))
+    report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), run_cpu_ms=(time.process_time() - cpu_after_import) * 1000,
+           logit=float(logits[0]))

@@ -39,6 +39,7 @@ interface Entry {
   values?: Float32Array | Float64Array;
 }
 
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 /** Class prefixes, longest first: Gemma 3's multimodal checkpoints keep the language model under language_model. */
 const PREFIXES = ['model.language_model.', 'language_model.model.', 'language_model.', 'transformer.', 'bert.', 'model.'];
 const SAFETENSORS_DTYPES: Record<string, TensorDType> = { F16: 'float16', BF16: 'bfloat16', F32: 'float32', F64: 'float64' };
@@ -100,6 +101,8 @@ export class Weights {
     if (entry.values) return Float32Array.from(entry.values.subarray(first * rowLength, (first + count) * rowLength));
     const size = BYTES_PER_ELEMENT[entry.dtype];
     const bytes = await this.files.read(entry.file, entry.offset + first * rowLength * size, count * rowLength * size);
+    // float32 on a little-endian host: the bytes read are the values (no second copy).
+    if (entry.dtype === 'float32' && LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, count * rowLength);
     const values = decodeElements(bytes, 0, count * rowLength, entry.dtype, true);
     return values instanceof Float32Array ? values : Float32Array.from(values);
   }
