@@ -2,35 +2,14 @@
 // page, one click asks the host for the probe with the R and seed typed; saved attentions have no
 // model to probe, and the tab says so.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/panel/html';
-import type { StackInfo } from '../../src/protocol';
-import { launchChromium, openPanel, ORIGIN, ROOT } from './harness';
+import type { AttentionStack, StackSource } from '../../src/core/heads/stack';
+import { stackOf } from '../unit/heads/references';
+import { launchChromium } from './harness';
+import { openHeads } from './headsPage';
 
-const tokens = ['<|endoftext|>', 'a', 'b', 'a'];
-const info = (source: StackInfo['source']): StackInfo => ({ title: 'gpt2 (gpt2) · 4 tokens', source, tokens, keyTokens: tokens, layerCount: 2, headCount: 2, queryCount: 4, keyCount: 4, notes: [] });
-
-function headsHtml(): string {
-  const nonce = newNonce();
-  const shim = `window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => window.posted.push(m), getState: () => undefined, setState: () => {} });`;
-  return htmlPage({
-    csp: contentSecurityPolicy({ nonce, resourceSource: ORIGIN }),
-    title: 'heads',
-    head: `<style>${readFileSync(path.join(ROOT, 'media', 'heads.css'), 'utf8')}</style>`,
-    bodyAttributes: 'data-mode="heads"',
-    body: `<script nonce="${nonce}">${shim}</script><script type="module" nonce="${nonce}">${readFileSync(path.join(ROOT, 'dist', 'heads.js'), 'utf8')}</script>`,
-  });
-}
-
-async function pageFor(browser: Browser, source: StackInfo['source']) {
-  const panel = await openPanel(browser, { html: headsHtml() });
-  await panel.page.waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'ready'));
-  await panel.page.evaluate((m) => window.postMessage(m, '*'), { type: 'stack', info: info(source) });
-  await panel.page.click('#tab-heads-probe');
-  return panel;
-}
+const uniform = [0, 1].map(() => [0, 1].map(() => [0, 1, 2, 3].map(() => [0.25, 0.25, 0.25, 0.25])));
+const stackFrom = (source: StackSource): AttentionStack => ({ ...stackOf(uniform, 'float64', [50256, 7, 8, 7]), source });
 
 describe('heads page: induction probe', function () {
   let browser: Browser;
@@ -38,21 +17,22 @@ describe('heads page: induction probe', function () {
   after(async () => browser?.close());
 
   it('on a model run, asks the host for the probe with the R and seed typed', async () => {
-    const panel = await pageFor(browser, 'model');
+    const panel = await openHeads(browser, stackFrom({ kind: 'model', architecture: 'gpt2', folder: '/models/gpt2' }));
     try {
+      await panel.page.click('#tab-heads-probe');
       await panel.page.fill('#probe-repeat', '12');
       await panel.page.fill('#probe-seed', '3');
       await panel.page.click('#probe-run');
-      const asked = await panel.page.evaluate(() => (window as unknown as { posted: { type: string }[] }).posted.filter((m) => m.type === 'probe'));
-      assert.deepEqual(asked, [{ type: 'probe', repeat: 12, seed: 3 }]);
+      assert.deepEqual((await panel.sent()).filter((m) => m.type === 'probe'), [{ type: 'probe', repeat: 12, seed: 3 }]);
     } finally {
       await panel.close();
     }
   });
 
   it('on saved attentions, says the probe needs a model and offers no button', async () => {
-    const panel = await pageFor(browser, 'saved');
+    const panel = await openHeads(browser, stackFrom({ kind: 'saved', file: 'attn.pt' }));
     try {
+      await panel.page.click('#tab-heads-probe');
       assert.match((await panel.page.textContent('#probe-unavailable')) ?? '', /runs a model/);
       assert.equal(await panel.page.$('#probe-run'), null);
     } finally {
