@@ -22,8 +22,9 @@ import type { AttentionResult, AttentionSpec } from '../core/types';
 import { readTensorFile } from '../core/parse/tensors';
 import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
-import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
+import type { WorkerProblemOutcome, WorkerReadRequest, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
+import { TensorReferenceFiles } from './tensorReferences';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -42,6 +43,7 @@ if (!port) throw new Error('src/worker/main.ts must run inside a worker thread')
 let spare: SpareMemory | undefined;
 let queue: Promise<void> = Promise.resolve();
 const documents = new DocumentCopies();
+const tensorReferences = new TensorReferenceFiles();
 port.on('message', (request: WorkerRequest) => {
   switch (request.type) {
     case 'region': {
@@ -56,15 +58,9 @@ port.on('message', (request: WorkerRequest) => {
       return documents.edit(request);
     case 'forget':
       return documents.forget(request.document);
-    case 'read': {
+    case 'read':
       // Read at once, not after the queued runs: the fast kernels compute on other threads.
-      const text = documents.textOf(request.document, request.version);
-      const reading = text === undefined ? null : readText(text, request.maxChars);
-      const response: WorkerResponse = { type: 'read', id: request.id, reading };
-      // Large matrices are on shared memory; small ones are copied, cheaper than transferring each.
-      port.postMessage(response);
-      return;
-    }
+      return void answerRead(request);
     case 'readCells': {
       const reading = readCells(request.cells);
       const response: WorkerResponse = { type: 'read', id: request.id, reading };
@@ -78,6 +74,16 @@ port.on('message', (request: WorkerRequest) => {
       return readTensors(request);
   }
 });
+
+/** A text's reading, with the tensors it loads read here too. */
+async function answerRead(request: WorkerReadRequest): Promise<void> {
+  const text = documents.textOf(request.document, request.version);
+  const read = text === undefined ? null : readText(text, request.maxChars);
+  const reading = read && request.tensors ? await tensorReferences.resolve(read, request.tensors.folder, request.tensors.maxElements) : read;
+  const response: WorkerResponse = { type: 'read', id: request.id, reading };
+  // Large matrices are on shared memory; small ones are copied, cheaper than transferring each.
+  port!.postMessage(response);
+}
 
 /** A tensor file, read and decoded here: a 64 MB checkpoint never holds the host's thread. */
 function readTensors(request: WorkerTensorFileRequest): void {
