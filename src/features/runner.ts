@@ -69,14 +69,14 @@ export class Runner {
    * Runs one problem that no text document holds — arrays read from a paused program — and stores
    * it under `key` (a URI of its own), where the panel finds it as it finds a document's results.
    */
-  async runDetached(key: string, problem: Problem, spec: AttentionSpec, title: string, dtype?: DType): Promise<RunOutcome> {
+  async runDetached(key: string, problem: Problem, spec: AttentionSpec, title: string, dtype?: DType, notes: string[] = []): Promise<RunOutcome> {
     const settings = readSettings();
     const version = (this.results.get(key)?.version ?? 0) + 1;
     const withDType = { ...spec, options: { ...spec.options, dtype: dtype ?? settings.dtype } };
     const reason = refusal(withDType, problem, settings);
     const computed = reason
       ? { runs: [{ problem, version, error: reason, elapsedMs: 0 }], failures: [{ index: problem.index, error: reason }], cancelled: false, workerError: undefined }
-      : await this.compute(key, [{ index: problem.index, spec: withDType }], [problem], version, title, title);
+      : await this.compute(key, [{ index: problem.index, spec: withDType }], [problem], version, title, title, notes);
     for (const failure of computed.failures) this.log.warn(failure.error);
     if (computed.cancelled) return withCompactJson({ run: this.results.get(key), failures: [], cancelled: true });
     const run: DocumentRun = { uri: key, version, parse: { problems: [problem], diagnostics: [] }, runs: computed.runs };
@@ -85,8 +85,9 @@ export class Runner {
   }
 
   /** Computes the runnable problems in the worker, superseding the last run under `runKey`; `title`
-   * names them in the progress notification, `source` in the log. */
-  private async compute(runKey: string, runnable: { index: number; spec: AttentionSpec }[], problems: Problem[], version: number, title: string, source: string) {
+   * names them in the progress notification, `source` in the log; `notes` (how the numbers were
+   * read) lead each result's warnings in the panel. */
+  private async compute(runKey: string, runnable: { index: number; spec: AttentionSpec }[], problems: Problem[], version: number, title: string, source: string, notes: string[] = []) {
     const runs: ProblemRun[] = [];
     const failures: { index: number; error: string }[] = [];
     let cancelled = false;
@@ -101,7 +102,7 @@ export class Runner {
       for (const outcome of outcomes) {
         const problem = problems[outcome.index];
         if ('result' in outcome) {
-          adoptResultView(outcome.result, outcome.view);
+          adoptResultView(outcome.result, notes.length > 0 ? { ...outcome.view, warnings: [...notes, ...outcome.view.warnings] } : outcome.view);
           runs.push({ problem, version, result: outcome.result, elapsedMs });
           this.log.info(`ran ${label(problem)} of ${source}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
           for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);
