@@ -79,7 +79,16 @@ port.on('message', (request: WorkerRequest) => {
 async function answerRead(request: WorkerReadRequest): Promise<void> {
   const text = documents.textOf(request.document, request.version);
   const read = text === undefined ? null : readText(text, request.maxChars);
-  const reading = read && request.tensors ? await tensorReferences.resolve(read, request.tensors.folder, request.tensors.maxElements) : read;
+  let reading = read;
+  try {
+    if (read && request.tensors) reading = await tensorReferences.resolve(read, request.tensors.folder, request.tensors.maxElements);
+  } catch (error) {
+    // A failure past the reader's own messages (an allocation, say): the text's reading stands with
+    // one diagnostic, its problems that load tensors wait for them, and the worker lives on.
+    const start = { line: 0, character: 0 };
+    const message = `Attention Lens could not read the tensors this file loads: ${messageOf(error)}`;
+    reading = read && { ...read, parse: { ...read.parse, diagnostics: [...read.parse.diagnostics, { range: { start, end: start }, severity: 'error', code: 'read-failed', message }] } };
+  }
   const response: WorkerResponse = { type: 'read', id: request.id, reading };
   // Large matrices are on shared memory; small ones are copied, cheaper than transferring each.
   port!.postMessage(response);
