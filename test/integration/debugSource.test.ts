@@ -123,7 +123,8 @@ async function acceptPicker(command: Promise<DebugAttentionOutcome>): Promise<De
   return eventually(async () => {
     if (!finished) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     return finished;
-  }, 'the picker accepted');
+    // On a loaded machine the describe, the reads and the run after the pick take a while.
+  }, 'the picker accepted', 60_000);
 }
 
 function panelTitles(): string[] {
