@@ -50,6 +50,10 @@ export interface WorkerReadRequest {
   document: string;
   version: number;
   maxChars: number;
+  /** Where the tensors the text loads (`X = np.load("acts.npy")`) are found — the text's folder —
+   * and the host's attentionLens.maxMatrixElements: the worker reads them as part of the text.
+   * Absent (benchmarks, tests of the text reader), they stay unread and their problems wait. */
+  tensors?: { folder: string; maxElements: number };
 }
 
 /** Read a notebook's cells (core/parse/notebook.ts). They travel whole on each read: a notebook
@@ -79,6 +83,8 @@ export interface WorkerReading {
   statistics: MatrixStatistics[][];
   /** Milliseconds the worker spent reading. */
   readMs: number;
+  /** The tensor files the text loads (absolute paths), read in the worker: the host watches them. */
+  tensorFiles?: string[];
 }
 
 /** Run some problems of one document. A newer request for the same document supersedes this

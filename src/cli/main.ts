@@ -1,7 +1,9 @@
 // attention-lens: the command-line front end over core/ — read a file, run every problem on the
 // extension's engine (the WebAssembly fast path, which hands what it does not cover to the
 // reference), print a step-by-step report or JSON, or write a standalone HTML report.
-//   exit 0: no error diagnostic · 1: an error diagnostic · 2: usage error
+//   exit 0: no error diagnostic · 1: an error diagnostic or a failure · 2: usage error
+// With --json every outcome of every command is one JSON object on stdout — the report, or
+// `{"error": …}` for a failure (reportFailure) — and stderr holds at most a one-line summary.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { version } from '../../package.json';
@@ -19,7 +21,7 @@ import { renderReportHtml } from '../report/standaloneHtml';
 import { MODEL_USAGE, modelCommand } from './model';
 import { HEADS_MAX_ELEMENTS, HEADS_USAGE, HeadsCommandError, parseHeadsArgs, runHeads } from './heads';
 import { cliHeadsSources, headsAnalysisMain, wantsAnalysis } from './headsAnalysis';
-import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, type TensorRunChoice } from './tensors';
+import { checkpointProblem, isTensorFile, listTensors, loadTensorFile, loaderBeside, tensorListing, type TensorRunChoice } from './tensors';
 
 const DEFAULT_MAX_FILE_MB = 256;
 /** The default of the setting attentionLens.maxMatrixElements: 512 MiB of float64. */
@@ -42,11 +44,12 @@ Usage:
       Attention of one layer of a checkpoint (q_proj/k_proj/v_proj/o_proj, query/key/value,
       in_proj_weight, c_attn, W_Q…) on X; --layer picks a layer (from 0, or by its prefix),
       --heads the head count (a state dict does not store it; default 1).
-  attention-lens tensors FILE
+  attention-lens tensors FILE [--json]
       List the tensors of a .npy/.npz/.safetensors/.pt file: dtype, shape, statistics, layers.
 ${MODEL_USAGE}${HEADS_USAGE}
-  attention-lens render FILE -o REPORT.html [--problem N] [LIMITS]
-      Write one self-contained HTML report with the panel's views (opens offline).
+  attention-lens render FILE -o REPORT.html [--problem N] [--json] [LIMITS]
+      Write one self-contained HTML report with the panel's views (opens offline);
+      --json prints its diagnostics as one JSON object.
   attention-lens --help | --version
 
 Limits (what the extension's settings of the same names do):
@@ -54,7 +57,12 @@ Limits (what the extension's settings of the same names do):
   --max-matrix-elements N    refuse a run that would keep more numbers than N
                              (default ${DEFAULT_MAX_MATRIX_ELEMENTS.toLocaleString('en-US')}); --output-only is not limited
 
-Exit status: 0 when nothing is wrong, 1 when a diagnostic is an error, 2 on a usage error.
+With --json, every outcome is one JSON object on stdout, errors too:
+  {"error": {"kind": "usage" | "failure" | "too-large" | "internal", "message": "…"}, "exitCode": N}
+and stderr holds only a one-line summary of an error.
+
+Exit status: 0 when nothing is wrong, 1 when a diagnostic is an error or the command failed,
+2 on a usage error.
 `;
 
 class UsageError extends Error {}
@@ -88,7 +96,7 @@ function parseArguments(argv: string[]): Arguments | 'help' | 'version' {
   };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
-    if (arg === '--json' && command === 'run') parsed.json = true;
+    if (arg === '--json') parsed.json = true;
     else if (arg === '--output-only' && command === 'run') parsed.outputOnly = true;
     else if (arg === '--problem') {
       const n = Number(rest[++i]);
@@ -204,7 +212,8 @@ async function report(args: Arguments, read: ParseResult, notes: string[]): Prom
   const failed = allDiagnostics(readDiagnostics, outcomes).some((d) => d.severity === 'error');
   if (args.command === 'render') {
     render(args.output as string, outcomes);
-    for (const d of allDiagnostics(readDiagnostics, outcomes)) process.stderr.write(`${diagnosticLine(args.file, d)}\n`);
+    if (args.json) process.stdout.write(`${JSON.stringify({ report: args.output, diagnostics: toJsonReport(readDiagnostics, outcomes).diagnostics })}\n`);
+    else for (const d of allDiagnostics(readDiagnostics, outcomes)) process.stderr.write(`${diagnosticLine(args.file, d)}\n`);
   } else if (args.json) process.stdout.write(`${JSON.stringify({ ...toJsonReport(readDiagnostics, outcomes), ...(notes.length > 0 ? { notes } : {}) })}\n`);
   else process.stdout.write(notes.map((note) => `note: ${note}\n`).join('') + toTextReport(args.file, readDiagnostics, outcomes));
   return failed ? 1 : 0;
@@ -220,7 +229,7 @@ async function runTensorFile(args: Arguments): Promise<number> {
     throw new UsageError(`cannot read ${args.file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
   }
   if (args.command === 'tensors') {
-    process.stdout.write(listTensors(args.file, content));
+    process.stdout.write(args.json ? `${JSON.stringify(tensorListing(content))}\n` : listTensors(args.file, content));
     return 0;
   }
   const made = await checkpointProblem(args.file, content, args.tensors, { maxElements: args.maxMatrixElements });
@@ -271,24 +280,36 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   process.exit(process.exitCode ?? 0);
 });
 
-main(process.argv.slice(2)).then(
+/** What a failure is, for the one place that reports it: every command fails by throwing
+ * UsageError (exit 2) or CliError (exit 1); JavaScript's RangeError means the input is too large. */
+function failureOf(error: unknown): { kind: 'usage' | 'failure' | 'too-large' | 'internal'; exitCode: 1 | 2; message: string } {
+  if (error instanceof UsageError) return { kind: 'usage', exitCode: 2, message: error.message };
+  if (error instanceof CliError) return { kind: 'failure', exitCode: 1, message: error.message };
+  // JavaScript's own limits (a string or an array too long to build): the input's size, not a bug.
+  if (error instanceof RangeError) return { kind: 'too-large', exitCode: 1, message: `this input is too large to process: ${error.message}. Try --problem N or --output-only.` };
+  return { kind: 'internal', exitCode: 1, message: `internal error: ${error instanceof Error ? error.message : String(error)}` };
+}
+
+/** Reports a command's failure and returns its exit status. With --json: one JSON object on
+ * stdout and a one-line summary on stderr; without: the message (a usage error with the usage
+ * text, an internal error with its stack) on stderr. */
+function reportFailure(error: unknown, json: boolean): number {
+  const { kind, exitCode, message } = failureOf(error);
+  if (json) {
+    process.stdout.write(`${JSON.stringify({ error: { kind, message }, exitCode })}\n`);
+    process.stderr.write(`attention-lens: ${message.split('\n')[0]}\n`);
+  } else if (kind === 'usage') process.stderr.write(`attention-lens: ${message}\n\n${USAGE}`);
+  else if (kind === 'internal') process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  else process.stderr.write(`attention-lens: ${message}\n`);
+  return exitCode;
+}
+
+const argv = process.argv.slice(2);
+main(argv).then(
   (status) => {
     process.exitCode = status;
   },
   (error: unknown) => {
-    if (error instanceof UsageError) {
-      process.stderr.write(`attention-lens: ${error.message}\n\n${USAGE}`);
-      process.exitCode = 2;
-    } else if (error instanceof CliError) {
-      process.stderr.write(`attention-lens: ${error.message}\n`);
-      process.exitCode = 1;
-    } else if (error instanceof RangeError) {
-      // JavaScript's own limits (a string or an array too long to build): the input's size, not a bug.
-      process.stderr.write(`attention-lens: this input is too large to process: ${error.message}. Try --problem N or --output-only.\n`);
-      process.exitCode = 1;
-    } else {
-      process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-      process.exitCode = 1;
-    }
+    process.exitCode = reportFailure(error, argv.includes('--json'));
   },
 );

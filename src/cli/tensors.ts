@@ -36,6 +36,16 @@ export function listTensors(file: string, content: TensorFile): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** `tensors FILE --json`: what the listing says, as one object. */
+export function tensorListing(content: TensorFile): object {
+  return {
+    format: content.format,
+    tensors: content.tensors.map((tensor) => ({ key: tensor.key, dtype: tensor.dtype, shape: tensor.shape, ...summarize(tensor) })),
+    layers: attentionLayers(content.tensors).map((layer) => layer.prefix),
+    metadata: content.metadata ?? {},
+  };
+}
+
 function fmt(value: number): string {
   return Number.isFinite(value) ? Number(value.toPrecision(5)).toString() : String(value);
 }

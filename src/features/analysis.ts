@@ -10,17 +10,16 @@
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
-import { hasReferences, resolveReferences } from '../core/parse/tensors/resolve';
-import { buildSpec } from '../core/spec';
 import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
-import { matrixStatistics, type MatrixStatistics } from '../core/statistics';
+import type { MatrixStatistics } from '../core/statistics';
+import * as path from 'node:path';
 import type { TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import { isSupported } from './languages';
 import { CELL_SCHEME, NotebookAnalyzer } from './notebook';
 import type { Results } from './results';
 import { readDelayMs, readSettings, SECTION } from './settings';
-import { TensorReferenceFiles } from './tensorReferences';
+import { TensorReferenceWatcher } from './tensorReferences';
 import { toVsDiagnostic } from './vsDiagnostic';
 
 /** Characters of text per slice sent to the worker: cutting and posting one takes about 1 ms. */
@@ -65,8 +64,8 @@ export class DocumentAnalyzer implements vscode.Disposable {
   readonly onDidAnalyze = this.analyzed.event;
   /** A notebook cell is read with its whole notebook. */
   private readonly notebooks: NotebookAnalyzer;
-  /** The tensor files texts load (`X = np.load("acts.npy")`), read in the worker. */
-  private readonly tensorFiles: TensorReferenceFiles;
+  /** Watches the tensor files texts load (`X = np.load("acts.npy")`, read in the worker). */
+  private readonly tensorFiles: TensorReferenceWatcher;
 
   constructor(
     private readonly results: Results,
@@ -74,7 +73,10 @@ export class DocumentAnalyzer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
   ) {
     this.notebooks = new NotebookAnalyzer(results, worker, (event) => this.analyzed.fire(event), log);
-    this.tensorFiles = new TensorReferenceFiles(worker);
+    this.tensorFiles = new TensorReferenceWatcher((uri) => {
+      const document = vscode.workspace.textDocuments.find((open) => open.uri.toString() === uri);
+      if (document) this.reread(document);
+    });
   }
 
   /** When the document's last edit reached the extension host (performance.timeOrigin + now). */
@@ -151,6 +153,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
     this.copies.delete(key);
     this.unsent.delete(key);
     this.worker.forgetDocument(key);
+    this.tensorFiles.watch(key, []);
     this.collection.delete(document.uri);
     this.results.delete(key);
   }
@@ -161,6 +164,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
       timers.clear();
     }
     this.collection.dispose();
+    this.tensorFiles.dispose();
     this.notebooks.dispose();
     this.analyzed.dispose();
   }
@@ -168,27 +172,17 @@ export class DocumentAnalyzer implements vscode.Disposable {
   private async readNow(document: vscode.TextDocument): Promise<Analysis> {
     const key = document.uri.toString();
     const version = document.version;
-    const maxChars = readSettings(document.uri).maxFileMB * 2 ** 20;
+    const settings = readSettings(document.uri);
+    const maxChars = settings.maxFileMB * 2 ** 20;
+    const tensors = { folder: path.dirname(document.uri.fsPath), maxElements: settings.maxMatrixElements };
     // Twice at most: a worker that restarted (or missed an edit) answers null, and gets the text.
     for (let attempt = 0; attempt < 2; attempt++) {
       if (!(await this.sendCopy(document))) return this.read(document);
-      const reading = await this.worker.read(key, version, maxChars);
-      if (reading) return this.adopt(document, version, await this.withTensors(document, reading));
+      const reading = await this.worker.read(key, version, maxChars, tensors);
+      if (reading) return this.adopt(document, version, reading);
       this.copies.delete(key);
     }
     throw new Error('the worker lost the text twice');
-  }
-
-  /** The reading with the tensors its text loads read (in the worker) and their problems' specs
-   * built again; unchanged when it loads none. */
-  private async withTensors(document: vscode.TextDocument, reading: WorkerReading): Promise<WorkerReading> {
-    if (!hasReferences(reading.parse)) return reading;
-    const parse = await resolveReferences(reading.parse, this.tensorFiles.loaderFor(document));
-    // A problem that loads tensors gains their matrices: its spec and its hover statistics follow.
-    const loads = (index: number) => reading.parse.problems[index].references !== undefined;
-    const specs = reading.specs.map((spec, index) => (loads(index) ? buildSpec(parse.problems[index]) : spec));
-    const statistics = reading.statistics.map((known, index) => (loads(index) ? parse.problems[index].matrices.map((def) => matrixStatistics(def.value.data)) : known));
-    return { ...reading, parse, specs, statistics };
   }
 
   /**
@@ -232,13 +226,14 @@ export class DocumentAnalyzer implements vscode.Disposable {
     }
   }
 
-  private adopt(document: vscode.TextDocument, version: number, { parse, specs, statistics, readMs }: WorkerReading): Analysis {
+  private adopt(document: vscode.TextDocument, version: number, { parse, specs, statistics, readMs, tensorFiles }: WorkerReading): Analysis {
     const key = document.uri.toString();
     const diagnostics = [...parse.diagnostics, ...specs.flatMap((s) => s.diagnostics)];
     const analysis: Analysis = { version, parse, specs, diagnostics, statistics, readMs };
     const current = this.byUri.get(key);
     if (document.isClosed || (current && current.version > version)) return analysis;
     this.byUri.set(key, analysis);
+    this.tensorFiles.watch(key, tensorFiles ?? []);
     this.log.debug(`read ${document.uri.fsPath}: ${parse.problems.length} problems in ${readMs.toFixed(1)} ms (worker)`);
     this.publish(document, diagnostics);
 

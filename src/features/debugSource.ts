@@ -1,13 +1,16 @@
 // "Attention: Show Attention from Debug Variables": with a debug session paused, the variables in
 // scope whose names give a role (q, k, v, x, W_Q…, as in files) are read from the program — one
 // evaluate per array, in bulk — and run as a problem of their own, shown in the panel as a file's
-// would be. While the panel shows it, each new stop (or frame picked in the Call Stack) reads the
+// would be. A list of strings named `tokens` (`key_tokens`) labels the axes; a flat array (JS keeps
+// matrices in flat typed arrays) is read in the shape the others fix (core/debug/reshape.ts), or
+// the user picks one its length allows. While the panel shows it, each new stop (or frame picked in the Call Stack) reads the
 // same variables again. See debugAdapter.ts for what is asked of the debugger.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { describeExpression, languageOf, type DebugLanguage } from '../core/debug/expressions';
-import { bytesOf, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
-import { matchRoles, mayStackHeads, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
+import { describeExpression, labelsExpression, languageOf, type DebugLanguage } from '../core/debug/expressions';
+import { bytesOf, decodeLabels, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
+import { labelsOfName, matchRoles, mayStackHeads, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
+import { reshapeFlat, shapeChoices, type ShapedArray } from '../core/debug/reshape';
 import { formatBytes } from '../core/format';
 import { buildSpec } from '../core/spec';
 import type { DType, Problem } from '../core/types';
@@ -17,6 +20,8 @@ import { DebugReadError, evaluate, pausedFrame, readArray, variablesInScope, typ
 import { debugSessionUri, isDebugUri } from './debugUri';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
+
+const LABELS_TEXT = { tokens: 'token labels (the axes)', keyTokens: 'key token labels (the key axis)' };
 
 /** Arrays above this many elements (a 1024×1024 matrix) are read only after the user agrees. */
 export const LARGE_ELEMENTS = 1024 * 1024;
@@ -44,6 +49,8 @@ export interface DebugAttentionOutcome {
   error?: string;
   /** Milliseconds from the first evaluate to the last array decoded. */
   readMs?: number;
+  /** How arrays were read (a flat one in the shape the others fix), as the panel states it. */
+  notes?: string[];
 }
 
 interface Chosen extends RoleOf {
@@ -51,11 +58,24 @@ interface Chosen extends RoleOf {
   expression: string;
 }
 
+/** A list of strings read as axis labels. */
+interface ChosenLabels {
+  name: string;
+  expression: string;
+  labels: 'tokens' | 'keyTokens';
+}
+
+/** What is read from the program: arrays under roles, and labels. */
+interface Choice {
+  arrays: Chosen[];
+  labels: ChosenLabels[];
+}
+
 /** What the panel follows: which variables of which session, read again at each stop. */
 interface Followed {
   session: vscode.DebugSession;
   uri: vscode.Uri;
-  chosen: Chosen[];
+  chosen: Choice;
   /** Largest size the user agreed to read, per variable. */
   agreedBytes: Map<string, number>;
   dtype?: DType;
@@ -104,7 +124,7 @@ class DebugSource {
       if (!read) return {};
       this.followed = followed;
       this.deps.panel.show(followed.uri, 0);
-      return { uri: followed.uri.toString(), outcome: read.outcome, readMs: read.readMs };
+      return { uri: followed.uri.toString(), outcome: read.outcome, readMs: read.readMs, notes: read.notes };
     } catch (error) {
       const message = error instanceof DebugReadError ? error.message : `reading from the debugger failed: ${error instanceof Error ? error.message : String(error)}`;
       this.deps.log.warn(message);
@@ -155,16 +175,20 @@ class DebugSource {
   }
 
   /** Variables named by the caller, each checked to be in scope. */
-  private async given(session: vscode.DebugSession, frame: PausedFrame, args: DebugAttentionArgs): Promise<Chosen[]> {
+  private async given(session: vscode.DebugSession, frame: PausedFrame, args: DebugAttentionArgs): Promise<Choice> {
     const inScope = await this.scopeVariables(session, frame);
-    return (args.variables ?? []).map((name) => {
+    const choice: Choice = { arrays: [], labels: [] };
+    for (const name of args.variables ?? []) {
       const variable = inScope.find((candidate) => candidate.name === name);
       if (!variable) throw new DebugReadError(`${name} is not a variable in scope of ${frame.name}`);
-      const roleName = args.roles?.[name];
-      const role = roleOfName(roleName ?? name);
-      if (!role) throw new DebugReadError(`${roleName ?? name} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, attn_weights, mask…)`);
-      return { name, expression: variable.expression, ...role };
-    });
+      const roleName = args.roles?.[name] ?? name;
+      const labels = labelsOfName(roleName);
+      const role = roleOfName(roleName);
+      if (labels) choice.labels.push({ name, expression: variable.expression, labels });
+      else if (role) choice.arrays.push({ name, expression: variable.expression, ...role });
+      else throw new DebugReadError(`${roleName} is not a role Attention Lens knows (X, Q, K, V, W_Q, W_K, W_V, W_O, attn_weights, mask, tokens…)`);
+    }
+    return choice;
   }
 
   /**
@@ -172,7 +196,7 @@ class DebugSource {
    * with a role whose value is no array (a module named `attn`, say) is offered but not picked:
    * one describe of the matched names (the read's own first, side-effect-free step) tells.
    */
-  private async pick(session: vscode.DebugSession, frame: PausedFrame, language: DebugLanguage, clicked?: { name: string; evaluateName?: string }): Promise<Chosen[] | undefined> {
+  private async pick(session: vscode.DebugSession, frame: PausedFrame, language: DebugLanguage, clicked?: { name: string; evaluateName?: string }): Promise<Choice | undefined> {
     const inScope = await this.scopeVariables(session, frame);
     // Every name with a role is described, before one per role is picked: `attn` (a module) must not hide `attn_weights`.
     const named = inScope.flatMap((variable) => {
@@ -184,14 +208,16 @@ class DebugSource {
     if (clicked) matched.add(clicked.name);
     const items = inScope.map((variable) => {
       const role = roleOfName(variable.name);
+      const labels = labelsOfName(variable.name);
       const why = notArrays.get(variable.name);
       return {
         label: variable.name,
-        description: role ? `${roleText(role)}${why ? ` — not picked: ${why}` : ''}` : 'no role: you will be asked',
+        description: labels ? LABELS_TEXT[labels] : role ? `${roleText(role)}${why ? ` — not picked: ${why}` : ''}` : 'no role: you will be asked',
         detail: `${variable.scope}: ${variable.value.length > 80 ? `${variable.value.slice(0, 80)}…` : variable.value}`,
-        picked: matched.has(variable.name),
+        picked: matched.has(variable.name) || labels !== undefined,
         variable,
         role,
+        labels,
       };
     });
     if (items.length === 0) throw new DebugReadError(`no variables in scope of ${frame.name}`);
@@ -202,13 +228,18 @@ class DebugSource {
       matchOnDescription: true,
     });
     if (!picked || picked.length === 0) return undefined;
-    const chosen: Chosen[] = [];
+    const choice: Choice = { arrays: [], labels: [] };
     for (const item of picked) {
-      const role = item.role ?? (await this.askRole(item.variable.name));
+      const { name, expression } = item.variable;
+      if (item.labels) {
+        choice.labels.push({ name, expression, labels: item.labels });
+        continue;
+      }
+      const role = item.role ?? (await this.askRole(name));
       if (!role) return undefined;
-      chosen.push({ name: item.variable.name, expression: item.variable.expression, ...role });
+      choice.arrays.push({ name, expression, ...role });
     }
-    return chosen;
+    return choice;
   }
 
   /** Of the variables matched by name, those that cannot be read as arrays, with why; none when the describe itself fails. */
@@ -250,9 +281,10 @@ class DebugSource {
    * runs them and stores the run. Undefined when the user declined a large read or a newer read
    * superseded this one.
    */
-  private async read(followed: Followed, frame: PausedFrame, language: DebugLanguage, how: { interactive: boolean; readLarge: boolean }): Promise<{ outcome: RunOutcome; readMs: number } | undefined> {
+  private async read(followed: Followed, frame: PausedFrame, language: DebugLanguage, how: { interactive: boolean; readLarge: boolean }): Promise<{ outcome: RunOutcome; readMs: number; notes: string[] } | undefined> {
     const ticket = ++this.reads;
-    const { session, chosen } = followed;
+    const { session } = followed;
+    const chosen = followed.chosen.arrays;
     const started = performance.now();
     const title = `${frame.name} (${path.basename(frame.sourcePath ?? frame.sourceName ?? '?')}:${frame.line})`;
     const names = chosen.map((c) => c.name).join(', ');
@@ -282,18 +314,54 @@ class DebugSource {
       if (typeof read === 'string') throw new DebugReadError(read);
       arrays.push({ ...variable, read });
     }
+    const labels: { tokens?: string[]; keyTokens?: string[] } = {};
+    for (const variable of followed.chosen.labels) {
+      const read = decodeLabels(await evaluate(session, frame.frameId, labelsExpression(language, variable.expression), `read ${variable.name}`), variable.name);
+      if (typeof read === 'string') throw new DebugReadError(read);
+      labels[variable.labels] = read;
+    }
     const readMs = performance.now() - started;
     if (ticket !== this.reads) return undefined;
 
-    const problem = problemOfArrays(title, arrays);
+    const shaped = await this.shape(arrays.map((array, i) => ({ ...array, matrix: array.read.matrix, flat: descriptions[i].shape.length === 1 })), how.interactive);
+    if (!shaped) return undefined;
+    const problem = problemOfArrays(
+      title,
+      arrays.map((array, i) => ({ ...array, read: { ...array.read, matrix: shaped.arrays[i].matrix } })),
+      labels,
+    );
     const { spec, diagnostics } = buildSpec(problem);
     const error = diagnostics.find((diagnostic) => diagnostic.severity === 'error');
     if (!spec || error) throw new DebugReadError(error?.message ?? 'these variables do not make an attention problem: give X with W_Q, W_K, W_V, or Q, K and V');
     const read = arrays.map((a) => `${a.name} as ${roleText(a)} ${a.read.matrix.rows}×${a.read.matrix.cols}`).join(', ');
     this.deps.log.info(`read ${read} from ${title} in ${readMs.toFixed(0)} ms`);
-    const outcome = await this.deps.runner.runDetached(followed.uri.toString(), problem, spec, title, followed.dtype);
+    for (const note of shaped.notes) this.deps.log.info(note);
+    const outcome = await this.deps.runner.runDetached(followed.uri.toString(), problem, spec, title, followed.dtype, shaped.notes);
     if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
-    return { outcome, readMs };
+    return { outcome, readMs, notes: shaped.notes };
+  }
+
+  /**
+   * The arrays with the flat ones in the shape the others fix; one that nothing fixes is read in
+   * the shape the user picks from those its length allows (not interactive: an error naming them).
+   * Undefined when the user dismissed the pick.
+   */
+  private async shape(arrays: ShapedArray[], interactive: boolean): Promise<{ arrays: ShapedArray[]; notes: string[] } | undefined> {
+    let reshaped = reshapeFlat(arrays);
+    const notes = [...reshaped.notes];
+    while (reshaped.undecided.length > 0) {
+      const array = reshaped.undecided[0];
+      const length = array.matrix.data.length;
+      const choices = shapeChoices(length).map(({ rows, cols }) => ({ label: `${rows}×${cols}`, rows, cols }));
+      if (!interactive) throw new DebugReadError(`${array.name} holds ${length} values in one axis and nothing fixes its shape: read it as one of ${choices.map((c) => c.label).join(', ')}`);
+      const picked = await vscode.window.showQuickPick(choices, { title: `Attention: ${array.name} holds ${length} values — read as rows × columns (row-major)`, placeHolder: 'Nothing else in the problem fixes its shape' });
+      if (!picked) return undefined;
+      notes.push(`${array.name}: ${length} values read as ${picked.label} (row-major), as picked`);
+      const arraysNow = reshaped.arrays.map((other) => (other.name === array.name ? { ...other, matrix: { ...other.matrix, rows: picked.rows, cols: picked.cols }, flat: false } : other));
+      reshaped = reshapeFlat(arraysNow);
+      notes.push(...reshaped.notes);
+    }
+    return { arrays: reshaped.arrays, notes };
   }
 
   /** Shows a message in the panel in place of the previous read's result. */

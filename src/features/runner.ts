@@ -10,7 +10,7 @@ import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
-import { textAt } from './notebook';
+import { cellOf, textAt } from './notebook';
 import type { DocumentRun, ProblemRun, Results } from './results';
 import { readSettings, type Settings } from './settings';
 
@@ -58,7 +58,7 @@ export class Runner {
     const version = analysis.version;
     const { refused, runnable } = this.plan(document, analysis, indices ?? analysis.parse.problems.map((_, index) => index));
     const key = document.uri.toString();
-    const computed = await this.compute(key, runnable, analysis.parse.problems, version, vscode.workspace.asRelativePath(document.uri), document.uri.fsPath);
+    const computed = await this.compute(runKeyOf(document), runnable, analysis.parse.problems, version, vscode.workspace.asRelativePath(document.uri), document.uri.fsPath);
     const failures = [...refused.map((run) => ({ index: run.problem.index, error: run.error! })), ...computed.failures];
     for (const failure of failures) this.log.warn(failure.error);
     const runs = computed.cancelled ? refused : [...refused, ...computed.runs];
@@ -69,14 +69,14 @@ export class Runner {
    * Runs one problem that no text document holds — arrays read from a paused program — and stores
    * it under `key` (a URI of its own), where the panel finds it as it finds a document's results.
    */
-  async runDetached(key: string, problem: Problem, spec: AttentionSpec, title: string, dtype?: DType): Promise<RunOutcome> {
+  async runDetached(key: string, problem: Problem, spec: AttentionSpec, title: string, dtype?: DType, notes: string[] = []): Promise<RunOutcome> {
     const settings = readSettings();
     const version = (this.results.get(key)?.version ?? 0) + 1;
     const withDType = { ...spec, options: { ...spec.options, dtype: dtype ?? settings.dtype } };
     const reason = refusal(withDType, problem, settings);
     const computed = reason
       ? { runs: [{ problem, version, error: reason, elapsedMs: 0 }], failures: [{ index: problem.index, error: reason }], cancelled: false, workerError: undefined }
-      : await this.compute(key, [{ index: problem.index, spec: withDType }], [problem], version, title, title);
+      : await this.compute(key, [{ index: problem.index, spec: withDType }], [problem], version, title, title, notes);
     for (const failure of computed.failures) this.log.warn(failure.error);
     if (computed.cancelled) return withCompactJson({ run: this.results.get(key), failures: [], cancelled: true });
     const run: DocumentRun = { uri: key, version, parse: { problems: [problem], diagnostics: [] }, runs: computed.runs };
@@ -84,15 +84,17 @@ export class Runner {
     return withCompactJson({ run, failures: computed.failures, cancelled: false, workerError: computed.workerError });
   }
 
-  /** Computes the runnable problems in the worker; `title` names them in the progress notification, `source` in the log. */
-  private async compute(key: string, runnable: { index: number; spec: AttentionSpec }[], problems: Problem[], version: number, title: string, source: string) {
+  /** Computes the runnable problems in the worker, superseding the last run under `runKey`; `title`
+   * names them in the progress notification, `source` in the log; `notes` (how the numbers were
+   * read) lead each result's warnings in the panel. */
+  private async compute(runKey: string, runnable: { index: number; spec: AttentionSpec }[], problems: Problem[], version: number, title: string, source: string, notes: string[] = []) {
     const runs: ProblemRun[] = [];
     const failures: { index: number; error: string }[] = [];
     let cancelled = false;
     let workerError: string | undefined;
     if (runnable.length === 0) return { runs, failures, cancelled, workerError };
     const started = performance.now();
-    const job = this.worker.run(key, runnable);
+    const job = this.worker.run(runKey, runnable);
     this.showProgressIfSlow(job.outcomes, () => job.stop(CANCEL_GRACE_MS), title);
     try {
       const outcomes = await job.outcomes;
@@ -100,7 +102,7 @@ export class Runner {
       for (const outcome of outcomes) {
         const problem = problems[outcome.index];
         if ('result' in outcome) {
-          adoptResultView(outcome.result, outcome.view);
+          adoptResultView(outcome.result, notes.length > 0 ? { ...outcome.view, warnings: [...notes, ...outcome.view.warnings] } : outcome.view);
           runs.push({ problem, version, result: outcome.result, elapsedMs });
           this.log.info(`ran ${label(problem)} of ${source}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
           for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);
@@ -200,6 +202,12 @@ export class Runner {
 function withCompactJson(outcome: RunOutcome): RunOutcome {
   const { failures, cancelled, workerError } = outcome;
   return Object.defineProperty(outcome, 'toJSON', { value: () => ({ failures, cancelled, workerError }) });
+}
+
+/** What a newer run supersedes by: the document, or for a notebook cell its whole notebook (every
+ * cell reads, runs and shows the one notebook's problems). */
+function runKeyOf(document: vscode.TextDocument): string {
+  return (cellOf(document)?.notebook.uri ?? document.uri).toString();
 }
 
 export function label(problem: Problem): string {

@@ -205,8 +205,8 @@ export class AttentionWorker {
 
   /** The worker's reading of its copy of `document` at `version`; null when it holds no such
    * copy (send the text, then ask again). */
-  read(document: string, version: number, maxChars: number): Promise<WorkerReading | null> {
-    return this.reading({ type: 'read', id: this.nextId++, document, version, maxChars });
+  read(document: string, version: number, maxChars: number, tensors?: WorkerReadRequest['tensors']): Promise<WorkerReading | null> {
+    return this.reading({ type: 'read', id: this.nextId++, document, version, maxChars, tensors });
   }
 
   /** The worker's reading of a notebook's cells. */

@@ -22,10 +22,11 @@ import type { AttentionResult, AttentionSpec } from '../core/types';
 import { readTensorFile } from '../core/parse/tensors';
 import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
-import type { WorkerProblemOutcome, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
+import type { WorkerProblemOutcome, WorkerReadRequest, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
 import { ModelRuns } from './models';
 import { answerHeads, closeHeads, holdStack, openHeads } from './heads';
+import { TensorReferenceFiles } from './tensorReferences';
 import { transferablesOf } from './transfer';
 
 /** The compute function — the WebAssembly fast path, which hands what it does not cover to the
@@ -45,6 +46,7 @@ let spare: SpareMemory | undefined;
 let queue: Promise<void> = Promise.resolve();
 const documents = new DocumentCopies();
 const models = new ModelRuns();
+const tensorReferences = new TensorReferenceFiles();
 port.on('message', (request: WorkerRequest) => {
   switch (request.type) {
     case 'region': {
@@ -59,15 +61,9 @@ port.on('message', (request: WorkerRequest) => {
       return documents.edit(request);
     case 'forget':
       return documents.forget(request.document);
-    case 'read': {
+    case 'read':
       // Read at once, not after the queued runs: the fast kernels compute on other threads.
-      const text = documents.textOf(request.document, request.version);
-      const reading = text === undefined ? null : readText(text, request.maxChars);
-      const response: WorkerResponse = { type: 'read', id: request.id, reading };
-      // Large matrices are on shared memory; small ones are copied, cheaper than transferring each.
-      port.postMessage(response);
-      return;
-    }
+      return void answerRead(request);
     case 'readCells': {
       const reading = readCells(request.cells);
       const response: WorkerResponse = { type: 'read', id: request.id, reading };
@@ -105,6 +101,25 @@ port.on('message', (request: WorkerRequest) => {
       return closeHeads(request.stack);
   }
 });
+
+/** A text's reading, with the tensors it loads read here too. */
+async function answerRead(request: WorkerReadRequest): Promise<void> {
+  const text = documents.textOf(request.document, request.version);
+  const read = text === undefined ? null : readText(text, request.maxChars);
+  let reading = read;
+  try {
+    if (read && request.tensors) reading = await tensorReferences.resolve(read, request.tensors.folder, request.tensors.maxElements);
+  } catch (error) {
+    // A failure past the reader's own messages (an allocation, say): the text's reading stands with
+    // one diagnostic, its problems that load tensors wait for them, and the worker lives on.
+    const start = { line: 0, character: 0 };
+    const message = `Attention Lens could not read the tensors this file loads: ${messageOf(error)}`;
+    reading = read && { ...read, parse: { ...read.parse, diagnostics: [...read.parse.diagnostics, { range: { start, end: start }, severity: 'error', code: 'read-failed', message }] } };
+  }
+  const response: WorkerResponse = { type: 'read', id: request.id, reading };
+  // Large matrices are on shared memory; small ones are copied, cheaper than transferring each.
+  port!.postMessage(response);
+}
 
 /** A tensor file, read and decoded here: a 64 MB checkpoint never holds the host's thread. */
 function readTensors(request: WorkerTensorFileRequest): void {

@@ -123,7 +123,8 @@ async function acceptPicker(command: Promise<DebugAttentionOutcome>): Promise<De
   return eventually(async () => {
     if (!finished) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
     return finished;
-  }, 'the picker accepted');
+    // On a loaded machine the describe, the reads and the run after the pick take a while.
+  }, 'the picker accepted', 60_000);
 }
 
 function panelTitles(): string[] {
@@ -210,6 +211,29 @@ describe('debug source', function () {
     assert.match(running.error ?? '', /the program is running: pause it or stop at a breakpoint first/);
   });
 
+  it('reads token labels and a flat Float64Array (W_V, 16 values) in the shape X fixes, and says so', async () => {
+    const file = join(folder, 'node-flat.json');
+    const { started, paused } = await startPaused(
+      { type: 'node', request: 'launch', name: 'attention flat (node)', program: repoUri('test', 'fixtures', 'debug', 'flat.js').fsPath, args: [file], console: 'internalConsole' },
+      'forward',
+    );
+    session = started;
+    const from = traffic.get(paused.id)?.length ?? 0;
+    const outcome = await showAttention({ variables: ['tokens', 'X', 'W_Q', 'W_K', 'W_V'] });
+    assertSameAsCli(outcome, file);
+    assertOnlyRead(paused, from, 5);
+    const problem = outcome.outcome?.run?.runs[0]?.problem;
+    assert.deepEqual(problem?.tokens, ['zebra', 'quokka', 'narwhal']);
+    assert.deepEqual(problem?.matrices.map((m) => `${m.name} ${m.value.rows}×${m.value.cols}`), ['X 3×4', 'W_Q 4×2', 'W_K 4×2', 'W_V 4×4']);
+    assert.deepEqual(outcome.notes, ["W_V: 16 values read as 4×4 (row-major), from X's 4 columns"]);
+
+    // From the palette, tokens is offered as the labels and picked with the arrays.
+    let picked = await acceptPicker(showAttention());
+    if (!picked.outcome) picked = await acceptPicker(showAttention());
+    assert.deepEqual(picked.outcome?.run?.runs[0]?.problem.tokens, ['zebra', 'quokka', 'narwhal']);
+    assertSameAsCli(picked, file);
+  });
+
   it('reads numpy arrays and torch tensors from a Python program paused in debugpy', async () => {
     const numpyFile = join(folder, 'numpy.json');
     const torchFile = join(folder, 'torch.json');
@@ -251,6 +275,33 @@ describe('debug source', function () {
       const big = await showAttention({ variables: ['big'], roles: { big: 'X' } });
       assert.equal(big.error, 'big is larger than 1,048,576 numbers: pass readLarge to read it');
       assert.equal(since(paused, from).requests.filter((m) => m.command === 'evaluate').length, 1, 'only the description was evaluated');
+    } finally {
+      vscode.debug.removeBreakpoints(stops);
+    }
+  });
+
+  it('reads numpy projections of heads × rows × columns as in tensor files, and token labels, from debugpy', async () => {
+    const file = join(folder, 'heads.json');
+    const program = repoUri('test', 'fixtures', 'debug', 'heads.py');
+    const document = await vscode.workspace.openTextDocument(program);
+    const line = document.getText().split('\n').findIndex((text) => text.includes('# stop: heads'));
+    const stops = [new vscode.SourceBreakpoint(new vscode.Location(program, new vscode.Position(line, 0)))];
+    vscode.debug.addBreakpoints(stops);
+    try {
+      const { started, paused } = await startPaused(
+        { type: 'debugpy', request: 'launch', name: 'attention heads (python)', program: program.fsPath, args: [file], python: '/usr/bin/python3', console: 'internalConsole', justMyCode: true },
+        'with_heads',
+      );
+      session = started;
+      const from = traffic.get(paused.id)?.length ?? 0;
+      const outcome = await showAttention({ variables: ['tokens', 'x', 'w_q', 'w_k', 'w_v', 'w_o'] });
+      assertSameAsCli(outcome, file);
+      assertOnlyRead(paused, from, 6);
+      const result = outcome.outcome?.run?.runs[0]?.result;
+      assert.equal(result?.heads.length, 2);
+      const expected = cli(file).problems[0];
+      assertClose(rowsOf(result!.heads[1].weights), expected.heads[1].weights, 1e-12, 'head 2 weights');
+      assert.deepEqual(outcome.outcome?.run?.runs[0]?.problem.tokens, ['zebra', 'quokka', 'narwhal']);
     } finally {
       vscode.debug.removeBreakpoints(stops);
     }

@@ -1,6 +1,7 @@
 // A Jupyter notebook in VS Code's own notebook editor (the built-in ipynb support): CodeLens and
 // hovers in its cells, diagnostics on the cell at the exact range, a run over matrices from four
-// cells (one of them only a printed output) equal to PyTorch's, and a cell edit followed live.
+// cells (one of them only a printed output) equal to PyTorch's, a cell edit followed live, and a
+// newer run from any cell superseding the older.
 import * as assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -186,6 +187,22 @@ describe('notebooks in the notebook editor', function () {
     cellEditor.selection = new vscode.Selection(1, 2, 1, 2);
     const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem');
     assert.deepEqual(outcome?.run?.runs.map((run) => run?.problem.name), [undefined, 'second']);
+  });
+
+  it('a newer run from another cell of the same notebook cancels the older one, as in one file', async () => {
+    // The 512-token example takes long enough that the first run is still going when the second starts.
+    const file = join(mkdtempSync(join(tmpdir(), 'attention-lens-notebook-')), 'large.ipynb');
+    const code = (source: string) => ({ cell_type: 'code', metadata: {}, outputs: [], execution_count: null, source });
+    const large = readFileSync(repoUri('examples', 'large', '512-tokens.py').fsPath, 'utf8');
+    writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [code(large), code('print("another cell")')] }));
+    const notebook = await showNotebook(file);
+    const first = vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem', notebook.cellAt(0).document.uri, 0);
+    const second = vscode.commands.executeCommand<RunOutcome>('attentionLens.runProblem', notebook.cellAt(1).document.uri, 0);
+    const [older, newer] = await Promise.all([first, second]);
+    assert.equal(older?.cancelled, true);
+    assert.equal(newer?.cancelled, false);
+    assert.deepEqual(newer?.failures, []);
+    assert.equal(newer?.run?.runs[0]?.result?.heads[0].weights.rows, 512);
   });
 
   it('Open Example Notebook: a copy of the example, outputs included, that reads as the file does', async () => {

@@ -2,12 +2,13 @@
 // editor, priority default), and "Show attention" runs a layer of the file on X — a tensor of the
 // same file or a matrix of an open text — in the worker, with PyTorch's numbers, in the panel.
 import * as assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../../src/features/runner';
 import type { TensorAttentionOutcome } from '../../src/features/tensorFile';
+import type { AttentionWorker } from '../../src/worker/client';
 import { activateApi, closeAllEditors, eventually, hoverText, openUntitled, repoUri } from './support';
 
 interface Expected {
@@ -86,6 +87,52 @@ describe('tensor files', () => {
     const xValues = Array.from(result!.input?.data ?? [], Number);
     const hover = await hoverText(document.uri, new vscode.Position(line, 0));
     assert.ok(hover.includes(`min ${Number(Math.min(...xValues).toFixed(4))}`), hover);
+  });
+
+  it('the tensors a note loads are read inside the worker\'s read: the host never asks the worker for a tensor file', async () => {
+    const api = await activateApi();
+    // A fresh copy: no cache of an earlier read holds these files.
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-refs-'));
+    // The API's worker is the extension's own: its readTensorFile is the one way tensor bytes reach the host.
+    const worker = api.worker as AttentionWorker;
+    const asked: string[] = [];
+    const readTensorFile = worker.readTensorFile;
+    worker.readTensorFile = (path, maxElements) => {
+      asked.push(path);
+      return readTensorFile.call(worker, path, maxElements);
+    };
+    try {
+      for (const name of ['notes.md', 'acts.npy', 'attention.safetensors']) copyFileSync(repoUri('examples', 'tensors', name).fsPath, join(dir, name));
+      const document = await vscode.workspace.openTextDocument(join(dir, 'notes.md'));
+      const outcome = await vscode.commands.executeCommand<RunOutcome>('attentionLens.runFile', document.uri);
+      assert.deepEqual(outcome?.failures, []);
+      const want = expected().attention.example;
+      outcome?.run?.runs[0]?.result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
+      assert.deepEqual(asked, [], 'the host asked for tensor files itself');
+      // The loaded matrices reach the host on shared memory, as a text's large ones do: none is copied.
+      const x = outcome?.run?.parse.problems[0].matrices.find((def) => def.name === 'X');
+      assert.equal(x?.source?.kind, 'tensor');
+    } finally {
+      worker.readTensorFile = readTensorFile;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a note that loads a .npy is read again when the file changes on disk', async () => {
+    const api = await activateApi();
+    const dir = mkdtempSync(join(tmpdir(), 'attention-lens-watch-'));
+    try {
+      copyFileSync(fixture('npy', 'float64.npy').fsPath, join(dir, 'x.npy'));
+      writeFileSync(join(dir, 'notes.py'), 'X = np.load("x.npy")\nW_Q = [[1, 0], [0, 1], [1, 1]]\nW_K = [[1, 0], [0, 1], [1, 1]]\nW_V = [[1, 0], [0, 1], [1, 1]]\n');
+      const document = await vscode.workspace.openTextDocument(join(dir, 'notes.py'));
+      const firstOfX = () => api.results.get(document.uri.toString())?.parse.problems[0]?.matrices.find((def) => def.name === 'X')?.value.data[0];
+      const files = expected().files;
+      await eventually(() => (firstOfX() === files['npy/float64.npy'].array.values[0] ? true : undefined), 'X read from x.npy');
+      copyFileSync(fixture('npy', 'float32.npy').fsPath, join(dir, 'x.npy'));
+      await eventually(() => (firstOfX() === files['npy/float32.npy'].array.values[0] ? true : undefined), 'X read again from the changed x.npy');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a tensor reference that cannot be read is an error diagnostic on its line', async () => {

@@ -116,3 +116,11 @@ export function readExpression(language: DebugLanguage, name: string, slice?: Re
     !slice ? name : python ? `${name}[${slice.start}:${slice.end}]` : `${name}.${slice.typed ? 'subarray' : 'slice'}(${slice.start}, ${slice.end})`;
   return language === 'python' ? `__import__('json').dumps((${PY_READ})(${part(true)}))` : `(${JS_READ})(${part(false)}, ${JS_DTYPES}, ${JS_BYTE_ORDER})`;
 }
+
+/** The expression that reads a list of strings (token labels) as JSON, or `null` when it is none. */
+export function labelsExpression(language: DebugLanguage, name: string): string {
+  checked([name]);
+  return language === 'python'
+    ? `__import__('json').dumps((lambda v: list(v) if isinstance(v, (list, tuple)) and all(isinstance(s, str) for s in v) else None)(${name}))`
+    : `JSON.stringify(((v) => Array.isArray(v) && v.every((s) => typeof s === 'string') ? v : null)(${name}))`;
+}

@@ -93,7 +93,7 @@ export function unreadableReason(name: string, description: ValueDescription, st
   }
   const shape = matrixShape(description.shape) ?? (stacked ? stackedShape(description.shape) : undefined);
   if (!shape) {
-    if (stacked) return `${name} is ${shapeText(description.shape)}: given weights are queries × keys, or heads × queries × keys (a leading batch of 1 is dropped); pick a slice such as ${name}[0]`;
+    if (stacked) return `${name} is ${shapeText(description.shape)}: attention reads a matrix, or heads × rows × columns (one matrix per head; a leading batch of 1 is dropped); pick a slice such as ${name}[0]`;
     return description.shape.length === 0
       ? `${name} is a scalar, not an array`
       : `${name} is ${shapeText(description.shape)}: attention needs a matrix (2-D); pick a slice such as ${name}[0]`;
@@ -238,4 +238,15 @@ export function joinReads(parts: readonly ArrayRead[], name: string, vector: boo
   }
   const matrix = vector ? { rows: 1, cols: total, data } : { rows: total / cols, cols, data };
   return { matrix, boolean: parts.every((part) => part.boolean) };
+}
+
+/** The token labels the labels expression returned for `name`, or why they are none. */
+export function decodeLabels(result: string, name: string): string[] | string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(unquoteResult(result));
+  } catch {
+    return `the debugger's answer for ${name} is not a list of strings: ${result.slice(0, 120)}`;
+  }
+  return Array.isArray(parsed) && parsed.every((label) => typeof label === 'string') ? parsed : `${name} is not a list of strings (token labels)`;
 }

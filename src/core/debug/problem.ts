@@ -27,6 +27,12 @@ export function roleOfName(name: string): RoleOf | undefined {
   return meaning.head === undefined ? { role: meaning.role } : { role: meaning.role, head: meaning.head };
 }
 
+/** Which axis labels a variable name gives (`tokens`, `key_tokens`), as in files; undefined for none. */
+export function labelsOfName(name: string): 'tokens' | 'keyTokens' | undefined {
+  const meaning = classifyName(name);
+  return meaning.kind === 'tokens' ? (meaning.keys ? 'keyTokens' : 'tokens') : undefined;
+}
+
 /** `W_Q`, `W_Q (head 2)`. */
 export function roleText({ role, head }: RoleOf): string {
   return head === undefined ? roleLabel(role) : `${roleLabel(role)} (head ${head + 1})`;
@@ -49,14 +55,20 @@ export function matchRoles(variables: readonly ScopeVariable[]): (ScopeVariable 
 
 const NOWHERE: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
 
-/** Whether a value of this role may be heads × rows × cols (given weights, one matrix per head). */
-export const mayStackHeads = ({ role, head }: RoleOf): boolean => role === 'weights' && head === undefined;
+/** Roles whose value may be heads × rows × cols, one matrix per head, as in tensor files: given
+ * weights, and projections as TransformerLens keeps them (W_Q heads×d_model×d_head, W_O
+ * heads×d_head×d_model). */
+const STACKED_ROLES = new Set<Role>(['weights', 'WQ', 'WK', 'WV', 'WO']);
+
+/** Whether a value of this role may be heads × rows × cols. */
+export const mayStackHeads = ({ role, head }: RoleOf): boolean => STACKED_ROLES.has(role) && head === undefined;
 
 /**
  * One problem named `name` from arrays read under roles; ranges point nowhere (there is no text).
- * A stacked read (heads × rows × cols) becomes one definition per head, `attn[0]`, `attn[1]`….
+ * A stacked read (heads × rows × cols) becomes one definition per head, `attn[0]`, `W_Q[1]`…;
+ * but W_O's heads stacked are its rows in head order, the one W_O that Concat(heads)·W_O needs.
  */
-export function problemOfArrays(name: string, arrays: readonly ({ name: string; read: ArrayRead } & RoleOf)[]): Problem {
+export function problemOfArrays(name: string, arrays: readonly ({ name: string; read: ArrayRead } & RoleOf)[], labels: { tokens?: string[]; keyTokens?: string[] } = {}): Problem {
   const def = (name: string, role: RoleOf, value: MatrixDef['value'], boolean: boolean): MatrixDef => ({
     name,
     role: role.role,
@@ -69,11 +81,11 @@ export function problemOfArrays(name: string, arrays: readonly ({ name: string; 
   });
   const matrices: MatrixDef[] = arrays.flatMap((array) => {
     const { matrix, heads, boolean } = array.read;
-    if (!heads) return [def(array.name, array, matrix, boolean)];
+    if (!heads || array.role === 'WO') return [def(array.name, array, matrix, boolean)];
     const rows = matrix.rows / heads;
     return Array.from({ length: heads }, (_, h) =>
       def(`${array.name}[${h}]`, { role: array.role, head: h }, { rows, cols: matrix.cols, data: matrix.data.subarray(h * rows * matrix.cols, (h + 1) * rows * matrix.cols) }, boolean),
     );
   });
-  return { index: 0, name, range: NOWHERE, options: defaultOptions(), matrices };
+  return { index: 0, name, range: NOWHERE, options: defaultOptions(), matrices, ...labels };
 }

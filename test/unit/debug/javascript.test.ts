@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { runInNewContext } from 'node:vm';
-import { describeExpression, readExpression } from '../../../src/core/debug/expressions';
-import { decodeArray, joinReads, parseDescriptions, readSlices, unquoteResult, unreadableReason, type ArrayRead, type ValueDescription } from '../../../src/core/debug/payload';
+import { describeExpression, labelsExpression, readExpression } from '../../../src/core/debug/expressions';
+import { decodeArray, decodeLabels, joinReads, parseDescriptions, readSlices, unquoteResult, unreadableReason, type ArrayRead, type ValueDescription } from '../../../src/core/debug/payload';
 
 // The JavaScript expressions evaluated by V8 in a context of their own (as js-debug evaluates
 // them in a paused frame), their answers quoted as js-debug's clipboard context quotes a string.
@@ -21,6 +21,7 @@ function program() {
     raggedRows: [new Float32Array([1, 2]), new Float32Array([3])],
     flat: [1, 2, 3],
     words: [['a', 'b']],
+    tokens: ['zebra', '<s>', 'x "y"'],
     label: 'not an array',
     nothing: null,
   };
@@ -34,6 +35,11 @@ function evaluate(expression: string, context: object = program()): string {
 const read = (name: string) => decodeArray(evaluate(readExpression('javascript', name)), name);
 
 describe('debug reader: JavaScript expressions in V8', () => {
+  it('reads a list of strings as token labels, and nothing else as labels', () => {
+    assert.deepEqual(decodeLabels(evaluate(labelsExpression('javascript', 'tokens')), 'tokens'), ['zebra', '<s>', 'x "y"']);
+    for (const name of ['flat', 'words', 'label', 'nothing']) assert.equal(decodeLabels(evaluate(labelsExpression('javascript', name)), name), `${name} is not a list of strings (token labels)`);
+  });
+
   it('reads nested arrays, arrays of typed arrays and typed arrays exactly', () => {
     assert.deepEqual(read('X'), { matrix: { rows: 2, cols: 2, data: new Float64Array([1, 0.5, -2, 3e-8]) }, boolean: false });
     assert.deepEqual(read('W_Q'), { matrix: { rows: 2, cols: 2, data: new Float64Array([...W_Q[0], ...W_Q[1]]) }, boolean: false });
