@@ -14,6 +14,7 @@ import { HEAD_SCORE_NAMES } from '../core/heads/scores';
 import type { AttentionStack } from '../core/heads/stack';
 import { loadSavedAttentions } from '../core/heads/load';
 import { type ProbeModel, probeModel } from '../core/model/probeModel';
+import { failureLine } from './failure';
 import { folderFiles } from '../node/modelFiles';
 
 /** A bad input or a bad option: the CLI prints the message alone and exits 1. */
@@ -249,7 +250,9 @@ export async function headsAnalysisMain(argv: readonly string[], sources: HeadsS
     return 0;
   } catch (error) {
     if (!(error instanceof Error) || error.name === 'TypeError' || error.name === 'ReferenceError') throw error;
-    io.err(`attention-lens heads: ${error.message.split('\n')[0]}\n`);
+    const message = error.message.split('\n')[0];
+    if (argv.includes('--json')) io.out(failureLine('failure', message, 1));
+    io.err(`attention-lens heads: ${message}\n`);
     return 1;
   }
 }

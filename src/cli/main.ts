@@ -18,6 +18,7 @@ import { buildSpec } from '../core/spec';
 import { type TensorFile, TensorReadError } from '../core/parse/tensors';
 import type { Diagnostic, ParseResult, Problem } from '../core/types';
 import { renderReportHtml } from '../report/standaloneHtml';
+import { writeFailure } from './failure';
 import { MODEL_USAGE, modelCommand } from './model';
 import { HEADS_MAX_ELEMENTS, HEADS_USAGE, HeadsCommandError, parseHeadsArgs, runHeads } from './heads';
 import { cliHeadsSources, headsAnalysisMain, wantsAnalysis } from './headsAnalysis';
@@ -295,13 +296,8 @@ function failureOf(error: unknown): { kind: 'usage' | 'failure' | 'too-large' | 
  * text, an internal error with its stack) on stderr. */
 function reportFailure(error: unknown, json: boolean): number {
   const { kind, exitCode, message } = failureOf(error);
-  if (json) {
-    process.stdout.write(`${JSON.stringify({ error: { kind, message }, exitCode })}\n`);
-    process.stderr.write(`attention-lens: ${message.split('\n')[0]}\n`);
-  } else if (kind === 'usage') process.stderr.write(`attention-lens: ${message}\n\n${USAGE}`);
-  else if (kind === 'internal') process.stderr.write(`attention-lens: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  else process.stderr.write(`attention-lens: ${message}\n`);
-  return exitCode;
+  const plain = kind === 'usage' ? `${message}\n\n${USAGE}` : kind === 'internal' ? `internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}` : message;
+  return writeFailure(json, kind, message, exitCode, 'attention-lens', plain.replace(/\n$/, ''));
 }
 
 const argv = process.argv.slice(2);

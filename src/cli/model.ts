@@ -7,6 +7,7 @@ import { type ModelInput, type ModelRun, runModel } from '../core/model/run';
 import { ModelFileError } from '../core/model/weights';
 import { TensorReadError } from '../core/parse/tensors';
 import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';
+import { writeFailure } from './failure';
 
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json] [--max-memory-mb N]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
@@ -30,16 +31,15 @@ export async function modelCommand(argv: string[]): Promise<number> {
   try {
     args = parseModelArguments(argv);
   } catch (error) {
-    process.stderr.write(`attention-lens model: ${(error as Error).message}\n\nUsage:\n${MODEL_USAGE}`);
-    return 2;
+    const message = (error as Error).message;
+    return writeFailure(argv.includes('--json'), 'usage', message, 2, 'attention-lens model', `${message}\n\nUsage:\n${MODEL_USAGE.replace(/\n$/, '')}`);
   }
   let run: ModelRun;
   try {
     run = await runModel(folderFiles(args.folder), args.input, { memoryLimitBytes: args.memoryLimitBytes });
   } catch (error) {
     if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError) {
-      process.stderr.write(`attention-lens model: ${args.folder}: ${error.message}\n`);
-      return 1;
+      return writeFailure(args.json, 'failure', `${args.folder}: ${error.message}`, 1, 'attention-lens model');
     }
     throw error;
   }

@@ -70,6 +70,19 @@ describe('CLI: --json for every outcome', function () {
     assertError(json('run', note, '--json', '--problem', '9'), 'usage', 2, /^--problem 9: the file has 1 problem$/);
   });
 
+  it('model and heads: a folder that is no model, a bad option, an attentions file that cannot be read', () => {
+    const failure = (outcome: JsonOutcome, prefix: string, kind: string, exitCode: number, message: RegExp) => {
+      assert.equal(outcome.status, exitCode);
+      assert.deepEqual(outcome.object, { error: { kind, message: (outcome.object.error as { message: string }).message }, exitCode });
+      assert.match((outcome.object.error as { message: string }).message, message);
+      assert.deepEqual(outcome.stderrLines, [`${prefix}: ${(outcome.object.error as { message: string }).message}`]);
+    };
+    failure(json('model', dir, '--ids', '1,2', '--json'), 'attention-lens model', 'failure', 1, /has no config\.json: not a Hugging Face model folder$/);
+    failure(json('model', dir, '--ids', '1', '--bogus', '--json'), 'attention-lens model', 'usage', 2, /^unknown option `--bogus`$/);
+    failure(json('heads', dir, '--text', 'hi', '--json'), 'attention-lens heads', 'failure', 1, /config\.json/);
+    assertError(json('heads', 'junk.bin', '--json'), 'failure', 1, /junk\.bin/);
+  });
+
   it('run on a checkpoint: a hostile pickle and a missing X are errors in JSON', () => {
     assertError(json('run', join(tensors, 'pt', 'hostile-os-system.pt'), '--json'), 'failure', 1, /asks for `posix\.system`/);
     assertError(json('run', join(tensors, 'model.safetensors'), '--json', '--layer', '7'), 'failure', 1, /^No layer "7"/);
