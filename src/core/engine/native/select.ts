@@ -37,6 +37,12 @@ function nativeRun(spec: AttentionSpec, materialize: boolean): { ort: Ort; run: 
   return { fallback: `the native backend (ONNX Runtime) is not available here: ${runtime.reason}` };
 }
 
+/** The backend `runAttentionOnBackend` (materialize) or `attentionOutputOnBackend` runs a spec on
+ * (the bench prints it); 'wasm' includes the small problems it hands to the reference engine. */
+export function backendFor(spec: AttentionSpec, materialize = true): 'onnxruntime' | 'wasm' {
+  return 'ort' in nativeRun(spec, materialize) ? 'onnxruntime' : 'wasm';
+}
+
 /** A native run that failed (ONNX Runtime out of memory, a refused graph): the WebAssembly kernels take it. */
 function failed(error: unknown): string {
   return `the native backend (ONNX Runtime) failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
