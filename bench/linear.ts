@@ -43,6 +43,9 @@ async function main(): Promise<void> {
     ours.push(median(times));
   }
   backend.dispose();
+  // The peer's packages, as `npm run bench` installs them (Debian, as root).
+  const system = (await import(join(__dirname, '..', 'scripts', 'lib', 'system.mjs'))) as { ensureDebianPackages(names: string[]): void };
+  system.ensureDebianPackages(['python3-numpy', 'libopenblas0-pthread', 'python3-threadpoolctl']);
   const peer = spawnSync('/usr/bin/python3', [join(__dirname, 'peer_matmul.py')], {
     input: JSON.stringify({ shapes: SHAPES.map(([, m, k, n]) => [m, k, n]), repeats: REPEATS, threads }),
     encoding: 'utf8',
