@@ -9,6 +9,8 @@ import { attentionGraph, classKey, prepareNative } from '../../../src/core/engin
 import { cachedSessions, nativeThreads } from '../../../src/core/engine/native/runtime';
 import { attentionOutputOnBackend, runAttentionOnBackend } from '../../../src/core/engine/native/select';
 import type { AttentionSpec, Matrix } from '../../../src/core/types';
+import { withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
+import { resultViewOf } from '../../../src/panel/model';
 import { assertChecksAsReference, assertForwardMatches, assertMatrixClose, type Fixture, loadFixtures, specOf } from '../engine/fixtures';
 
 /** The fixtures are small: make the WebAssembly path take them (it hands small problems to the reference). */
@@ -118,3 +120,22 @@ describe('backend selection', () => {
 function toJson(m: Matrix): number[][] {
   return Array.from({ length: m.rows }, (_, r) => Array.from(m.data.subarray(r * m.cols, (r + 1) * m.cols)));
 }
+
+describe('native results in the panel', () => {
+  it('a view travels as a rule only where the rule gives its every bit; otherwise its numbers travel', async () => {
+    const spec: AttentionSpec = { options: { heads: 2, score: 'scaled_dot', dtype: 'float32' }, X: seeded(48, 16, 1), WQ: [seeded(16, 16, 2)], WK: [seeded(16, 16, 3)], WV: [seeded(16, 16, 4)] };
+    const result = await forced('native', () => runAttentionOnBackend(spec));
+    assert.equal(result.backend?.name, 'onnxruntime');
+    const view = resultViewOf(result, undefined);
+    const rebuilt = withRuledNumbers(withoutRuledNumbers(view));
+    view.heads.forEach((head, i) => {
+      for (const step of ['scores', 'scaled'] as const) {
+        const sent = rebuilt.heads[i][step].data;
+        const computed = result.heads[i][step].data;
+        assert.equal(sent.length, computed.length, `${step} of head ${i + 1}`);
+        // Bit for bit (as float32 values), whether the rule or the numbers carried them.
+        computed.forEach((x, p) => assert.ok(Object.is(sent[p], x), `${step} of head ${i + 1} [${p}]: ${sent[p]} vs ${x} (${head[step].rule?.kind ?? 'numbers'})`));
+      }
+    });
+  });
+});
