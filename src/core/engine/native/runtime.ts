@@ -54,6 +54,9 @@ export function sessionFor(ort: typeof Ort, key: string, build: () => Graph): Pr
       interOpNumThreads: 1,
       executionMode: 'sequential',
       graphOptimizationLevel: 'all',
+      // Idle threads sleep rather than spin for the next run: the cores go back to the editor (and
+      // to other work on a shared machine) the moment a run ends.
+      extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
     });
     // A graph ONNX Runtime refuses is not cached: the next run reports it again.
     session.catch(() => sessions.delete(key));

@@ -1,5 +1,5 @@
 // Which backend runs a problem: ONNX Runtime where it is here and the measurements say it wins
-// (NATIVE_FROM_FLOPS), the WebAssembly fast path otherwise (which hands small problems and the
+// (NATIVE_FROM_FLOPS: float32 output-only runs), the WebAssembly fast path otherwise (which hands small problems and the
 // cases it does not cover to the reference engine). ATTENTION_LENS_BACKEND=native|wasm forces one
 // (tests, the bench). A native module that cannot load (or a native run that fails) falls back
 // silently: the result says why (the worker logs it once; the status bar shows a hint).
@@ -13,11 +13,18 @@ import { attentionOutputNative, runAttentionNative } from './index';
 import { backendChoice, nativeRuntime } from './runtime';
 
 /**
- * From how many FLOPs on ONNX Runtime runs a problem faster than the WebAssembly kernels, per
- * dtype (`npm run bench`, docs/native.md): float32 from the size where the fast path leaves the
- * reference engine; float64 never — its graph's float64 GEMMs and softmax lost to the kernels.
+ * From how many FLOPs ONNX Runtime runs a problem faster than the WebAssembly kernels, per case
+ * class and dtype (measured interleaved on this project's 2-core machine, docs/native.md):
+ * - output only, float32: 5–10× faster from 1024 tokens on (nothing n×n leaves the graph);
+ * - every step kept (the panel's runs), float32: 3× slower — fetching the n×n steps out of ONNX
+ *   Runtime (copied into fresh memory) costs more than the WebAssembly kernels' whole run, whose
+ *   results are views on their own memory;
+ * - float64: 12–18× slower either way (ONNX Runtime's float64 products are not its fast kernels).
  */
-const NATIVE_FROM_FLOPS: Record<DType, number> = { float32: 2e6, float64: Infinity };
+const NATIVE_FROM_FLOPS: Record<'outputOnly' | 'materialized', Record<DType, number>> = {
+  outputOnly: { float32: 2e6, float64: Infinity },
+  materialized: { float32: Infinity, float64: Infinity },
+};
 /** The n×n memory an output-only graph may hold (its steps stay inside ONNX Runtime). */
 const MAX_OUTPUT_ONLY_BYTES = 2 ** 30;
 
@@ -27,7 +34,7 @@ function nativeRun(spec: AttentionSpec, materialize: boolean): { ort: Ort; run: 
   if (choice === 'wasm' || referenceOnly(spec) !== undefined || (!spec.X && !spec.Q)) return {};
   const run = prepareNative(spec, materialize);
   if (!run) return {}; // shapes that do not fit: the reference engine reports them
-  if (choice === 'auto' && attentionCost(run.shape).flops < NATIVE_FROM_FLOPS[spec.options.dtype]) return {};
+  if (choice === 'auto' && attentionCost(run.shape).flops < NATIVE_FROM_FLOPS[materialize ? 'materialized' : 'outputOnly'][spec.options.dtype]) return {};
   // The graph keeps its n×n steps (4 per head) even when only the output leaves it: beyond what
   // the fast path can keep, the WebAssembly kernels run (materialised: they say so, and how to get
   // the output alone; output only: their online softmax needs O(n·d) memory).
