@@ -110,8 +110,11 @@ function roleOperands(count: number, precomputed: Matrix | undefined, W: Matrix[
 
 const typed = (m: Matrix, dtype: DType): Float32Array | Float64Array => inDtype(m, dtype).data;
 
-/** The feeds and class of a spec, or undefined when its shapes do not fit (the reference then says why). */
-export function prepareNative(spec: AttentionSpec, materialize: boolean): NativeRun | undefined {
+/**
+ * The feeds and class of a spec, or undefined when its shapes do not fit (the reference then says
+ * why) or `admits` turns its shape down — asked before anything n×n (the mask) is built.
+ */
+export function prepareNative(spec: AttentionSpec, materialize: boolean, admits: (shape: AttentionShape) => boolean = () => true): NativeRun | undefined {
   const { options } = spec;
   const { dtype } = options;
   const h = options.heads;
@@ -137,6 +140,11 @@ export function prepareNative(spec: AttentionSpec, materialize: boolean): Native
   if (padding && (padding.rows !== 1 || padding.cols !== keys)) return undefined;
   if (spec.WO && spec.WO.rows !== dV * h) return undefined;
 
+  const shape: AttentionShape = {
+    queries, keys, dModel: input?.cols ?? 0, dK, dV, heads: h, kvHeads: options.kvHeads, dtype,
+    projections: Boolean(!spec.Q && spec.WQ?.length), outputProjection: Boolean(spec.WO),
+  };
+  if (!admits(shape)) return undefined;
   const scale = scoreScale(spec, dK);
   const additive = combinedMask(spec, queries, keys, dtype);
   const shapeClass: AttentionClass = {
@@ -161,10 +169,6 @@ export function prepareNative(spec: AttentionSpec, materialize: boolean): Native
     feeds.mask = { data: additive.data, dims: [queries, keys] };
     for (let i = 0; i < queries; i++) if (additive.data.subarray(i * keys, (i + 1) * keys).every((x) => x === -Infinity)) deadRows.push(i);
   }
-  const shape: AttentionShape = {
-    queries, keys, dModel: input?.cols ?? 0, dK, dV, heads: h, kvHeads: options.kvHeads, dtype,
-    projections: Boolean(!spec.Q && spec.WQ?.length), outputProjection: Boolean(spec.WO),
-  };
   return { shapeClass, feeds, input: input && inDtype(input, dtype), mask: additive, deadRows, shape };
 }
 

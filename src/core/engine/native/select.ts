@@ -5,7 +5,7 @@
 // silently: the result says why (the worker logs it once; the status bar shows a hint).
 import type { AttentionResult, AttentionSpec, DType, OutputOnlyResult } from '../../types';
 import { CancelledError, checkCancelled } from '../attention';
-import { attentionCost } from '../cost';
+import { attentionCost, type AttentionShape } from '../cost';
 import { bytesOf, MAX_BYTES } from '../fast/arena';
 import { attentionOutputFast, type FastControl, referenceOnly, runAttentionFast } from '../fast/index';
 import { prepareNative, type NativeRun } from './attention';
@@ -32,13 +32,15 @@ const MAX_OUTPUT_ONLY_BYTES = 2 ** 30;
 function nativeRun(spec: AttentionSpec, materialize: boolean): { ort: Ort; run: NativeRun } | { fallback?: string } {
   const choice = backendChoice();
   if (choice === 'wasm' || referenceOnly(spec) !== undefined || (!spec.X && !spec.Q)) return {};
-  const run = prepareNative(spec, materialize);
-  if (!run) return {}; // shapes that do not fit: the reference engine reports them
-  if (choice === 'auto' && attentionCost(run.shape).flops < NATIVE_FROM_FLOPS[materialize ? 'materialized' : 'outputOnly'][spec.options.dtype]) return {};
+  // Shapes that do not fit, or that measurement leaves to the WebAssembly kernels, are turned
+  // down before the mask is built (the reference engine reports the misfits).
+  const wins = (shape: AttentionShape): boolean => choice === 'native' || attentionCost(shape).flops >= NATIVE_FROM_FLOPS[materialize ? 'materialized' : 'outputOnly'][spec.options.dtype];
   // The graph keeps its n×n steps (4 per head) even when only the output leaves it: beyond what
   // the fast path can keep, the WebAssembly kernels run (materialised: they say so, and how to get
   // the output alone; output only: their online softmax needs O(n·d) memory).
-  if (4 * run.shape.heads * run.shape.queries * run.shape.keys * bytesOf(spec.options.dtype) > (materialize ? MAX_BYTES : MAX_OUTPUT_ONLY_BYTES)) return {};
+  const fits = (shape: AttentionShape): boolean => 4 * shape.heads * shape.queries * shape.keys * bytesOf(spec.options.dtype) <= (materialize ? MAX_BYTES : MAX_OUTPUT_ONLY_BYTES);
+  const run = prepareNative(spec, materialize, (shape) => wins(shape) && fits(shape));
+  if (!run) return {};
   const runtime = nativeRuntime();
   if (runtime.ok) return { ort: runtime.ort, run };
   return { fallback: `the native backend (ONNX Runtime) is not available here: ${runtime.reason}` };
