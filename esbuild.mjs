@@ -17,11 +17,13 @@ const common = {
   legalComments: 'none',
 };
 
-const node = { ...common, platform: 'node', format: 'cjs', target: 'node20', loader: { '.ipynb': 'text' } };
+// onnxruntime-node loads its platform's binaries by a path computed at run time: it stays a
+// package of its own (the platform .vsix files carry it in node_modules/, scripts/package.mjs).
+const node = { ...common, platform: 'node', format: 'cjs', target: 'node20', loader: { '.ipynb': 'text' }, external: ['onnxruntime-node'] };
 const browser = { ...common, platform: 'browser', format: 'esm', target: 'es2022' };
 
 const builds = [
-  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode'] },
+  { ...node, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', external: ['vscode', 'onnxruntime-node'] },
   { ...node, entryPoints: ['src/worker/main.ts'], outfile: 'dist/worker.js' },
   {
     ...node,

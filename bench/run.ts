@@ -20,6 +20,9 @@ import { forward } from '../src/core/engine/attention';
 import { attentionCost } from '../src/core/engine/cost';
 import { forwardFast, prepareRun } from '../src/core/engine/fast/index';
 import { kernelsFlavour, threadCount, ThreadPool } from '../src/core/engine/fast/pool';
+import { forwardNative, prepareNative } from '../src/core/engine/native/attention';
+import { nativeRuntime, nativeThreads } from '../src/core/engine/native/runtime';
+import { backendFor } from '../src/core/engine/native/select';
 import type { AttentionSpec, DType, Matrix, Problem } from '../src/core/types';
 import { adoptResultView, panelDataOf } from '../src/panel/model';
 import { AttentionWorker } from '../src/worker/client';
@@ -269,6 +272,14 @@ interface Row {
   numpy_as_loaded_ms: number;
   reference_ms: number;
   fast_fresh_memory_ms: number;
+  /** The native backend (ONNX Runtime) on the same work, when it loads here. */
+  native_ms?: number;
+  ratio_native_to_best_peer?: number;
+  /** The backend the extension runs this case on (native/select.ts), its time and ratio. */
+  backend: 'onnxruntime' | 'wasm';
+  chosen_ms: number;
+  ratio_chosen_to_best_peer: number;
+  /** GFLOP/s of the chosen backend (the header quotes the GEMM peak). */
   gflops: number;
   /** numpy (best kernel, preallocated) or torch, whichever is faster on this case. */
   best_peer: PeerName;
@@ -310,6 +321,13 @@ async function measure(c: Case, peers: Peer[], dir: string, simd128?: ThreadPool
     ['fast', () => timed(async () => (previous = (await forwardFast(spec, true, { recycle: previous })) ?? previous))],
     ...peers.map((peer): [string, () => Promise<Timing>] => [peer.name, () => peer.ask<Timing>({ op: 'run', case: c.name })]),
   ];
+  const runtime = nativeRuntime();
+  const nativeRun = prepareNative(spec, true);
+  if (runtime.ok && nativeRun) {
+    samples.native = [];
+    await forwardNative(runtime.ort, spec, nativeRun); // warm-up: the session is created once per shape class
+    compared.push(['native', () => timed(() => forwardNative(runtime.ort, spec, nativeRun))]);
+  }
   if (simd128) {
     let memory: { output: Matrix } | undefined;
     samples.fastSimd128 = [];
@@ -342,6 +360,8 @@ async function measure(c: Case, peers: Peer[], dir: string, simd128?: ThreadPool
   const wall = (name: string): number => median(samples[name].map((t) => t.ms));
   const cpu = (name: string): number => median(samples[name].map((t) => t.cpu_ms));
   const best: PeerName = wall('torch') < wall('numpy') ? 'torch' : 'numpy';
+  const backend = backendFor(spec);
+  const chosen = backend === 'onnxruntime' ? 'native' : 'fast';
   return {
     name: c.name,
     load_average: round2(loadavg()[0]),
@@ -352,7 +372,11 @@ async function measure(c: Case, peers: Peer[], dir: string, simd128?: ThreadPool
     reference_ms: round2(wall('reference')),
     fast_fresh_memory_ms: round2(wall('fastFresh')),
     ...(simd128 && { fast_simd128_ms: round2(wall('fastSimd128')) }),
-    gflops: round2(flopsOf(c) / wall('fast') / 1e6),
+    ...(samples.native && { native_ms: round2(wall('native')), ratio_native_to_best_peer: round2(wall('native') / wall(best)) }),
+    backend,
+    chosen_ms: round2(wall(chosen)),
+    ratio_chosen_to_best_peer: round2(wall(chosen) / wall(best)),
+    gflops: round2(flopsOf(c) / wall(chosen) / 1e6),
     best_peer: best,
     ratio_fast_to_best_peer: round2(wall('fast') / wall(best)),
     ratio_fast_to_numpy_as_loaded: round2(wall('fast') / wall('numpy-as-loaded')),
@@ -466,6 +490,8 @@ async function main(): Promise<void> {
   };
   const peak = chosen.gflops as Record<DType, number>;
   log(`machine: ${machine.cpu}, ${machine.cores} cores, node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}; fast path on ${threads} threads, ${flavour === 'relaxed' ? 'relaxed SIMD (fused multiply-add)' : '128-bit SIMD (relaxed SIMD does not validate here)'}`);
+  const runtime = nativeRuntime();
+  log(runtime.ok ? `native backend: onnxruntime-node ${runtime.ort.env.versions.common} on ${nativeThreads()} intra-op threads` : `native backend: not here (${runtime.reason})`);
   log(`OpenBLAS ${blas.numpy.openblas} kernels, GEMM GFLOP/s on ${threads} threads (float32 ${GEMM_SIZE.float32}² / float64 ${GEMM_SIZE.float64}², fastest of ${PROBE_ROUNDS} rounds taking turns):`);
   for (const p of probes) {
     const what = p.gflops ? `${p.kernel}: ${p.gflops.float32} / ${p.gflops.float64}` : `does not run (${p.error})`;
@@ -475,7 +501,7 @@ async function main(): Promise<void> {
       `(${blas.torch.sdpa ? 'scaled_dot_product_attention' : 'matmul/softmax steps'}; nn.MultiheadAttention), ${threads} threads; ` +
       `numpy as loaded: kernel ${blas['numpy-as-loaded'].kernel}, every step allocating`);
   log(`medians of ${ROUNDS} interleaved rounds (reference: ${REFERENCE_ROUNDS}); forward pass with every n×n step kept\n`);
-  const header = ['case', 'load', 'fast ms', 'numpy ms', 'torch ms', 'fast ÷ best peer', 'numpy as loaded ms', 'fast ÷ numpy as loaded', 'GFLOP/s fast (GEMM peak)', 'fast, 128-bit SIMD ms', 'fast, fresh memory ms', 'reference ms', 'CPU ms fast / best peer (ratio)'];
+  const header = ['case', 'load', 'runs on', 'its ms', 'its ÷ best peer', 'GFLOP/s (GEMM peak)', 'fast ms', 'native ms', 'numpy ms', 'torch ms', 'fast ÷ best peer', 'native ÷ best peer', 'numpy as loaded ms', 'fast ÷ numpy as loaded', 'fast, 128-bit SIMD ms', 'fast, fresh memory ms', 'reference ms', 'CPU ms fast / best peer (ratio)'];
   log(header.join(' | '));
   const dir = mkdtempSync(join(tmpdir(), 'attention-bench-'));
   const cases: Row[] = [];
@@ -483,8 +509,9 @@ async function main(): Promise<void> {
     for (const c of CASES.filter((k) => k.name.includes(CASE_FILTER))) {
       const row = await measure(c, peers, dir, simd128);
       cases.push(row);
-      log([row.name, row.load_average, row.fast_ms, row.numpy_ms, row.torch_ms, `${row.ratio_fast_to_best_peer} (${row.best_peer})`, row.numpy_as_loaded_ms,
-        row.ratio_fast_to_numpy_as_loaded, `${row.gflops} (${peak[c.dtype]})`, row.fast_simd128_ms ?? '–', row.fast_fresh_memory_ms, row.reference_ms, `${row.cpu_ms.fast} / ${row.cpu_ms[row.best_peer]} (${row.cpu_ratio_fast_to_best_peer})`].join(' | '));
+      log([row.name, row.load_average, row.backend, row.chosen_ms, `${row.ratio_chosen_to_best_peer} (${row.best_peer})`, `${row.gflops} (${peak[c.dtype]})`,
+        row.fast_ms, row.native_ms ?? '–', row.numpy_ms, row.torch_ms, row.ratio_fast_to_best_peer, row.ratio_native_to_best_peer ?? '–', row.numpy_as_loaded_ms,
+        row.ratio_fast_to_numpy_as_loaded, row.fast_simd128_ms ?? '–', row.fast_fresh_memory_ms, row.reference_ms, `${row.cpu_ms.fast} / ${row.cpu_ms[row.best_peer]} (${row.cpu_ratio_fast_to_best_peer})`].join(' | '));
     }
   } finally {
     for (const peer of peers) peer.close();

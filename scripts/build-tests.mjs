@@ -18,7 +18,7 @@ await esbuild.build({
   format: 'cjs',
   target: 'node20',
   sourcemap: 'linked',
-  external: ['vscode', 'mocha'],
+  external: ['vscode', 'mocha', 'onnxruntime-node'],
   // As in esbuild.mjs: the extension bundles its example notebook as text.
   loader: { '.ipynb': 'text' },
   logLevel: 'warning',

@@ -8,7 +8,8 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { version } from '../../package.json';
 import { runFootprint } from '../core/engine/cost';
-import { attentionOutputFast, referenceOnly, runAttentionFast } from '../core/engine/fast/index';
+import { referenceOnly } from '../core/engine/fast/index';
+import { attentionOutputOnBackend, runAttentionOnBackend } from '../core/engine/native/select';
 import { type ProblemOutcome, allDiagnostics, diagnosticLine, toJsonReport, toTextReport } from '../core/format';
 import { rangeContains } from '../core/location';
 import { parseDocument } from '../core/parse/index';
@@ -156,7 +157,7 @@ async function runRead(
       continue;
     }
     try {
-      const run = outputOnly ? { outputOnly: await attentionOutputFast(spec) } : { result: await runAttentionFast(spec) };
+      const run = outputOnly ? { outputOnly: await attentionOutputOnBackend(spec) } : { result: await runAttentionOnBackend(spec) };
       outcomes.push({ problem, diagnostics, options: spec.options, ...run });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -281,4 +281,7 @@ export interface AttentionResult {
   /** Only weights were given (no X, no Q): each head's `weights` and `givenWeights` are those,
    * nothing was computed, and Q, K, V, scores and outputs are empty (0 columns). */
   givenOnly?: boolean;
+  /** Which fast backend computed it (absent: the reference engine), and, when the native one was
+   * wanted but could not run, why (the status bar's hint). */
+  backend?: { name: 'onnxruntime' | 'wasm'; fallback?: string };
 }

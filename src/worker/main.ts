@@ -17,7 +17,8 @@
 import { readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { CancelledError } from '../core/engine';
-import { type FastControl, maxPoolFast, memoryBytesOf, runAttentionFast, SpareMemory } from '../core/engine/fast';
+import { type FastControl, maxPoolFast, memoryBytesOf, SpareMemory } from '../core/engine/fast';
+import { runAttentionOnBackend } from '../core/engine/native/select';
 import type { AttentionResult, AttentionSpec } from '../core/types';
 import { readTensorFile } from '../core/parse/tensors';
 import { summarize } from '../core/parse/tensors/summary';
@@ -29,10 +30,11 @@ import { answerHeads, closeHeads, holdStack, openHeads } from './heads';
 import { TensorReferenceFiles } from './tensorReferences';
 import { transferablesOf } from './transfer';
 
-/** The compute function — the WebAssembly fast path, which hands what it does not cover to the
- * reference `runAttention`. Swapping engines (sync or async) is this one line. */
+/** The compute function — the native backend where it wins (native/select.ts), else the
+ * WebAssembly fast path, which hands what it does not cover to the reference `runAttention`.
+ * Swapping engines (sync or async) is this one line. */
 const compute: (spec: AttentionSpec, control: FastControl) => AttentionResult | Promise<AttentionResult> =
-  runAttentionFast;
+  runAttentionOnBackend;
 
 /** Larger runs get no spare: the worker would hold that much memory idle. */
 const MAX_SPARE_BYTES = 256 * 2 ** 20;
@@ -147,6 +149,7 @@ async function handle(request: WorkerRunRequest): Promise<void> {
         // The reference engine checks the flag between row blocks; a run that ends just as it is
         // superseded is dropped here.
         if (control.isCancelled()) throw new CancelledError();
+        logFallbackOnce(result);
         outcomes.push({ index, result, view: resultViewOf(result, spec.WO, maxPoolFast) });
         spareBytes = Math.max(spareBytes, memoryBytesOf(result.output));
       } catch (error) {
@@ -184,6 +187,16 @@ function keepSpare(memory: SpareMemory): void {
     if (spare === memory && memory.touch(TOUCH_SLICE_BYTES)) setImmediate(touchSome);
   };
   setImmediate(touchSome);
+}
+
+let fallbackLogged = false;
+
+/** The one log line of a native backend that could not run (the extension host's log shows the
+ * worker's console); the status bar's hint comes with every such result. */
+function logFallbackOnce(result: AttentionResult): void {
+  if (fallbackLogged || !result.backend?.fallback) return;
+  fallbackLogged = true;
+  console.warn(`Attention Lens: ${result.backend.fallback}; the WebAssembly kernels compute instead.`);
 }
 
 function messageOf(error: unknown): string {

@@ -106,6 +106,16 @@ describe('the installed .vsix', () => {
     assert.equal(result.checks.rowsSumToOne, true);
   });
 
+  it('loads its native backend from its own folder where the package carries one', () => {
+    const modules = join(installed().extensionPath, 'dist', 'node_modules');
+    if (!readdirSync(join(installed().extensionPath, 'dist')).includes('node_modules')) return; // the universal package: WebAssembly only
+    // The extension host may be Electron: make it behave as plain Node for the child, as the worker's thread does.
+    const program = `const ort = require(${JSON.stringify(join(modules, 'onnxruntime-node'))}); console.log(JSON.stringify(ort.listSupportedBackends()))`;
+    const child = spawnSync(process.execPath, ['-e', program], { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });
+    assert.equal(child.status, 0, child.stderr);
+    assert.ok((JSON.parse(child.stdout) as { name: string }[]).some((backend) => backend.name === 'cpu'), child.stdout);
+  });
+
   it('opens its heatmap panel', async () => {
     await runFile('02-causal-mask.md');
     await vscode.commands.executeCommand('attentionLens.showPanel');

@@ -1,4 +1,5 @@
-// `npm run test:package`: builds attention-lens-<version>.vsix (scripts/package.mjs), installs it
+// `npm run test:package`: builds every target's .vsix (scripts/package.mjs) and checks their
+// contents and sizes (test/package/targets.mjs), then installs this platform's
 // with code-server's `--install-extension` into the extensions folder of a fresh code-server, and
 // runs test/package/package.test.ts in that editor's extension host — against the installed copy,
 // not the repository (the extension under development is an empty carrier, test/package/carrier).
@@ -8,7 +9,8 @@
 import * as esbuild from 'esbuild';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildVsix } from '../../scripts/package.mjs';
+import { buildVsix, TARGETS, vsixPathOf } from '../../scripts/package.mjs';
+import { checkTargets } from './targets.mjs';
 import { runInCodeServer } from '../runner/code-server-host.mjs';
 import { checkWalkthrough } from './walkthrough.mjs';
 import { paths } from '../runner/paths.mjs';
@@ -37,7 +39,12 @@ async function buildTests() {
 
 async function main() {
   const started = Date.now();
-  const vsix = buildVsix({ quiet: true });
+  // Every target's package, checked as built; this machine's platform package (with the native
+  // backend) is the one installed, else the universal one.
+  buildVsix({ quiet: true });
+  const targets = checkTargets();
+  const platform = `${process.platform}-${process.arch}`;
+  const vsix = vsixPathOf(TARGETS[platform] ? platform : 'universal');
   console.log(`built ${vsix}`);
   await buildTests();
   let summary;
@@ -58,8 +65,8 @@ async function main() {
     summary.failed = 1;
   }
   const walkthrough = await checkWalkthrough({ vsix, onLine: (line) => console.log(line) });
-  const passed = summary.passed + walkthrough.passed;
-  const failed = summary.failed + walkthrough.failed;
+  const passed = targets.passed + summary.passed + walkthrough.passed;
+  const failed = targets.failed + summary.failed + walkthrough.failed;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`package (installed .vsix in code-server, ${seconds} s): ${passed} passed, ${failed} failed`);
   return failed === 0 ? 0 : 1;

@@ -2,7 +2,7 @@
 // numbers against PyTorch (test/fixtures/tensors/expected.json, scripts/gen_tensor_fixtures.py).
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
@@ -37,7 +37,8 @@ describe('CLI: tensor files', function () {
   before(() => {
     packageDir = mkdtempSync(join(tmpdir(), 'attention-lens-tensors-'));
     bundle = join(packageDir, 'dist', 'cli.js');
-    buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
+    buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent', external: ['onnxruntime-node'] });
+    symlinkSync(join(root, 'node_modules'), join(packageDir, 'node_modules')); // the native backend, as a platform .vsix carries it
     for (const file of ['attention.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(packageDir, 'dist', file));
   });
   after(() => rmSync(packageDir, { recursive: true, force: true }));

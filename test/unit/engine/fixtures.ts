@@ -115,3 +115,14 @@ export function sumOf(m: Matrix, from = 0, to = m.data.length): number {
   for (let p = from; p < to; p++) sum += m.data[p];
   return sum;
 }
+
+/** A fast backend's warnings and checks as the reference engine gives them (row sums within 64 ulps). */
+export function assertChecksAsReference(result: AttentionResult, reference: AttentionResult, dtype: DType): void {
+  assert.deepEqual(result.warnings, reference.warnings);
+  const { rowSumsMaxError, permutationMaxError, ...verdicts } = result.checks;
+  const { rowSumsMaxError: refRowSums, permutationMaxError: refPermutation, ...refVerdicts } = reference.checks;
+  assert.deepEqual(verdicts, refVerdicts);
+  const eps = dtype === 'float32' ? 2 ** -23 : 2 ** -52;
+  assert.ok(Math.abs(rowSumsMaxError - refRowSums) <= 64 * eps, `row sums ${rowSumsMaxError} vs ${refRowSums}`);
+  assert.equal(permutationMaxError === undefined, refPermutation === undefined);
+}

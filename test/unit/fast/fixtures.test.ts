@@ -7,7 +7,7 @@ import * as assert from 'node:assert/strict';
 import { runAttention } from '../../../src/core/engine';
 import { referenceOnly, runAttentionFast } from '../../../src/core/engine/fast';
 import type { AttentionSpec } from '../../../src/core/types';
-import { assertForwardMatches, type Fixture, loadFixtures, specOf } from '../engine/fixtures';
+import { assertChecksAsReference, assertForwardMatches, type Fixture, loadFixtures, specOf } from '../engine/fixtures';
 
 /** The fixtures are small: make the fast path take them (it hands small problems to the reference). */
 const ALWAYS_FAST = { referenceBelowFlops: 0 };
@@ -34,15 +34,7 @@ describe('fast path against numpy/PyTorch fixtures', () => {
 
     it(`${fixture.name}: same checks and warnings as the reference`, async () => {
       const spec = forwardSpecOf(fixture);
-      const fast = await runAttentionFast(spec, ALWAYS_FAST);
-      const reference = runAttention(spec);
-      assert.deepEqual(fast.warnings, reference.warnings);
-      const { rowSumsMaxError, permutationMaxError, ...verdicts } = fast.checks;
-      const { rowSumsMaxError: refRowSums, permutationMaxError: refPermutation, ...refVerdicts } = reference.checks;
-      assert.deepEqual(verdicts, refVerdicts);
-      const eps = fixture.dtype === 'float32' ? 2 ** -23 : 2 ** -52;
-      assert.ok(Math.abs(rowSumsMaxError - refRowSums) <= 64 * eps, `row sums ${rowSumsMaxError} vs ${refRowSums}`);
-      assert.equal(permutationMaxError === undefined, refPermutation === undefined);
+      assertChecksAsReference(await runAttentionFast(spec, ALWAYS_FAST), runAttention(spec), fixture.dtype);
     });
   }
 

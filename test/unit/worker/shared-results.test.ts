@@ -27,6 +27,13 @@ function snapshot(result: AttentionResult): number[][] {
 describe('worker: fast results stay as they arrived', function () {
   this.timeout(60_000);
   let worker: AttentionWorker;
+  // The WebAssembly backend's results are the shared ones (its thread copies the environment it starts with).
+  const chosen = process.env.ATTENTION_LENS_BACKEND;
+  before(() => (process.env.ATTENTION_LENS_BACKEND = 'wasm'));
+  after(() => {
+    if (chosen === undefined) delete process.env.ATTENTION_LENS_BACKEND;
+    else process.env.ATTENTION_LENS_BACKEND = chosen;
+  });
   beforeEach(() => {
     worker = new AttentionWorker(join(__dirname, 'tsWorker.cjs'), { maxOldGenerationSizeMb: 512 }, () => undefined);
   });

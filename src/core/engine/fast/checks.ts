@@ -1,18 +1,19 @@
-// The reference's checks (core/engine/checks.ts) on a fast pass: the row sums come from the
-// attention kernel (summed while each row was in cache), and the permutation check reruns on the
-// output-only path, so checking a 4096-token run costs no n×n pass in JavaScript.
+// The reference's checks (core/engine/checks.ts) on a fast pass, WebAssembly or native: the row
+// sums come from the attention kernel or graph (summed while each row was in cache), and the
+// permutation check reruns on the output-only path, so checking a 4096-token run costs no n×n pass
+// in JavaScript.
 import type { AttentionSpec, Checks, Matrix } from '../../types';
+import type { AttentionShape } from '../cost';
 import { judge, permutationProbe } from '../index';
-import type { FastForward } from './index';
-import { planShape } from './plan';
 
 /** Output of the forward pass of another spec (the permuted input). */
 export type OutputOf = (spec: AttentionSpec) => Promise<Matrix | undefined>;
 
-export async function fastChecks(spec: AttentionSpec, pass: FastForward, outputOf: OutputOf): Promise<Checks> {
+/** `rowSums`: per head, its rows' weight sums. */
+export async function fastChecks(spec: AttentionSpec, shape: AttentionShape, rowSums: Matrix[], output: Matrix, outputOf: OutputOf): Promise<Checks> {
   let rowSumsMaxError = 0;
-  for (const head of pass.plan.heads) {
-    for (const sum of pass.arena.view(head.rowSums).data) {
+  for (const sums of rowSums) {
+    for (const sum of sums.data) {
       if (sum !== 0) rowSumsMaxError = Math.max(rowSumsMaxError, Math.abs(sum - 1)); // 0: fully masked
     }
   }
@@ -20,12 +21,12 @@ export async function fastChecks(spec: AttentionSpec, pass: FastForward, outputO
   const probe = permutationProbe(spec);
   const probeOutput = probe && (await outputOf(probe.spec));
   const permuted = probe && probeOutput && { rows: probe.rows, output: probeOutput };
-  return judge(spec, planShape(spec, pass.plan), {
+  return judge(spec, shape, {
     rowSumsMaxError,
     // Softmax rows are in [0, 1] by construction (x − max ≤ 0, sum ≥ 1); only NaN escapes, and a
     // NaN weight makes its row sum NaN.
     weightsInBounds: !Number.isNaN(rowSumsMaxError),
-    output: pass.output,
+    output,
     permuted,
   });
 }

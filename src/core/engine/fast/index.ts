@@ -8,7 +8,7 @@
 // boolean/additive masks, causal (both alignments), key padding, residual. The reference runs
 // everything else: the other score functions, the backward pass (`gradients`) and every variant
 // of engine/variants.ts (rope, temperature, softcap, alibi, window, segments, prefix, sinks, decode).
-import type { AttentionResult, AttentionSpec, HeadResult, Matrix, OutputOnlyResult } from '../../types';
+import type { AttentionResult, AttentionSpec, Checks, HeadResult, Matrix, OutputOnlyResult } from '../../types';
 import { checkCancelled } from '../attention';
 import { attentionCost, compareGivenWeights, fullyMaskedWarning, residual, runAttention, type RunControl } from '../index';
 import { variantsOf } from '../variants';
@@ -69,17 +69,21 @@ export async function runAttentionFast(spec: AttentionSpec, control: FastControl
   const small = (plan: RunPlan): boolean => attentionCost(planShape(spec, plan)).flops < (control.referenceBelowFlops ?? REFERENCE_BELOW_FLOPS);
   const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, { ...control, declines: small }) : undefined;
   if (!pass) return runAttention(spec, control);
-  const result: AttentionResult = {
-    dtype: spec.options.dtype,
-    input: pass.input,
-    heads: pass.heads,
-    concat: pass.concat,
-    output: pass.output,
-    checks: await fastChecks(spec, pass, (probe) => probeOutput(probe, control.cancelFlag)),
-    warnings: pass.warnings,
-    elapsedMs: 0,
-  };
-  if (spec.options.residual) result.residual = residual(pass.input, pass.output);
+  const checks = await fastChecks(spec, planShape(spec, pass.plan), pass.plan.heads.map((head) => pass.arena.view(head.rowSums)), pass.output, (probe) => probeOutput(probe, control.cancelFlag));
+  return fastResult(spec, pass, checks, 'wasm', started);
+}
+
+/** A fast backend's forward pass as the reference's result: its checks, residual and given weights' comparison. */
+export function fastResult(
+  spec: AttentionSpec,
+  pass: Pick<FastForward, 'input' | 'heads' | 'concat' | 'output' | 'warnings'>,
+  checks: Checks,
+  backend: NonNullable<AttentionResult['backend']>['name'],
+  started: number,
+): AttentionResult {
+  const { input, heads, concat, output, warnings } = pass;
+  const result: AttentionResult = { dtype: spec.options.dtype, input, heads, concat, output, checks, warnings, elapsedMs: 0, backend: { name: backend } };
+  if (spec.options.residual) result.residual = residual(input, output);
   compareGivenWeights(spec, result);
   result.elapsedMs = performance.now() - started;
   return result;

@@ -275,7 +275,7 @@ export function writeAttn(buffer: SharedArrayBuffer, head: HeadPlan): void {
 }
 
 /** X + PE (given, or sinusoidal on request), as the reference forms it; undefined if PE misfits. */
-function positioned(spec: AttentionSpec, X: Matrix): Matrix | undefined {
+export function positioned(spec: AttentionSpec, X: Matrix): Matrix | undefined {
   const pe = spec.PE ?? (spec.options.sinusoidalPE ? sinusoidalPositionalEncoding(X.rows, X.cols) : undefined);
   if (!pe) return X;
   if (pe.rows !== X.rows || pe.cols !== X.cols) return undefined;
