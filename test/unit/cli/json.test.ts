@@ -3,10 +3,10 @@
 // The CLI is bundled by esbuild (with the fast path's files beside it) and run as a user runs it.
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { bundleCli } from './bundle';
 
 const root = join(__dirname, '..', '..', '..');
 const tensors = join(root, 'test', 'fixtures', 'tensors');
@@ -47,9 +47,7 @@ describe('CLI: --json for every outcome', function () {
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'attention-lens-json-'));
-    bundle = join(dir, 'dist', 'cli.js');
-    buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
-    for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(dir, 'dist', file));
+    bundle = bundleCli(dir);
     writeFileSync(join(dir, 'junk.bin'), Uint8Array.from({ length: 300 }, (_, i) => (i * 7919) % 256));
     writeFileSync(join(dir, 'ragged.md'), 'X = [[1, 2],\n     [3]]\n');
     writeFileSync(join(dir, 'big.md'), `X = [[${'1, '.repeat(400_000)}1]]\n`);

@@ -2,10 +2,10 @@
 // fixture's torch reference, the text report, and every bad input as one line and exit 1.
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { bundleCli } from '../cli/bundle';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
 
 const root = join(__dirname, '..', '..', '..');
@@ -43,9 +43,7 @@ describe('CLI: model', function () {
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'attention-lens-model-'));
-    bundle = join(dir, 'dist', 'cli.js');
-    buildSync({ entryPoints: [join(root, 'src', 'cli', 'main.ts')], outfile: bundle, bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'silent' });
-    for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(dir, 'dist', file));
+    bundle = bundleCli(dir);
     modelFixture('gpt2');
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
