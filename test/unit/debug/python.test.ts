@@ -97,7 +97,7 @@ describe('debug reader: Python expressions in python3 with numpy and torch', () 
     assert.deepEqual(description.shape, [1, 2, 3, 4]);
     assert.equal(unreadableReason('attn_weights', description, true), undefined);
     assert.match(unreadableReason('attn_weights', description) ?? '', /^attn_weights is 1×2×3×4: attention needs a matrix/);
-    assert.match(unreadableReason('cube4', { kind: 'ndarray', shape: [2, 2, 3, 4], itemsize: 8 }, true) ?? '', /heads × queries × keys/);
+    assert.match(unreadableReason('cube4', { kind: 'ndarray', shape: [2, 2, 3, 4], itemsize: 8 }, true) ?? '', /heads × rows × columns \(one matrix per head/);
     assert.match(String(decodeArray(evaluated.answers.attn_weights, 'attn_weights')), /needs a matrix/);
     const stacked = decodeArray(evaluated.answers.attn_weights, 'attn_weights', true);
     assert.ok(typeof stacked !== 'string', String(stacked));
