@@ -1,7 +1,7 @@
 // The induction probe tab of a model run's heads page: one click runs the same model on BOS and R
 // random tokens repeated twice (seeded), and a new heads page opens on that run with its heads
 // ranked by induction score (TransformerLens's standard test, with no code).
-import type { HeadsPlugin } from './plugins';
+import type { HeadsPlugin } from './plugin';
 import { element, labelled } from './page';
 
 /** As core/heads/probe.ts: R random tokens by default, and the largest R the page offers. */

@@ -8,7 +8,7 @@ import type { HeadsAnswer, HostToHeadsView } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
 import { gridSvg, pngBase64 } from './exportImage';
 import { element, labelled, quoted, weightText } from './page';
-import type { HeadsPageContext, HeadsPlugin } from './plugins';
+import type { HeadsPageContext, HeadsPlugin } from './plugin';
 
 type Scores = Extract<HeadsAnswer, { kind: 'scores' }>['scores'];
 type ScoreName = keyof Scores;
