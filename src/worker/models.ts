@@ -34,7 +34,8 @@ export class ModelRuns {
         let probed: ModelRun | undefined;
         const result = await inductionProbe(async (ids) => (probed = await runModel(files, { ids }, options)), { repeat, seed, vocabularySize: model.vocabularySize, bos: model.bos });
         run = probed!;
-        const top = result.ranking.slice(0, PROBE_TOP).map(({ layer, head, value }) => `layer ${layer + 1} head ${head + 1}: ${value.toFixed(3)}`);
+        // Counted from 0, as the heads page labels its rows and columns (L0, H0).
+        const top = result.ranking.slice(0, PROBE_TOP).map(({ layer, head, value }) => `L${layer} H${head} ${value.toFixed(3)}`);
         this.headers.set(request.id, {
           title: `${basename(request.folder)} (${run.architecture}) · induction probe, R = ${repeat}, seed ${seed}`,
           notes: [`Highest induction scores (BOS + ${repeat} random tokens twice): ${top.join('; ')}.`],

@@ -53,7 +53,7 @@ describe('worker: model runs', function () {
     assert.deepEqual(again.tokenIds, first.tokenIds, 'seeded');
     const opened = await worker.modelHeads(first.run);
     assert.match(opened.info.title, /induction probe, R = 5, seed 7/);
-    assert.match(opened.info.notes[0], /^Highest induction scores .*layer \d head \d: \d\.\d{3}/);
+    assert.match(opened.info.notes[0], /^Highest induction scores .*: L\d H\d \d\.\d{3}(; L\d H\d \d\.\d{3}){3}/);
   });
 
   it('a newer run supersedes the one in progress', async () => {
