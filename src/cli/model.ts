@@ -117,9 +117,9 @@ function modelText(run: ModelRun): string {
       row.forEach((v, j) => {
         if (v > row[best]) best = j;
       });
-      return `h${h + 1} ${JSON.stringify(run.tokens[best])} ${row[best].toFixed(2)}`;
+      return `H${h} ${JSON.stringify(run.tokens[best])} ${row[best].toFixed(2)}`;
     });
-    lines.push(`  layer ${l + 1}: ${heads.join(' · ')}`);
+    lines.push(`  L${l}: ${heads.join(' · ')}`);
   }
   return `${lines.join('\n')}\n`;
 }

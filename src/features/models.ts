@@ -232,11 +232,11 @@ async function askInput(): Promise<ModelInput | undefined> {
 }
 
 async function pickHead(summary: ModelRunSummary): Promise<{ layer: number; head: number } | undefined> {
-  const layers = Array.from({ length: summary.layerCount }, (_, layer) => ({ label: `Layer ${layer + 1}`, layer }));
-  const layer = await vscode.window.showQuickPick(layers, { title: `${summary.architecture}: which layer?` });
+  const layers = Array.from({ length: summary.layerCount }, (_, layer) => ({ label: `L${layer}`, layer }));
+  const layer = await vscode.window.showQuickPick(layers, { title: `${summary.architecture}: which layer? (counted from 0, as on the heads page)` });
   if (!layer) return undefined;
-  const heads = Array.from({ length: summary.headCount }, (_, head) => ({ label: `Head ${head + 1}`, head }));
-  const head = await vscode.window.showQuickPick(heads, { title: `${summary.architecture} layer ${layer.layer + 1}: which head?` });
+  const heads = Array.from({ length: summary.headCount }, (_, head) => ({ label: `L${layer.layer} H${head}`, head }));
+  const head = await vscode.window.showQuickPick(heads, { title: `${summary.architecture} L${layer.layer}: which head?` });
   return head && { layer: layer.layer, head: head.head };
 }
 

@@ -186,13 +186,14 @@ class LanguageHead {
  */
 async function drillDown(forward: ModelForward, result: ForwardResult, layer: number, head: number, tokens: string[]): Promise<AttentionSpec> {
   const c = forward.config;
-  if (!(layer >= 0 && layer < c.layers && head >= 0 && head < c.heads)) throw new RangeError(`no layer ${layer + 1}, head ${head + 1}: the model has ${c.layers} layers of ${c.heads} heads`);
+  if (!(layer >= 0 && layer < c.layers && head >= 0 && head < c.heads)) throw new RangeError(`no layer ${layer}, head ${head}: the model has layers 0–${c.layers - 1} of heads 0–${c.heads - 1}`);
   const L: LayerLayout = forward.layerLayout(layer);
   const n = tokens.length;
   const d = c.headDim;
   const kvHead = Math.floor(head / (c.heads / c.kvHeads));
   const rope = c.attention[layer].rope;
-  const title = `${c.modelType} layer ${layer + 1} head ${head + 1}${c.kvHeads < c.heads ? ` (KV head ${kvHead + 1})` : ''}`;
+  // Counted from 0, as PyTorch indexes `outputs.attentions[layer][0, head]` and the heads page names them.
+  const title = `${c.modelType} L${layer} H${head}${c.kvHeads < c.heads ? ` (KV head ${kvHead})` : ''}`;
   const input = result.layers[layer].input;
   const direct = L.qNorm !== undefined || (rope !== undefined && !rope.plain);
   if (direct) {

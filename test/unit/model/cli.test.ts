@@ -71,7 +71,7 @@ describe('CLI: model', function () {
     assert.match(run.stdout, /^gpt2: 2 layers × 2 heads, 3 tokens \(wasm; load \d+ ms, forward \d+ ms\)\n/);
     assert.match(run.stdout, /tokens: "The" "␣cat" "␣sat"\n/);
     assert.match(run.stdout, /next after "␣sat": (".+" \d+\.\d%(, )?){5}\n/);
-    assert.match(run.stdout, /layer 2: h1 ".+" \d\.\d\d · h2 ".+" \d\.\d\d\n/);
+    assert.match(run.stdout, /L1: H0 ".+" \d\.\d\d · H1 ".+" \d\.\d\d\n/);
   });
 
   it('a missing tensor is named', () => {

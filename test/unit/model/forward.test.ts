@@ -76,12 +76,12 @@ describe('model forward against the PyTorch references', function () {
     const gpt2 = await (await runFixture('gpt2')).drillDownSpec(0, 1);
     assert.equal(gpt2.X?.cols, 17); // 16 + the column of ones
     assert.equal(gpt2.WQ?.[0].rows, 17);
-    assert.match(gpt2.options.name ?? '', /gpt2 layer 1 head 2 \(biases as the last row/);
+    assert.match(gpt2.options.name ?? '', /gpt2 L0 H1 \(biases as the last row/);
     assert.equal(gpt2.options.causal, 'top-left');
     const qwen3 = await (await runFixture('qwen3')).drillDownSpec(1, 3);
     assert.ok(qwen3.Q && !qwen3.X);
     assert.equal(qwen3.options.rope, 1e6); // the step view turns Q and K itself
-    assert.match(qwen3.options.name ?? '', /KV head 2.*q\/k norms/);
+    assert.match(qwen3.options.name ?? '', /^qwen3 L1 H3 \(KV head 1\).*q\/k norms/);
     const gemma = await (await runFixture('gemma2-softcap')).drillDownSpec(0, 0);
     assert.equal(gemma.options.window, 4);
     assert.equal(gemma.options.softcap, 5);
@@ -89,7 +89,7 @@ describe('model forward against the PyTorch references', function () {
     const llama = await (await runFixture('llama-gqa-bf16')).drillDownSpec(0, 0);
     assert.equal(llama.options.rope, undefined); // llama3-scaled: Q and K come turned
     assert.match(llama.options.name ?? '', /llama3-scaled RoPE/);
-    await assert.rejects(() => run0().then((r) => r.drillDownSpec(2, 0)), /no layer 3, head 1: the model has 2 layers of 2 heads/);
+    await assert.rejects(() => run0().then((r) => r.drillDownSpec(2, 0)), /no layer 2, head 0: the model has layers 0–1 of heads 0–1/);
   });
 
   it('predictions: the next token at the end (and on demand per position), BERT\'s [MASK] fillers', async () => {
