@@ -140,7 +140,8 @@ function writeUserSettings(settingsPath, settings) {
  * Starts code-server on 127.0.0.1 (on `port`, or a free one) with a throwaway profile and waits
  * until it answers.
  * `log` receives its output lines. `vsixFiles` are installed into the profile first, as a user's
- * `--install-extension` does. Returns its origin, port and `stop()`.
+ * `--install-extension` does. Returns its origin, port, `stop()` and `logsDir` (the editor's logs,
+ * the extension's output channels among them).
  */
 export async function startCodeServer({ folder, port, settings = {}, vsixFiles = [], log = () => {}, timeoutMs = 60_000 }) {
   const entry = ensureCodeServer();
@@ -187,7 +188,7 @@ export async function startCodeServer({ folder, port, settings = {}, vsixFiles =
     await stop();
     throw error;
   }
-  return { origin, port, stop };
+  return { origin, port, stop, logsDir: join(profile, 'user-data', 'logs') };
 }
 
 async function waitUntilHealthy(origin, child, timeoutMs) {

@@ -145,6 +145,7 @@ export class DocumentAnalyzer implements vscode.Disposable {
 
   forget(document: vscode.TextDocument): void {
     const key = document.uri.toString();
+    if (this.results.get(key)?.runs.some(Boolean)) this.log.info(`closed ${document.uri.fsPath}: its results are dropped`);
     clear(this.readTimers, key);
     clear(this.publishTimers, key);
     this.lastEdit.delete(key);

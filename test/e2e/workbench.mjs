@@ -2,7 +2,7 @@
 // development, its workbench in Chromium, and the few gestures the tests need (quick open,
 // CodeLens clicks, the webview's nested frames, the Problems panel, the colour theme).
 import * as assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { launchChromium } from '../../scripts/lib/browser.mjs';
@@ -29,7 +29,7 @@ export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
   }
   const settings = { 'workbench.colorTheme': 'Default Dark Modern', 'files.autoSave': 'off', 'editor.minimap.enabled': false };
   const serverLog = [];
-  const server = await startCodeServer({ folder, settings, vsixFiles, log: (line) => serverLog.push(line) });
+    const server = await startCodeServer({ folder, settings, vsixFiles, log: (line) => serverLog.push(line) });
   const browser = await launchChromium();
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   const pageErrors = [];
@@ -42,6 +42,7 @@ export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
     folder,
     serverLog,
     pageErrors,
+    logsDir: server.logsDir,
     /** Applies a colour theme the way a user does: Preferences: Color Theme in the palette. */
     async setTheme(theme) {
       await runCommand(page, 'Preferences: Color Theme');
@@ -251,4 +252,13 @@ export async function recordFailure(test, workbench) {
   await workbench.page.screenshot({ path: file }).catch(() => {});
   console.log(`    screenshot of the failure: ${file}`);
   if (workbench.pageErrors.length) console.log(`    page errors:\n      ${workbench.pageErrors.join('\n      ')}`);
+  const log = extensionLog(workbench.logsDir);
+  if (log) console.log(`    the extension's log, last lines:\n      ${log.split('\n').slice(-40).join('\n      ')}`);
+}
+
+/** The text of the extension's output channel ("Attention Lens") in the editor's logs, if any. */
+function extensionLog(logsDir) {
+  if (!logsDir || !existsSync(logsDir)) return undefined;
+  const file = readdirSync(logsDir, { recursive: true }).find((name) => /Attention Lens\.log$/.test(String(name)));
+  return file && readFileSync(join(logsDir, String(file)), 'utf8').trimEnd();
 }
