@@ -52,27 +52,21 @@ function append(map: Map<number, number[]>, key: number, value: number): void {
 }
 
 /**
- * The six scores of one head. `weights` is [queries × keys] row-major. Scores that relate a query
- * position to a key position (previous_token, duplicate_token, induction, local) need
- * self-attention (queries = keys) and are null otherwise; duplicate_token and induction need
+ * The six scores of one head. `weights` is [queries × keys] row-major; `entropySum` is the sum over
+ * its rows of −Σ_j a·ln a (computed with the layer's pass in WebAssembly: kernels.ts). Scores that
+ * relate a query position to a key position (previous_token, duplicate_token, induction, local)
+ * need self-attention (queries = keys) and are null otherwise; duplicate_token and induction need
  * `matches` (token ids).
  */
-export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: number, matches?: TokenMatches): HeadScoreValues {
+export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: number, entropySum: number, matches?: TokenMatches): HeadScoreValues {
   const square = queries === keys;
   let previous = 0;
   let first = 0;
-  let entropy = 0;
   let local = 0;
   for (let i = 0; i < queries; i++) {
     const row = i * keys;
     if (square && i > 0) previous += weights[row + i - 1];
     first += weights[row];
-    let rowEntropy = 0;
-    for (let j = 0; j < keys; j++) {
-      const a = weights[row + j];
-      if (a > 0) rowEntropy -= a * Math.log(a);
-    }
-    entropy += rowEntropy;
     if (square) {
       for (let j = Math.max(0, i - LOCAL_RADIUS); j <= Math.min(keys - 1, i + LOCAL_RADIUS); j++) local += weights[row + j];
     }
@@ -82,7 +76,7 @@ export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: 
     duplicate_token: square && matches ? meanOverMatches(weights, keys, matches.duplicate) : null,
     induction: square && matches ? meanOverMatches(weights, keys, matches.induction) : null,
     first_token: queries > 0 && keys > 0 ? first / queries : null,
-    entropy: queries > 0 ? entropy / queries : null,
+    entropy: queries > 0 ? entropySum / queries : null,
     local: square && queries > 0 ? local / queries : null,
   };
 }
