@@ -9,11 +9,8 @@ import { CancelledError, type RunControl } from '../engine';
 import { grid } from './compare';
 import { attentionFlow } from './flow';
 import { StackPass } from './kernels';
-import { HEAD_SCORE_NAMES, type HeadScoreName, type HeadScoreValues, scoresOfHead, tokenMatches } from './scores';
+import { HEAD_SCORE_NAMES, type HeadScoreValues, type ScoreGrids, scoresOfHead, tokenMatches } from './scores';
 import type { AttentionStack } from './stack';
-
-/** Per score, [layer][head]; null where no query qualifies. */
-export type ScoreGrids = Record<HeadScoreName, (number | null)[][]>;
 
 export interface StackAnalysis {
   scores: ScoreGrids;
@@ -61,13 +58,4 @@ export function headMeans(stack: AttentionStack): Float64Array[] {
 /** mean += weights / heads. */
 function addShare(mean: Float64Array, weights: ArrayLike<number>, heads: number): void {
   for (let k = 0; k < mean.length; k++) mean[k] += weights[k] / heads;
-}
-
-/** One row per head: `layer,head,` then every score (empty where null), full precision. */
-export function scoresCsv(scores: ScoreGrids): string {
-  const lines = [['layer', 'head', ...HEAD_SCORE_NAMES].join(',')];
-  scores.entropy.forEach((row, layer) =>
-    row.forEach((_, head) => lines.push([layer, head, ...HEAD_SCORE_NAMES.map((name) => scores[name][layer][head] ?? '')].join(','))),
-  );
-  return lines.join('\n') + '\n';
 }

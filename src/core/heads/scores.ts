@@ -14,6 +14,9 @@ export type HeadScoreName = (typeof HEAD_SCORE_NAMES)[number];
 /** One head's scores. */
 export type HeadScoreValues = Record<HeadScoreName, number | null>;
 
+/** Per score, [layer][head]; null where no query qualifies. */
+export type ScoreGrids = Record<HeadScoreName, (number | null)[][]>;
+
 /** Keys within this distance of the query count as local. */
 export const LOCAL_RADIUS = 2;
 
@@ -91,4 +94,13 @@ function meanOverMatches(weights: ArrayLike<number>, keys: number, matches: numb
     for (const j of js) sum += weights[i * keys + j];
   });
   return qualifying > 0 ? sum / qualifying : null;
+}
+
+/** One row per head: `layer,head,` then every score (empty where null), full precision. */
+export function scoresCsv(scores: ScoreGrids): string {
+  const lines = [['layer', 'head', ...HEAD_SCORE_NAMES].join(',')];
+  scores.entropy.forEach((row, layer) =>
+    row.forEach((_, head) => lines.push([layer, head, ...HEAD_SCORE_NAMES.map((name) => scores[name][layer][head] ?? '')].join(','))),
+  );
+  return lines.join('\n') + '\n';
 }
