@@ -9,9 +9,15 @@ attention with planted heads:
 Each case is written twice: float64 weights, and the same weights rounded to float32 (the
 expected values are then computed in float64 from the rounded numbers, so 1e-9 holds for both).
 A second stack of the same shape (other random weights) is what the comparison compares against.
-Small edge cases check the nulls: one token (no previous token), no ids, no repeated token.
+Small edge cases check the nulls: one token (no previous token), no ids, no repeated token. Two
+21-token stacks (causal, and causal but for one head) reach the WebAssembly kernels' partial quads
+and panels and their lower-triangular product over several 16-row blocks.
 
-Writes test/fixtures/heads/references.json (a few tens of kB).
+Also the kernels' own references (src/core/heads/kernels.ts): −a·ln a over a sweep of a (float64
+from 1e-300 to 1, float32 from 1e-44 to 1, both sides of the kernel's √2/2 split), and products of
+21 x 21 rollout factors, lower triangular and dense.
+
+Writes test/fixtures/heads/references.json and kernels.json (a few tens of kB each).
 Run: /usr/bin/python3 scripts/gen_head_references.py
 """
 import json
@@ -195,9 +201,45 @@ def main():
         case('one-token', np.ones((2, 1, 1, 1)), [7], np.float64),
         case('flow-bidirectional', np.array([[softmax_rows(rng.normal(0.0, 1.0, (5, 5))) for _ in range(2)] for _ in range(3)]), None, np.float64, flow=True),
     ]
+    ids21 = [int(i) for i in rng.integers(0, 6, 21)]
+    mixed = random_stack(rng, 3, 2, 21)
+    mixed[1, 1] = softmax_rows(rng.normal(0.0, 1.5, (21, 21)))
+    cases += [
+        case('causal-21', random_stack(rng, 3, 2, 21), ids21, np.float32),
+        case('mixed-21', mixed, ids21, np.float64),
+    ]
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / 'references.json').write_text(json.dumps({'generator': 'scripts/gen_head_references.py', 'cases': cases}) + '\n')
     print(f'wrote {OUT / "references.json"}: {len(cases)} cases')
+    kernels = kernel_references(rng)
+    (OUT / 'kernels.json').write_text(json.dumps({'generator': 'scripts/gen_head_references.py', **kernels}) + '\n')
+    print(f'wrote {OUT / "kernels.json"}: {len(kernels["entropy"]["float64"]["a"])} + {len(kernels["entropy"]["float32"]["a"])} values, {len(kernels["products"])} products')
+
+
+def neg_a_log_a(a):
+    """−a·ln a in float64, 0 at 0."""
+    a = np.asarray(a, dtype=np.float64)
+    return np.where(a > 0, -a * np.log(np.where(a > 0, a, 1.0)), 0.0)
+
+
+def kernel_references(rng):
+    split = np.sqrt(0.5)
+    around = lambda x, dtype: [float(np.nextafter(dtype(x), dtype(0)) if k < 0 else np.nextafter(dtype(x), dtype(2)) if k > 0 else dtype(x)) for k in (-1, 0, 1)]
+    f64 = np.concatenate([np.logspace(-300, 0, 1200), rng.uniform(0.0, 1.0, 300), around(split, np.float64), around(1.0, np.float64)[:2],
+                          2.0 ** -np.arange(0, 1000, 37), [0.0]])
+    f32 = np.concatenate([np.logspace(-44, 0, 1200).astype(np.float32), rng.uniform(0.0, 1.0, 300).astype(np.float32),
+                          np.array(around(split, np.float32) + around(1.0, np.float32)[:2], dtype=np.float32), [np.float32(0)]]).astype(np.float64)
+    n = 21
+    lower = lambda: np.tril(rng.uniform(0.0, 1.0, (n, n)))
+    dense = lambda: rng.uniform(0.0, 1.0, (n, n))
+    products = []
+    for name, a, b in [('lower', lower(), lower()), ('dense', dense(), dense())]:
+        products.append({'name': name, 'n': n, 'a': a.tolist(), 'b': b.tolist(), 'product': (a @ b).tolist()})
+    return {
+        'entropy': {'float64': {'a': f64.tolist(), 'expected': neg_a_log_a(f64).tolist()},
+                    'float32': {'a': f32.tolist(), 'expected': neg_a_log_a(f32).tolist()}},
+        'products': products,
+    }
 
 
 if __name__ == '__main__':

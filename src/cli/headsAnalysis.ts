@@ -6,7 +6,8 @@
 //   attention-lens heads (DIR --text T | DIR --ids … | FILE --ids …) [--compare DIR2|FILE2 | --text2 T2]
 //                        [--flow] [--probe induction [--repeat R] [--seed S]] [--json]
 import { readFileSync, statSync } from 'node:fs';
-import { analyseStack, type ScoreGrids, stackFlow } from '../core/heads/analysis';
+import { analyseStack, stackFlow } from '../core/heads/analysis';
+import type { ScoreGrids } from '../core/heads/scores';
 import { attentionOnlyModelOf, attentionOnlyStack } from '../core/heads/attentionOnly';
 import { divergences, ranked } from '../core/heads/compare';
 import { DEFAULT_REPEAT, inductionProbe } from '../core/heads/probe';

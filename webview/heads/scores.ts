@@ -3,7 +3,7 @@
 // the rollout as a token × token map with bars over the input tokens for one output position, and
 // attention flow on request. The worker computes everything; this draws on canvas and builds the
 // table with DOM calls (tokens are text, never markup).
-import { scoresCsv } from '../../src/core/heads/analysis';
+import { scoresCsv } from '../../src/core/heads/scores';
 import type { HeadsAnswer, HostToHeadsView } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
 import { gridSvg, pngBase64 } from './exportImage';

@@ -1,17 +1,16 @@
 // The analyses of one AttentionStack in a single pass over its heads (a model run may compute
 // each head on demand, so each is asked for once): the six head scores per layer × head, and the
-// attention rollout, folded in layer by layer so no more than one layer's mean is held.
+// attention rollout, folded in layer by layer so no more than one layer's sum is held. The n²
+// work (entropy's logarithms, the layer sums and the rollout's products) runs in WebAssembly SIMD
+// (kernels.ts); the scores that read O(n) cells of a head are summed here.
 // Attention flow (flow.ts) and comparisons (compare.ts) are asked for separately.
 // Pure functions: no `vscode` import.
 import { CancelledError, type RunControl } from '../engine';
 import { grid } from './compare';
 import { attentionFlow } from './flow';
-import { rolloutStep } from './rollout';
-import { HEAD_SCORE_NAMES, type HeadScoreName, type HeadScoreValues, scoresOfHead, tokenMatches } from './scores';
+import { StackPass } from './kernels';
+import { HEAD_SCORE_NAMES, type HeadScoreValues, type ScoreGrids, scoresOfHead, tokenMatches } from './scores';
 import type { AttentionStack } from './stack';
-
-/** Per score, [layer][head]; null where no query qualifies. */
-export type ScoreGrids = Record<HeadScoreName, (number | null)[][]>;
 
 export interface StackAnalysis {
   scores: ScoreGrids;
@@ -23,23 +22,20 @@ export interface StackAnalysis {
 export function analyseStack(stack: AttentionStack, control: RunControl = {}): StackAnalysis {
   const { layerCount, headCount, queryCount: queries, keyCount: keys } = stack;
   const matches = stack.tokenIds && tokenMatches(stack.tokenIds);
-  const selfAttention = queries === keys;
+  const pass = new StackPass(queries, keys, layerCount, headCount, queries === keys);
   const perHead: HeadScoreValues[][] = [];
-  let rollout: Float64Array | undefined;
   for (let layer = 0; layer < layerCount; layer++) {
-    const mean = selfAttention ? new Float64Array(queries * keys) : undefined;
     const row: HeadScoreValues[] = [];
     for (let head = 0; head < headCount; head++) {
       if (control.isCancelled?.()) throw new CancelledError();
       const weights = stack.weights(layer, head);
-      row.push(scoresOfHead(weights, queries, keys, matches));
-      if (mean) addShare(mean, weights, headCount);
+      row.push(scoresOfHead(weights, queries, keys, pass.addHead(weights, head), matches));
     }
     perHead.push(row);
-    if (mean) rollout = rolloutStep(rollout, mean, queries);
+    pass.foldLayer();
   }
   const scores = Object.fromEntries(HEAD_SCORE_NAMES.map((name) => [name, grid(layerCount, headCount, (l, h) => perHead[l][h][name])])) as ScoreGrids;
-  return { scores, rollout: rollout ?? null };
+  return { scores, rollout: pass.rollout() };
 }
 
 /** The stack's attention flow [n × n]; a RangeError for cross-attention or past the size limit. */
@@ -62,13 +58,4 @@ export function headMeans(stack: AttentionStack): Float64Array[] {
 /** mean += weights / heads. */
 function addShare(mean: Float64Array, weights: ArrayLike<number>, heads: number): void {
   for (let k = 0; k < mean.length; k++) mean[k] += weights[k] / heads;
-}
-
-/** One row per head: `layer,head,` then every score (empty where null), full precision. */
-export function scoresCsv(scores: ScoreGrids): string {
-  const lines = [['layer', 'head', ...HEAD_SCORE_NAMES].join(',')];
-  scores.entropy.forEach((row, layer) =>
-    row.forEach((_, head) => lines.push([layer, head, ...HEAD_SCORE_NAMES.map((name) => scores[name][layer][head] ?? '')].join(','))),
-  );
-  return lines.join('\n') + '\n';
 }

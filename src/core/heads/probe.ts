@@ -5,7 +5,8 @@
 // Pure: no `vscode` import; the model is any function from ids to an AttentionStack.
 import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
-import { analyseStack, type ScoreGrids } from './analysis';
+import { analyseStack } from './analysis';
+import type { ScoreGrids } from './scores';
 import { ranked, type RankedHead } from './compare';
 import type { AttentionStack } from './stack';
 

@@ -14,6 +14,9 @@ export type HeadScoreName = (typeof HEAD_SCORE_NAMES)[number];
 /** One head's scores. */
 export type HeadScoreValues = Record<HeadScoreName, number | null>;
 
+/** Per score, [layer][head]; null where no query qualifies. */
+export type ScoreGrids = Record<HeadScoreName, (number | null)[][]>;
+
 /** Keys within this distance of the query count as local. */
 export const LOCAL_RADIUS = 2;
 
@@ -52,27 +55,21 @@ function append(map: Map<number, number[]>, key: number, value: number): void {
 }
 
 /**
- * The six scores of one head. `weights` is [queries × keys] row-major. Scores that relate a query
- * position to a key position (previous_token, duplicate_token, induction, local) need
- * self-attention (queries = keys) and are null otherwise; duplicate_token and induction need
+ * The six scores of one head. `weights` is [queries × keys] row-major; `entropySum` is the sum over
+ * its rows of −Σ_j a·ln a (computed with the layer's pass in WebAssembly: kernels.ts). Scores that
+ * relate a query position to a key position (previous_token, duplicate_token, induction, local)
+ * need self-attention (queries = keys) and are null otherwise; duplicate_token and induction need
  * `matches` (token ids).
  */
-export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: number, matches?: TokenMatches): HeadScoreValues {
+export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: number, entropySum: number, matches?: TokenMatches): HeadScoreValues {
   const square = queries === keys;
   let previous = 0;
   let first = 0;
-  let entropy = 0;
   let local = 0;
   for (let i = 0; i < queries; i++) {
     const row = i * keys;
     if (square && i > 0) previous += weights[row + i - 1];
     first += weights[row];
-    let rowEntropy = 0;
-    for (let j = 0; j < keys; j++) {
-      const a = weights[row + j];
-      if (a > 0) rowEntropy -= a * Math.log(a);
-    }
-    entropy += rowEntropy;
     if (square) {
       for (let j = Math.max(0, i - LOCAL_RADIUS); j <= Math.min(keys - 1, i + LOCAL_RADIUS); j++) local += weights[row + j];
     }
@@ -82,7 +79,7 @@ export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: 
     duplicate_token: square && matches ? meanOverMatches(weights, keys, matches.duplicate) : null,
     induction: square && matches ? meanOverMatches(weights, keys, matches.induction) : null,
     first_token: queries > 0 && keys > 0 ? first / queries : null,
-    entropy: queries > 0 ? entropy / queries : null,
+    entropy: queries > 0 ? entropySum / queries : null,
     local: square && queries > 0 ? local / queries : null,
   };
 }
@@ -97,4 +94,13 @@ function meanOverMatches(weights: ArrayLike<number>, keys: number, matches: numb
     for (const j of js) sum += weights[i * keys + j];
   });
   return qualifying > 0 ? sum / qualifying : null;
+}
+
+/** One row per head: `layer,head,` then every score (empty where null), full precision. */
+export function scoresCsv(scores: ScoreGrids): string {
+  const lines = [['layer', 'head', ...HEAD_SCORE_NAMES].join(',')];
+  scores.entropy.forEach((row, layer) =>
+    row.forEach((_, head) => lines.push([layer, head, ...HEAD_SCORE_NAMES.map((name) => scores[name][layer][head] ?? '')].join(','))),
+  );
+  return lines.join('\n') + '\n';
 }

@@ -10,10 +10,12 @@ import { kernelsFlavour } from '../../../src/core/engine/fast/pool';
 
 const ROOT = join(__dirname, '..', '..', '..');
 /** The tests of the fast path's numbers: fixtures, properties against the reference, output only,
- * softmax tails; and the panel's views posted as rules (fused float32 sums, no float64 rule). */
+ * softmax tails; the panel's views posted as rules (fused float32 sums, no float64 rule); and the
+ * head analyses' kernels (log, rollout products) with the scores and rollout against numpy. */
 const NUMERIC_TESTS = [
   ...['fixtures', 'properties', 'output-only', 'softmax-tails'].map((name) => join(__dirname, `${name}.test.ts`)),
   join(ROOT, 'test', 'unit', 'panel', 'derived.test.ts'),
+  ...['kernels', 'analysis'].map((name) => join(ROOT, 'test', 'unit', 'heads', `${name}.test.ts`)),
 ];
 
 describe('the relaxed-SIMD build of the kernels', function () {

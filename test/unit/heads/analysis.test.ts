@@ -1,11 +1,11 @@
 // Head scores, rollout, attention flow and the comparison against numpy's implementation of the
 // definitions (scripts/gen_head_references.py), on stacks with planted heads.
 import assert from 'node:assert/strict';
-import { analyseStack, headMeans, scoresCsv } from '../../../src/core/heads/analysis';
+import { analyseStack, headMeans } from '../../../src/core/heads/analysis';
 import { parseHeadsViewMessage } from '../../../src/protocol';
 import { difference, divergences, ranked } from '../../../src/core/heads/compare';
 import { attentionFlow, flowRefusal } from '../../../src/core/heads/flow';
-import { HEAD_SCORE_NAMES } from '../../../src/core/heads/scores';
+import { HEAD_SCORE_NAMES, scoresCsv } from '../../../src/core/heads/scores';
 import { assertClose, referenceCase, referenceCases, stackOf } from './references';
 
 // Both dtypes: the expected values were computed in float64 from the float32-rounded weights.

@@ -129,6 +129,36 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52; see belo
   return wasm_f64x2_mul(p, pow2);
 }
 
+/* Natural log for x > 0 (a head's weights, heads.h): x = m·2^e with m in [√2/2, √2), found in the
+   bits (subtracting √2/2's bits carries into the exponent exactly when m ≥ √2), then
+   ln m = 2·atanh(s) = 2(s + s³/3 + … + s^19/19) with s = (m − 1)/(m + 1), |s| ≤ 0.1716: the series'
+   tail is below 1e-17, so ln x is within a few ulp of ln(m) + e·ln 2 (test/unit/heads/kernels.test.ts
+   sweeps it against numpy). Subnormal x (below 2.2e-308)
+   gets a wrong exponent; the entropy weighs ln x by x, so that costs under 1e-305. Zero, negative
+   and NaN lanes give garbage the caller masks out. */
+static inline v128_t log_f64(v128_t x) {
+  const v128_t half_sqrt2 = wasm_i64x2_splat(0x3fe6a09e667f3bcdLL);
+  v128_t t = wasm_i64x2_sub(x, half_sqrt2);
+  v128_t m = wasm_i64x2_add(wasm_v128_and(t, wasm_i64x2_splat(0x000fffffffffffffLL)), half_sqrt2);
+  /* e + 1023 by a logical shift (V8 has no arithmetic 64-bit one on x86: it emulates it), placed in
+     the low bits of 2^52 and read as a float64: e with no integer → float conversion */
+  v128_t biased = wasm_u64x2_shr(wasm_i64x2_add(t, wasm_i64x2_splat(1023LL << 52)), 52);
+  v128_t e = wasm_f64x2_sub(wasm_v128_or(biased, wasm_f64x2_splat(4503599627370496.0)), wasm_f64x2_splat(4503599627370496.0 + 1023));
+  v128_t s = wasm_f64x2_div(wasm_f64x2_sub(m, wasm_f64x2_splat(1.0)), wasm_f64x2_add(m, wasm_f64x2_splat(1.0)));
+  v128_t z = wasm_f64x2_mul(s, s), z2 = wasm_f64x2_mul(z, z), z4 = wasm_f64x2_mul(z2, z2);
+  /* Σ 2/(2k+1)·z^k for k = 0…9 by Estrin's scheme: pairs, then z², then z⁴ (a chain of 4 steps, not 9) */
+#define PAIR(k) MADD_F64(wasm_f64x2_splat(2.0 / (2 * (k) + 3)), z, wasm_f64x2_splat(2.0 / (2 * (k) + 1)))
+  v128_t low = MADD_F64(PAIR(2), z2, PAIR(0)), high = MADD_F64(PAIR(6), z2, PAIR(4));
+  v128_t p = MADD_F64(MADD_F64(PAIR(8), z4, high), z4, low);
+#undef PAIR
+  return MADD_F64(e, wasm_f64x2_splat(0.69314718055994530942), wasm_f64x2_mul(s, p));
+}
+
+/* −a·ln a for the lanes a, 0 where a is 0, negative or NaN (0·ln 0 = 0; a > 0 is false for NaN). */
+static inline v128_t neg_a_log_a(v128_t a) {
+  return wasm_v128_and(wasm_f64x2_mul(a, wasm_f64x2_neg(log_f64(a))), wasm_f64x2_gt(a, wasm_f64x2_splat(0)));
+}
+
 #define T float
 #define LANES 4
 #define SUF _f32
@@ -198,3 +228,46 @@ static inline v128_t exp_f64(v128_t x) { /* as exp_f32, with 1.5·2^52; see belo
 #define VHMAX hmax_f64
 #define VHSUM hsum_f64
 #include "kernel.h"
+
+/* Attention rollout (heads/rollout.ts), float64. Â = each row of 0.5·sum/heads + 0.5·I divided by
+   its sum, from a layer's sum over heads (head_rows), row-major into out; rows round-robin. */
+__attribute__((export_name("rollout_residual_f64"))) void rollout_residual_f64(const double *sum, int n, int heads, double *out, int part, int parts) {
+  const v128_t share = wasm_f64x2_splat(0.5 / heads);
+  for (int i = part; i < n; i += parts) {
+    const double *s = sum + (long)i * n;
+    double *o = out + (long)i * n;
+    v128_t total = wasm_f64x2_splat(0);
+    int j = 0;
+    for (; j + 2 <= n; j += 2) {
+      v128_t v = wasm_f64x2_mul(wasm_v128_load(s + j), share);
+      wasm_v128_store(o + j, v);
+      total = wasm_f64x2_add(total, v);
+    }
+    double t = wasm_f64x2_extract_lane(total, 0) + wasm_f64x2_extract_lane(total, 1);
+    for (; j < n; j++) t += o[j] = s[j] * (0.5 / heads);
+    o[i] += 0.5;
+    t += 0.5; /* the identity's half: t ≥ 0.5, so a fully masked row becomes the identity row */
+    const v128_t f = wasm_f64x2_splat(1 / t);
+    for (j = 0; j + 2 <= n; j += 2) wasm_v128_store(o + j, wasm_f64x2_mul(wasm_v128_load(o + j), f));
+    for (; j < n; j++) o[j] *= 1 / t;
+  }
+}
+
+/* C = A·B for the rollout's n x n factors: A packed by pack_rows_f64 (quad q at AP + q·n·4) and B in
+   pack_f64's panels of 4 columns. C[i][j] goes to CP + i·ldc + (j/4)·panel + j%4: panels (ldc 4,
+   panel n·4), the next product's B as it stands, or rows (ldc ≥ n rounded up to 4, panel 4) for
+   the last. When both are lower triangular (`lower`: causal attention),
+   C[i][j] = Σ_{k=j..i} A[i][k]·B[k][j]: a quad of rows i..i+3 needs only the panels up to its
+   diagonal and in each only k from the panel's first column to i + 3, a sixth of a dense product.
+   Blocks of 16 rows round-robin over parts, which balances the triangle. */
+__attribute__((export_name("rollout_product_f64"))) void rollout_product_f64(const double *AP, const double *BP, double *CP, int n, int lower, int ldc, int panel, int part, int parts) {
+  for (int i0 = 16 * part; i0 < n; i0 += 16 * parts)
+    for (int i = i0; i < i0 + 16 && i < n; i += 4) {
+      int rows = n - i < 4 ? n - i : 4;
+      int panels = lower ? (i + rows + 3) / 4 : (n + 3) / 4;
+      for (int p = 0; p < panels; p++) {
+        int k0 = lower ? 4 * p : 0, k1 = lower ? i + rows : n;
+        micro_f64(AP + (long)i * n + k0 * 4, BP + (long)p * n * 4 + k0 * 4, CP + (long)i * ldc + (long)p * panel, ldc, k1 - k0, rows, 0, 0);
+      }
+    }
+}

@@ -388,5 +388,50 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
   }
 }
 
+/* The head analyses' one pass over a head (heads/analysis.ts): per row i of w (rows x cols),
+   entropy[i] = −Σ_j w[i][j]·ln w[i][j] in float64 (0·ln 0 = 0, log_f64), ends[i] = 1 + the column
+   of its last non-zero (0 for a zero row: causal attention's rows end at the diagonal), and, when
+   sum is given, sum[i][j] = w[i][j] (first head of a layer) or += it (the others): the layer's sum
+   over heads for the rollout, float64. The zeros past a row's end are skipped four vectors at a
+   time, so causal attention costs half a dense head. Rows round-robin over parts. */
+EXPORT(head_rows) void FN(head_rows)(const T *w, int rows, int cols, double *entropy, int *ends, double *sum, int first, int part, int parts) {
+  for (int i = part; i < rows; i += parts) {
+    const T *row = w + (long)i * cols;
+    int end = cols;
+    while (end >= 4 * LANES && !wasm_v128_any_true(wasm_v128_or(
+        wasm_v128_or(wasm_v128_load(row + end - LANES), wasm_v128_load(row + end - 2 * LANES)),
+        wasm_v128_or(wasm_v128_load(row + end - 3 * LANES), wasm_v128_load(row + end - 4 * LANES)))))
+      end -= 4 * LANES;
+    while (end > 0 && row[end - 1] == 0) end--;
+    ends[i] = end;
+    double *acc = sum ? sum + (long)i * cols : 0;
+    v128_t h = wasm_f64x2_splat(0);
+    int j = 0;
+    for (; j + LANES <= end; j += LANES) {
+      v128_t v = wasm_v128_load(row + j);
+#if LANES == 4
+      v128_t a0 = wasm_f64x2_promote_low_f32x4(v), a1 = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+      h = wasm_f64x2_add(h, wasm_f64x2_add(neg_a_log_a(a0), neg_a_log_a(a1)));
+      if (acc) {
+        wasm_v128_store(acc + j, first ? a0 : wasm_f64x2_add(wasm_v128_load(acc + j), a0));
+        wasm_v128_store(acc + j + 2, first ? a1 : wasm_f64x2_add(wasm_v128_load(acc + j + 2), a1));
+      }
+#else
+      h = wasm_f64x2_add(h, neg_a_log_a(v));
+      if (acc) wasm_v128_store(acc + j, first ? v : wasm_f64x2_add(wasm_v128_load(acc + j), v));
+#endif
+    }
+    double total = wasm_f64x2_extract_lane(h, 0) + wasm_f64x2_extract_lane(h, 1);
+    for (; j < end; j++) {
+      double a = row[j];
+      total += wasm_f64x2_extract_lane(neg_a_log_a(wasm_f64x2_splat(a)), 0);
+      if (acc) acc[j] = first ? a : acc[j] + a;
+    }
+    entropy[i] = total;
+    if (acc && first)
+      for (; j < cols; j++) acc[j] = 0;
+  }
+}
+
 #undef NB
 #undef MR

@@ -1,0 +1,104 @@
+// The head analyses' WebAssembly kernels (src/core/heads/kernels.ts) against numpy
+// (scripts/gen_head_references.py, test/fixtures/heads/kernels.json): −a·ln a over a sweep of a
+// in both dtypes, and the rollout's products of lower-triangular and dense factors in both output
+// layouts. analysis.test.ts checks the scores and rollout they make against numpy's definitions.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { kernelsModule } from '../../../src/core/engine/fast/pool';
+
+interface KernelReferences {
+  entropy: Record<'float64' | 'float32', { a: number[]; expected: number[] }>;
+  products: { name: string; n: number; a: number[][]; b: number[][]; product: number[][] }[];
+}
+
+const references = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'heads', 'kernels.json'), 'utf8')) as KernelReferences;
+
+/** A memory of `bytes` (from 1 KiB: the kernels treat low memory as unused) and the kernels on it. */
+function kernelsWith(bytes: number) {
+  const memory = new WebAssembly.Memory({ initial: Math.ceil((bytes + 1024) / 65536), maximum: 256, shared: true });
+  const exports = new WebAssembly.Instance(kernelsModule(), { env: { memory } }).exports as Record<string, (...args: number[]) => void>;
+  let end = 1024;
+  const reserve = (count: number, size: number) => {
+    const offset = end;
+    end += Math.ceil((count * size) / 64) * 64;
+    return offset;
+  };
+  return { buffer: memory.buffer, exports, reserve };
+}
+
+/** The largest |actual − expected| / max(|expected|, 1e-300) over the sweep. */
+function worstRelative(actual: Float64Array, expected: number[]): number {
+  let worst = 0;
+  expected.forEach((e, k) => {
+    worst = Math.max(worst, e === 0 ? Math.abs(actual[k]) : Math.abs(actual[k] - e) / Math.abs(e));
+  });
+  return worst;
+}
+
+describe('the head analyses\' WebAssembly kernels against numpy', () => {
+  for (const dtype of ['float64', 'float32'] as const) {
+    const { a, expected } = references.entropy[dtype];
+    it(`head_rows_${dtype === 'float64' ? 'f64' : 'f32'}: −a·ln a within 1e-15 relative over ${a.length} values from ${dtype === 'float64' ? '1e-300' : '1e-44'} to 1`, () => {
+      // One value per row (a column): each row's entropy is −a·ln a of that value alone.
+      const { buffer, exports, reserve } = kernelsWith(a.length * 24);
+      const weights = reserve(a.length, 8);
+      const entropy = reserve(a.length, 8);
+      const ends = reserve(a.length, 4);
+      (dtype === 'float64' ? new Float64Array(buffer, weights, a.length) : new Float32Array(buffer, weights, a.length)).set(a);
+      exports[`head_rows_${dtype === 'float64' ? 'f64' : 'f32'}`](weights, a.length, 1, entropy, ends, 0, 1, 0, 1);
+      const worst = worstRelative(new Float64Array(buffer, entropy, a.length), expected);
+      // numpy's log is correctly rounded or within 1 ulp; the kernel's is within a few (docs/analysis.md).
+      assert.ok(worst <= 1e-15, `worst relative error ${worst}`);
+      assert.deepEqual([...new Int32Array(buffer, ends, a.length)], a.map((value) => (value === 0 ? 0 : 1)));
+    });
+  }
+
+  it('head_rows: 0·ln 0 = 0, negative and NaN weights add nothing, a row ends after its last non-zero, the layer sum adds up', () => {
+    const row = [0.5, 0, 0.25, -0.125, NaN, 0.25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    const cols = row.length;
+    const { buffer, exports, reserve } = kernelsWith(cols * 40);
+    const weights = reserve(2 * cols, 8);
+    const entropy = reserve(2, 8);
+    const ends = reserve(2, 4);
+    const sum = reserve(2 * cols, 8);
+    new Float64Array(buffer, weights, 2 * cols).set([...row, ...row.map(() => 0)]);
+    new Float64Array(buffer, sum, 2 * cols).fill(7); // stale numbers: the first head overwrites them
+    exports.head_rows_f64(weights, 2, cols, entropy, ends, sum, 1, 0, 1);
+    exports.head_rows_f64(weights, 2, cols, entropy, ends, sum, 0, 0, 1);
+    const [first, second] = new Float64Array(buffer, entropy, 2);
+    assert.ok(Math.abs(first - (-0.5 * Math.log(0.5) - 2 * 0.25 * Math.log(0.25))) < 1e-15, `entropy ${first}`);
+    assert.equal(second, 0);
+    assert.deepEqual([...new Int32Array(buffer, ends, 2)], [6, 0]);
+    const summed = [...new Float64Array(buffer, sum, 2 * cols)];
+    assert.deepEqual(summed.slice(0, 3), [1, 0, 0.5]);
+    assert.ok(Number.isNaN(summed[4]));
+    assert.deepEqual(summed.slice(cols), row.map(() => 0));
+  });
+
+  for (const { name, n, a, b, product } of references.products) {
+    for (const layout of ['panels', 'rows'] as const) {
+      it(`rollout_product_f64: ${name} ${n} × ${n} factors into ${layout}, within 1e-14 of numpy`, () => {
+        const padded = Math.ceil(n / 4) * 4;
+        const { buffer, exports, reserve } = kernelsWith(6 * padded * padded * 8);
+        const [rowsA, rowsB, packedA, panelsB, out] = [reserve(n * n, 8), reserve(n * n, 8), reserve(padded * n, 8), reserve(padded * n, 8), reserve(padded * padded, 8)];
+        new Float64Array(buffer, rowsA, n * n).set(a.flat());
+        new Float64Array(buffer, rowsB, n * n).set(b.flat());
+        exports.pack_rows_f64(rowsA, n, packedA, n, n, n, 0, 0, 1);
+        exports.pack_f64(rowsB, n, 0, panelsB, n, n, 0, 1);
+        const [ldc, panel] = layout === 'rows' ? [padded, 4] : [4, n * 4];
+        // Two parts, as two threads would share them.
+        for (const part of [0, 1]) exports.rollout_product_f64(packedA, panelsB, out, n, name === 'lower' ? 1 : 0, ldc, panel, part, 2);
+        const c = new Float64Array(buffer, out, padded * padded);
+        let worst = 0;
+        for (let i = 0; i < n; i++) {
+          for (let j = 0; j <= (name === 'lower' ? i : n - 1); j++) {
+            const at = layout === 'rows' ? i * padded + j : Math.floor(j / 4) * n * 4 + i * 4 + (j % 4);
+            worst = Math.max(worst, Math.abs(c[at] - product[i][j]));
+          }
+        }
+        assert.ok(worst <= 1e-14, `worst absolute error ${worst}`);
+      });
+    }
+  }
+});
