@@ -8,7 +8,7 @@
 // has the worker open it, and names B in the worker queries that compare.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { incomparability } from '../core/heads/compare';
+import { refusalToCompare } from '../core/heads/compare';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
 import type { PanelApi } from '../panel';
 import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
@@ -160,12 +160,10 @@ async function compareWith(deps: HeadsDeps, origin: Origin, a: StackInfo, how: C
   else if (how !== 'file' && origin.kind === 'model') chosen = await compareModel(deps, origin, a, how);
   else return `Comparing with another ${how} needs ${how === 'file' ? 'saved attentions' : 'a model run'} on this page.`;
   if (chosen === undefined || typeof chosen === 'string') return chosen;
-  const b = chosen.opened.info;
-  const refusal = incomparability(a, b);
+  const refusal = refusalToCompare(a, chosen.opened.info, how);
   if (!refusal) return chosen;
   deps.worker.closeHeads(chosen.opened.stack);
-  if (how === 'text' && a.queryCount !== b.queryCount) return `B’s text is ${b.queryCount} tokens long and A’s ${a.queryCount}: compare texts of equal token length.`;
-  return `${refusal.replace(/^c/, 'C')}.${how === 'checkpoint' ? ' Compare checkpoints of the same architecture.' : ''}`;
+  return refusal;
 }
 
 async function compareFile(deps: HeadsDeps, first: vscode.Uri) {

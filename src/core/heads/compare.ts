@@ -3,7 +3,7 @@
 //   divergence = mean over queries of JSD(a_i, b_i) = ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats
 //   (0·ln 0 = 0, so it lies in [0, ln 2]); the difference B − A of one head on demand.
 // Pure functions: no `vscode` import.
-import type { DifferenceMap } from '../../protocol';
+import type { CompareWith, DifferenceMap } from '../../protocol';
 import { blocking } from './pool';
 import type { AttentionStack } from './stack';
 
@@ -20,6 +20,14 @@ export interface RankedHead {
 export function incomparability(a: StackShape, b: StackShape): string | undefined {
   const shape = (s: StackShape) => `${s.layerCount} layers × ${s.headCount} heads × ${s.queryCount}×${s.keyCount}`;
   return shape(a) === shape(b) ? undefined : `cannot compare runs of different shapes: ${shape(a)} against ${shape(b)}`;
+}
+
+/** Why B cannot be compared with A, said for the way B was chosen (the heads page's Compare tab). */
+export function refusalToCompare(a: StackShape, b: StackShape, how: CompareWith): string | undefined {
+  const refusal = incomparability(a, b);
+  if (!refusal) return undefined;
+  if (how === 'text' && a.queryCount !== b.queryCount) return `B’s text is ${b.queryCount} tokens long and A’s ${a.queryCount}: compare texts of equal token length.`;
+  return `${refusal}.${how === 'checkpoint' ? ' Compare checkpoints of the same architecture.' : ''}`;
 }
 
 /** Mean over queries of the Jensen–Shannon divergence between two heads' rows, in nats. */

@@ -2,7 +2,7 @@
 // divergence of every head and one head's B − A pooled as the page draws it, against numpy
 // (scripts/gen_head_references.py); and one clear message, never an exception, when they differ.
 import assert from 'node:assert/strict';
-import { divergenceCsv, pooledDifference } from '../../../src/core/heads/compare';
+import { divergenceCsv, pooledDifference, refusalToCompare } from '../../../src/core/heads/compare';
 import { parseHeadsViewMessage } from '../../../src/protocol';
 import { answerHeads, closeHeads, holdStack } from '../../../src/worker/heads';
 import { assertClose, referenceCase, stackOf } from './references';
@@ -77,6 +77,14 @@ describe('compare two runs: the worker side', () => {
       closeHeads(a);
       closeHeads(b);
     }
+  });
+
+  it('says why B cannot be compared, for the way it was chosen: a text of another length says both lengths', () => {
+    const shape = (layerCount: number, headCount: number, tokens: number) => ({ layerCount, headCount, queryCount: tokens, keyCount: tokens });
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 12), 'text'), undefined);
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 9), 'text'), 'B’s text is 9 tokens long and A’s 12: compare texts of equal token length.');
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(3, 4, 12), 'checkpoint'), 'cannot compare runs of different shapes: 2 layers × 4 heads × 12×12 against 3 layers × 4 heads × 12×12. Compare checkpoints of the same architecture.');
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 9), 'file'), 'cannot compare runs of different shapes: 2 layers × 4 heads × 12×12 against 2 layers × 4 heads × 9×9.');
   });
 
   it('the page may ask to compare and for a difference; malformed asks are dropped', () => {
