@@ -5,8 +5,9 @@
 // scripts/gen_head_references.py). Runs of different shapes give one message.
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { divergences, ranked } from '../../src/core/heads/compare';
+import { divergences, pooledDifference, ranked } from '../../src/core/heads/compare';
 import type { AttentionStack, StackSource } from '../../src/core/heads/stack';
+import { weightText } from '../../webview/heads/page';
 import { referenceCase, stackOf } from '../unit/heads/references';
 import { launchChromium } from './harness';
 import { type HeadsPage, openHeads } from './headsPage';
@@ -108,6 +109,51 @@ describe('heads page: compare two runs', function () {
       const largest = change.flat().findIndex((value) => Math.abs(value) === limit);
       const [row, col] = [Math.floor(largest / 13), largest % 13];
       assert.deepEqual(await pixel(panel, '#compare-difference-canvas', Math.floor((col + 0.5) * scale), Math.floor((row + 0.5) * scale)), change[row][col] > 0 ? RED : BLUE);
+      assert.deepEqual(panel.errors, []);
+    } finally {
+      await panel.close();
+    }
+  });
+
+  it('pools a head past 512 tokens a side: a cell is its block\'s largest change, and the hover names that entry', async function () {
+    // A 520² page: a loaded machine may take long to paint it (a bound, not a measured time).
+    this.timeout(300_000);
+    // 1 layer × 1 head of 520 tokens: blocks of 2 × 2, 260 cells a side. Causal rows, B's shifted.
+    const n = 520;
+    const causal = (shift: number) => {
+      const weights = new Float64Array(n * n);
+      for (let i = 0; i < n; i++) for (let j = 0; j <= i; j++) weights[i * n + j] = (1 + ((i * 7 + j * 13 + shift) % 5)) / (i + 1);
+      for (let i = 0; i < n; i++) {
+        const sum = weights.subarray(i * n, (i + 1) * n).reduce((x, y) => x + y, 0);
+        for (let j = 0; j <= i; j++) weights[i * n + j] /= sum;
+      }
+      return weights;
+    };
+    const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+    const big = (weights: Float64Array): AttentionStack => ({ source: { kind: 'saved', file: 'big.npz' }, tokens, keyTokens: tokens, layerCount: 1, headCount: 1, queryCount: n, keyCount: n, weights: () => weights });
+    const [bigA, bigB] = [big(causal(0)), big(causal(2))];
+    const panel = await openHeads(browser, bigA, { compared: { stack: bigB, ...runs }, paintTimeout: 200_000 });
+    try {
+      await panel.page.click('#tab-heads-compare');
+      await panel.page.click('#compare-file');
+      await panel.page.click('#compare-ranking li');
+      await panel.page.waitForSelector('#compare-difference-canvas');
+      assert.match((await panel.page.textContent('#compare-scale')) ?? '', /each cell the entry of largest \|B − A\| among 2×2/);
+      const canvas = await panel.page.$('#compare-difference-canvas');
+      await canvas!.scrollIntoViewIfNeeded();
+      const box = (await canvas!.boundingBox())!;
+      const [row, col] = [120, 45];
+      await panel.page.mouse.move(box.x + ((col + 0.5) * box.width) / 260, box.y + ((row + 0.5) * box.height) / 260);
+      const text = (await panel.page.textContent('#compare-hover')) ?? '';
+      // The worker's pooled map (its values checked against numpy's pooling in the unit tests).
+      const map = pooledDifference(bigA, bigB, 0, 0, 512);
+      const cell = row * 260 + col;
+      const [query, key] = [Math.floor(map.at[cell] / n), map.at[cell] % n];
+      assert.ok(query >= 2 * row && query < 2 * row + 2 && key >= 2 * col && key < 2 * col + 2);
+      assert.match(text, new RegExp(`^block of queries 240–241 \\(“t240”…“t241”\\), largest change at query “t${query}” \\(${query}\\) → key “t${key}” \\(${key}\\): `));
+      // The weights of that entry of A and B, as the page writes numbers.
+      const [a, b] = [bigA.weights(0, 0)[map.at[cell]], bigB.weights(0, 0)[map.at[cell]]];
+      assert.ok(text.endsWith(`: A ${weightText(a)}, B ${weightText(b)}, B − A ${b > a ? '+' : '−'}${weightText(Math.abs(b - a))}`), text);
       assert.deepEqual(panel.errors, []);
     } finally {
       await panel.close();
