@@ -8,7 +8,9 @@ attention with planted heads:
            non-causal head of random weights.
 Each case is written twice: float64 weights, and the same weights rounded to float32 (the
 expected values are then computed in float64 from the rounded numbers, so 1e-9 holds for both).
-A second stack of the same shape (other random weights) is what the comparison compares against.
+A second stack of the same shape (other random weights) is what the comparison compares against;
+its B − A of one head is also pooled as the compare view draws it (each block's entry of largest
+|B − A|, the first in row-major order on ties).
 Small edge cases check the nulls: one token (no previous token), no ids, no repeated token. Two
 21-token stacks (causal, and causal but for one head) reach the WebAssembly kernels' partial quads
 and panels and their lower-triangular product over several 16-row blocks.
@@ -122,6 +124,24 @@ def jsd_rows(a, b):
     return float(np.mean(0.5 * ka + 0.5 * kb))
 
 
+def pooled_difference(a, b, block):
+    """B − A in blocks of block × block entries (the last partial): per block, the entry of largest
+    |B − A| (first in row-major order), as its difference, A's and B's weights, and flat index."""
+    d = b - a
+    rows, cols = -(-d.shape[0] // block), -(-d.shape[1] // block)
+    out = {'difference': [], 'a': [], 'b': [], 'at': []}
+    for r in range(rows):
+        for c in range(cols):
+            part = np.abs(d[r * block:(r + 1) * block, c * block:(c + 1) * block])
+            i, j = np.unravel_index(int(np.argmax(part)), part.shape)
+            i, j = r * block + i, c * block + j
+            out['difference'].append(float(d[i, j]))
+            out['a'].append(float(a[i, j]))
+            out['b'].append(float(b[i, j]))
+            out['at'].append(int(i * d.shape[1] + j))
+    return out
+
+
 # ---- planted stacks ----------------------------------------------------------------------------
 
 def softmax_rows(s):
@@ -170,6 +190,7 @@ def expected(stack, ids, other=None, flow=False):
     if other is not None:
         out['divergence'] = [[jsd_rows(stack[l, h], other[l, h]) for h in range(stack.shape[1])] for l in range(stack.shape[0])]
         out['difference_1_0'] = (other[1, 0] - stack[1, 0]).tolist()
+        out['difference_1_0_blocks_of_4'] = pooled_difference(stack[1, 0], other[1, 0], 4)
     return out
 
 

@@ -48,8 +48,8 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerCommands(context, { analyzer, runner, results, panel, log });
   registerTensorFiles(context, { worker, analyzer, results, panel, log });
   registerDebugSource(context, { runner, results, panel, log });
-  registerModels(context, { worker, runner, results, panel, log });
-  registerHeads(context, { worker, analyzer, results, panel, log });
+  const models = registerModels(context, { worker, runner, results, panel, log });
+  registerHeads(context, { worker, analyzer, results, panel, models, log });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);

@@ -630,13 +630,19 @@ export type HeadsQuery =
   /** Head scores of every layer × head and the rollout (docs/analysis.md). */
   | { kind: 'scores' }
   /** Attention flow; refused (headsFailed) past its size limit. */
-  | { kind: 'flow' };
+  | { kind: 'flow' }
+  /** Against the run the page compares with (the host names it: WorkerHeadsQueryRequest.other):
+   * the Jensen–Shannon divergence of every layer × head, and one head's B − A. */
+  | { kind: 'divergence' }
+  | { kind: 'difference'; layer: number; head: number };
 
 export interface WorkerHeadsQueryRequest {
   type: 'headsQuery';
   id: number;
   stack: number;
   query: HeadsQuery;
+  /** The stack compared with (B, `stack` being A): what divergence and difference queries need. */
+  other?: number;
 }
 
 /** The view closed: the worker lets go of the stack. */
@@ -651,7 +657,32 @@ export type HeadsAnswer =
   | { kind: 'head'; layer: number; head: number; view: MatrixView }
   /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
   | { kind: 'scores'; scores: ScoreGrids; rollout: Float64Array | null }
-  | { kind: 'flow'; flow: Float64Array };
+  | { kind: 'flow'; flow: Float64Array }
+  /** [layer][head], nats (src/core/heads/compare.ts). */
+  | { kind: 'divergence'; divergence: number[][] }
+  | { kind: 'difference'; difference: DifferenceMap };
+
+/** B − A of one head, pooled to rows × cols cells of rowBlock × colBlock entries (the last ones
+ * partial). Each cell holds its block's entry of largest |B − A| (the first in row-major order on
+ * ties): `difference` is B − A there, `a` and `b` the two weights, `at` its index query·keys + key. */
+export interface DifferenceMap {
+  layer: number;
+  head: number;
+  rows: number;
+  cols: number;
+  rowBlock: number;
+  colBlock: number;
+  difference: Float32Array;
+  a: Float32Array;
+  b: Float32Array;
+  at: Int32Array;
+}
+
+/** What the compare tab states of each run: a title and the text or path it ran on. */
+export interface ComparedRun {
+  title: string;
+  detail: string;
+}
 
 export type WorkerHeadsResponse =
   | { type: 'headsOpened'; id: number; stack: number; info: StackInfo }
@@ -663,7 +694,14 @@ export type WorkerHeadsResponse =
 export type HostToHeadsView =
   | { type: 'stack'; info: StackInfo }
   | { type: 'answer'; requestId: number; answer: HeadsAnswer }
-  | { type: 'error'; requestId?: number; message: string };
+  | { type: 'error'; requestId?: number; message: string }
+  /** A second run is paired with this page's (A): divergence and difference queries now answer. */
+  | { type: 'compared'; a: ComparedRun; b: ComparedRun }
+  /** The second run could not be opened or has another shape: one message, the pairing unchanged. */
+  | { type: 'compareFailed'; message: string };
+
+/** The ways in to a comparison: a model run's page offers text and checkpoint, a saved file's, file. */
+export type CompareWith = 'text' | 'checkpoint' | 'file';
 
 export type HeadsViewToHost =
   | { type: 'ready' }
@@ -673,7 +711,9 @@ export type HeadsViewToHost =
   | { type: 'openHead'; layer: number; head: number }
   /** A model run's page: run the induction probe on the same model (R tokens twice, seeded). */
   | { type: 'probe'; repeat: number; seed: number }
-  /** Images of the views; csv/json: the head scores' table (webview/heads/scores.ts), as text. */
+  /** Choose a second run to compare this page's with (the host asks for the text, folder or file). */
+  | { type: 'compare'; with: CompareWith }
+  /** Images of the views; csv/json: the head scores' table or the divergence map (webview/heads/scores.ts, compare.ts), as text. */
   | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string };
 
 /** The most random tokens the induction probe repeats (2R + 1 tokens run). */
@@ -701,8 +741,11 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     }
     case 'head':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'head', layer: raw.layer, head: raw.head } : undefined;
+    case 'difference':
+      return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'difference', layer: raw.layer, head: raw.head } : undefined;
     case 'scores':
     case 'flow':
+    case 'divergence':
       return { kind: raw.kind };
     default:
       return undefined;
@@ -723,6 +766,8 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       return isIndex(raw.layer) && isIndex(raw.head) ? { type: 'openHead', layer: raw.layer, head: raw.head } : undefined;
     case 'probe':
       return isIndex(raw.repeat) && raw.repeat >= 1 && raw.repeat <= MAX_PROBE_REPEAT && isIndex(raw.seed) ? { type: 'probe', repeat: raw.repeat, seed: raw.seed } : undefined;
+    case 'compare':
+      return raw.with === 'text' || raw.with === 'checkpoint' || raw.with === 'file' ? { type: 'compare', with: raw.with } : undefined;
     case 'export': {
       if (raw.format === 'csv' || raw.format === 'json') {
         const { format, fileName, text } = raw;

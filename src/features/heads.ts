@@ -3,16 +3,20 @@
 // from the command, the explorer, or the tensor file view's "Show heads"), and the multi-head
 // problem under the cursor once run. The worker holds the stack and answers what the page draws;
 // this host only routes. A click on a problem's head opens the step-by-step panel on that head;
-// a model run's goes to the model feature's "open a head" (features/models.ts).
+// a model run's goes to the model feature's "open a head" (features/models.ts). The page's Compare
+// tab pairs a second run (B) with the page's (A): this host asks for the text, checkpoint or file,
+// has the worker open it, and names B in the worker queries that compare.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { refusalToCompare } from '../core/heads/compare';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
 import type { PanelApi } from '../panel';
-import { type HostToHeadsView, parseHeadsViewMessage, type StackInfo } from '../protocol';
+import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
 import { problemAtCursor } from './commands';
+import type { ModelRuns } from './models';
 import type { Results } from './results';
 import { activeTensorFile } from './tensorFile';
 import { readSettings } from './settings';
@@ -26,6 +30,7 @@ export interface HeadsDeps {
   analyzer: DocumentAnalyzer;
   results: Results;
   panel: PanelApi;
+  models: ModelRuns;
   log: vscode.LogOutputChannel;
 }
 
@@ -99,6 +104,8 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
     body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'heads.js')).toString()}"></script>`,
   });
   const post = (message: HostToHeadsView) => void webview.postMessage(message);
+  /** The run compared with (B), once one is chosen; a new choice replaces it. */
+  let compared: OpenedHeads | undefined;
   const subscription = webview.onDidReceiveMessage(async (raw: unknown) => {
     const message = parseHeadsViewMessage(raw);
     if (!message) {
@@ -110,7 +117,7 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
         return post({ type: 'stack', info: opened.info });
       case 'query':
         try {
-          return post({ type: 'answer', requestId: message.requestId, answer: await deps.worker.queryHeads(opened.stack, message.query) });
+          return post({ type: 'answer', requestId: message.requestId, answer: await deps.worker.queryHeads(opened.stack, message.query, compared?.stack) });
         } catch (error) {
           return post({ type: 'error', requestId: message.requestId, message: error instanceof Error ? error.message : String(error) });
         }
@@ -119,6 +126,15 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
       case 'probe':
         if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.runInductionProbe, origin.run, message.repeat, message.seed);
         return;
+      case 'compare': {
+        const chosen = await compareWith(deps, origin, opened.info, message.with).catch((error: unknown) => (error instanceof Error ? error.message : String(error)));
+        if (chosen === undefined) return post({ type: 'compareFailed', message: 'No run chosen to compare with.' });
+        if (typeof chosen === 'string') return post({ type: 'compareFailed', message: chosen });
+        if (compared) deps.worker.closeHeads(compared.stack);
+        compared = chosen.opened;
+        deps.log.info(`heads: comparing ${describe(opened.info)} with ${describe(chosen.opened.info)}`);
+        return post({ type: 'compared', a: chosen.a, b: chosen.b });
+      }
       case 'export': {
         const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
         const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
@@ -131,8 +147,73 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
   panel.onDidDispose(() => {
     subscription.dispose();
     deps.worker.closeHeads(opened.stack);
+    if (compared) deps.worker.closeHeads(compared.stack);
   });
   deps.log.info(`heads: ${describe(opened.info)}`);
+}
+
+/** A run comparable with A (the page's), opened in the worker, with what the page states of both;
+ * a message when it cannot be compared, undefined when the user chose nothing. */
+async function compareWith(deps: HeadsDeps, origin: Origin, a: StackInfo, how: CompareWith): Promise<{ opened: OpenedHeads; a: ComparedRun; b: ComparedRun } | string | undefined> {
+  let chosen: { opened: OpenedHeads; a: ComparedRun; b: ComparedRun } | string | undefined;
+  if (how === 'file' && origin.kind === 'saved') chosen = await compareFile(deps, origin.uri);
+  else if (how !== 'file' && origin.kind === 'model') chosen = await compareModel(deps, origin, a, how);
+  else return `Comparing with another ${how} needs ${how === 'file' ? 'saved attentions' : 'a model run'} on this page.`;
+  if (chosen === undefined || typeof chosen === 'string') return chosen;
+  const refusal = refusalToCompare(a, chosen.opened.info, how);
+  if (!refusal) return chosen;
+  deps.worker.closeHeads(chosen.opened.stack);
+  return refusal;
+}
+
+async function compareFile(deps: HeadsDeps, first: vscode.Uri) {
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Attention: compare with another file',
+    defaultUri: vscode.Uri.joinPath(first, '..'),
+    canSelectMany: false,
+    filters: { 'Saved attentions': ['pt', 'pth', 'safetensors', 'npy', 'npz'] },
+    openLabel: 'Compare with this file',
+  });
+  const second = picked?.[0];
+  if (!second) return undefined;
+  const maxElements = Math.max(readSettings(second).maxMatrixElements, MIN_HEADS_ELEMENTS);
+  const opened = await deps.worker.openHeads(second.fsPath, maxElements);
+  const run = (uri: vscode.Uri): ComparedRun => ({ title: path.basename(uri.fsPath), detail: uri.fsPath });
+  return { opened, a: run(first), b: run(second) };
+}
+
+/** The same model on a second text, or a second checkpoint on the same input, run in the worker. */
+async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'model' }>, a: StackInfo, how: 'text' | 'checkpoint') {
+  const input = deps.models.input(origin.run);
+  const ids = deps.models.summary(origin.run)?.tokenIds;
+  if (!input || !ids) return 'That model run is no longer known: run the model again.';
+  let folder = origin.folder;
+  let second: ModelRunInput;
+  if (how === 'text') {
+    const text = await vscode.window.showInputBox({
+      title: 'Attention: compare with another text',
+      prompt: `A second text for the same model, ${a.queryCount} tokens long like A’s`,
+      value: 'text' in input ? input.text : '',
+    });
+    if (!text) return undefined;
+    second = { text };
+  } else {
+    const picked = await vscode.window.showOpenDialog({ title: 'Attention: compare with another checkpoint', canSelectFiles: false, canSelectFolders: true, openLabel: 'Compare with this model' });
+    if (!picked?.[0]) return undefined;
+    folder = picked[0].fsPath;
+    // The same text, or the same ids when A ran on ids or the probe's random tokens.
+    second = 'text' in input ? input : { ids };
+  }
+  const outcome = await deps.models.run(folder, second);
+  if (outcome.cancelled) return undefined;
+  if (!outcome.summary) return outcome.error ?? 'The second run failed.';
+  const opened = await deps.worker.modelHeads(outcome.summary.run);
+  return { opened, a: modelRun(origin.folder, input), b: modelRun(folder, second) };
+}
+
+function modelRun(folder: string, input: ModelRunInput): ComparedRun {
+  const detail = 'text' in input ? `on “${input.text}”` : 'ids' in input ? `on ids ${input.ids.join(' ')}` : `on the induction probe's tokens (R = ${input.probe.repeat}, seed ${input.probe.seed})`;
+  return { title: path.basename(folder), detail: `${folder} ${detail}` };
 }
 
 async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {

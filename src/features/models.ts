@@ -59,6 +59,8 @@ export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps
 export class ModelRuns {
   /** Summaries of the runs the worker keeps, by their handle. */
   private readonly summaries = new Map<number, ModelRunSummary>();
+  /** What each run ran on: a comparison runs a second checkpoint on the same input. */
+  private readonly inputs = new Map<number, ModelRunInput>();
   private latest: ModelRunSummary | undefined;
   /** The head each model URI shows, for the panel's dtype control. */
   private readonly shown = new Map<string, { run: number; layer: number; head: number }>();
@@ -111,6 +113,7 @@ export class ModelRuns {
       const summary = await job;
       hostDelay.disable();
       this.summaries.set(summary.run, summary);
+      this.inputs.set(summary.run, input);
       this.latest = summary;
       const { loadMs, forwardMs } = summary.timings;
       this.deps.log.info(
@@ -162,6 +165,10 @@ export class ModelRuns {
 
   summary(run: number): ModelRunSummary | undefined {
     return this.summaries.get(run);
+  }
+
+  input(run: number): ModelRunInput | undefined {
+    return this.inputs.get(run);
   }
 
   private announce(summary: ModelRunSummary): void {

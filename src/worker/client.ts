@@ -178,9 +178,9 @@ export class AttentionWorker {
     return this.headsRequest((id) => ({ type: 'headsModel', id, run })) as Promise<OpenedHeads>;
   }
 
-  /** What a heads view draws of an open stack, computed in the worker. */
-  queryHeads(stack: number, query: HeadsQuery): Promise<HeadsAnswer> {
-    return this.headsRequest((id) => ({ type: 'headsQuery', id, stack, query })) as Promise<HeadsAnswer>;
+  /** What a heads view draws of an open stack, computed in the worker; `other`: the stack compared with. */
+  queryHeads(stack: number, query: HeadsQuery, other?: number): Promise<HeadsAnswer> {
+    return this.headsRequest((id) => ({ type: 'headsQuery', id, stack, query, ...(other === undefined ? {} : { other }) })) as Promise<HeadsAnswer>;
   }
 
   closeHeads(stack: number): void {

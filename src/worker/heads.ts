@@ -3,11 +3,12 @@
 // The analyses of a stack (head scores, rollout, comparisons) read the same stacks (stackOf).
 import { maxPoolFast } from '../core/engine/fast';
 import { analyseStack, stackFlow } from '../core/heads/analysis';
+import { divergences, pooledDifference } from '../core/heads/compare';
 import { loadSavedAttentions } from '../core/heads/load';
 import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';
 import { stackOfResult } from '../core/heads/stackOfResult';
-import { viewOf } from '../panel/model';
+import { MAX_CELLS_PER_SIDE, viewOf } from '../panel/model';
 import type { HeadsAnswer, HeadsQuery, StackInfo, WorkerHeadsAdoptRequest, WorkerHeadsOpenRequest, WorkerHeadsQueryRequest, WorkerHeadsResponse } from '../protocol';
 
 const stacks = new Map<number, AttentionStack>();
@@ -40,19 +41,22 @@ export function closeHeads(stack: number): void {
 export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsResponse {
   const stack = stacks.get(request.stack);
   if (!stack) return { type: 'headsFailed', id: request.id, error: 'This view\'s attentions were let go (the worker restarted): open them again.' };
+  const other = request.other === undefined ? undefined : stacks.get(request.other);
+  if (request.other !== undefined && !other) return { type: 'headsFailed', id: request.id, error: 'The run compared with was let go (the worker restarted): choose it again.' };
   const failure = outOfRange(stack, request.query);
   if (failure) return { type: 'headsFailed', id: request.id, error: failure };
   try {
-    return { type: 'headsAnswer', id: request.id, answer: answerQuery(stack, request.query) };
+    return { type: 'headsAnswer', id: request.id, answer: answerQuery(stack, request.query, other) };
   } catch (error) {
-    // Attention flow past its size limit says so (a RangeError with the limit).
+    // Attention flow past its size limit, and runs of different shapes, say so (a RangeError).
     if (error instanceof RangeError) return { type: 'headsFailed', id: request.id, error: error.message };
     throw error;
   }
 }
 
-/** What the page draws for `query` (exported for the browser tests, which stand in for the host). */
-export function answerQuery(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
+/** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
+ * Exported for the browser tests, which stand in for the host. */
+export function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: AttentionStack): HeadsAnswer {
   switch (query.kind) {
     case 'grid':
       return { kind: 'grid', grid: poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
@@ -68,11 +72,20 @@ export function answerQuery(stack: AttentionStack, query: HeadsQuery): HeadsAnsw
       return { kind: 'scores', ...analyseStack(stack) };
     case 'flow':
       return { kind: 'flow', flow: stackFlow(stack) };
+    case 'divergence':
+      return { kind: 'divergence', divergence: divergences(stack, compared(other)) };
+    case 'difference':
+      return { kind: 'difference', difference: pooledDifference(stack, compared(other), query.layer, query.head, MAX_CELLS_PER_SIDE) };
   }
 }
 
+function compared(other: AttentionStack | undefined): AttentionStack {
+  if (!other) throw new RangeError('Choose a run to compare with first (the Compare tab).');
+  return other;
+}
+
 function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
-  if (query.kind === 'scores' || query.kind === 'flow') return undefined;
+  if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
   const layers = query.kind === 'grid' ? query.layers : [query.layer];
   const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;

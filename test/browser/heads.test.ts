@@ -146,7 +146,7 @@ describe('heads page', function () {
     for (let q = 0; q < n; q++) map.set(row(q), q * n);
     const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
     const big: AttentionStack = { source: { kind: 'saved', file: 'big.pt' }, tokens, keyTokens: tokens, layerCount: 12, headCount: 12, queryCount: n, keyCount: n, weights: () => map };
-    panel = await openHeads(browser, big, { width: 1100, height: 1600 }, 200_000);
+    panel = await openHeads(browser, big, { viewport: { width: 1100, height: 1600 }, paintTimeout: 200_000 });
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '144');
     assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell the max of 22×22 weights/);
     // A cell is about one pixel here: read which blocks the hover landed on, then check the max

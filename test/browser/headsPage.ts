@@ -1,12 +1,13 @@
 // The heads page (webview/heads/) in Chromium, served as src/features/heads.ts serves it, with the
 // test standing in for the extension host and the worker: each `query` the page posts is answered
-// by the worker's own code (src/worker/heads.ts's pooling, top-k and head views) over a stack.
+// by the worker's own code (src/worker/heads.ts's pooling, top-k and head views) over a stack, and
+// a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import type { AttentionStack } from '../../src/core/heads/stack';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/panel/html';
-import type { HeadsViewToHost, StackInfo } from '../../src/protocol';
+import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
 import { answerQuery } from '../../src/worker/heads';
 import { openPanel, ORIGIN, type PanelPage, ROOT } from './harness';
 
@@ -42,20 +43,36 @@ export function infoOf(stack: AttentionStack, title: string): StackInfo {
   return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'] };
 }
 
+export interface HeadsPageOptions {
+  viewport?: { width: number; height: number };
+  paintTimeout?: number;
+  /** What a `compare` from the page pairs with the stack (B), and how both runs are named. */
+  compared?: { stack: AttentionStack; a: ComparedRun; b: ComparedRun };
+}
+
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(browser: Browser, stack: AttentionStack, viewport = { width: 1100, height: 900 }, paintTimeout = 20_000): Promise<HeadsPage> {
+export async function openHeads(browser: Browser, stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared }: HeadsPageOptions = {}): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
+  let paired: AttentionStack | undefined;
   const panel = await openPanel(browser, {
     html: headsHtml(),
     viewport,
     beforeGoto: async (p) => {
       page = p;
       await p.exposeFunction('toHost', (message: HeadsViewToHost) => {
-        if (message.type === 'ready') pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), { type: 'stack', info: infoOf(stack, 'test.pt') }));
+        const reply = (m: unknown) => pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), m));
+        if (message.type === 'ready') reply({ type: 'stack', info: infoOf(stack, 'test.pt') });
         if (message.type === 'query') {
-          const answer = portable({ type: 'answer', requestId: message.requestId, answer: answerQuery(stack, message.query) });
-          pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), answer));
+          try {
+            reply(portable({ type: 'answer', requestId: message.requestId, answer: answerQuery(stack, message.query, paired) }));
+          } catch (error) {
+            reply({ type: 'error', requestId: message.requestId, message: (error as Error).message });
+          }
+        }
+        if (message.type === 'compare' && compared) {
+          paired = compared.stack;
+          reply({ type: 'compared', a: compared.a, b: compared.b });
         }
       });
     },

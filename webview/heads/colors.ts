@@ -28,3 +28,16 @@ export function rampIndex(value: number, top: number): number {
 export function headColor(head: number): string {
   return `hsl(${Math.round((head * 137.508) % 360)}, 70%, 50%)`;
 }
+
+/** The diverging scale of a difference: blue at −limit, white at 0, red at +limit (ColorBrewer's RdBu ends). */
+const NEGATIVE: [number, number, number] = [33, 102, 172];
+const ZERO: [number, number, number] = [247, 247, 247];
+const POSITIVE: [number, number, number] = [178, 24, 43];
+
+/** RGB of `value` on the symmetric scale [−limit, +limit] (clamped; limit ≤ 0: white). */
+export function divergingColor(value: number, limit: number): [number, number, number] {
+  const t = limit > 0 ? Math.max(-1, Math.min(1, value / limit)) : 0;
+  const end = t < 0 ? NEGATIVE : POSITIVE;
+  const share = Math.abs(t);
+  return [0, 1, 2].map((c) => Math.round(ZERO[c] + (end[c] - ZERO[c]) * share)) as [number, number, number];
+}

@@ -2,8 +2,9 @@
 // gets its own tab and section, the stack's info, the page's requests to the host, and a way to
 // open a head as the model view does. Add a module to HEADS_PLUGINS; its messages are added to
 // HostToHeadsView / HeadsViewToHost in src/protocol.ts (and to parseHeadsViewMessage).
+import { comparePlugin } from './compare';
 import type { HeadsPlugin } from './plugin';
 import { probePlugin } from './probe';
 import { scoresPlugin } from './scores';
 
-export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin, probePlugin];
+export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin, probePlugin, comparePlugin];

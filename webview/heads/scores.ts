@@ -9,6 +9,7 @@ import { RAMP, rampIndex } from './colors';
 import { gridSvg, pngBase64 } from './exportImage';
 import { element, labelled, quoted, weightText } from './page';
 import type { HeadsPageContext, HeadsPlugin } from './plugin';
+import { drawScoreMap } from './scoreMap';
 
 type Scores = Extract<HeadsAnswer, { kind: 'scores' }>['scores'];
 type ScoreName = keyof Scores;
@@ -17,7 +18,6 @@ const NAMES: ScoreName[] = ['previous_token', 'duplicate_token', 'induction', 'f
 /** Request ids of this tab: far above the page's own, which count from 1. */
 const SCORES_REQUEST = 1_000_001;
 const FLOW_REQUEST = 1_000_002;
-const CELL = 22;
 
 interface Filter {
   name: ScoreName;
@@ -89,7 +89,7 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
     const name = shown.value as ScoreName;
     const grid = scores[name];
     const current = filter();
-    drawMap(map, grid, (layer, head) => passes(scores![current.name][layer][head], current));
+    drawScoreMap(map, grid, (layer, head) => passes(scores![current.name][layer][head], current));
     const heads = grid.flatMap((row, layer) => row.map((value, head) => ({ layer, head, value }))).filter(({ layer, head }) => passes(scores![current.name][layer][head], current));
     // Null last whichever the order: a head the score does not apply to is not "lowest".
     heads.sort((a, b) => (a.value === null ? 1 : b.value === null ? -1 : descending ? b.value - a.value : a.value - b.value) || a.layer - b.layer || a.head - b.head);
@@ -165,26 +165,6 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
 
 function scoreText(value: number | null): string {
   return value === null ? '—' : value.toFixed(3);
-}
-
-/** Layers down, heads across; cells outside the filter faded, null cells grey. */
-function drawMap(canvas: HTMLCanvasElement, grid: (number | null)[][], kept: (layer: number, head: number) => boolean): void {
-  const layers = grid.length;
-  const heads = grid[0]?.length ?? 0;
-  canvas.width = heads * CELL;
-  canvas.height = layers * CELL;
-  const context = canvas.getContext('2d');
-  if (!context) return;
-  const top = Math.max(0, ...grid.flat().filter((v): v is number => v !== null));
-  grid.forEach((row, layer) =>
-    row.forEach((value, head) => {
-      const at = value === null ? -1 : rampIndex(value, top);
-      context.globalAlpha = kept(layer, head) ? 1 : 0.15;
-      context.fillStyle = at < 0 ? '#808080' : `rgb(${RAMP[at]}, ${RAMP[at + 1]}, ${RAMP[at + 2]})`;
-      context.fillRect(head * CELL, layer * CELL, CELL - 1, CELL - 1);
-    }),
-  );
-  context.globalAlpha = 1;
 }
 
 /** An [n × n] map on canvas and, for a chosen output position, bars over the input tokens. */

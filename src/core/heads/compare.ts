@@ -3,7 +3,12 @@
 //   divergence = mean over queries of JSD(a_i, b_i) = ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats
 //   (0·ln 0 = 0, so it lies in [0, ln 2]); the difference B − A of one head on demand.
 // Pure functions: no `vscode` import.
+import type { CompareWith, DifferenceMap } from '../../protocol';
+import { blocking } from './pool';
 import type { AttentionStack } from './stack';
+
+/** The counts two runs must share to be compared (an AttentionStack's, or the page's StackInfo). */
+export type StackShape = Pick<AttentionStack, 'layerCount' | 'headCount' | 'queryCount' | 'keyCount'>;
 
 export interface RankedHead {
   layer: number;
@@ -12,9 +17,17 @@ export interface RankedHead {
 }
 
 /** Why two stacks cannot be compared, or undefined when they can. */
-export function incomparability(a: AttentionStack, b: AttentionStack): string | undefined {
-  const shape = (s: AttentionStack) => `${s.layerCount} layers × ${s.headCount} heads × ${s.queryCount}×${s.keyCount}`;
+export function incomparability(a: StackShape, b: StackShape): string | undefined {
+  const shape = (s: StackShape) => `${s.layerCount} layers × ${s.headCount} heads × ${s.queryCount}×${s.keyCount}`;
   return shape(a) === shape(b) ? undefined : `cannot compare runs of different shapes: ${shape(a)} against ${shape(b)}`;
+}
+
+/** Why B cannot be compared with A, said for the way B was chosen (the heads page's Compare tab). */
+export function refusalToCompare(a: StackShape, b: StackShape, how: CompareWith): string | undefined {
+  const refusal = incomparability(a, b);
+  if (!refusal) return undefined;
+  if (how === 'text' && a.queryCount !== b.queryCount) return `B’s text is ${b.queryCount} tokens long and A’s ${a.queryCount}: compare texts of equal token length.`;
+  return `${refusal}.${how === 'checkpoint' ? ' Compare checkpoints of the same architecture.' : ''}`;
 }
 
 /** Mean over queries of the Jensen–Shannon divergence between two heads' rows, in nats. */
@@ -61,6 +74,42 @@ export function difference(a: AttentionStack, b: AttentionStack, layer: number, 
   const result = new Float64Array(x.length);
   for (let k = 0; k < x.length; k++) result[k] = y[k] - x[k];
   return result;
+}
+
+/**
+ * B − A for one head pooled to at most `side` × `side` cells (DifferenceMap). A cell keeps its
+ * block's entry of largest |B − A| rather than a mean, so one sharp change is not averaged away
+ * and the weights the hover reads are real entries of A and B.
+ */
+export function pooledDifference(a: AttentionStack, b: AttentionStack, layer: number, head: number, side: number): DifferenceMap {
+  const change = difference(a, b, layer, head);
+  const x = a.weights(layer, head);
+  const y = b.weights(layer, head);
+  const keys = a.keyCount;
+  const { block: rowBlock, cells: rows } = blocking(a.queryCount, side);
+  const { block: colBlock, cells: cols } = blocking(keys, side);
+  const at = new Int32Array(rows * cols).fill(-1);
+  const largest = new Float64Array(rows * cols).fill(-1);
+  for (let query = 0; query < a.queryCount; query++) {
+    const cellRow = Math.floor(query / rowBlock) * cols;
+    for (let key = 0; key < keys; key++) {
+      const cell = cellRow + Math.floor(key / colBlock);
+      const size = Math.abs(change[query * keys + key]);
+      if (size > largest[cell]) {
+        largest[cell] = size;
+        at[cell] = query * keys + key;
+      }
+    }
+  }
+  const pick = (values: ArrayLike<number>) => Float32Array.from(at, (index) => values[index]);
+  return { layer, head, rows, cols, rowBlock, colBlock, difference: pick(change), a: pick(x), b: pick(y), at };
+}
+
+/** One row per head: `layer,head,divergence`, full precision. */
+export function divergenceCsv(divergence: readonly (readonly number[])[]): string {
+  const lines = ['layer,head,divergence'];
+  divergence.forEach((row, layer) => row.forEach((value, head) => lines.push(`${layer},${head},${value}`)));
+  return lines.join('\n') + '\n';
 }
 
 export function grid<T>(layers: number, heads: number, cell: (layer: number, head: number) => T): T[][] {

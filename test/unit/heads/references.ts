@@ -18,6 +18,8 @@ export interface ReferenceCase {
     flow?: number[][];
     divergence?: number[][];
     difference_1_0?: number[][];
+    /** B − A of head (1, 0) pooled in blocks of 4 (per block, the entry of largest |B − A|). */
+    difference_1_0_blocks_of_4?: { difference: number[]; a: number[]; b: number[]; at: number[] };
   };
 }
 

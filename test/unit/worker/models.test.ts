@@ -1,8 +1,9 @@
 // Model runs through the worker thread: the summary the host keeps, a head's step-by-step spec,
-// a newer run superseding the one in progress, and errors as messages.
+// a newer run superseding the one in progress, two runs compared, and errors as messages.
 import * as assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine';
+import { meanRowDivergence } from '../../../src/core/heads/compare';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../model/fixtures';
 
@@ -62,6 +63,34 @@ describe('worker: model runs', function () {
     const second = worker.runModel(modelFixture('gpt2'), { ids: ids.slice(0, 2) }, MEMORY);
     await assert.rejects(first, RunCancelledError);
     assert.equal((await second).tokens.length, 2);
+  });
+
+  it('compares two texts of one model: the divergence and B − A of the paired runs, A being PyTorch\'s', async () => {
+    const reference = modelReference('gpt2');
+    const ids = reference.token_ids;
+    const a = await worker.modelHeads((await worker.runModel(modelFixture('gpt2'), { ids }, MEMORY)).run);
+    const b = await worker.modelHeads((await worker.runModel(modelFixture('gpt2'), { ids: [...ids].reverse() }, MEMORY)).run);
+    const n = ids.length;
+    const divergence = await worker.queryHeads(a.stack, { kind: 'divergence' }, b.stack);
+    const difference = await worker.queryHeads(a.stack, { kind: 'difference', layer: 1, head: 0 }, b.stack);
+    assert.ok(divergence.kind === 'divergence' && difference.kind === 'difference');
+    for (let layer = 0; layer < a.info.layerCount; layer++) {
+      for (let head = 0; head < a.info.headCount; head++) {
+        const bHead = await worker.queryHeads(b.stack, { kind: 'head', layer, head });
+        assert.ok(bHead.kind === 'head');
+        const expected = meanRowDivergence(reference.attentions[layer][head].flat(), bHead.view.data, n, n);
+        assert.ok(Math.abs(divergence.divergence[layer][head] - expected) < 1e-5, `L${layer} H${head}: ${divergence.divergence[layer][head]} vs ${expected}`);
+        if (layer === 1 && head === 0) {
+          const aWeights = reference.attentions[1][0].flat();
+          assert.deepEqual([...difference.difference.at], Array.from({ length: n * n }, (_, k) => k));
+          aWeights.forEach((value, k) => assert.ok(Math.abs(difference.difference.difference[k] - (bHead.view.data[k] - value)) < REFERENCE_TOLERANCE.attention));
+        }
+      }
+    }
+    // A text of another length: one message, the worker carries on.
+    const short = await worker.modelHeads((await worker.runModel(modelFixture('gpt2'), { ids: ids.slice(1) }, MEMORY)).run);
+    await assert.rejects(worker.queryHeads(a.stack, { kind: 'divergence' }, short.stack), /cannot compare runs of different shapes: .* against /);
+    for (const opened of [a, b, short]) worker.closeHeads(opened.stack);
   });
 
   it('fails with the reason: a run refused for memory, a head of a run no longer kept', async () => {

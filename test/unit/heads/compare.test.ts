@@ -1,0 +1,106 @@
+// The worker's side of the heads page's Compare tab: two open stacks paired (A and B), the
+// divergence of every head and one head's B − A pooled as the page draws it, against numpy
+// (scripts/gen_head_references.py); and one clear message, never an exception, when they differ.
+import assert from 'node:assert/strict';
+import { divergenceCsv, pooledDifference, refusalToCompare } from '../../../src/core/heads/compare';
+import { parseHeadsViewMessage } from '../../../src/protocol';
+import { answerHeads, closeHeads, holdStack } from '../../../src/worker/heads';
+import { assertClose, referenceCase, stackOf } from './references';
+
+/** Pooled values are float32 (what the page draws): equal to numpy's within float32 rounding. */
+const FLOAT32 = 1e-7;
+
+function held(stack: ReturnType<typeof stackOf>): number {
+  const opened = holdStack(0, stack, 'test', []);
+  assert.ok(opened.type === 'headsOpened');
+  return opened.stack;
+}
+
+describe('compare two runs: the worker side', () => {
+  for (const name of ['planted', 'planted-float32'] as const) {
+    it(`${name}: B − A of one head pooled in blocks of 4 keeps each block's largest change, as numpy picks it`, () => {
+      const reference = referenceCase(name);
+      const a = stackOf(reference.weights, reference.dtype, reference.ids);
+      const b = stackOf(reference.other!, reference.dtype, reference.ids);
+      const expected = reference.expected.difference_1_0_blocks_of_4!;
+      // 13 tokens at most 4 cells a side: blocks of 4, the last one partial.
+      const map = pooledDifference(a, b, 1, 0, 4);
+      assert.deepEqual([map.rows, map.cols, map.rowBlock, map.colBlock], [4, 4, 4, 4]);
+      assert.deepEqual([...map.at], expected.at);
+      assertClose(map.difference, expected.difference, FLOAT32, 'B − A');
+      assertClose(map.a, expected.a, FLOAT32, 'A');
+      assertClose(map.b, expected.b, FLOAT32, 'B');
+    });
+  }
+
+  it('unpooled when the head fits: every entry of B − A, in place', () => {
+    const reference = referenceCase('planted');
+    const map = pooledDifference(stackOf(reference.weights, 'float64', null), stackOf(reference.other!, 'float64', null), 1, 0, 512);
+    assert.deepEqual([map.rows, map.cols, map.rowBlock, map.colBlock], [13, 13, 1, 1]);
+    assert.deepEqual([...map.at], Array.from({ length: 169 }, (_, k) => k));
+    assertClose(map.difference, reference.expected.difference_1_0!.flat(), FLOAT32, 'B − A');
+  });
+
+  it('answers divergence and difference queries for A against the paired B', () => {
+    const reference = referenceCase('planted');
+    const a = held(stackOf(reference.weights, 'float64', reference.ids));
+    const b = held(stackOf(reference.other!, 'float64', reference.ids));
+    try {
+      const divergence = answerHeads({ type: 'headsQuery', id: 1, stack: a, other: b, query: { kind: 'divergence' } });
+      assert.ok(divergence.type === 'headsAnswer' && divergence.answer.kind === 'divergence');
+      assertClose(divergence.answer.divergence.flat(), reference.expected.divergence!.flat(), 1e-9, 'divergence');
+      const difference = answerHeads({ type: 'headsQuery', id: 2, stack: a, other: b, query: { kind: 'difference', layer: 1, head: 0 } });
+      assert.ok(difference.type === 'headsAnswer' && difference.answer.kind === 'difference');
+      assertClose(difference.answer.difference.difference, reference.expected.difference_1_0!.flat(), FLOAT32, 'B − A');
+      // Out of range, or with no B paired: one message each.
+      assert.deepEqual(answerHeads({ type: 'headsQuery', id: 3, stack: a, other: b, query: { kind: 'difference', layer: 2, head: 0 } }), { type: 'headsFailed', id: 3, error: 'There are 2 layers (0–1).' });
+      assert.deepEqual(answerHeads({ type: 'headsQuery', id: 4, stack: a, query: { kind: 'divergence' } }), { type: 'headsFailed', id: 4, error: 'Choose a run to compare with first (the Compare tab).' });
+    } finally {
+      closeHeads(a);
+      closeHeads(b);
+    }
+    assert.match(JSON.stringify(answerHeads({ type: 'headsQuery', id: 5, stack: a, other: b, query: { kind: 'divergence' } })), /headsFailed.*let go/);
+  });
+
+  it('runs of different shapes give one message, not an exception', () => {
+    const a = held(stackOf(referenceCase('planted').weights, 'float64', null));
+    const b = held(stackOf(referenceCase('no-repeat').weights, 'float64', null));
+    try {
+      for (const query of [{ kind: 'divergence' }, { kind: 'difference', layer: 0, head: 0 }] as const) {
+        assert.deepEqual(answerHeads({ type: 'headsQuery', id: 6, stack: a, other: b, query }), {
+          type: 'headsFailed',
+          id: 6,
+          error: 'cannot compare runs of different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6',
+        });
+      }
+    } finally {
+      closeHeads(a);
+      closeHeads(b);
+    }
+  });
+
+  it('says why B cannot be compared, for the way it was chosen: a text of another length says both lengths', () => {
+    const shape = (layerCount: number, headCount: number, tokens: number) => ({ layerCount, headCount, queryCount: tokens, keyCount: tokens });
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 12), 'text'), undefined);
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 9), 'text'), 'B’s text is 9 tokens long and A’s 12: compare texts of equal token length.');
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(3, 4, 12), 'checkpoint'), 'cannot compare runs of different shapes: 2 layers × 4 heads × 12×12 against 3 layers × 4 heads × 12×12. Compare checkpoints of the same architecture.');
+    assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 9), 'file'), 'cannot compare runs of different shapes: 2 layers × 4 heads × 12×12 against 2 layers × 4 heads × 9×9.');
+  });
+
+  it('the page may ask to compare and for a difference; malformed asks are dropped', () => {
+    for (const how of ['text', 'checkpoint', 'file']) assert.deepEqual(parseHeadsViewMessage({ type: 'compare', with: how }), { type: 'compare', with: how });
+    assert.equal(parseHeadsViewMessage({ type: 'compare', with: '/etc/passwd' }), undefined);
+    const query = { type: 'query', requestId: 9, query: { kind: 'difference', layer: 1, head: 2 } };
+    assert.deepEqual(parseHeadsViewMessage(query), query);
+    assert.equal(parseHeadsViewMessage({ ...query, query: { kind: 'difference', layer: -1, head: 2 } }), undefined);
+    assert.deepEqual(parseHeadsViewMessage({ type: 'query', requestId: 9, query: { kind: 'divergence', other: 7 } }), { type: 'query', requestId: 9, query: { kind: 'divergence' } });
+  });
+
+  it('writes the divergence map as CSV, a row per head, full precision', () => {
+    const reference = referenceCase('planted');
+    const lines = divergenceCsv(reference.expected.divergence!).trim().split('\n');
+    assert.equal(lines[0], 'layer,head,divergence');
+    assert.equal(lines.length, 7);
+    assert.equal(lines[4], `1,0,${reference.expected.divergence![1][0]}`);
+  });
+});
