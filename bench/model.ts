@@ -1,14 +1,19 @@
 // `npm run bench:model [-- --rounds N] [--case TEXT]`: whole-model runs on random-weight folders in
 // the exact published layouts (scripts/gen_model_fixtures.py --bench: GPT-2-small-shaped, 124M, f32;
 // Qwen2.5-0.5B-shaped, hidden 896, 24 layers, 14 heads on 2 KV heads, bf16), each run in a fresh
-// process: ours (runModel on the WebAssembly kernels: load, forward, peak RSS), Debian's PyTorch
+// process: ours on each backend (runModel with ATTENTION_LENS_BACKEND=native, ONNX Runtime, and =wasm,
+// the WebAssembly kernels: load, forward, GFLOP/s, peak RSS), Debian's PyTorch
 // (import, load the same files, forward with every attention returned; in total and the forward
 // alone) and numpy in the picoGPT style on the fastest OpenBLAS kernel this CPU runs (GPT-2 only).
 // Runs take turns round by round; medians are printed. Not a test: nothing here asserts a time.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { nativeLinearBackend } from '../src/core/engine/native/linear';
+import type { LinearBackend } from '../src/core/model/backend';
+import { ChosenLinearBackend } from '../src/core/model/chosenBackend';
+import { parseModelConfig } from '../src/core/model/config';
 import { runModel } from '../src/core/model/run';
 import { WasmLinearBackend } from '../src/core/model/wasmBackend';
 import { folderFiles } from '../src/node/modelFiles';
@@ -36,6 +41,8 @@ interface Timing {
   total_ms: number;
   max_rss_mb: number;
   logit: number;
+  /** Ours: the backend that ran the products. */
+  backend?: string;
 }
 
 /** Deterministic token ids inside both vocabularies. */
@@ -44,7 +51,7 @@ const idsOf = (n: number): number[] => Array.from({ length: n }, (_, i) => 100 +
 async function child(folder: string, n: number): Promise<void> {
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
-  const backend = new WasmLinearBackend();
+  const backend = new ChosenLinearBackend();
   const run = await runModel(folderFiles(folder), { ids: idsOf(n) }, { backend });
   run.weights(0, 0); // a first head's weights, as a view would ask
   const timing: Timing = {
@@ -55,6 +62,7 @@ async function child(folder: string, n: number): Promise<void> {
     run_cpu_ms: ((used) => (used.user + used.system) / 1000)(process.cpuUsage(cpuBefore)),
     max_rss_mb: process.resourceUsage().maxRSS / 1024,
     logit: run.logitsLast?.[0] ?? NaN,
+    backend: run.backend,
   };
   process.stdout.write(`${JSON.stringify(timing)}\n`);
   backend.dispose();
@@ -94,12 +102,11 @@ function fastestKernel(): { env: NodeJS.ProcessEnv; name: string; gflops: number
 }
 
 /**
- * GFLOP/s of the WebAssembly backend on 512×768 · 768×768 (a GPT-2-small projection of 512
- * tokens): by the wall clock, and per CPU-second of the process (all its threads), which a shared
- * machine disturbs less.
+ * GFLOP/s of a LinearBackend on 512×768 · 768×768 (a GPT-2-small projection of 512 tokens): by
+ * the wall clock, and per CPU-second of the process (all its threads), which a shared machine
+ * disturbs less.
  */
-async function gemmRate(): Promise<{ wall: number; perCpuSecond: number }> {
-  const backend = new WasmLinearBackend();
+async function gemmRate(backend: LinearBackend): Promise<{ wall: number; perCpuSecond: number }> {
   const [m, k, n] = [512, 768, 768];
   const a = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i));
   const b = Float32Array.from({ length: k * n }, (_, i) => Math.cos(i));
@@ -108,7 +115,7 @@ async function gemmRate(): Promise<{ wall: number; perCpuSecond: number }> {
   for (let r = 0; r < 7; r++) {
     const t = performance.now();
     const cpu = process.cpuUsage();
-    await backend.matmul(a, b, m, k, n, true);
+    await backend.matmul(a, b, m, k, n, false);
     best = Math.min(best, performance.now() - t);
     const used = process.cpuUsage(cpu);
     bestCpu = Math.min(bestCpu, (used.user + used.system) / 1000);
@@ -118,6 +125,19 @@ async function gemmRate(): Promise<{ wall: number; perCpuSecond: number }> {
   return { wall: gflop / (best / 1000), perCpuSecond: gflop / (bestCpu / 1000) };
 }
 
+/**
+ * The FLOPs of a forward on n tokens as it runs here: every layer's products, attention's QKᵀ and
+ * AV over every key (the causal half is not skipped), and the LM head at the last position.
+ */
+function forwardFlops(folder: string, n: number): number {
+  const c = parseModelConfig(readFileSync(join(folder, 'config.json'), 'utf8'));
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const gated = c.family === 'llama' ? 3 : 2;
+  const perLayer = 2 * n * (c.hidden * (q + 2 * kv) + q * c.hidden + gated * c.hidden * c.intermediate) + 4 * n * n * q;
+  return c.layers * perLayer + 2 * c.hidden * c.vocab;
+}
+
 async function main(): Promise<void> {
   const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => `${model} ${n}`.includes(CASE_FILTER)));
   if (selected.some(({ model }) => !existsSync(join(benchFolders, 'bench', model, 'config.json')))) {
@@ -125,32 +145,43 @@ async function main(): Promise<void> {
     spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, '--bench'], { stdio: 'inherit' });
   }
   console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  const rate = await gemmRate();
-  console.log(`WebAssembly gemm (LinearBackend 'wasm'), 512×768 · 768×768: ${rate.wall.toFixed(1)} GFLOP/s (${rate.perCpuSecond.toFixed(1)} per CPU-second)`);
+  const native = nativeLinearBackend();
+  for (const backend of [new WasmLinearBackend(), ...(native ? [native] : [])]) {
+    const rate = await gemmRate(backend);
+    console.log(`gemm on ${backend.name}, 512×768 · 768×768: ${rate.wall.toFixed(1)} GFLOP/s (${rate.perCpuSecond.toFixed(1)} per CPU-second)`);
+  }
   const kernel = fastestKernel();
   console.log(`numpy's OpenBLAS kernel: ${kernel.name} (${kernel.gflops.toFixed(1)} GFLOP/s on 1024² float32)`);
   const script = join(__dirname, 'model_peers.py');
-  console.log('model           tokens | ours: load  forward  total  CPU (run)  RSS MB | torch: import  load  forward  total  CPU (run)  RSS MB | numpy: forward  total  CPU (run) | ours/best forward');
+  console.log('model           tokens | ours: backend  load  forward  GFLOP/s  total  CPU (run)  RSS MB | torch: import  load  forward  total  CPU (run)  RSS MB | numpy: forward  total  CPU (run) | ours/best forward');
   for (const { model, tokens } of selected) {
     for (const n of tokens) {
       if (!`${model} ${n}`.includes(CASE_FILTER)) continue;
       const folder = join(benchFolders, 'bench', model);
       const ids = idsOf(n).join(',');
-      const runs: Record<'ours' | 'torch' | 'numpy', Timing[]> = { ours: [], torch: [], numpy: [] };
+      const runs: Record<'native' | 'wasm' | 'torch' | 'numpy', Timing[]> = { native: [], wasm: [], torch: [], numpy: [] };
+      const ours = (backend: 'native' | 'wasm') =>
+        spawnJson(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', __filename, '--child', folder, String(n)], { ...process.env, ATTENTION_LENS_BACKEND: backend });
       for (let round = 0; round < ROUNDS; round++) {
-        runs.ours.push(spawnJson(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', __filename, '--child', folder, String(n)]));
+        runs.native.push(ours('native'));
+        runs.wasm.push(ours('wasm'));
         runs.torch.push(spawnJson('/usr/bin/python3', [script, 'torch', folder, ids], kernel.env));
         if (model.startsWith('gpt2')) runs.numpy.push(spawnJson('/usr/bin/python3', [script, 'numpy', folder, ids], kernel.env));
       }
-      const m = (list: Timing[], key: keyof Timing) => (list.length ? median(list.map((t) => t[key] ?? NaN)) : NaN);
+      const m = (list: Timing[], key: keyof Timing) => (list.length ? median(list.map((t) => Number(t[key] ?? NaN))) : NaN);
       const f = (v: number) => (Number.isNaN(v) ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
       const best = Math.min(m(runs.torch, 'forward_ms'), runs.numpy.length ? m(runs.numpy, 'forward_ms') : Infinity);
-      console.log(
-        `${model.padEnd(15)} ${String(n).padStart(6)} | ${f(m(runs.ours, 'load_ms'))} ${f(m(runs.ours, 'forward_ms'))} ${f(m(runs.ours, 'total_ms'))} ${f(m(runs.ours, 'cpu_ms'))} (${f(m(runs.ours, 'run_cpu_ms'))}) ${f(m(runs.ours, 'max_rss_mb'))}` +
-          ` | ${f(m(runs.torch, 'import_ms'))} ${f(m(runs.torch, 'load_ms'))} ${f(m(runs.torch, 'forward_ms'))} ${f(m(runs.torch, 'total_ms'))} ${f(m(runs.torch, 'cpu_ms'))} (${f(m(runs.torch, 'run_cpu_ms'))}) ${f(m(runs.torch, 'max_rss_mb'))}` +
-          ` | ${f(m(runs.numpy, 'forward_ms'))} ${f(m(runs.numpy, 'total_ms'))} ${f(m(runs.numpy, 'cpu_ms'))} (${f(m(runs.numpy, 'run_cpu_ms'))}) | ${(m(runs.ours, 'forward_ms') / best).toFixed(2)}×` +
-          `  (logit[0]: ours ${runs.ours[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
-      );
+      const gflop = forwardFlops(folder, n) / 1e9;
+      const peers =
+        ` | ${f(m(runs.torch, 'import_ms'))} ${f(m(runs.torch, 'load_ms'))} ${f(m(runs.torch, 'forward_ms'))} ${f(m(runs.torch, 'total_ms'))} ${f(m(runs.torch, 'cpu_ms'))} (${f(m(runs.torch, 'run_cpu_ms'))}) ${f(m(runs.torch, 'max_rss_mb'))}` +
+        ` | ${f(m(runs.numpy, 'forward_ms'))} ${f(m(runs.numpy, 'total_ms'))} ${f(m(runs.numpy, 'cpu_ms'))} (${f(m(runs.numpy, 'run_cpu_ms'))})`;
+      for (const backend of ['native', 'wasm'] as const) {
+        const list = runs[backend];
+        console.log(
+          `${model.padEnd(15)} ${String(n).padStart(6)} | ${(list[0].backend ?? '?').padEnd(11)} ${f(m(list, 'load_ms'))} ${f(m(list, 'forward_ms'))} ${f(gflop / (m(list, 'forward_ms') / 1000))} ${f(m(list, 'total_ms'))} ${f(m(list, 'cpu_ms'))} (${f(m(list, 'run_cpu_ms'))}) ${f(m(list, 'max_rss_mb'))}` +
+            `${peers} | ${(m(list, 'forward_ms') / best).toFixed(2)}×  (logit[0]: ours ${list[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
+        );
+      }
     }
   }
 }

@@ -20,10 +20,10 @@ export function folderFiles(folder: string): ModelFiles {
         return undefined;
       }
     },
-    async read(name, offset, length) {
+    async read(name, offset, length, into) {
       const file = await open(join(folder, name), 'r');
       try {
-        const bytes = new Uint8Array(length);
+        const bytes = into ? into.subarray(0, length) : new Uint8Array(length);
         const { bytesRead } = await file.read(bytes, 0, length, offset);
         if (bytesRead !== length) throw new ModelFileError(`${name} is truncated: it ends before byte ${offset + length}`);
         return bytes;

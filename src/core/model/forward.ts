@@ -1,19 +1,20 @@
 // The whole-model forward pass, one walk over a ModelLayout for every architecture: embeddings,
 // then per layer norm → Q/K/V (LinearBackend) → per-head q/k norm → RoPE (the engine's rotate)
-// → attention (the engine: the fast path's online softmax, or the reference for softcap and
-// windows) → output projection → residual → MLP. A layer's weights are read when it runs and
-// dropped after. Each layer keeps its normed input and its Q and K as scored, so any head's
-// weights can be recomputed on demand and any head opened step by step.
+// → attention (the engine: ONNX Runtime's graph or the fast path's online softmax, or the
+// reference for softcap and windows) → output projection → residual → MLP. A layer's weights are
+// read when it runs and dropped after. Each layer keeps its normed input and its Q and K as
+// scored, so any head's weights can be recomputed on demand and any head opened step by step.
 import { columns, addColumns, zeros } from '../engine/kernels';
 import { forwardOutput, headWeights, checkCancelled } from '../engine/attention';
-import { attentionOutputFast, referenceOnly } from '../engine/fast/index';
+import { referenceOnly } from '../engine/fast/index';
+import { attentionOutputOnBackend } from '../engine/native/select';
 import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend } from './backend';
 import type { LayerAttention, ModelConfig } from './config';
 import type { LayerLayout, LinearLayout, ModelLayout, NormLayout } from './layout';
 import { activate, addInPlace, gated, gatherRows, norm } from './ops';
-import type { Weights } from './weights';
+import { ReadBuffer, type Weights } from './weights';
 
 export interface ForwardControl {
   isCancelled?: () => boolean;
@@ -37,6 +38,9 @@ export interface ForwardResult {
 }
 
 export class ModelForward {
+  /** Where the products' weights are read, each consumed before the next is read. */
+  private readonly readBuffer = new ReadBuffer();
+
   constructor(
     readonly config: ModelConfig,
     readonly layout: ModelLayout,
@@ -126,9 +130,9 @@ export class ModelForward {
       V: matrix(n, c.kvHeads * c.headDim, V),
       options: this.attentionOptions(index, c.heads, c.kvHeads),
     };
-    // Plain attention goes to the fast path's online softmax (no n×n kept); softcap and windows
-    // are the reference engine's modifiers.
-    if (referenceOnly(spec) === undefined) return Float32Array.from((await attentionOutputFast(spec, control)).output.data);
+    // Plain attention goes to the backend that wins (ONNX Runtime's one graph, or the fast path's
+    // online softmax; no n×n kept); softcap and windows are the reference engine's modifiers.
+    if (referenceOnly(spec) === undefined) return Float32Array.from((await attentionOutputOnBackend(spec, control)).output.data);
     return forwardOutput(spec, control).data as Float32Array;
   }
 
@@ -162,12 +166,20 @@ export class ModelForward {
   }
 
   async linear(x: Float32Array, n: number, L: LinearLayout): Promise<Float32Array> {
-    const { weight, bias } = await this.linearWeights(L);
-    return this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias);
+    return this.readBuffer.exclusive(async () => {
+      const { weight, bias } = await this.linearWeights(L, this.readBuffer);
+      return this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias);
+    });
   }
 
-  async linearWeights(L: LinearLayout): Promise<{ weight: Float32Array; bias?: Float32Array }> {
-    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in]);
+  /** x [n × width] times rows [first, first + count) of a [rows × width] table, transposed (+ bias): an LM head's chunk. */
+  async timesRows(x: Float32Array, n: number, table: string, shape: [number, number], first: number, count: number, bias?: Float32Array): Promise<Float32Array> {
+    return this.readBuffer.exclusive(async () => this.backend.matmul(x, await this.weights.rows(table, shape, first, count, this.readBuffer), n, shape[1], count, true, bias));
+  }
+
+  /** A linear layer's weights: fresh arrays, or views on `buffer` (inside its `exclusive`). */
+  async linearWeights(L: LinearLayout, buffer?: ReadBuffer): Promise<{ weight: Float32Array; bias?: Float32Array }> {
+    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], buffer);
     return L.bias ? { weight, bias: await this.weights.get(`${L.name}.bias`, [L.out]) } : { weight };
   }
 

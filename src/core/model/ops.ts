@@ -6,6 +6,9 @@ import type { Activation, NormKind } from './config';
 /** Row-wise norm of x [n × width] into a fresh array: LayerNorm, RMSNorm, or Gemma's (1 + w) RMSNorm. */
 export function norm(x: Float32Array, width: number, kind: NormKind, eps: number, weight: Float32Array, bias?: Float32Array): Float32Array {
   const out = new Float32Array(x.length);
+  // The gain and shift per column, once: the row loop below stays free of branches.
+  const gain = kind === 'rms-plus-one' ? Float64Array.from(weight, (w) => 1 + w) : weight;
+  const shift = bias ?? new Float32Array(width);
   for (let row = 0; row < x.length; row += width) {
     let mean = 0;
     if (kind === 'layer') {
@@ -13,12 +16,12 @@ export function norm(x: Float32Array, width: number, kind: NormKind, eps: number
       mean /= width;
     }
     let squares = 0;
-    for (let j = 0; j < width; j++) squares += (x[row + j] - mean) ** 2;
-    const inverse = 1 / Math.sqrt(squares / width + eps);
     for (let j = 0; j < width; j++) {
-      const gain = kind === 'rms-plus-one' ? 1 + weight[j] : weight[j];
-      out[row + j] = (x[row + j] - mean) * inverse * gain + (bias ? bias[j] : 0);
+      const centred = x[row + j] - mean;
+      squares += centred * centred;
     }
+    const inverse = 1 / Math.sqrt(squares / width + eps);
+    for (let j = 0; j < width; j++) out[row + j] = (x[row + j] - mean) * inverse * gain[j] + shift[j];
   }
   return out;
 }
@@ -42,7 +45,8 @@ export function gated(gate: Float32Array, up: Float32Array, activation: Activati
 function activationOf(activation: Activation): (v: number) => number {
   switch (activation) {
     case 'gelu-tanh':
-      return (v) => 0.5 * v * (1 + Math.tanh(SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)));
+      // 0.5·v·(1 + tanh(u)) = v / (1 + e^(−2u)): one exp instead of tanh (V8's tanh is several times slower).
+      return (v) => v / (1 + Math.exp(-2 * SQRT_2_OVER_PI * (v + 0.044715 * v * v * v)));
     case 'gelu-erf':
       return (v) => 0.5 * v * (1 + erf(v / Math.SQRT2));
     case 'silu':

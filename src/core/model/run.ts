@@ -6,18 +6,18 @@ import { columns } from '../engine/kernels';
 import type { AttentionStack } from '../heads/stack';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
+import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
 import { type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { activate, softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
-import { WasmLinearBackend } from './wasmBackend';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 
 export type ModelInput = { text: string } | { ids: number[] };
 
 export interface RunModelOptions extends ForwardControl {
-  /** The products' backend; default: the WebAssembly kernels (disposed by the caller who gave it). */
+  /** The products' backend (disposed by the caller who gave it); default: ONNX Runtime where it loads, else the WebAssembly kernels. */
   backend?: LinearBackend;
   /** Refuse up front a run that would need more bytes than this (default: no limit). */
   memoryLimitBytes?: number;
@@ -76,7 +76,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   }
   const layout = layoutOf(config);
   refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes);
-  const backend = options.backend ?? new WasmLinearBackend();
+  const backend = options.backend ?? new ChosenLinearBackend();
   const forward = new ModelForward(config, layout, weights, backend);
   const loadMs = performance.now() - started;
   const result = await forward.run(ids, options);
@@ -127,7 +127,7 @@ class LanguageHead {
   /** Logits [rows × vocab] of hidden states [rows × hidden], or undefined without a head. */
   async logits(hidden: Float32Array, rows: number): Promise<Float32Array | undefined> {
     if (!this.name) return undefined;
-    const { config: c, layout, weights, backend } = this.forward;
+    const { config: c, layout, weights } = this.forward;
     let x = hidden;
     let bias: Float32Array | undefined;
     if (layout.mlmTransform) {
@@ -137,8 +137,7 @@ class LanguageHead {
     const out = new Float32Array(rows * c.vocab);
     for (let v0 = 0; v0 < c.vocab; v0 += VOCAB_CHUNK) {
       const count = Math.min(VOCAB_CHUNK, c.vocab - v0);
-      const w = await weights.rows(this.name, [c.vocab, c.hidden], v0, count);
-      const part = await backend.matmul(x, w, rows, c.hidden, count, true, bias?.subarray(v0, v0 + count));
+      const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, c.hidden], v0, count, bias?.subarray(v0, v0 + count));
       for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
     }
     return c.finalSoftcap === undefined ? out : softcapInPlace(out, c.finalSoftcap);

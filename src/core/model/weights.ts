@@ -13,7 +13,8 @@ export interface ModelFiles {
   readonly folder: string;
   /** The file's size in bytes, or undefined when the folder has no such file. */
   size(name: string): Promise<number | undefined>;
-  read(name: string, offset: number, length: number): Promise<Uint8Array>;
+  /** `length` bytes from `offset`; into `into` (at least `length` bytes) when it is given. */
+  read(name: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
 }
 
 export class ModelFileError extends Error {
@@ -84,13 +85,17 @@ export class Weights {
     return total;
   }
 
-  /** The tensor's values as float32, checked against the shape the model expects. */
-  async get(name: string, shape: readonly number[]): Promise<Float32Array> {
-    return this.rows(name, shape, 0, shape[0] ?? 1);
+  /** The tensor's values as float32, checked against the shape the model expects (read into `buffer` when given). */
+  async get(name: string, shape: readonly number[], buffer?: ReadBuffer): Promise<Float32Array> {
+    return this.rows(name, shape, 0, shape[0] ?? 1, buffer);
   }
 
-  /** Rows [first, first + count) of a tensor (its first axis), as float32; the rest is not read. */
-  async rows(name: string, shape: readonly number[], first: number, count: number): Promise<Float32Array> {
+  /**
+   * Rows [first, first + count) of a tensor (its first axis), as float32; the rest is not read.
+   * With `buffer`, the bytes go into its memory and the values may be a view on it, valid until
+   * the buffer's next read: call it inside `buffer.exclusive`.
+   */
+  async rows(name: string, shape: readonly number[], first: number, count: number, buffer?: ReadBuffer): Promise<Float32Array> {
     const entry = this.entries.get(name);
     if (!entry) throw new ModelFileError(`the checkpoint has no tensor ${name} (with or without a class prefix such as ${PREFIXES.slice(-3).map((p) => p + name).join(', ')})`);
     if (entry.shape.length !== shape.length || entry.shape.some((size, i) => size !== shape[i])) {
@@ -100,7 +105,8 @@ export class Weights {
     // pytorch_model.bin's values stay with the index: hand out a copy.
     if (entry.values) return Float32Array.from(entry.values.subarray(first * rowLength, (first + count) * rowLength));
     const size = BYTES_PER_ELEMENT[entry.dtype];
-    const bytes = await this.files.read(entry.file, entry.offset + first * rowLength * size, count * rowLength * size);
+    const length = count * rowLength * size;
+    const bytes = await this.files.read(entry.file, entry.offset + first * rowLength * size, length, buffer?.take(length));
     // float32 on a little-endian host: the bytes read are the values (no second copy).
     if (entry.dtype === 'float32' && LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, count * rowLength);
     const values = decodeElements(bytes, 0, count * rowLength, entry.dtype, true);
@@ -110,6 +116,30 @@ export class Weights {
   /** The first of `names` the checkpoint has (tied or renamed tensors), or undefined. */
   first(...names: string[]): string | undefined {
     return names.find((name) => this.entries.has(name));
+  }
+}
+
+/**
+ * One memory that weights are read into and consumed from before the next read (a forward's
+ * products, the LM head's chunks), used by one caller at a time. Fresh memory costs a page fault
+ * and a zero fill per 4 KiB: reading GPT-2-small's 500 MB into fresh arrays took 5–15× the CPU of
+ * reading it into one reused array (measured here, docs/models.md).
+ */
+export class ReadBuffer {
+  private bytes = new Uint8Array(0);
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Runs `use` after every earlier caller's `use` has ended: the memory is its own meanwhile. */
+  exclusive<T>(use: () => Promise<T>): Promise<T> {
+    const result = this.queue.then(use);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** The first `length` bytes of the memory, grown when it is shorter. */
+  take(length: number): Uint8Array {
+    if (this.bytes.length < length) this.bytes = new Uint8Array(length);
+    return this.bytes.subarray(0, length);
   }
 }
 

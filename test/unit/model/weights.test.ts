@@ -1,7 +1,9 @@
 // The lazy tensor index: names with any class prefix, rows read by byte range, the dtypes decoded.
 import { strict as assert } from 'node:assert';
 import type { ModelFiles } from '../../../src/core/model/weights';
-import { Weights } from '../../../src/core/model/weights';
+import { ReadBuffer, Weights } from '../../../src/core/model/weights';
+import { folderFiles } from '../../../src/node/modelFiles';
+import { modelFixture } from './fixtures';
 
 /** A safetensors file of float32 tensors, in memory. */
 function safetensors(tensors: Record<string, { shape: number[]; values: number[]; dtype?: 'F32' | 'BF16' }>): Uint8Array {
@@ -32,9 +34,11 @@ function memoryFiles(files: Record<string, Uint8Array>): ModelFiles & { reads: n
     folder: 'memory',
     reads,
     size: async (name) => files[name]?.length,
-    read: async (name, offset, length) => {
+    read: async (name, offset, length, into) => {
       reads.push(length);
-      return files[name].slice(offset, offset + length);
+      if (!into) return files[name].slice(offset, offset + length);
+      into.set(files[name].subarray(offset, offset + length));
+      return into.subarray(0, length);
     },
   };
 }
@@ -63,6 +67,41 @@ describe('model weights', () => {
     files.reads.length = 0;
     assert.deepEqual([...(await w.rows('wte.weight', [4, 3], 2, 1))], [1.5, 1.75, 2]);
     assert.deepEqual(files.reads, [3 * 2]);
+  });
+
+  it('reads into one reused memory when given a ReadBuffer, float32 without a copy', async () => {
+    const files = memoryFiles({
+      'model.safetensors': safetensors({ a: { shape: [2, 3], values: [1, 2, 3, 4, 5, 6] }, b: { shape: [2], values: [7, 8] }, c: { shape: [2], values: [0.5, 0.25], dtype: 'BF16' } }),
+    });
+    const w = await Weights.open(files);
+    const buffer = new ReadBuffer();
+    const a = await w.get('a', [2, 3], buffer);
+    assert.deepEqual([...a], [1, 2, 3, 4, 5, 6]);
+    assert.equal(a.buffer, buffer.take(0).buffer, 'the values are a view on the buffer');
+    const b = await w.get('b', [2], buffer);
+    assert.deepEqual([...b], [7, 8]);
+    assert.equal(b.buffer, a.buffer, 'a smaller read reuses the memory');
+    assert.deepEqual([...(await w.get('c', [2], buffer))], [0.5, 0.25]);
+  });
+
+  it('a ReadBuffer runs its callers one at a time', async () => {
+    const buffer = new ReadBuffer();
+    const events: string[] = [];
+    const section = (name: string, ms: number) =>
+      buffer.exclusive(async () => {
+        events.push(`${name} starts`);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        events.push(`${name} ends`);
+      });
+    await Promise.all([section('first', 30), section('second', 1)]);
+    assert.deepEqual(events, ['first starts', 'first ends', 'second starts', 'second ends']);
+  });
+
+  it('a folder on disk reads into a ReadBuffer the values it reads into fresh memory', async () => {
+    const w = await Weights.open(folderFiles(modelFixture('gpt2')));
+    const fresh = await w.rows('wte.weight', [50257, 16], 100, 3);
+    const buffered = await w.rows('wte.weight', [50257, 16], 100, 3, new ReadBuffer());
+    assert.deepEqual([...buffered], [...fresh]);
   });
 
   it('names a missing tensor, a wrong shape and a shard the index lists but the folder lacks', async () => {

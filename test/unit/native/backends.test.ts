@@ -11,6 +11,7 @@ import { attentionOutputOnBackend, backendFor, runAttentionOnBackend } from '../
 import type { AttentionSpec, Matrix } from '../../../src/core/types';
 import { withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
 import { resultViewOf } from '../../../src/panel/model';
+import { forced } from './choice';
 import { assertChecksAsReference, assertForwardMatches, assertMatrixClose, type Fixture, loadFixtures, specOf } from '../engine/fixtures';
 
 /** The fixtures are small: make the WebAssembly path take them (it hands small problems to the reference). */
@@ -20,19 +21,6 @@ const BACKENDS = { native: 'onnxruntime', wasm: 'wasm' } as const;
 function forwardSpecOf(fixture: Fixture): AttentionSpec {
   const spec = specOf(fixture);
   return { ...spec, options: { ...spec.options, gradients: false } };
-}
-
-/** Runs `body` with the backend forced, then restores the environment. */
-async function forced<T>(backend: 'native' | 'wasm' | undefined, body: () => Promise<T>): Promise<T> {
-  const before = process.env.ATTENTION_LENS_BACKEND;
-  if (backend) process.env.ATTENTION_LENS_BACKEND = backend;
-  else delete process.env.ATTENTION_LENS_BACKEND;
-  try {
-    return await body();
-  } finally {
-    if (before === undefined) delete process.env.ATTENTION_LENS_BACKEND;
-    else process.env.ATTENTION_LENS_BACKEND = before;
-  }
 }
 
 const seeded = (rows: number, cols: number, seed: number): Matrix => ({ rows, cols, data: Float64Array.from({ length: rows * cols }, (_, i) => Math.sin(seed * 7.1 + i * 0.37)) });

@@ -2,22 +2,8 @@
 // both layouts of B (GPT-2's [in, out], nn.Linear's [out, in]), with and without bias, sizes that
 // cut every blocking; bad sizes are a clear error.
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { nativeLinearBackend, type NativeLinearBackend } from '../../../src/core/engine/native/linear';
-
-interface LinearCase {
-  m: number;
-  k: number;
-  n: number;
-  bTransposed: boolean;
-  a: number[];
-  b: number[];
-  bias: number[] | null;
-  expected: number[];
-}
-
-const { cases } = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'native', 'linear.json'), 'utf8')) as { cases: LinearCase[] };
+import { linearCases as cases } from './choice';
 
 describe('native LinearBackend', () => {
   let backend: NativeLinearBackend;
