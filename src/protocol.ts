@@ -630,7 +630,9 @@ export type HeadsQuery =
   /** Head scores of every layer × head and the rollout (docs/analysis.md). */
   | { kind: 'scores' }
   /** Attention flow; refused (headsFailed) past its size limit. */
-  | { kind: 'flow' };
+  | { kind: 'flow' }
+  /** A model run's prediction at a token (the page's hover): the next tokens, or a [MASK]'s fillers. */
+  | { kind: 'predict'; position: number };
 
 export interface WorkerHeadsQueryRequest {
   type: 'headsQuery';
@@ -651,7 +653,9 @@ export type HeadsAnswer =
   | { kind: 'head'; layer: number; head: number; view: MatrixView }
   /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
   | { kind: 'scores'; scores: ScoreGrids; rollout: Float64Array | null }
-  | { kind: 'flow'; flow: Float64Array };
+  | { kind: 'flow'; flow: Float64Array }
+  /** null: no prediction there (no LM head, a BERT token that is not a [MASK], a stack that is not a model run). */
+  | { kind: 'predict'; position: number; prediction: Prediction | null };
 
 export type WorkerHeadsResponse =
   | { type: 'headsOpened'; id: number; stack: number; info: StackInfo }
@@ -704,6 +708,8 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     case 'scores':
     case 'flow':
       return { kind: raw.kind };
+    case 'predict':
+      return isIndex(raw.position) ? { kind: 'predict', position: raw.position } : undefined;
     default:
       return undefined;
   }

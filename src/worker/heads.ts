@@ -37,13 +37,13 @@ export function closeHeads(stack: number): void {
   stacks.delete(stack);
 }
 
-export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsResponse {
+export async function answerHeads(request: WorkerHeadsQueryRequest): Promise<WorkerHeadsResponse> {
   const stack = stacks.get(request.stack);
   if (!stack) return { type: 'headsFailed', id: request.id, error: 'This view\'s attentions were let go (the worker restarted): open them again.' };
   const failure = outOfRange(stack, request.query);
   if (failure) return { type: 'headsFailed', id: request.id, error: failure };
   try {
-    return { type: 'headsAnswer', id: request.id, answer: answerQuery(stack, request.query) };
+    return { type: 'headsAnswer', id: request.id, answer: await answerQuery(stack, request.query) };
   } catch (error) {
     // Attention flow past its size limit says so (a RangeError with the limit).
     if (error instanceof RangeError) return { type: 'headsFailed', id: request.id, error: error.message };
@@ -52,7 +52,7 @@ export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsRespon
 }
 
 /** What the page draws for `query` (exported for the browser tests, which stand in for the host). */
-export function answerQuery(stack: AttentionStack, query: HeadsQuery): HeadsAnswer {
+export async function answerQuery(stack: AttentionStack, query: HeadsQuery): Promise<HeadsAnswer> {
   switch (query.kind) {
     case 'grid':
       return { kind: 'grid', grid: poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
@@ -68,11 +68,15 @@ export function answerQuery(stack: AttentionStack, query: HeadsQuery): HeadsAnsw
       return { kind: 'scores', ...analyseStack(stack) };
     case 'flow':
       return { kind: 'flow', flow: stackFlow(stack) };
+    case 'predict':
+      // A model run's LM head row, on demand (the page's token hover); null for other stacks.
+      return { kind: 'predict', position: query.position, prediction: (await stack.predictAt?.(query.position)) ?? null };
   }
 }
 
 function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
   if (query.kind === 'scores' || query.kind === 'flow') return undefined;
+  if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
   const layers = query.kind === 'grid' ? query.layers : [query.layer];
   const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;

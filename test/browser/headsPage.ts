@@ -51,10 +51,10 @@ export async function openHeads(browser: Browser, stack: AttentionStack, viewpor
     viewport,
     beforeGoto: async (p) => {
       page = p;
-      await p.exposeFunction('toHost', (message: HeadsViewToHost) => {
+      await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {
         if (message.type === 'ready') pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), { type: 'stack', info: infoOf(stack, 'test.pt') }));
         if (message.type === 'query') {
-          const answer = portable({ type: 'answer', requestId: message.requestId, answer: answerQuery(stack, message.query) });
+          const answer = portable({ type: 'answer', requestId: message.requestId, answer: await answerQuery(stack, message.query) });
           pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), answer));
         }
       });

@@ -3,6 +3,7 @@
 // head view, head scores, rollout and comparisons are views and analyses over this shape, run in
 // the worker; the page receives only what it draws (pooled maps, top-k lines, score tables).
 // Pure data and functions: no `vscode` import.
+import type { Prediction } from '../model/run';
 
 /** Where a stack came from: tells the page what a click on a head opens. */
 export type StackSource =
@@ -30,4 +31,6 @@ export interface AttentionStack {
    * must not write into the returned array.
    */
   weights(layer: number, head: number): Float32Array | Float64Array;
+  /** A model run's prediction at a query position, computed on demand (absent unless the stack is a model run). */
+  predictAt?(position: number): Promise<Prediction | undefined>;
 }

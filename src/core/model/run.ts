@@ -45,11 +45,17 @@ export interface ModelRun extends AttentionStack {
   timings: { loadMs: number; forwardMs: number };
   /** The step-by-step problem of one head (0-based layer and head). */
   drillDownSpec(layer: number, head: number): Promise<AttentionSpec>;
-  /** The top 5 next tokens after `position` (causal LMs), computed on demand. */
+  /**
+   * What the model predicts at `position`, computed on demand (one row of the LM head, vocab ×
+   * hidden, a few recent answers kept): causal LMs the top 5 next tokens, BERT the top 5 fillers
+   * of a [MASK]. Undefined without an LM head, or at a BERT position that is not a [MASK].
+   */
   predictAt(position: number): Promise<Prediction | undefined>;
 }
 
 const TOP = 5;
+/** Positions whose predictions a run keeps: a hover going back and forth asks the same few again. */
+const KEPT_PREDICTIONS = 8;
 /** Vocabulary rows of the LM head read and multiplied at a time. */
 const VOCAB_CHUNK = 8192;
 
@@ -107,13 +113,15 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
     drillDownSpec: (layer, h) => drillDown(forward, result, layer, h, tokens),
-    predictAt: (position) => head.nextAt(result, position),
+    predictAt: (position) => head.predictAt(ids, result, position),
   };
 }
 
 /** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
 class LanguageHead {
   private readonly name: string | undefined;
+  /** Recent predictAt answers by position, oldest first. */
+  private readonly kept = new Map<number, Promise<Prediction | undefined>>();
 
   constructor(
     private readonly forward: ModelForward,
@@ -145,21 +153,38 @@ class LanguageHead {
   }
 
   async predictions(ids: readonly number[], result: ForwardResult, logitsLast: Float32Array | undefined): Promise<Prediction[]> {
-    const c = this.forward.config;
     if (!logitsLast) return [];
-    if (c.causal) return [this.top(ids.length - 1, logitsLast, 'next')];
-    const mask = this.tokenizer?.idOf('[MASK]') ?? this.tokenizer?.idOf('<mask>');
-    const positions = ids.flatMap((id, i) => (id === mask ? [i] : []));
+    if (this.forward.config.causal) return [this.top(ids.length - 1, logitsLast, 'next')];
     const out: Prediction[] = [];
-    for (const p of positions) out.push(this.top(p, await this.logitsAt(result, p), 'mask'));
+    for (const p of this.maskPositions(ids)) out.push(this.top(p, await this.logitsAt(result, p), 'mask'));
     return out;
   }
 
-  /** The top 5 next tokens after `position` (causal LMs with a head). */
-  async nextAt(result: ForwardResult, position: number): Promise<Prediction | undefined> {
-    if (!this.name || !this.forward.config.causal) return undefined;
-    if (!(Number.isInteger(position) && position >= 0 && position < result.hidden.length / this.forward.config.hidden)) throw new RangeError(`no position ${position}`);
-    return this.top(position, await this.logitsAt(result, position), 'next');
+  /** The prediction at `position` (see ModelRun.predictAt), from the kept ones when recent. */
+  predictAt(ids: readonly number[], result: ForwardResult, position: number): Promise<Prediction | undefined> {
+    if (!(Number.isInteger(position) && position >= 0 && position < ids.length)) return Promise.reject(new RangeError(`no position ${position}: the run has ${ids.length} tokens`));
+    const kept = this.kept.get(position);
+    this.kept.delete(position);
+    const answer = kept ?? this.compute(ids, result, position);
+    this.kept.set(position, answer);
+    // A failure is not kept: the next ask tries again.
+    answer.catch(() => this.kept.get(position) === answer && this.kept.delete(position));
+    for (const old of this.kept.keys()) {
+      if (this.kept.size <= KEPT_PREDICTIONS) break;
+      this.kept.delete(old);
+    }
+    return answer;
+  }
+
+  private async compute(ids: readonly number[], result: ForwardResult, position: number): Promise<Prediction | undefined> {
+    if (!this.name) return undefined;
+    if (this.forward.config.causal) return this.top(position, await this.logitsAt(result, position), 'next');
+    return this.maskPositions(ids).includes(position) ? this.top(position, await this.logitsAt(result, position), 'mask') : undefined;
+  }
+
+  private maskPositions(ids: readonly number[]): number[] {
+    const mask = this.tokenizer?.idOf('[MASK]') ?? this.tokenizer?.idOf('<mask>');
+    return mask === undefined ? [] : ids.flatMap((id, i) => (id === mask ? [i] : []));
   }
 
   private async logitsAt(result: ForwardResult, position: number): Promise<Float32Array> {
