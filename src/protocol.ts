@@ -684,6 +684,8 @@ export type HeadsViewToHost =
 export const MAX_PROBE_REPEAT = 1024;
 /** Largest thumbnail side and top-k the page may ask for. */
 export const MAX_THUMBNAIL_SIDE = 256;
+/** The model view's thumbnail side when it opens: a model run pools every head at it during its forward. */
+export const DEFAULT_THUMBNAIL_SIDE = 48;
 export const MAX_TOP_K = 64;
 const MAX_LISTED = 4096;
 

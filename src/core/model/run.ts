@@ -7,7 +7,7 @@ import type { AttentionStack } from '../heads/stack';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { type ModelConfig, parseModelConfig } from './config';
-import { type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
+import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { activate, softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -112,6 +112,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     backend: backend.name,
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
+    pooled: (layer, h, mode, rowBlock, colBlock) => result.layers[layer].pools.get(h, mode, rowBlock, colBlock),
     drillDownSpec: (layer, h) => drillDown(forward, result, layer, h, tokens),
     predictAt: (position) => head.predictAt(ids, result, position),
   };
@@ -279,7 +280,8 @@ function withOnes(x: Float32Array, n: number, width: number): Float32Array {
 /**
  * Refuses a run whose memory would pass `limit`, before anything large is read: the kept per-layer
  * inputs, Q and K, one layer's weights three times (decoded, copied to the kernels, packed), the
- * MLP's activations, a chunk of the LM head, and pytorch_model.bin's tensors (read whole).
+ * MLP's activations, a head group's n×n attention steps, a chunk of the LM head, and
+ * pytorch_model.bin's tensors (read whole).
  */
 function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined): void {
   if (limit === undefined) return;
@@ -291,7 +293,7 @@ function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights,
   const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
   const head = VOCAB_CHUNK * c.hidden * 4 * 3 + n * VOCAB_CHUNK * 4;
   const resident = weights.residentBytes;
-  const needed = kept + layerBytes * 3 + working + head + resident;
+  const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident;
   if (needed > limit) {
     const gb = (bytes: number) => (bytes / 1e9).toFixed(2);
     throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);
