@@ -4,6 +4,7 @@
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR            # the fixture set (a few seconds)
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --check    # also checks the references (below)
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes in OUTDIR/bench
+    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --long     # GPT-2-small shape with 2048 positions in OUTDIR/bench
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --examples # npm start's small GPT-2 and Llama (scripts/start.mjs)
 
 Each folder holds the files a Hub checkpoint holds (config.json, weights under the published tensor
@@ -281,7 +282,7 @@ def gpt2_forward(config, w, ids):
         h = layer_norm(x, (w[f'{p}.ln_2.weight'], w[f'{p}.ln_2.bias']), eps)
         x = x + conv1d(gelu_tanh(conv1d(h, f'{p}.mlp.c_fc')), f'{p}.mlp.c_proj')
     hidden = layer_norm(x, (w['ln_f.weight'], w['ln_f.bias']), eps)
-    return attentions, hidden[-1], hidden[-1] @ w['wte.weight'].T
+    return attentions, hidden, hidden @ w['wte.weight'].T
 
 
 def bert_forward(config, w, ids):
@@ -304,8 +305,8 @@ def bert_forward(config, w, ids):
         attentions.append(weights)
         x = ln(x + lin(out, f'{p}.attention.output.dense'), f'{p}.attention.output.LayerNorm')
         x = ln(x + lin(gelu_erf(lin(x, f'{p}.intermediate.dense')), f'{p}.output.dense'), f'{p}.output.LayerNorm')
-    h = ln(gelu_erf(lin(x[-1], 'cls.predictions.transform.dense')), 'cls.predictions.transform.LayerNorm')
-    return attentions, x[-1], h @ w[f'{e}.word_embeddings.weight'].T + w['cls.predictions.bias']
+    h = ln(gelu_erf(lin(x, 'cls.predictions.transform.dense')), 'cls.predictions.transform.LayerNorm')
+    return attentions, x, h @ w[f'{e}.word_embeddings.weight'].T + w['cls.predictions.bias']
 
 
 def decoder_forward(config, w, ids):
@@ -349,7 +350,7 @@ def decoder_forward(config, w, ids):
         act = gelu_tanh if gemma else silu
         mlp = lin(act(lin(h, f'{p}.mlp.gate_proj')) * lin(h, f'{p}.mlp.up_proj'), f'{p}.mlp.down_proj')
         x = x + (norm(mlp, f'{p}.post_feedforward_layernorm') if gemma else mlp)
-    hidden = norm(x, 'model.norm')[-1]
+    hidden = norm(x, 'model.norm')
     head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
     return attentions, hidden, softcap(hidden @ head.T, config.get('final_logit_softcapping'))
 
@@ -519,9 +520,14 @@ def decoder_folders(out):
 
 
 def run_reference(forward, config, tensors, ids, text):
+    """The forward's attentions, its last hidden state and logits, and at every position the 5 most probable tokens
+    (softmax over the whole vocabulary): the per-position predictions, without writing vocab × n logits."""
     attentions, hidden, logits = forward(config, {k: v.to(torch.float64) for k, v in tensors.items()}, ids)
-    return {'token_ids': ids, 'attentions': [a.tolist() for a in attentions], 'hidden_last': hidden.tolist(),
-            'logits_last': None if logits is None else logits.tolist(), 'text': text}
+    top = None if logits is None else torch.softmax(logits, -1).topk(5, -1)
+    return {'token_ids': ids, 'attentions': [a.tolist() for a in attentions], 'hidden_last': hidden[-1].tolist(),
+            'logits_last': None if logits is None else logits[-1].tolist(),
+            'top5': None if top is None else [{'ids': i, 'probabilities': p} for i, p in zip(top.indices.tolist(), top.values.tolist())],
+            'text': text}
 
 
 def write_folder(out, name, config, tensors, layout, reference, tokenizer, tokenizer_config):
@@ -683,6 +689,15 @@ def bench_folders(out, tokenizer):
             use_sliding_window=False, bos_token_id=50256, eos_token_id=50256), torch.bfloat16))
 
 
+def long_folder(out, tokenizer):
+    """GPT-2-small's shape with 2048 positions (GPT-2's own stop at 1024): the 2048-token bench line. Written alone,
+    without the Llama-family model shaped_folders pairs it with."""
+    tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'add_prefix_space': False, 'bos_token': '<|endoftext|>',
+                        'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
+    config, tensors = gpt2_model(n_embd=768, n_layer=12, n_head=12, n_positions=2048)
+    write_folder(os.path.join(out, 'bench'), 'gpt2-small-2048', config, tensors, 'safetensors', None, tokenizer, tokenizer_config)
+
+
 def example_folders(out, tokenizer):
     shaped_folders(
         out, tokenizer,
@@ -699,6 +714,7 @@ def main():
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument('--check', action='store_true', help='also check the references against torch modules')
     mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
+    mode.add_argument('--long', action='store_true', help='write a GPT-2-small shape with 2048 positions into OUT/bench instead')
     mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
     if not os.path.isdir(GPT2_FILES):
@@ -707,6 +723,9 @@ def main():
     tokenizer = gpt2_tokenizer()
     if args.bench:
         bench_folders(args.out, tokenizer)
+        return
+    if args.long:
+        long_folder(args.out, tokenizer)
         return
     if args.examples:
         example_folders(args.out, tokenizer)

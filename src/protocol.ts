@@ -634,7 +634,9 @@ export type HeadsQuery =
   /** Against the run the page compares with (the host names it: WorkerHeadsQueryRequest.other):
    * the Jensen–Shannon divergence of every layer × head, and one head's B − A. */
   | { kind: 'divergence' }
-  | { kind: 'difference'; layer: number; head: number };
+  | { kind: 'difference'; layer: number; head: number }
+  /** A model run's prediction at a token (the page's hover): the next tokens, or a [MASK]'s fillers. */
+  | { kind: 'predict'; position: number };
 
 export interface WorkerHeadsQueryRequest {
   type: 'headsQuery';
@@ -660,7 +662,9 @@ export type HeadsAnswer =
   | { kind: 'flow'; flow: Float64Array }
   /** [layer][head], nats (src/core/heads/compare.ts). */
   | { kind: 'divergence'; divergence: number[][] }
-  | { kind: 'difference'; difference: DifferenceMap };
+  | { kind: 'difference'; difference: DifferenceMap }
+  /** null: no prediction there (no LM head, a BERT token that is not a [MASK], a stack that is not a model run). */
+  | { kind: 'predict'; position: number; prediction: Prediction | null };
 
 /** B − A of one head, pooled to rows × cols cells of rowBlock × colBlock entries (the last ones
  * partial). Each cell holds its block's entry of largest |B − A| (the first in row-major order on
@@ -720,6 +724,8 @@ export type HeadsViewToHost =
 export const MAX_PROBE_REPEAT = 1024;
 /** Largest thumbnail side and top-k the page may ask for. */
 export const MAX_THUMBNAIL_SIDE = 256;
+/** The model view's thumbnail side when it opens: a model run pools every head at it during its forward. */
+export const DEFAULT_THUMBNAIL_SIDE = 48;
 export const MAX_TOP_K = 64;
 const MAX_LISTED = 4096;
 
@@ -747,6 +753,8 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     case 'flow':
     case 'divergence':
       return { kind: raw.kind };
+    case 'predict':
+      return isIndex(raw.position) ? { kind: 'predict', position: raw.position } : undefined;
     default:
       return undefined;
   }

@@ -38,7 +38,7 @@ export function closeHeads(stack: number): void {
   stacks.delete(stack);
 }
 
-export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsResponse {
+export async function answerHeads(request: WorkerHeadsQueryRequest): Promise<WorkerHeadsResponse> {
   const stack = stacks.get(request.stack);
   if (!stack) return { type: 'headsFailed', id: request.id, error: 'This view\'s attentions were let go (the worker restarted): open them again.' };
   const other = request.other === undefined ? undefined : stacks.get(request.other);
@@ -46,7 +46,7 @@ export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsRespon
   const failure = outOfRange(stack, request.query);
   if (failure) return { type: 'headsFailed', id: request.id, error: failure };
   try {
-    return { type: 'headsAnswer', id: request.id, answer: answerQuery(stack, request.query, other) };
+    return { type: 'headsAnswer', id: request.id, answer: await answerQuery(stack, request.query, other) };
   } catch (error) {
     // Attention flow past its size limit, and runs of different shapes, say so (a RangeError).
     if (error instanceof RangeError) return { type: 'headsFailed', id: request.id, error: error.message };
@@ -56,7 +56,7 @@ export function answerHeads(request: WorkerHeadsQueryRequest): WorkerHeadsRespon
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
  * Exported for the browser tests, which stand in for the host. */
-export function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: AttentionStack): HeadsAnswer {
+export async function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: AttentionStack): Promise<HeadsAnswer> {
   switch (query.kind) {
     case 'grid':
       return { kind: 'grid', grid: poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
@@ -76,6 +76,9 @@ export function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: At
       return { kind: 'divergence', divergence: divergences(stack, compared(other)) };
     case 'difference':
       return { kind: 'difference', difference: pooledDifference(stack, compared(other), query.layer, query.head, MAX_CELLS_PER_SIDE) };
+    case 'predict':
+      // A model run's LM head row, on demand (the page's token hover); null for other stacks.
+      return { kind: 'predict', position: query.position, prediction: (await stack.predictAt?.(query.position)) ?? null };
   }
 }
 
@@ -86,6 +89,7 @@ function compared(other: AttentionStack | undefined): AttentionStack {
 
 function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
   if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
+  if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
   const layers = query.kind === 'grid' ? query.layers : [query.layer];
   const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;

@@ -96,8 +96,15 @@ port.on('message', (request: WorkerRequest) => {
       return;
     }
     case 'headsQuery': {
-      const response = answerHeads(request);
-      return port.postMessage(response, transferablesOf(response));
+      const answer = async () => {
+        const response = await answerHeads(request);
+        port.postMessage(response, transferablesOf(response));
+      };
+      // A prediction waits for the runs queued before it (the LM head's product computes on the
+      // fast path's threads); the other queries are answered at once.
+      if (request.query.kind === 'predict') queue = queue.then(answer);
+      else void answer();
+      return;
     }
     case 'headsClose':
       return closeHeads(request.stack);

@@ -60,12 +60,12 @@ export async function openHeads(browser: Browser, stack: AttentionStack, { viewp
     viewport,
     beforeGoto: async (p) => {
       page = p;
-      await p.exposeFunction('toHost', (message: HeadsViewToHost) => {
+      await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {
         const reply = (m: unknown) => pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), m));
         if (message.type === 'ready') reply({ type: 'stack', info: infoOf(stack, 'test.pt') });
         if (message.type === 'query') {
           try {
-            reply(portable({ type: 'answer', requestId: message.requestId, answer: answerQuery(stack, message.query, paired) }));
+            reply(portable({ type: 'answer', requestId: message.requestId, answer: await answerQuery(stack, message.query, paired) }));
           } catch (error) {
             reply({ type: 'error', requestId: message.requestId, message: (error as Error).message });
           }

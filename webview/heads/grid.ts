@@ -2,7 +2,7 @@
 // canvas. The worker pools each map to the thumbnail's cells (max or mean, the user's choice, said
 // above the grid); the page paints cells to pixels, answers hovers from the pooled numbers it
 // holds, and moves a keyboard focus over the heads (arrows; Enter opens).
-import type { PooledGrid, PoolMode } from '../../src/protocol';
+import { DEFAULT_THUMBNAIL_SIDE, type PooledGrid, type PoolMode } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
 import { element, type HeadsPage, labelled, parseSelection, spanLabel, weightText } from './page';
 
@@ -28,7 +28,7 @@ export function gridView(page: HeadsPage): GridView {
   for (const option of ['max', 'mean']) mode.append(element('option', option, { value: option }));
   const size = element('select', undefined, { id: 'grid-size', 'aria-label': 'Thumbnail size' });
   for (const side of SIZES) size.append(element('option', `${side} px`, { value: String(side) }));
-  size.value = '48';
+  size.value = String(DEFAULT_THUMBNAIL_SIDE);
   const layers = element('input', undefined, { id: 'grid-layers', placeholder: `all (0–${info.layerCount - 1})`, 'aria-label': 'Layers' });
   const heads = element('input', undefined, { id: 'grid-heads', placeholder: `all (0–${info.headCount - 1})`, 'aria-label': 'Heads' });
   const legend = element('p', '', { id: 'grid-legend', class: 'meta' });
@@ -42,7 +42,7 @@ export function gridView(page: HeadsPage): GridView {
 
   let shown: PooledGrid | undefined;
   let tops = new Float32Array(0);
-  let side = 48;
+  let side = DEFAULT_THUMBNAIL_SIDE;
   let focus = { layer: 0, head: 0 };
 
   const origin = (l: number, h: number) => ({ x: LABEL + h * (side + GAP), y: LABEL + l * (side + GAP) });

@@ -6,6 +6,7 @@
 import type { HeadLines } from '../../src/protocol';
 import { headColor } from './colors';
 import { element, type HeadsPage, labelled, quoted, weightText } from './page';
+import { predictionTip } from './predictionTip';
 
 const ROW = 16;
 const COLUMN = 150;
@@ -46,6 +47,9 @@ export function headView(page: HeadsPage): HeadViewPart {
   const spacer = element('div', undefined, { class: 'lines-spacer' });
   const canvas = element('canvas', undefined, { id: 'lines-canvas', 'aria-label': 'Lines from each query to the keys it attends to' });
   scroller.append(canvas, spacer);
+  // A model run's tokens also tell what the model predicts there, on hover.
+  const tip = predictionTip(page);
+  if (tip) scroller.append(tip.element);
   const controls = element('div', undefined, { class: 'controls' });
   controls.append(labelled('Layer ', layer), labelled('Heads ', headBoxes), labelled('Top-k ', topK), labelled('Threshold ', threshold), thresholdText);
   section.append(controls, reading, scroller);
@@ -170,8 +174,12 @@ export function headView(page: HeadsPage): HeadViewPart {
     const count = side === 'query' ? info.queryCount : info.keyCount;
     const next = side && index < count ? { side, index } : undefined;
     if (next?.side !== hovered?.side || next?.index !== hovered?.index) hover(next?.side ?? 'query', next?.index);
+    tip?.hover(next?.index, event.offsetX, event.offsetY + scroller.scrollTop);
   });
-  canvas.addEventListener('mouseleave', () => hover('query', undefined));
+  canvas.addEventListener('mouseleave', () => {
+    hover('query', undefined);
+    tip?.hover(undefined, 0, 0);
+  });
   scroller.addEventListener('scroll', () => requestAnimationFrame(paint));
   threshold.addEventListener('input', () => {
     thresholdText.textContent = Number(threshold.value).toFixed(2);

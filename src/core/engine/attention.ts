@@ -217,10 +217,11 @@ export function forward(spec: AttentionSpec, control: RunControl): ForwardPass {
 }
 
 /**
- * The final output alone (for checks that rerun a problem): every head's steps run in place in
- * one Lq×Lk scratch matrix, so it keeps one n×n matrix instead of four per head.
+ * The final output alone (for checks that rerun a problem, a model's layers): every head's steps
+ * run in place in one Lq×Lk scratch matrix, so it keeps one n×n matrix instead of four per head.
+ * `eachHead` sees each head's weights in that scratch before the next head overwrites them.
  */
-export function forwardOutput(spec: AttentionSpec, control: RunControl): Matrix {
+export function forwardOutput(spec: AttentionSpec, control: RunControl, eachHead?: (head: number, weights: Matrix) => void): Matrix {
   const setup = setUp(spec);
   const { dtype, projections, queries, keys, groupSize } = setup;
   const scratch = zeros(queries, keys, dtype);
@@ -230,6 +231,8 @@ export function forwardOutput(spec: AttentionSpec, control: RunControl): Matrix 
     const steps = { scores: scratch, scaled: scratch, masked: scratch, weights: scratch, output: zeros(queries, V.cols, dtype) };
     const { scores, modifier } = headScoring(spec, setup, i);
     attend(steps, scores, modifier, V, control);
+    // The scratch holds the head's weights until the next head overwrites it.
+    eachHead?.(i, scratch);
     return steps.output;
   });
   return combineHeads(outputs, spec.WO && inDtype(spec.WO, dtype), dtype).output;

@@ -2,7 +2,7 @@
 // thumbnail (max or mean over blocks of weights), and the k strongest keys of each query for the
 // head view's lines. Blocks are ceil(q / rows) × ceil(k / cols) weights from the top-left; the
 // last row and column of blocks may be partial, and a mean is over the weights a block holds.
-import type { HeadLines, PooledGrid, PoolMode } from '../../protocol';
+import { DEFAULT_THUMBNAIL_SIDE, type HeadLines, type PooledGrid, type PoolMode } from '../../protocol';
 import type { AttentionStack } from './stack';
 
 type Weights = ArrayLike<number>;
@@ -39,7 +39,49 @@ export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: 
   }
 }
 
-/** The listed layers × heads of a stack, each pooled to at most `size` × `size` cells. */
+/**
+ * Max and mean thumbnails of a layer's heads (each [queries × keys]) at the model view's opening
+ * size, pooled as each head's weights are computed and kept in place of the weights: a few kB per
+ * head where the weights are n² floats.
+ */
+export class LayerPools {
+  readonly rowBlock: number;
+  readonly colBlock: number;
+  private readonly cells: number;
+  private readonly max: Float32Array;
+  private readonly mean: Float32Array;
+
+  constructor(
+    heads: number,
+    private readonly queryCount: number,
+    private readonly keyCount: number,
+    side = DEFAULT_THUMBNAIL_SIDE,
+  ) {
+    const rows = blocking(queryCount, side);
+    const cols = blocking(keyCount, side);
+    this.rowBlock = rows.block;
+    this.colBlock = cols.block;
+    this.cells = rows.cells * cols.cells;
+    this.max = new Float32Array(heads * this.cells);
+    this.mean = new Float32Array(heads * this.cells);
+  }
+
+  add(head: number, weights: Weights): void {
+    for (const mode of ['max', 'mean'] as const) poolMap(weights, this.queryCount, this.keyCount, this.rowBlock, this.colBlock, mode, this.thumbnail(head, mode));
+  }
+
+  /** Head `head` pooled by `mode`, when these are the blocks asked for. */
+  get(head: number, mode: PoolMode, rowBlock: number, colBlock: number): Float32Array | undefined {
+    return rowBlock === this.rowBlock && colBlock === this.colBlock ? this.thumbnail(head, mode) : undefined;
+  }
+
+  private thumbnail(head: number, mode: PoolMode): Float32Array {
+    return (mode === 'max' ? this.max : this.mean).subarray(head * this.cells, (head + 1) * this.cells);
+  }
+}
+
+/** The listed layers × heads of a stack, each pooled to at most `size` × `size` cells (from the
+ * stack's kept thumbnails where it has them at this size, else from each head's weights). */
 export function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, layers: number[], heads: number[]): PooledGrid {
   const { block: rowBlock, cells: rows } = blocking(stack.queryCount, size);
   const { block: colBlock, cells: cols } = blocking(stack.keyCount, size);
@@ -47,7 +89,9 @@ export function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, la
   layers.forEach((layer, l) =>
     heads.forEach((head, h) => {
       const out = data.subarray((l * heads.length + h) * rows * cols, (l * heads.length + h + 1) * rows * cols);
-      poolMap(stack.weights(layer, head), stack.queryCount, stack.keyCount, rowBlock, colBlock, mode, out);
+      const kept = stack.pooled?.(layer, head, mode, rowBlock, colBlock);
+      if (kept) out.set(kept);
+      else poolMap(stack.weights(layer, head), stack.queryCount, stack.keyCount, rowBlock, colBlock, mode, out);
     }),
   );
   return { mode, layers, heads, rows, cols, rowBlock, colBlock, data };

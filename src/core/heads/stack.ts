@@ -3,6 +3,8 @@
 // head view, head scores, rollout and comparisons are views and analyses over this shape, run in
 // the worker; the page receives only what it draws (pooled maps, top-k lines, score tables).
 // Pure data and functions: no `vscode` import.
+import type { PoolMode } from '../../protocol';
+import type { Prediction } from '../model/run';
 
 /** Where a stack came from: tells the page what a click on a head opens. */
 export type StackSource =
@@ -30,4 +32,12 @@ export interface AttentionStack {
    * must not write into the returned array.
    */
   weights(layer: number, head: number): Float32Array | Float64Array;
+  /**
+   * Head `head` of `layer` already pooled by `mode` in blocks of rowBlock × colBlock (as poolMap
+   * lays it out), when the computation that made the stack kept it (a model run pools every head
+   * at the model view's opening size during its forward); undefined otherwise.
+   */
+  pooled?(layer: number, head: number, mode: PoolMode, rowBlock: number, colBlock: number): Float32Array | undefined;
+  /** A model run's prediction at a query position, computed on demand (absent unless the stack is a model run). */
+  predictAt?(position: number): Promise<Prediction | undefined>;
 }

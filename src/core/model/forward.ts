@@ -1,13 +1,15 @@
 // The whole-model forward pass, one walk over a ModelLayout for every architecture: embeddings,
 // then per layer norm → Q/K/V (LinearBackend) → per-head q/k norm → RoPE (the engine's rotate)
-// → attention (the engine: ONNX Runtime's graph or the fast path's online softmax, or the
-// reference for softcap and windows) → output projection → residual → MLP. A layer's weights are
-// read when it runs and dropped after. Each layer keeps its normed input and its Q and K as
-// scored, so any head's weights can be recomputed on demand and any head opened step by step.
+// → attention (the engine: the fast path's online softmax, or the reference for softcap and
+// windows) → output projection → residual → MLP; the products go to the LinearBackend (ONNX
+// Runtime where it loads). A layer's weights are read when it runs and dropped after. Each layer keeps its normed input and its Q and K as scored, so any head's
+// weights can be recomputed on demand and any head opened step by step, and every head's weights
+// pooled to the model view's opening thumbnails as the attention computes them (the weights
+// themselves are not kept: layers × heads × n² floats).
 import { columns, addColumns, zeros } from '../engine/kernels';
 import { forwardOutput, headWeights, checkCancelled } from '../engine/attention';
-import { referenceOnly } from '../engine/fast/index';
-import { attentionOutputOnBackend } from '../engine/native/select';
+import { forwardFast, referenceOnly } from '../engine/fast/index';
+import { LayerPools } from '../heads/pool';
 import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend } from './backend';
@@ -29,6 +31,20 @@ export interface LayerRecord {
   /** Q [n × heads·head_dim] and K [n × kv_heads·head_dim] as scored: after q/k norm and RoPE. */
   Q: Float32Array;
   K: Float32Array;
+  /** Every head's weights pooled (max and mean) as the model view first asks for them. */
+  pools: LayerPools;
+}
+
+/** Bytes of the fast path's materialised n×n steps (scores, scaled, masked, weights in float32) per weight of one head. */
+const MATERIALIZED_BYTES_PER_WEIGHT = 16;
+/** At most this many bytes of materialised steps at once (but one KV head's group always): heads are attended in groups under it. */
+const MATERIALIZED_BYTES = 256 * 2 ** 20;
+
+/** KV heads attended at once on n tokens, and the bytes of their materialised steps. */
+export function attentionGroup(c: ModelConfig, n: number): { kvHeads: number; bytes: number } {
+  const perKvHead = n * n * MATERIALIZED_BYTES_PER_WEIGHT * (c.heads / c.kvHeads);
+  const kvHeads = Math.min(c.kvHeads, Math.max(1, Math.floor(MATERIALIZED_BYTES / perKvHead)));
+  return { kvHeads, bytes: kvHeads * perKvHead };
 }
 
 export interface ForwardResult {
@@ -40,6 +56,8 @@ export interface ForwardResult {
 export class ModelForward {
   /** Where the products' weights are read, each consumed before the next is read. */
   private readonly readBuffer = new ReadBuffer();
+  /** The last head group's fast memory, which the next group reuses (fresh pages fault one by one). */
+  private recycle?: { output: Matrix };
 
   constructor(
     readonly config: ModelConfig,
@@ -57,6 +75,7 @@ export class ModelForward {
       x = output;
       layers.push(record);
     }
+    this.recycle = undefined; // the last group's n×n memory goes
     const hidden = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
     return { layers, hidden };
   }
@@ -81,14 +100,15 @@ export class ModelForward {
     const L = this.layout.layers[index];
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
     const { Q, K, V } = await this.queriesKeysValues(index, input, n);
-    const attended = await this.attend(index, Q, K, V, n, control);
+    const pools = new LayerPools(this.config.heads, n, n);
+    const attended = await this.attend(index, Q, K, V, n, pools, control);
     x = await this.residual(x, await this.linear(attended, n, L.out), L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
     const up = await this.linear(mlpInput, n, L.up);
     const hidden = L.gate ? gated(await this.linear(mlpInput, n, L.gate), up, this.config.activation) : activate(up, this.config.activation);
     x = await this.residual(x, await this.linear(hidden, n, L.down), L.postNorm, L.mlpOutputNorm);
-    return { output: x, record: { input, Q, K } };
+    return { output: x, record: { input, Q, K, pools } };
   }
 
   /** x + y, with the output norm after the sum (post-LN: BERT) or on y before it (Gemma 2/3). */
@@ -121,19 +141,41 @@ export class ModelForward {
     return { Q, K, V };
   }
 
-  /** Every head's output side by side, [n × heads·head_dim], by the engine. */
-  private async attend(index: number, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, control: ForwardControl): Promise<Float32Array> {
+  /**
+   * Every head's output side by side, [n × heads·head_dim], by the engine, each head's weights
+   * pooled into `pools` as they are computed. Plain attention runs on the fast path in groups of
+   * KV heads whose n×n steps fit MATERIALIZED_BYTES; softcap and windows are the reference
+   * engine's modifiers (one head's n×n at a time).
+   */
+  private async attend(index: number, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, pools: LayerPools, control: ForwardControl): Promise<Float32Array> {
     const c = this.config;
-    const spec: AttentionSpec = {
-      Q: matrix(n, c.heads * c.headDim, Q),
-      K: matrix(n, c.kvHeads * c.headDim, K),
-      V: matrix(n, c.kvHeads * c.headDim, V),
-      options: this.attentionOptions(index, c.heads, c.kvHeads),
-    };
-    // Plain attention goes to the backend that wins (ONNX Runtime's one graph, or the fast path's
-    // online softmax; no n×n kept); softcap and windows are the reference engine's modifiers.
-    if (referenceOnly(spec) === undefined) return Float32Array.from((await attentionOutputOnBackend(spec, control)).output.data);
-    return forwardOutput(spec, control).data as Float32Array;
+    const d = c.headDim;
+    const group = c.heads / c.kvHeads;
+    const q = matrix(n, c.heads * d, Q);
+    const k = matrix(n, c.kvHeads * d, K);
+    const v = matrix(n, c.kvHeads * d, V);
+    const whole: AttentionSpec = { Q: q, K: k, V: v, options: this.attentionOptions(index, c.heads, c.kvHeads) };
+    if (referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
+    const kvPerGroup = attentionGroup(c, n).kvHeads;
+    const output = zeros(n, c.heads * d, 'float32');
+    for (let kv0 = 0; kv0 < c.kvHeads; kv0 += kvPerGroup) {
+      const kvCount = Math.min(kvPerGroup, c.kvHeads - kv0);
+      const h0 = kv0 * group;
+      const spec: AttentionSpec = {
+        Q: columns(q, h0 * d, kvCount * group * d),
+        K: columns(k, kv0 * d, kvCount * d),
+        V: columns(v, kv0 * d, kvCount * d),
+        options: this.attentionOptions(index, kvCount * group, kvCount),
+      };
+      checkCancelled(control);
+      const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: this.recycle });
+      if (pass) {
+        pass.heads.forEach((head, i) => pools.add(h0 + i, head.weights.data));
+        addColumns(output, pass.output, h0 * d);
+        this.recycle = { output: pass.output };
+      } else addColumns(output, forwardOutput(spec, control, (head, weights) => pools.add(h0 + head, weights.data)), h0 * d);
+    }
+    return output.data as Float32Array;
   }
 
   /** The engine's options for layer `index`'s attention (RoPE is applied before, on Q and K). */

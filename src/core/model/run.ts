@@ -8,7 +8,7 @@ import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
-import { type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
+import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { activate, softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -45,11 +45,17 @@ export interface ModelRun extends AttentionStack {
   timings: { loadMs: number; forwardMs: number };
   /** The step-by-step problem of one head (0-based layer and head). */
   drillDownSpec(layer: number, head: number): Promise<AttentionSpec>;
-  /** The top 5 next tokens after `position` (causal LMs), computed on demand. */
+  /**
+   * What the model predicts at `position`, computed on demand (one row of the LM head, vocab ×
+   * hidden, a few recent answers kept): causal LMs the top 5 next tokens, BERT the top 5 fillers
+   * of a [MASK]. Undefined without an LM head, or at a BERT position that is not a [MASK].
+   */
   predictAt(position: number): Promise<Prediction | undefined>;
 }
 
 const TOP = 5;
+/** Positions whose predictions a run keeps: a hover going back and forth asks the same few again. */
+const KEPT_PREDICTIONS = 8;
 /** Vocabulary rows of the LM head read and multiplied at a time. */
 const VOCAB_CHUNK = 8192;
 
@@ -106,14 +112,17 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     backend: backend.name,
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
+    pooled: (layer, h, mode, rowBlock, colBlock) => result.layers[layer].pools.get(h, mode, rowBlock, colBlock),
     drillDownSpec: (layer, h) => drillDown(forward, result, layer, h, tokens),
-    predictAt: (position) => head.nextAt(result, position),
+    predictAt: (position) => head.predictAt(ids, result, position),
   };
 }
 
 /** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
 class LanguageHead {
   private readonly name: string | undefined;
+  /** Recent predictAt answers by position, oldest first. */
+  private readonly kept = new Map<number, Promise<Prediction | undefined>>();
 
   constructor(
     private readonly forward: ModelForward,
@@ -144,21 +153,38 @@ class LanguageHead {
   }
 
   async predictions(ids: readonly number[], result: ForwardResult, logitsLast: Float32Array | undefined): Promise<Prediction[]> {
-    const c = this.forward.config;
     if (!logitsLast) return [];
-    if (c.causal) return [this.top(ids.length - 1, logitsLast, 'next')];
-    const mask = this.tokenizer?.idOf('[MASK]') ?? this.tokenizer?.idOf('<mask>');
-    const positions = ids.flatMap((id, i) => (id === mask ? [i] : []));
+    if (this.forward.config.causal) return [this.top(ids.length - 1, logitsLast, 'next')];
     const out: Prediction[] = [];
-    for (const p of positions) out.push(this.top(p, await this.logitsAt(result, p), 'mask'));
+    for (const p of this.maskPositions(ids)) out.push(this.top(p, await this.logitsAt(result, p), 'mask'));
     return out;
   }
 
-  /** The top 5 next tokens after `position` (causal LMs with a head). */
-  async nextAt(result: ForwardResult, position: number): Promise<Prediction | undefined> {
-    if (!this.name || !this.forward.config.causal) return undefined;
-    if (!(Number.isInteger(position) && position >= 0 && position < result.hidden.length / this.forward.config.hidden)) throw new RangeError(`no position ${position}`);
-    return this.top(position, await this.logitsAt(result, position), 'next');
+  /** The prediction at `position` (see ModelRun.predictAt), from the kept ones when recent. */
+  predictAt(ids: readonly number[], result: ForwardResult, position: number): Promise<Prediction | undefined> {
+    if (!(Number.isInteger(position) && position >= 0 && position < ids.length)) return Promise.reject(new RangeError(`no position ${position}: the run has ${ids.length} tokens`));
+    const kept = this.kept.get(position);
+    this.kept.delete(position);
+    const answer = kept ?? this.compute(ids, result, position);
+    this.kept.set(position, answer);
+    // A failure is not kept: the next ask tries again.
+    answer.catch(() => this.kept.get(position) === answer && this.kept.delete(position));
+    for (const old of this.kept.keys()) {
+      if (this.kept.size <= KEPT_PREDICTIONS) break;
+      this.kept.delete(old);
+    }
+    return answer;
+  }
+
+  private async compute(ids: readonly number[], result: ForwardResult, position: number): Promise<Prediction | undefined> {
+    if (!this.name) return undefined;
+    if (this.forward.config.causal) return this.top(position, await this.logitsAt(result, position), 'next');
+    return this.maskPositions(ids).includes(position) ? this.top(position, await this.logitsAt(result, position), 'mask') : undefined;
+  }
+
+  private maskPositions(ids: readonly number[]): number[] {
+    const mask = this.tokenizer?.idOf('[MASK]') ?? this.tokenizer?.idOf('<mask>');
+    return mask === undefined ? [] : ids.flatMap((id, i) => (id === mask ? [i] : []));
   }
 
   private async logitsAt(result: ForwardResult, position: number): Promise<Float32Array> {
@@ -254,7 +280,8 @@ function withOnes(x: Float32Array, n: number, width: number): Float32Array {
 /**
  * Refuses a run whose memory would pass `limit`, before anything large is read: the kept per-layer
  * inputs, Q and K, one layer's weights three times (decoded, copied to the kernels, packed), the
- * MLP's activations, a chunk of the LM head, and pytorch_model.bin's tensors (read whole).
+ * MLP's activations, a head group's n×n attention steps, a chunk of the LM head, and
+ * pytorch_model.bin's tensors (read whole).
  */
 function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined): void {
   if (limit === undefined) return;
@@ -266,7 +293,7 @@ function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights,
   const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
   const head = VOCAB_CHUNK * c.hidden * 4 * 3 + n * VOCAB_CHUNK * 4;
   const resident = weights.residentBytes;
-  const needed = kept + layerBytes * 3 + working + head + resident;
+  const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident;
   if (needed > limit) {
     const gb = (bytes: number) => (bytes / 1e9).toFixed(2);
     throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);

@@ -41,33 +41,33 @@ describe('compare two runs: the worker side', () => {
     assertClose(map.difference, reference.expected.difference_1_0!.flat(), FLOAT32, 'B − A');
   });
 
-  it('answers divergence and difference queries for A against the paired B', () => {
+  it('answers divergence and difference queries for A against the paired B', async () => {
     const reference = referenceCase('planted');
     const a = held(stackOf(reference.weights, 'float64', reference.ids));
     const b = held(stackOf(reference.other!, 'float64', reference.ids));
     try {
-      const divergence = answerHeads({ type: 'headsQuery', id: 1, stack: a, other: b, query: { kind: 'divergence' } });
+      const divergence = await answerHeads({ type: 'headsQuery', id: 1, stack: a, other: b, query: { kind: 'divergence' } });
       assert.ok(divergence.type === 'headsAnswer' && divergence.answer.kind === 'divergence');
       assertClose(divergence.answer.divergence.flat(), reference.expected.divergence!.flat(), 1e-9, 'divergence');
-      const difference = answerHeads({ type: 'headsQuery', id: 2, stack: a, other: b, query: { kind: 'difference', layer: 1, head: 0 } });
+      const difference = await answerHeads({ type: 'headsQuery', id: 2, stack: a, other: b, query: { kind: 'difference', layer: 1, head: 0 } });
       assert.ok(difference.type === 'headsAnswer' && difference.answer.kind === 'difference');
       assertClose(difference.answer.difference.difference, reference.expected.difference_1_0!.flat(), FLOAT32, 'B − A');
       // Out of range, or with no B paired: one message each.
-      assert.deepEqual(answerHeads({ type: 'headsQuery', id: 3, stack: a, other: b, query: { kind: 'difference', layer: 2, head: 0 } }), { type: 'headsFailed', id: 3, error: 'There are 2 layers (0–1).' });
-      assert.deepEqual(answerHeads({ type: 'headsQuery', id: 4, stack: a, query: { kind: 'divergence' } }), { type: 'headsFailed', id: 4, error: 'Choose a run to compare with first (the Compare tab).' });
+      assert.deepEqual(await answerHeads({ type: 'headsQuery', id: 3, stack: a, other: b, query: { kind: 'difference', layer: 2, head: 0 } }), { type: 'headsFailed', id: 3, error: 'There are 2 layers (0–1).' });
+      assert.deepEqual(await answerHeads({ type: 'headsQuery', id: 4, stack: a, query: { kind: 'divergence' } }), { type: 'headsFailed', id: 4, error: 'Choose a run to compare with first (the Compare tab).' });
     } finally {
       closeHeads(a);
       closeHeads(b);
     }
-    assert.match(JSON.stringify(answerHeads({ type: 'headsQuery', id: 5, stack: a, other: b, query: { kind: 'divergence' } })), /headsFailed.*let go/);
+    assert.match(JSON.stringify(await answerHeads({ type: 'headsQuery', id: 5, stack: a, other: b, query: { kind: 'divergence' } })), /headsFailed.*let go/);
   });
 
-  it('runs of different shapes give one message, not an exception', () => {
+  it('runs of different shapes give one message, not an exception', async () => {
     const a = held(stackOf(referenceCase('planted').weights, 'float64', null));
     const b = held(stackOf(referenceCase('no-repeat').weights, 'float64', null));
     try {
       for (const query of [{ kind: 'divergence' }, { kind: 'difference', layer: 0, head: 0 }] as const) {
-        assert.deepEqual(answerHeads({ type: 'headsQuery', id: 6, stack: a, other: b, query }), {
+        assert.deepEqual(await answerHeads({ type: 'headsQuery', id: 6, stack: a, other: b, query }), {
           type: 'headsFailed',
           id: 6,
           error: 'cannot compare runs of different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6',

@@ -28,6 +28,8 @@ export interface ModelReference {
   hidden_last: number[];
   /** Logits at the last position; null when the checkpoint has no LM head. */
   logits_last: number[] | null;
+  /** At every position, the 5 most probable tokens of the softmax of its logits (most probable first); null without an LM head. */
+  top5: { ids: number[]; probabilities: number[] }[] | null;
   /** The text token_ids encode, for folders with a real tokenizer; null otherwise. */
   text: string | null;
 }

@@ -109,6 +109,39 @@ describe('model forward against the PyTorch references', function () {
     assert.deepEqual(bert.predictions.map((p) => [p.kind, p.position]), [['mask', mask]]);
   });
 
+  for (const name of MODEL_FIXTURES) {
+    it(`${name}: predictAt gives the reference's top 5 at every position (BERT: at its [MASK] only)`, async () => {
+      const reference = modelReference(name);
+      const run = await runFixture(name);
+      const top5 = reference.top5 ?? [];
+      assert.equal(top5.length, run.queryCount);
+      const masked = run.predictions.map((p) => p.position);
+      for (let position = 0; position < run.queryCount; position++) {
+        const prediction = await run.predictAt(position);
+        if (name === 'bert' && !masked.includes(position)) {
+          assert.equal(prediction, undefined, `position ${position} is not a [MASK]`);
+          continue;
+        }
+        assert.ok(prediction, `a prediction at ${position}`);
+        assert.equal(prediction.kind, name === 'bert' ? 'mask' : 'next');
+        assert.deepEqual(prediction.top.map((t) => t.id), top5[position].ids, `position ${position}: the top 5 ids`);
+        prediction.top.forEach((t, r) => {
+          const want = top5[position].probabilities[r];
+          assert.ok(Math.abs(t.probability - want) <= REFERENCE_TOLERANCE.logitsRelative * want, `position ${position}, rank ${r}: ${t.probability} vs ${want}`);
+        });
+      }
+      if (name === 'bert') assert.equal(masked.length, 1);
+    });
+  }
+
+  it('predictAt refuses a position outside the run, and answers again from its kept predictions', async () => {
+    const gpt2 = await runFixture('gpt2');
+    const n = gpt2.queryCount;
+    await assert.rejects(gpt2.predictAt(n), new RegExp(`no position ${n}: the run has ${n} tokens`));
+    await assert.rejects(gpt2.predictAt(-1), /no position -1/);
+    assert.equal(gpt2.predictAt(3), gpt2.predictAt(3), 'the same promise, not a second LM head product');
+  });
+
   it('a run cancelled between layers stops with CancelledError', async () => {
     let checks = 0;
     await assert.rejects(
