@@ -39,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
 
   const analyzer = registerAnalysis(context, results, worker, log);
   const runner = new Runner(analyzer, results, worker, log);
-  const panel = registerPanel(context, results, { regionOf: (matrix, region) => worker.regionOf(matrix, region), editedAt: (uri) => analyzer.editedAt(uri) }, log);
+  const panel = registerPanel(context, results, { regionOf: (matrix, region) => worker.regionOf(matrix, region), variantsOf: (spec, query, output) => worker.variantsOf(spec, query, output), editedAt: (uri) => analyzer.editedAt(uri) }, log);
   registerCodeLens(context, analyzer, results);
   registerHover(context, analyzer, results);
   registerInlineHeatmap(context, results);

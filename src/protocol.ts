@@ -115,6 +115,17 @@ export interface Region {
   colEnd: number;
 }
 
+/** One head's Variants views, or the FlashAttention walk of one query tile, of a large problem
+ * (panel/variantsOnDemand.ts): computed here from the spec when the page asks. `output`: the
+ * head's output as the run computed it, which the walk must end in. */
+export interface WorkerVariantsRequest {
+  type: 'variants';
+  id: number;
+  spec: AttentionSpec;
+  query: VariantsQuery;
+  output?: Matrix;
+}
+
 /** Read and decode a tensor file from disk, with each tensor's summary, off the host's thread. */
 export interface WorkerTensorFileRequest {
   type: 'tensorFile';
@@ -169,6 +180,7 @@ export type WorkerRequest =
   | WorkerModelHeadRequest
   | WorkerRunRequest
   | WorkerRegionRequest
+  | WorkerVariantsRequest
   | WorkerTextMessage
   | WorkerEditMessage
   | WorkerReadRequest
@@ -190,6 +202,9 @@ export type WorkerProblemOutcome =
 export type WorkerResponse =
   | { type: 'result'; id: number; outcomes: WorkerProblemOutcome[] }
   | { type: 'region'; id: number; view: MatrixView }
+  | { type: 'variants'; id: number; answer: VariantsAnswer }
+  /** A query the problem cannot answer (a head or tile it does not have), said in words. */
+  | { type: 'variantsFailed'; id: number; error: string }
   | { type: 'tensorFile'; id: number; file: TensorFile; summaries: TensorSummary[] }
   | { type: 'tensorFileFailed'; id: number; error: string }
   | { type: 'model'; id: number; summary: ModelRunSummary }
@@ -280,11 +295,14 @@ export interface ResultView {
   variants?: VariantsView;
   /** FlashAttention's online softmax walked on each head: per head, one walk per tile size offered. */
   flash?: FlashView[][];
+  /** A larger problem's Variants and FlashAttention views, asked for when the page shows them. */
+  onDemand?: OnDemandViews;
   /** Only weights were given: the heads' `weights` are those, nothing else was computed. */
   givenOnly?: boolean;
 }
 
-/** What the variants change, shown from the user's numbers (problems up to 64 tokens). */
+/** What the variants change, shown from the user's numbers: every head's at once for a small
+ * problem, one head's (`heads` holds that head alone) for a larger one (VariantsAnswer). */
 export interface VariantsView {
   /** The conventions in use, named: "RoPE base 10000, pairs (x_k, x_{k+d/2}) (rotate half)"… */
   conventions: string[];
@@ -298,8 +316,9 @@ export interface VariantsView {
     /** A decode step: this head's weights in the full run, whose last row the step's one row is. */
     decodeFull?: MatrixView;
   }[];
-  /** The mask's structure (1 = may attend) and what a kernel skipping masked entries saves. */
-  mask?: { visible: MatrixView; blockedShare: number; flopsSaved: number; flops: number; blockSize: number; skippedBlocksShare: number };
+  /** The mask's structure (1 = may attend) and what a kernel skipping masked entries saves (of
+   * the result's `checks.flops`). */
+  mask?: { visible: MatrixView; blockedShare: number; flopsSaved: number; blockSize: number; skippedBlocksShare: number };
   /** A decode step: the row it computes (each head's step is its `weights`, its full run
    * `heads[h].decodeFull`) and max |step's output − the full run's last output row|. */
   decode?: { row: number; maxDifference: number };
@@ -315,6 +334,32 @@ export interface FlashView {
   /** max |walk output − engine output| of its head. */
   maxDifference: number;
 }
+
+/** What the page of a larger problem needs to ask for its Variants and FlashAttention views. */
+export interface OnDemandViews {
+  /** The variants in use, named (none: plain attention, which has no Variants tab). */
+  conventions: string[];
+  /** Sides of the square tiles the walk offers; each walk covers one query tile. */
+  tileSides: number[];
+  queries: number;
+  keys: number;
+}
+
+/** One head's Variants views, or the walk of one query tile (numbered from 0) in tiles of tileSide². */
+export type VariantsQuery =
+  | { kind: 'variants'; head: number }
+  | { kind: 'flash'; head: number; tileSide: number; queryTile: number };
+
+export type VariantsAnswer =
+  | {
+      kind: 'variants';
+      head: number;
+      variants: VariantsView;
+      /** The head's own steps the views stand beside, pooled alike: the scores after RoPE, the
+       * scaled scores after the softcap, a decode step's weights. */
+      steps: { scores?: MatrixView; scaled?: MatrixView; weights?: MatrixView };
+    }
+  | { kind: 'flash'; head: number; tileSide: number; queryTile: number; walk: FlashView };
 
 export interface CostView {
   label: string; // e.g. "this problem", "12 layers × 12 heads, n = 512, d_model = 768"
@@ -383,7 +428,9 @@ export type HostToWebview =
   | { type: 'deferredViews'; update: number; views: { refs: ViewRef[]; view: MatrixView }[] }
   /** The result shown did not change; only whether it is out of date did (see PanelData.stale). */
   | { type: 'stale'; stale?: string }
-  | { type: 'region'; requestId: number; view: MatrixView | null };
+  | { type: 'region'; requestId: number; view: MatrixView | null }
+  /** The answer to requestVariants, or why there is none. */
+  | { type: 'variants'; requestId: number; answer?: VariantsAnswer; error?: string };
 
 export type WebviewToHost =
   | { type: 'ready' }
@@ -401,7 +448,9 @@ export type WebviewToHost =
   /** The heatmaps on screen after update `update` was drawn, or scrolled to. */
   | { type: 'onScreen'; update: number; views: ViewRef[] }
   /** The views update `update` held back, now. */
-  | { type: 'requestDeferred'; update: number };
+  | { type: 'requestDeferred'; update: number }
+  /** A larger problem's Variants views of one head, or the walk of one query tile. */
+  | { type: 'requestVariants'; requestId: number; problemIndex: number; query: VariantsQuery };
 
 const MATRIX_KEYS: readonly MatrixKey[] = [
   'Q', 'K', 'V', 'scores', 'scaled', 'mask', 'masked', 'weights', 'output',
@@ -447,6 +496,14 @@ const VIEW_KEYS: readonly MatrixKey[] = [...MATRIX_KEYS, 'givenWeights'];
 function parseViewRef(raw: unknown): ViewRef | undefined {
   if (!isRecord(raw) || !isIndex(raw.head) || !isOneOf(VIEW_KEYS, raw.key)) return undefined;
   return { head: raw.head, key: raw.key };
+}
+
+function parseVariantsQuery(raw: unknown): VariantsQuery | undefined {
+  if (!isRecord(raw) || !isIndex(raw.head)) return undefined;
+  if (raw.kind === 'variants') return { kind: 'variants', head: raw.head };
+  const { tileSide, queryTile } = raw;
+  if (raw.kind !== 'flash' || !isIndex(tileSide) || tileSide < 1 || !isIndex(queryTile)) return undefined;
+  return { kind: 'flash', head: raw.head, tileSide, queryTile };
 }
 
 /** A message from a webview, or undefined when it is malformed (the caller logs and ignores it). */
@@ -500,6 +557,10 @@ export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
     }
     case 'requestDeferred':
       return isIndex(raw.update) ? { type: 'requestDeferred', update: raw.update } : undefined;
+    case 'requestVariants': {
+      const query = parseVariantsQuery(raw.query);
+      return isIndex(raw.requestId) && isIndex(raw.problemIndex) && query ? { type: 'requestVariants', requestId: raw.requestId, problemIndex: raw.problemIndex, query } : undefined;
+    }
     default:
       return undefined;
   }

@@ -91,7 +91,7 @@ export function isPooled(view: MatrixView): boolean {
   return view.rowBlock > 1 || view.colBlock > 1;
 }
 
-function cellAt(view: MatrixView, displayRow: number, displayCol: number): Cell {
+export function cellAt(view: MatrixView, displayRow: number, displayCol: number): Cell {
   const row = view.rowStart + displayRow * view.rowBlock;
   const col = view.colStart + displayCol * view.colBlock;
   return {
@@ -117,7 +117,7 @@ export function axisLabel(axis: Axis, index: number): string {
 }
 
 /** Tick positions (display indices) and texts: every cell when few, else about ten. */
-function ticks(count: number, start: number, block: number, axis: Axis): { tickvals: number[]; ticktext: string[] } {
+export function ticks(count: number, start: number, block: number, axis: Axis): { tickvals: number[]; ticktext: string[] } {
   const step = count <= 32 ? 1 : Math.ceil(count / 10);
   const tickvals = [];
   for (let i = 0; i < count; i += step) tickvals.push(i);

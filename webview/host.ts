@@ -62,6 +62,9 @@ function standaloneHost(deliver: (message: HostToWebview) => void): Host {
         case 'requestRegion':
           // The report embeds overviews only: there is no full matrix to cut a region from.
           return queueMicrotask(() => deliver({ type: 'region', requestId: message.requestId, view: null }));
+        case 'requestVariants':
+          // Nor a run to compute a larger problem's variants and walks from.
+          return queueMicrotask(() => deliver({ type: 'variants', requestId: message.requestId, error: 'a saved report holds what came with the run; this view is computed when asked, in the panel in VS Code.' }));
         case 'export': {
           const bytes = message.base64 !== undefined ? Uint8Array.from(atob(message.base64), (c) => c.charCodeAt(0)) : message.text ?? '';
           return download(message.fileName, new Blob([bytes], { type: message.format === 'png' ? 'image/png' : 'image/svg+xml' }));

@@ -1,18 +1,18 @@
 // Entry of the panel's browser code, shared by the panel beside the editor, the compact bottom
 // view (<body data-mode="compact">) — both inline in their page (dist/panel/main.js) — and the
 // standalone HTML report (dist/webview.js, via webview/report.ts).
-import { normalizeMatrixView, normalizePanelData } from '../src/panel/codec';
+import { normalizeMatrixView, normalizePanelData, normalizeVariantsAnswer } from '../src/panel/codec';
 import { fillDeferred, withViews } from '../src/panel/deferral';
 import { withRuledNumbers } from '../src/panel/derived';
-import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ViewRef } from '../src/protocol';
+import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ResultView, type VariantsQuery, type ViewRef } from '../src/protocol';
 import { outdatedViews, type HeatmapCard, type HeatmapContext } from './heatmap';
 import { connectHost } from './host';
 import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
 import { themeColors, watchTheme } from './theme';
 import { button, checkbox, dropdown } from './toolkit';
-import { flashView } from './flashTiling';
-import { variantsView } from './variants';
-import { checksView, compactView, gradientsView, headsView, maskView, STEP_CHOICES, stepsView, type Block, type ViewContext } from './views';
+import { flashView, onDemandFlashView } from './flashTiling';
+import { onDemandVariantsView, variantsView } from './variants';
+import { checksView, compactView, gradientsView, headsView, maskView, STEP_CHOICES, stepsView, type Block, type VariantsReply, type ViewContext } from './views';
 
 const compact = document.body.dataset.mode === 'compact';
 const app = document.getElementById('app') as HTMLElement;
@@ -28,6 +28,9 @@ const DEFAULT_STATE: PanelState = {
 };
 
 const pendingRegions = new Map<number, (view: MatrixView | null) => void>();
+const pendingVariants = new Map<number, (reply: VariantsReply) => void>();
+/** A larger result's answers, per query: a render asks the host once for each. */
+const variantAnswers = new WeakMap<ResultView, Map<string, Promise<VariantsReply>>>();
 let nextRequestId = 1;
 let data: PanelData | undefined;
 /** The host's number of the update shown, and whether views it held back are still to come. */
@@ -50,6 +53,12 @@ function receive(message: HostToWebview): void {
   if (message.type === 'region') {
     pendingRegions.get(message.requestId)?.(message.view && normalizeMatrixView(message.view));
     pendingRegions.delete(message.requestId);
+    return;
+  }
+  if (message.type === 'variants') {
+    const { answer, error } = message;
+    pendingVariants.get(message.requestId)?.(answer ? { answer: normalizeVariantsAnswer(answer) } : { error: error ?? 'the host gave no answer' });
+    pendingVariants.delete(message.requestId);
     return;
   }
   if (message.type === 'stale') {
@@ -142,9 +151,10 @@ const VIEW_TABS: { view: PanelState['view']; label: string }[] = [
   { view: 'flash', label: 'FlashAttention' },
 ];
 
-/** The Variants and FlashAttention tabs exist only when the result carries their data. */
+/** The Variants and FlashAttention tabs exist only when the result carries their data, or can ask for it. */
 function tabShown(view: PanelState['view'], result: PanelData['result']): boolean {
-  return (view !== 'variants' || Boolean(result?.variants)) && (view !== 'flash' || Boolean(result?.flash?.length));
+  if (view === 'variants') return Boolean(result?.variants || result?.onDemand?.conventions.length);
+  return view !== 'flash' || Boolean(result?.flash?.length || result?.onDemand);
 }
 
 function controls(current: PanelData): HTMLElement {
@@ -254,13 +264,31 @@ function blocksOf(context: ViewContext): Block[] {
       return checksView(context);
     case 'variants':
       if (context.result.variants) return variantsView(context);
+      if (context.result.onDemand?.conventions.length) return onDemandVariantsView(context);
       return stepsView(context);
     case 'flash':
       if (context.result.flash?.length) return flashView(context);
+      if (context.result.onDemand) return onDemandFlashView(context);
       return stepsView(context);
     default:
       return stepsView(context);
   }
+}
+
+/** The answer to `query` about the result `shown` shows, asked for once per result. */
+function requestVariants(shown: PanelData, query: VariantsQuery): Promise<VariantsReply> {
+  const result = shown.result!;
+  let answers = variantAnswers.get(result);
+  if (!answers) variantAnswers.set(result, (answers = new Map()));
+  const key = JSON.stringify(query);
+  let reply = answers.get(key);
+  if (!reply) {
+    const requestId = nextRequestId++;
+    reply = new Promise((resolve) => pendingVariants.set(requestId, resolve));
+    answers.set(key, reply);
+    host.post({ type: 'requestVariants', requestId, problemIndex: shown.problemIndex, query });
+  }
+  return reply;
 }
 
 /** The toolkit's elements, then plotly (plotlyLoader), load once something true is on screen, never before. */
@@ -306,6 +334,7 @@ async function render(): Promise<void> {
     data: current,
     result: current.result,
     openHeadSteps: (head) => update({ head, view: 'steps', step: 'all' }),
+    requestVariants: (query) => requestVariants(current, query),
   };
   const blocks = blocksOf(context);
   for (const block of blocks) content.append(block instanceof HTMLElement ? block : block.element);
@@ -361,7 +390,8 @@ let reportedOnScreen = '';
 function reportOnScreen(cards: HTMLElement[]): void {
   if (host.standalone || shownUpdate === undefined) return;
   const views: ViewRef[] = cards
-    .filter(isOnScreen)
+    // The variant cards show no matrix of the result: nothing of theirs is held back.
+    .filter((card) => card.dataset.key !== undefined && isOnScreen(card))
     .map((card) => ({ head: Number(card.dataset.head) || 0, key: card.dataset.key as MatrixKey }));
   const report = JSON.stringify([shownUpdate, views]);
   if (report === reportedOnScreen) return;

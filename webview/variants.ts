@@ -1,9 +1,11 @@
 // The Variants tab: what RoPE, temperature/softcap, ALiBi, the masks and a decode step do to this
-// problem's numbers (panel/variantsModel.ts builds the data). Small plots of their own: these
-// matrices are not the run's steps, so they have no source cell to reveal and no export key.
-import type { MatrixView, PanelData, VariantsView } from '../src/protocol';
+// problem's numbers (panel/variantsModel.ts builds every head's with a small result; a larger
+// one's come one head at a time from the worker, panel/variantsOnDemand.ts, pooled to small
+// overviews). Small plots of their own: these matrices are not the run's steps, so they have no
+// source cell to reveal and no export key.
+import type { MatrixView, PanelData, VariantsAnswer, VariantsView } from '../src/protocol';
 import { flops, named, num, percent } from './format';
-import { type Axis, axisLabel, type HeatmapCard, textElement } from './heatmap';
+import { type Axis, axisLabel, blockText, cellAt, type HeatmapCard, isPooled, textElement, ticks } from './heatmap';
 import { colorScaleOf, type ThemeColors } from './theme';
 import type { Block, ViewContext } from './views';
 import { loadPlotly } from './plotlyLoader';
@@ -38,6 +40,8 @@ export function smallPlotCard(plot: SmallPlot, context: ViewContext): HeatmapCar
   root.setAttribute('aria-label', `${plot.title}: ${plot.view.rows}×${plot.view.cols} values`);
   card.append(root);
   if (plot.reading) card.append(textElement('p', 'reading', plot.reading));
+  const { view } = plot;
+  if (isPooled(view)) card.append(textElement('p', 'note', `Overview of ${view.sourceRows}×${view.sourceCols}: each cell is the maximum of a ${view.rowBlock}×${view.colBlock} block (max pooling).`));
   const draw = async () => {
     const Plotly = await loadPlotly();
     await Plotly.newPlot(root, [trace(plot, context.colors, context)], layout(plot, context.colors), { displayModeBar: false, responsive: true, staticPlot: false });
@@ -58,7 +62,11 @@ function trace(plot: SmallPlot, colors: ThemeColors, context: ViewContext): obje
       const value = view.data[r * view.cols + c];
       z[r].push(Number.isFinite(value) ? value : null);
       text[r].push(plot.kind === 'mask' ? (value === 0 ? '✕' : '') : num(value, 2));
-      hover[r].push(plotlyText(`${named('query', view.rowStart + r, plot.rowTokens)} → ${named('key', view.colStart + c, plot.colTokens)}: ${plot.label} ${plot.kind === 'mask' ? (value === 0 ? 'blocked' : 'may attend') : num(value)}`));
+      const cell = cellAt(view, r, c);
+      const place = cell.exact
+        ? `${named('query', cell.row, plot.rowTokens)} → ${named('key', cell.col, plot.colTokens)}`
+        : blockText(cell, { kind: 'query', tokens: plot.rowTokens }, { kind: 'key', tokens: plot.colTokens });
+      hover[r].push(plotlyText(`${place}: ${plot.label} ${plot.kind === 'mask' ? (value === 0 ? 'blocked' : 'may attend') : num(value)}`));
     }
   }
   const small = view.rows <= 16 && view.cols <= 16;
@@ -80,12 +88,13 @@ function layout(plot: SmallPlot, colors: ThemeColors): object {
   const { view } = plot;
   const font = { family: colors.fontFamily, color: colors.foreground, size: 11 };
   const axis = { showgrid: false, zeroline: false, ticks: '', tickfont: font };
-  const labels = (count: number, start: number, labelled: Axis) => ({
+  const labels = (count: number, start: number, block: number, labelled: Axis) => (isPooled(view) ? ticks(count, start, block, labelled) : {
     tickvals: Array.from({ length: count }, (_, i) => i),
     ticktext: Array.from({ length: count }, (_, i) => plotlyText(axisLabel(labelled, start + i))),
   });
   const shapes = plot.highlightRow === undefined ? [] : [{
-    type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: view.cols - 0.5, y0: plot.highlightRow - view.rowStart - 0.5, y1: plot.highlightRow - view.rowStart + 0.5,
+    type: 'rect', xref: 'x', yref: 'y', x0: -0.5, x1: view.cols - 0.5,
+    y0: Math.floor((plot.highlightRow - view.rowStart) / view.rowBlock) - 0.5, y1: Math.floor((plot.highlightRow - view.rowStart) / view.rowBlock) + 0.5,
     line: { color: colors.accent, width: 3 },
   }];
   return {
@@ -94,8 +103,8 @@ function layout(plot: SmallPlot, colors: ThemeColors): object {
     paper_bgcolor: 'rgba(0,0,0,0)',
     plot_bgcolor: colors.muted,
     font,
-    xaxis: { ...axis, ...labels(view.cols, view.colStart, { kind: 'key', tokens: plot.colTokens }), side: 'top' },
-    yaxis: { ...axis, ...labels(view.rows, view.rowStart, { kind: 'query', tokens: plot.rowTokens }), autorange: 'reversed' },
+    xaxis: { ...axis, ...labels(view.cols, view.colStart, view.colBlock, { kind: 'key', tokens: plot.colTokens }), side: 'top' },
+    yaxis: { ...axis, ...labels(view.rows, view.rowStart, view.rowBlock, { kind: 'query', tokens: plot.rowTokens }), autorange: 'reversed' },
     shapes,
   };
 }
@@ -107,12 +116,57 @@ function largestMagnitude(view: MatrixView): number {
   return max;
 }
 
+/** The head shown: the one picked, within the result's heads. */
+export const shownHead = (context: ViewContext): number => Math.min(context.state.head, context.result.heads.length - 1);
+
+/** A small result's Variants tab: every head's views came with it. */
 export function variantsView(context: ViewContext): Block[] {
   const variants = context.result.variants as VariantsView;
+  const h = shownHead(context);
+  const { scores, scaled, weights } = context.result.heads[h];
+  return variantBlocks(context, variants, h, variants.heads[h] ?? {}, { scores, scaled, weights });
+}
+
+/** A larger result's Variants tab: the shown head's views, asked for when the tab is drawn. */
+export function onDemandVariantsView(context: ViewContext): Block[] {
+  const h = shownHead(context);
+  return [onDemandBlock(context, { kind: 'variants', head: h }, (answer) => {
+    const { variants, steps } = answer as Extract<VariantsAnswer, { kind: 'variants' }>;
+    const head = context.result.heads[h];
+    return variantBlocks(context, variants, h, variants.heads[0], { scores: steps.scores ?? head.scores, scaled: steps.scaled ?? head.scaled, weights: steps.weights ?? head.weights });
+  })];
+}
+
+/**
+ * A block that asks the host for `query`'s answer when drawn, says so meanwhile, and then holds
+ * what `blocks` makes of it (drawn in turn), or the reason there is none.
+ */
+export function onDemandBlock(context: ViewContext, query: Parameters<ViewContext['requestVariants']>[0], blocks: (answer: VariantsAnswer) => Block[]): HeatmapCard {
+  const element = document.createElement('div');
+  element.className = 'on-demand';
+  element.id = `on-demand-${query.kind}`;
+  element.setAttribute('aria-busy', 'true');
+  element.append(textElement('p', 'message', query.kind === 'variants' ? `Computing head ${query.head + 1}’s views…` : 'Computing the walk…'));
+  const draw = async () => {
+    const reply = await context.requestVariants(query);
+    element.removeAttribute('aria-busy');
+    if ('error' in reply) {
+      element.replaceChildren(textElement('p', 'message', `No view: ${reply.error}`));
+      element.dataset.error = '';
+      return;
+    }
+    const made = blocks(reply.answer);
+    element.replaceChildren(...made.map((block) => (block instanceof HTMLElement ? block : block.element)));
+    for (const block of made) if (!(block instanceof HTMLElement)) await block.draw();
+  };
+  return { element, draw };
+}
+
+/** The head's own steps the variant views stand beside. */
+type HeadSteps = Pick<ViewContext['result']['heads'][number], 'scores' | 'scaled' | 'weights'>;
+
+function variantBlocks(context: ViewContext, variants: VariantsView, h: number, mine: VariantsView['heads'][number], head: HeadSteps): Block[] {
   const { data } = context;
-  const h = Math.min(context.state.head, context.result.heads.length - 1);
-  const head = context.result.heads[h];
-  const mine = variants.heads[h] ?? {};
   const rowTokens = data.tokens;
   const colTokens = data.keyTokens ?? data.tokens;
   const headLabel = context.result.heads.length > 1 ? ` (head ${h + 1})` : '';
@@ -148,7 +202,7 @@ export function variantsView(context: ViewContext): Block[] {
     savings.createCaption().textContent = 'What the mask lets a kernel skip';
     const rows: [string, string][] = [
       ['Blocked share of the Lq×Lk products', percent(m.blockedShare)],
-      ['FLOPs saved (QKᵀ, softmax and A·V of blocked entries, all heads)', `${flops(m.flopsSaved)} of ${flops(m.flops)}`],
+      ['FLOPs saved (QKᵀ, softmax and A·V of blocked entries, all heads)', `${flops(m.flopsSaved)} of ${flops(context.result.checks.flops)}`],
       [`Tiles of ${m.blockSize}×${m.blockSize} skipped whole (FlexAttention’s block sparsity; it uses 128)`, percent(m.skippedBlocksShare)],
     ];
     for (const [label, value] of rows) {

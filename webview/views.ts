@@ -1,6 +1,6 @@
 // The panel's views — Steps, Heads, Mask, Gradients, Checks — as heatmap cards and text, built
 // from the data the host sent. Rendering only: every number shown comes from the engine's result.
-import type { HeadView, MatrixKey, MatrixView, PanelData, PanelState, ResultView } from '../src/protocol';
+import type { HeadView, MatrixKey, MatrixView, PanelData, PanelState, ResultView, VariantsAnswer, VariantsQuery } from '../src/protocol';
 import { bytes, flops, named, num, percent } from './format';
 import { blockText, heatmapCard, textElement, isPooled, outdatedViews, type Axis, type Cell, type HeatmapCard, type HeatmapContext, type HeatmapSpec } from './heatmap';
 import { button } from './toolkit';
@@ -12,7 +12,11 @@ export interface ViewContext extends HeatmapContext {
   data: PanelData;
   result: ResultView;
   openHeadSteps(head: number): void;
+  /** A larger result's Variants views of a head, or a walk, from the host (asked once per result). */
+  requestVariants(query: VariantsQuery): Promise<VariantsReply>;
 }
+
+export type VariantsReply = { answer: VariantsAnswer } | { error: string };
 
 /** Projections are drawn when every matrix involved is at most this many rows and columns. */
 const SMALL_PROBLEM = 16;

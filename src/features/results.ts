@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { AttentionResult, ParseResult, Problem } from '../core/types';
+import type { AttentionResult, AttentionSpec, ParseResult, Problem } from '../core/types';
 
 // The latest read and run of each document: written by the run/diagnostics features, read by
 // CodeLens, hovers, the panel, the bottom view and inline heatmaps, so that each of them renders
@@ -10,6 +10,8 @@ export interface ProblemRun {
   /** The document version this run was computed from (older than `DocumentRun.version` after an edit). */
   version: number;
   result?: AttentionResult;
+  /** The spec the result was computed from: the panel's views on demand are computed from it. */
+  spec?: AttentionSpec;
   error?: string;
   elapsedMs: number;
 }

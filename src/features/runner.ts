@@ -103,7 +103,8 @@ export class Runner {
         const problem = problems[outcome.index];
         if ('result' in outcome) {
           adoptResultView(outcome.result, notes.length > 0 ? { ...outcome.view, warnings: [...notes, ...outcome.view.warnings] } : outcome.view);
-          runs.push({ problem, version, result: outcome.result, elapsedMs });
+          const spec = runnable.find((run) => run.index === outcome.index)?.spec;
+          runs.push({ problem, version, result: outcome.result, ...(spec ? { spec } : {}), elapsedMs });
           this.log.info(`ran ${label(problem)} of ${source}: ${outcome.result.elapsedMs.toFixed(1)} ms compute, ${elapsedMs.toFixed(1)} ms total`);
           for (const warning of outcome.result.warnings) this.log.warn(`${label(problem)}: ${warning}`);
         } else {

@@ -1,7 +1,7 @@
 // Typed arrays inside panel data, across the two ways data reaches the browser code: VS Code's
 // postMessage (which may deliver a typed array, a plain array or an index-keyed object depending
 // on the version) and the JSON embedded in a standalone report (base64 of little-endian float64).
-import type { MatrixView, PanelData } from '../protocol';
+import type { MatrixView, PanelData, VariantsAnswer } from '../protocol';
 
 /** Id of the <script type="application/json"> that carries a standalone report's data. */
 export const REPORT_DATA_ID = 'attention-lens-data';
@@ -61,6 +61,11 @@ function toNumbers(array: unknown): Float64Array | Float32Array {
 /** Panel data as posted by the host, with every matrix's data a typed array again. */
 export function normalizePanelData(data: PanelData): PanelData {
   return mapMatrixData(data, toNumbers) as PanelData;
+}
+
+/** An answer about a larger result (VariantsAnswer), with its views' data typed arrays again. */
+export function normalizeVariantsAnswer(answer: VariantsAnswer): VariantsAnswer {
+  return mapMatrixData(answer, toNumbers) as VariantsAnswer;
 }
 
 export function normalizeMatrixView(view: MatrixView): MatrixView {

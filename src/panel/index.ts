@@ -45,7 +45,7 @@ function cursorOf(editor: vscode.TextEditor, run: DocumentRun | undefined): Curs
   return { uri: editor.document.uri, problemIndex: problem.index, head: def?.head };
 }
 
-export function registerPanel(context: vscode.ExtensionContext, results: Results, engine: Pick<SessionDeps, 'regionOf' | 'editedAt'>, log: Log = console): PanelApi {
+export function registerPanel(context: vscode.ExtensionContext, results: Results, engine: Pick<SessionDeps, 'regionOf' | 'variantsOf' | 'editedAt'>, log: Log = console): PanelApi {
   const dtypeRequests = new vscode.EventEmitter<DtypeRequest>();
   const deps: SessionDeps = { extensionUri: context.extensionUri, results, log, ...engine, onDtype: (request: DtypeRequest) => dtypeRequests.fire(request) };
   let panel: { webviewPanel: vscode.WebviewPanel; session: WebviewSession } | undefined;

@@ -19,17 +19,17 @@ export const MAX_CELLS_PER_SIDE = 512;
 export type MaxPool = (matrix: Matrix, rowStart: number, rowEnd: number, colStart: number, colEnd: number, rowBlock: number, colBlock: number) => Float64Array | undefined;
 
 /**
- * The region of `matrix` as at most MAX_CELLS_PER_SIDE² cells: exact values when it fits, else
+ * The region of `matrix` as at most maxSide² cells: exact values when it fits, else
  * the maximum of each block. Max pooling keeps a sharp attention peak visible in the overview,
  * where a mean would dilute it by the block size.
  */
-export function viewOf(matrix: Matrix, region: Region = wholeOf(matrix), maxPool?: MaxPool): MatrixView {
+export function viewOf(matrix: Matrix, region: Region = wholeOf(matrix), maxPool?: MaxPool, maxSide = MAX_CELLS_PER_SIDE): MatrixView {
   const rowStart = clamp(region.rowStart, 0, matrix.rows - 1);
   const colStart = clamp(region.colStart, 0, matrix.cols - 1);
   const rowEnd = clamp(region.rowEnd, rowStart + 1, matrix.rows);
   const colEnd = clamp(region.colEnd, colStart + 1, matrix.cols);
-  const rowBlock = Math.ceil((rowEnd - rowStart) / MAX_CELLS_PER_SIDE);
-  const colBlock = Math.ceil((colEnd - colStart) / MAX_CELLS_PER_SIDE);
+  const rowBlock = Math.ceil((rowEnd - rowStart) / maxSide);
+  const colBlock = Math.ceil((colEnd - colStart) / maxSide);
   const rows = Math.ceil((rowEnd - rowStart) / rowBlock);
   const cols = Math.ceil((colEnd - colStart) / colBlock);
   const base = { sourceRows: matrix.rows, sourceCols: matrix.cols, rowStart, colStart, rowBlock, colBlock, rows, cols };

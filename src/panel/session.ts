@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Matrix } from '../core/types';
-import { parseWebviewMessage, type HostToWebview, type MatrixView, type PanelState, type Region, type ResultView, type ViewRef, type WebviewToHost } from '../protocol';
+import type { AttentionSpec, Matrix } from '../core/types';
+import { parseWebviewMessage, type HostToWebview, type VariantsAnswer, type VariantsQuery, type MatrixView, type PanelState, type Region, type ResultView, type ViewRef, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../features/commandIds';
 import { isDetachedUri } from '../features/debugUri';
@@ -36,11 +36,15 @@ export interface SessionDeps {
   onDtype(request: DtypeRequest): void;
   /** A region of a matrix on shared memory, pooled in the engine worker. */
   regionOf: RegionPooler;
+  variantsOf: VariantsComputer;
   /** When the extension host was told of the document's last edit (performance.timeOrigin + now). */
   editedAt(uri: string): number | undefined;
 }
 
 export type RegionPooler = (matrix: Matrix, region: Region) => Promise<MatrixView>;
+
+/** A larger problem's Variants views of one head, or one query tile's walk, computed in the worker. */
+export type VariantsComputer = (spec: AttentionSpec, query: VariantsQuery, output?: Matrix) => Promise<VariantsAnswer>;
 
 /** The webview options both surfaces use: scripts on, resources only from dist/ and media/. */
 function webviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
@@ -231,6 +235,8 @@ export class WebviewSession implements vscode.Disposable {
         const { rowStart, rowEnd, colStart, colEnd } = message;
         return this.post({ type: 'region', requestId: message.requestId, view: matrix ? await this.regionOf(matrix, { rowStart, rowEnd, colStart, colEnd }) : null });
       }
+      case 'requestVariants':
+        return this.post({ type: 'variants', requestId: message.requestId, ...(await this.variantsOf(message)) });
       case 'export': {
         const bytes = message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
         return this.save(message.fileName, bytes, message.format === 'png' ? { 'PNG image': ['png'] } : { 'SVG image': ['svg'] });
@@ -252,6 +258,18 @@ export class WebviewSession implements vscode.Disposable {
         const html = renderReportHtml([{ problem: shown.problem, result: shown.result }], { script, css });
         return this.save(`${path.basename(shown.uri.path).replace(/\.[^.]*$/, '')}.attention.html`, new TextEncoder().encode(html), { HTML: ['html'] });
       }
+    }
+  }
+
+  /** The worker's answer to the page, or why there is none (the worker says which heads and tiles exist). */
+  private async variantsOf(message: Extract<WebviewToHost, { type: 'requestVariants' }>): Promise<{ answer: VariantsAnswer } | { error: string }> {
+    const problemRun = this.uri && message.problemIndex === this.problemIndex ? this.deps.results.get(this.uri.toString())?.runs[this.problemIndex] : undefined;
+    if (!problemRun?.result?.heads.length || !problemRun.spec) return { error: 'This problem has no result to explain: run it first.' };
+    const output = message.query.kind === 'flash' ? problemRun.result.heads[message.query.head]?.output : undefined;
+    try {
+      return { answer: await this.deps.variantsOf(problemRun.spec, message.query, output) };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
     }
   }
 

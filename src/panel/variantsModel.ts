@@ -1,8 +1,9 @@
 // The panel's views of the variants (RoPE, softcap, ALiBi, masks, decode) and of FlashAttention's
-// online softmax, from one problem's spec and result. Pure, like model.ts. Built only for
-// problems up to MAX_TOKENS queries and keys: they show how the numbers come about, which at
-// larger sizes no one reads cell by cell (and the walk's steps grow with n²).
-import { maskSavings } from '../core/engine/cost';
+// online softmax, from one problem's spec and result. Pure, like model.ts. Built here, every head
+// and every walk at once, for problems up to MAX_TOKENS queries and keys, whose cells one reads
+// one by one; a larger problem's are asked for one head and one query tile at a time and computed
+// in the worker (variantsOnDemand.ts): at n = 1024 every head's walks would be n² steps' worth.
+import { type AttentionShape, maskSavings } from '../core/engine/cost';
 import { flashWalk } from '../core/engine/flash';
 import { matmulTransB, zeros } from '../core/engine/kernels';
 import { scoreScale } from '../core/engine/scores';
@@ -16,19 +17,23 @@ export const MAX_TOKENS = 64;
 
 const cache = new WeakMap<AttentionResult, Pick<ResultView, 'variants' | 'flash'>>();
 
+/** Whether a result is small enough for every head's variant views and walks to go with it. */
+export function explainedWhole(result: AttentionResult): boolean {
+  const first = result.heads[0];
+  return Boolean(first) && first.weights.cols <= MAX_TOKENS && (result.decode?.row ?? first.weights.rows) < MAX_TOKENS;
+}
+
 /** The variant and FlashAttention views of `problem`'s `result` ({} when too large). */
 export function variantViewsOf(problem: Problem, result: AttentionResult): Pick<ResultView, 'variants' | 'flash'> {
   const cached = cache.get(result);
   if (cached) return cached;
-  const first = result.heads[0];
-  const small = first && first.weights.cols <= MAX_TOKENS && (result.decode?.row ?? first.weights.rows) < MAX_TOKENS;
-  const spec = small ? buildSpec(problem).spec : undefined;
+  const spec = explainedWhole(result) ? buildSpec(problem).spec : undefined;
   const views = spec ? { ...variantsView(spec, result), ...flashViews(spec, result) } : {};
   cache.set(result, views);
   return views;
 }
 
-function conventions(spec: AttentionSpec): string[] {
+export function conventions(spec: AttentionSpec): string[] {
   const o = spec.options;
   const out: string[] = [];
   if (o.rope !== undefined) {
@@ -70,18 +75,21 @@ function variantsView(spec: AttentionSpec, result: AttentionResult): Pick<Result
       return views;
     }),
   };
-  if (first.mask) {
-    const visible = zeros(first.mask.rows, first.mask.cols, 'float64');
-    first.mask.data.forEach((x, p) => (visible.data[p] = x === -Infinity ? 0 : 1));
-    variants.mask = { visible: viewOf(visible), flops: result.checks.flops, ...maskSavings(first.mask, { heads: result.heads.length, dK: first.Q.cols, dV: first.V.cols }) };
-  }
+  if (first.mask) variants.mask = maskView(first.mask, { heads: result.heads.length, dK: first.Q.cols, dV: first.V.cols });
   if (result.decode) {
     variants.decode = { row: result.decode.row, maxDifference: result.decode.maxDifference };
   }
   return { variants };
 }
 
-function scaled(m: Matrix, factor: number): Matrix {
+/** The mask's structure (1 = may attend, 0 = blocked), pooled to `maxSide`, and what it saves. */
+export function maskView(mask: Matrix, shape: Pick<AttentionShape, 'heads' | 'dK' | 'dV'>, maxSide?: number): NonNullable<VariantsView['mask']> {
+  const visible = zeros(mask.rows, mask.cols, 'float64');
+  mask.data.forEach((x, p) => (visible.data[p] = x === -Infinity ? 0 : 1));
+  return { visible: viewOf(visible, undefined, undefined, maxSide), ...maskSavings(mask, shape) };
+}
+
+export function scaled(m: Matrix, factor: number): Matrix {
   const out = zeros(m.rows, m.cols, 'float64');
   m.data.forEach((x, p) => (out.data[p] = x * factor));
   return out;

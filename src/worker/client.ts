@@ -18,6 +18,9 @@ import type {
   StackInfo,
   WorkerHeadsAdoptRequest,
   Region,
+  VariantsAnswer,
+  VariantsQuery,
+  WorkerVariantsRequest,
   TextChange,
   WorkerProblemOutcome,
   WorkerReadCellsRequest,
@@ -74,6 +77,7 @@ export class AttentionWorker {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private readonly regions = new Map<number, { resolve(view: MatrixView): void; reject(error: Error): void }>();
+  private readonly variantRequests = new Map<number, { resolve(answer: VariantsAnswer): void; reject(error: Error): void }>();
   private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   private readonly tensorReads = new Map<number, { resolve(read: TensorFileRead): void; reject(error: Error): void }>();
@@ -123,6 +127,17 @@ export class AttentionWorker {
     const view = new Promise<MatrixView>((resolve, reject) => this.regions.set(id, { resolve, reject }));
     this.ensureWorker().postMessage({ type: 'region', id, matrix, region });
     return view;
+  }
+
+  /** One head's Variants views, or one query tile's walk, of the run of `spec` (panel/variantsOnDemand.ts);
+   * rejects with the worker's words when the problem has no such head or tile. `output`: the
+   * head's output as the run computed it, for a walk (on shared memory for fast results). */
+  variantsOf(spec: AttentionSpec, query: VariantsQuery, output?: Matrix): Promise<VariantsAnswer> {
+    const id = this.nextId++;
+    const answer = new Promise<VariantsAnswer>((resolve, reject) => this.variantRequests.set(id, { resolve, reject }));
+    const request: WorkerVariantsRequest = { type: 'variants', id, spec, query, ...(output ? { output } : {}) };
+    this.ensureWorker().postMessage(request);
+    return answer;
   }
 
   /** A tensor file read and decoded in the worker, with each tensor's summary. */
@@ -325,6 +340,13 @@ export class AttentionWorker {
       this.regions.delete(response.id);
       return;
     }
+    if (response.type === 'variants' || response.type === 'variantsFailed') {
+      const request = this.variantRequests.get(response.id);
+      this.variantRequests.delete(response.id);
+      if (response.type === 'variants') request?.resolve(response.answer);
+      else request?.reject(new Error(response.error));
+      return;
+    }
     if (response.type === 'read') {
       this.reads.get(response.id)?.resolve(response.reading);
       this.reads.delete(response.id);
@@ -351,6 +373,8 @@ export class AttentionWorker {
   private failRegions(error: Error): void {
     for (const region of this.regions.values()) region.reject(error);
     this.regions.clear();
+    for (const request of this.variantRequests.values()) request.reject(error);
+    this.variantRequests.clear();
     for (const read of this.tensorReads.values()) read.reject(error);
     this.tensorReads.clear();
     for (const request of this.modelRequests.values()) request.reject(error);

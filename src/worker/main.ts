@@ -23,7 +23,8 @@ import type { AttentionResult, AttentionSpec } from '../core/types';
 import { readTensorFile } from '../core/parse/tensors';
 import { summarize } from '../core/parse/tensors/summary';
 import { resultViewOf, viewOf } from '../panel/model';
-import type { WorkerProblemOutcome, WorkerReadRequest, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest } from '../protocol';
+import { answerVariants, onDemandViewsOf } from '../panel/variantsOnDemand';
+import type { WorkerProblemOutcome, WorkerReadRequest, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest, WorkerVariantsRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
 import { ModelRuns } from './models';
 import { answerHeads, closeHeads, holdStack, openHeads } from './heads';
@@ -57,6 +58,9 @@ port.on('message', (request: WorkerRequest) => {
       port.postMessage(response, transferablesOf(view));
       return;
     }
+    case 'variants':
+      // At once, like a region: the page waits for it, and it is one head's n², not a run.
+      return port.postMessage(answerVariantsRequest(request));
     case 'text':
       return documents.receive(request);
     case 'edit':
@@ -111,6 +115,14 @@ port.on('message', (request: WorkerRequest) => {
   }
 });
 
+function answerVariantsRequest(request: WorkerVariantsRequest): WorkerResponse {
+  try {
+    return { type: 'variants', id: request.id, answer: answerVariants(request.spec, request.query, request.output) };
+  } catch (error) {
+    return { type: 'variantsFailed', id: request.id, error: messageOf(error) };
+  }
+}
+
 /** A text's reading, with the tensors it loads read here too. */
 async function answerRead(request: WorkerReadRequest): Promise<void> {
   const text = documents.textOf(request.document, request.version);
@@ -157,7 +169,7 @@ async function handle(request: WorkerRunRequest): Promise<void> {
         // superseded is dropped here.
         if (control.isCancelled()) throw new CancelledError();
         logFallbackOnce(result);
-        outcomes.push({ index, result, view: resultViewOf(result, spec.WO, maxPoolFast) });
+        outcomes.push({ index, result, view: { ...resultViewOf(result, spec.WO, maxPoolFast), ...onDemandViewsOf(spec, result) } });
         spareBytes = Math.max(spareBytes, memoryBytesOf(result.output));
       } catch (error) {
         if (error instanceof CancelledError) throw error;

@@ -32,6 +32,8 @@ describe('webview → host message validation', () => {
       { type: 'onScreen', update: 4, views: [{ head: 0, key: 'scores' }, { head: 1, key: 'givenWeights' }, { head: 0, key: 'layerOutput' }] },
       { type: 'onScreen', update: 5, views: [] },
       { type: 'requestDeferred', update: 4 },
+      { type: 'requestVariants', requestId: 9, problemIndex: 0, query: { kind: 'variants', head: 1 } },
+      { type: 'requestVariants', requestId: 10, problemIndex: 2, query: { kind: 'flash', head: 0, tileSide: 16, queryTile: 31 } },
     ];
     for (const message of messages) assert.deepEqual(parseWebviewMessage(message), message, message.type);
   });
@@ -56,6 +58,10 @@ describe('webview → host message validation', () => {
     ['image format for matrices', { type: 'export', format: 'csv', fileName: 'a.csv', text: '1,2' }],
     ['SVG without text', { type: 'export', format: 'svg', fileName: 'a.svg' }],
     ['unknown dtype', { type: 'setDtype', dtype: 'float16' }],
+    ['variants of a negative head', { type: 'requestVariants', requestId: 1, problemIndex: 0, query: { kind: 'variants', head: -1 } }],
+    ['a walk without its tile', { type: 'requestVariants', requestId: 1, problemIndex: 0, query: { kind: 'flash', head: 0, tileSide: 16 } }],
+    ['a walk in tiles of 0', { type: 'requestVariants', requestId: 1, problemIndex: 0, query: { kind: 'flash', head: 0, tileSide: 0, queryTile: 0 } }],
+    ['an unknown question', { type: 'requestVariants', requestId: 1, problemIndex: 0, query: { kind: 'everything', head: 0 } }],
     ['on-screen card of an unknown matrix', { type: 'onScreen', update: 1, views: [{ head: 0, key: 'constructor' }] }],
     ['on-screen card without a head', { type: 'onScreen', update: 1, views: [{ key: 'weights' }] }],
     ['on-screen cards not a list', { type: 'onScreen', update: 1, views: { head: 0, key: 'weights' } }],

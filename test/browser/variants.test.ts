@@ -6,9 +6,10 @@ import path from 'node:path';
 import { runAttention } from '../../src/core/engine';
 import { parseDocument } from '../../src/core/parse';
 import { buildSpec } from '../../src/core/spec';
-import type { AttentionResult, Matrix } from '../../src/core/types';
-import { panelDataOf } from '../../src/panel/model';
-import type { PanelData } from '../../src/protocol';
+import type { AttentionResult, AttentionSpec, Matrix } from '../../src/core/types';
+import { adoptResultView, panelDataOf, resultViewOf } from '../../src/panel/model';
+import { answerVariants, onDemandViewsOf } from '../../src/panel/variantsOnDemand';
+import type { MatrixView, PanelData, VariantsAnswer, VariantsQuery, WebviewToHost } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { renderReportHtml } from '../../src/report/standaloneHtml';
 import { choose, heatmapZ, panelPages, ROOT, type PanelPage } from './harness';
@@ -34,6 +35,38 @@ function twoHeads(options: string): { data: PanelData; result: AttentionResult }
   const { problems } = parseDocument(note);
   const result = runAttention(buildSpec(problems[0]).spec!);
   return { data: panelDataOf({ uri: 'file:///two-heads.md', fileName: 'two-heads.md', problems, problemIndex: 0, result }), result };
+}
+
+/** The 512-token example under `directive`, as the host shows it: with the worker's views adopted. */
+function large(directive: string): { data: PanelData; spec: AttentionSpec; result: AttentionResult } {
+  const file = 'large/512-tokens.py';
+  const { problems } = parseDocument(readFileSync(path.join(ROOT, 'examples', file), 'utf8').replace('# attention: name="512 tokens"', `# attention: ${directive}`));
+  const spec = buildSpec(problems[0]).spec!;
+  const result = runAttention(spec);
+  adoptResultView(result, { ...resultViewOf(result, spec.WO), ...onDemandViewsOf(spec, result) });
+  return { data: panelDataOf({ uri: `file:///${file}`, fileName: file, problems, problemIndex: 0, result }), spec, result };
+}
+
+type VariantsRequest = Extract<WebviewToHost, { type: 'requestVariants' }>;
+
+/**
+ * Runs `action` and plays the host for the request it makes: the worker's answer to it (or a
+ * refusal, when `refusal` is given), posted to the page. Returns the query and the answer.
+ */
+async function answering(panel: PanelPage, { spec, result }: { spec: AttentionSpec; result: AttentionResult }, action: () => Promise<unknown>, refusal?: string): Promise<{ query: VariantsQuery; answer?: VariantsAnswer }> {
+  const requests = async () => (await panel.posted()).filter((m): m is VariantsRequest => m.type === 'requestVariants');
+  const before = (await requests()).length;
+  const done = action();
+  await panel.page.waitForFunction((count) => (window as unknown as { posted: { type: string }[] }).posted.filter((m) => m.type === 'requestVariants').length > count, before);
+  const request = (await requests()).at(-1)!;
+  const answer = refusal ? undefined : answerVariants(spec, request.query, result.heads[request.query.head]?.output);
+  await panel.page.evaluate((message) => window.postMessage(message, '*'), refusal ? { type: 'variants', requestId: request.requestId, error: refusal } : { type: 'variants', requestId: request.requestId, answer });
+  await done;
+  return { query: request.query, answer };
+}
+
+function viewRows(view: MatrixView): (number | null)[][] {
+  return rowsOf({ rows: view.rows, cols: view.cols, data: view.data });
 }
 
 function rowsOf(m: Matrix): (number | null)[][] {
@@ -204,6 +237,70 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     await panel.page.waitForFunction(() => /^Step 7 of 9: queries 5–6 take keys 1–2/.test(document.getElementById('flash-step')?.textContent ?? ''));
     const maxima = await panel.page.$$eval('#flash-table tbody tr td:first-of-type', (tds) => tds.map((td) => td.textContent));
     assert.deepEqual(maxima, ['−∞', '−∞']);
+  });
+
+  it('512 tokens: the Variants tab asks for the head shown, draws pooled overviews saying so, and follows the head picker', async () => {
+    const problem = large('heads=2 rope softcap=3 alibi causal window=64');
+    assert.equal(problem.data.result?.variants, undefined, 'nothing of the tab came with the run');
+    const panel = await pages.open();
+    await panel.send({ type: 'data', data: problem.data });
+    assert.ok((await tabs(panel)).includes('variants') && (await tabs(panel)).includes('flash'), (await tabs(panel)).join());
+    assert.deepEqual((await panel.posted()).filter((m) => m.type === 'requestVariants'), [], 'nothing asked before the tab is opened');
+    const first = await answering(panel, problem, () => openTab(panel, 'variants'));
+    assert.deepEqual(first.query, { kind: 'variants', head: 0 });
+    const answer = first.answer as Extract<VariantsAnswer, { kind: 'variants' }>;
+    assert.match(await panel.page.$eval('#variant-conventions', (list) => list.textContent ?? ''), /RoPE, base 10000.*softcap 3.*ALiBi.*sliding window 64/);
+    const before = answer.variants.heads[0].unrotatedScores!;
+    assert.deepEqual([before.rows, before.rowBlock], [128, 4]);
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v1-before-rope'), viewRows(before));
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v1-after-rope'), viewRows(answer.steps.scores!));
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v1-before-cap'), viewRows(answer.variants.heads[0].uncapped!));
+    assert.match(await panel.page.$eval('#card-v1-before-rope', (card) => card.textContent ?? ''), /Overview of 512×512: each cell is the maximum of a 4×4 block \(max pooling\)/);
+    assert.match(await panel.page.$eval('#mask-savings', (table) => table.textContent ?? ''), /FLOPs saved/);
+    const second = await answering(panel, problem, () => choose(panel, 'Head', 'Head 2'));
+    assert.deepEqual(second.query, { kind: 'variants', head: 1 });
+    const head2 = second.answer as Extract<VariantsAnswer, { kind: 'variants' }>;
+    assert.match(await panel.page.$eval('#card-v2-alibi h3', (h) => h.textContent ?? ''), /\(head 2\)$/);
+    assert.deepEqual(await heatmapZ(panel.page, 'card-v2-alibi'), viewRows(head2.variants.heads[0].alibi!.bias));
+    assert.notDeepEqual(viewRows(head2.variants.heads[0].alibi!.bias), viewRows(answer.variants.heads[0].alibi!.bias), 'head 2’s slope is not head 1’s');
+    // The host refuses what the problem does not have: the page says why instead of a view.
+    const refused = await answering(panel, problem, () => panel.send({ type: 'data', data: problem.data }), 'head 2 does not exist: this problem has 1 head');
+    assert.deepEqual(refused.query, { kind: 'variants', head: 1 }, 'a new result is asked again');
+    assert.equal(await panel.page.$eval('#on-demand-variants', (block) => block.textContent), 'No view: head 2 does not exist: this problem has 1 head');
+    assert.deepEqual(panel.errors, []);
+  });
+
+  it('512 tokens: the FlashAttention walk of the query tile picked, for the head picked, in a bounded number of steps', async () => {
+    const problem = large('heads=2 causal alibi score=gaussian');
+    const panel = await pages.open();
+    await panel.send({ type: 'data', data: problem.data });
+    const { tileSides } = problem.data.result!.onDemand!;
+    const first = await answering(panel, problem, () => openTab(panel, 'flash'));
+    assert.deepEqual(first.query, { kind: 'flash', head: 0, tileSide: tileSides[0], queryTile: 0 });
+    const side = tileSides[0];
+    const steps = 512 / side;
+    assert.match(await panel.page.$eval('#flash-step', (p) => p.textContent ?? ''), new RegExp(`^Step 1 of ${steps}: queries 1–${side} take keys 1–${side}\\.`));
+    const grid = await heatmapZ(panel.page, 'flash-walk');
+    assert.deepEqual([grid.length, grid[0].length], [steps, steps], 'a grid cell per tile');
+    // Another query tile, then head 2: each a new walk from the worker.
+    const tile = 37;
+    const picked = await answering(panel, problem, async () => {
+      await panel.page.click('vscode-dropdown[data-control="Query tile"]');
+      await panel.page.locator('vscode-dropdown[data-control="Query tile"] vscode-option', { hasText: `${tile + 1}: queries ${tile * side + 1}–` }).first().click();
+    });
+    assert.deepEqual(picked.query, { kind: 'flash', head: 0, tileSide: side, queryTile: tile });
+    await panel.page.waitForFunction((text) => document.getElementById('flash-step')?.textContent?.startsWith(text), `Step 1 of ${steps}: queries ${tile * side + 1}–${(tile + 1) * side} take keys 1–${side}`);
+    const second = await answering(panel, problem, () => choose(panel, 'Head', 'Head 2'));
+    assert.deepEqual(second.query, { kind: 'flash', head: 1, tileSide: side, queryTile: tile });
+    await panel.page.$eval('#flash-slider', (slider, last) => {
+      (slider as HTMLInputElement).value = String(last);
+      slider.dispatchEvent(new Event('input'));
+    }, steps - 1);
+    await panel.page.waitForFunction((text) => document.getElementById('flash-step')?.textContent?.startsWith(text), `Step ${steps} of ${steps}`);
+    const cells = await panel.page.$$eval('#flash-table tbody tr td:last-child', (tds) => tds.map((td) => td.textContent ?? ''));
+    const output = problem.result.heads[1].output;
+    assert.deepEqual(cells, Array.from({ length: side }, (_, r) => tile * side + r).map((i) => `[${Array.from(output.data.slice(i * output.cols, (i + 1) * output.cols), (x) => num(x)).join(', ')}]`));
+    assert.deepEqual(panel.errors, []);
   });
 
   it('plain attention has no Variants tab, but the FlashAttention walk', async () => {

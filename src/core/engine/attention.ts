@@ -157,6 +157,27 @@ export function headOperands(spec: AttentionSpec, i: number): HeadOperands {
   return operandsOf(spec, setUp(spec), i);
 }
 
+/** Head i's operands with what they are made from, for the views of one head on demand (the
+ * panel's Variants tab): Q and K before RoPE, the mask of the computed rows, and the positions. */
+export interface HeadParts extends HeadOperands {
+  unturnedQ: Matrix;
+  unturnedK: Matrix;
+  mask: Matrix | null;
+  positions: Positions;
+}
+
+export function headParts(spec: AttentionSpec, i: number): HeadParts {
+  const setup = setUp(spec);
+  const kvHead = Math.floor(i / setup.groupSize);
+  return {
+    ...operandsOf(spec, setup, i),
+    unturnedQ: setup.projections.Q.heads[i],
+    unturnedK: setup.projections.K.heads[kvHead],
+    mask: setup.mask,
+    positions: setup.positions,
+  };
+}
+
 function operandsOf(spec: AttentionSpec, setup: Setup, i: number): HeadOperands {
   const { dtype, projections, positions, rope, mask } = setup;
   const Q = projections.Q.heads[i];

@@ -38,17 +38,27 @@ export interface FlashWalk {
   tileBytes: number;
 }
 
-export function flashWalk(spec: AttentionSpec, head: number, tileRows: number, tileCols: number): FlashWalk {
+/**
+ * The walk of head `head` in tiles of tileRows×tileCols: over every query tile, or over the one
+ * numbered `queryTile` (from 0) — a large problem's walk is shown one query tile at a time, its
+ * steps bounded by the key tiles alone. `output` holds the rows walked (the others stay 0).
+ */
+export function flashWalk(spec: AttentionSpec, head: number, tileRows: number, tileCols: number, queryTile?: number): FlashWalk {
   if (!(Number.isInteger(tileRows) && tileRows >= 1 && Number.isInteger(tileCols) && tileCols >= 1)) {
     throw new RangeError(`tiles need whole sizes from 1, not ${tileRows}×${tileCols}`);
   }
-  return walk(headOperands(spec, head), tileRows, tileCols);
+  const operands = headOperands(spec, head);
+  const tiles = Math.ceil(operands.Q.rows / tileRows);
+  if (queryTile !== undefined && !(Number.isInteger(queryTile) && queryTile >= 0 && queryTile < tiles)) {
+    throw new RangeError(`query tile ${queryTile} does not exist: tiles of ${tileRows} rows make ${tiles} (0–${tiles - 1})`);
+  }
+  return walk(operands, tileRows, tileCols, queryTile);
 }
 
 /** Rows [start, end) of a matrix, sharing its numbers. */
 const rowsOf = (m: Matrix, start: number, end: number): Matrix => ({ rows: end - start, cols: m.cols, data: m.data.subarray(start * m.cols, end * m.cols) });
 
-function walk({ Q, K, V, modifier, scoreParameters }: HeadOperands, tileRows: number, tileCols: number): FlashWalk {
+function walk({ Q, K, V, modifier, scoreParameters }: HeadOperands, tileRows: number, tileCols: number, queryTile?: number): FlashWalk {
   const [queries, keys, d, dv] = [Q.rows, K.rows, Q.cols, V.cols];
   const { scale, softcap, additive } = modifier;
   /** The modified scores of queries [q0, q1) against keys [k0, k1), one tile, row by row. */
@@ -62,7 +72,8 @@ function walk({ Q, K, V, modifier, scoreParameters }: HeadOperands, tileRows: nu
   };
   const output = zeros(queries, dv, 'float64');
   const steps: FlashStep[] = [];
-  for (let q0 = 0; q0 < queries; q0 += tileRows) {
+  const [first, end] = queryTile === undefined ? [0, queries] : [queryTile * tileRows, Math.min(queries, (queryTile + 1) * tileRows)];
+  for (let q0 = first; q0 < end; q0 += tileRows) {
     const q1 = Math.min(queries, q0 + tileRows);
     const rows = q1 - q0;
     const m = new Array<number>(rows).fill(-Infinity);

@@ -12,6 +12,7 @@ import { buildSpec } from '../../../src/core/spec';
 import type { AttentionSpec } from '../../../src/core/types';
 import type { WorkerProblemOutcome } from '../../../src/protocol';
 import { adoptResultView, panelDataOf, viewOf } from '../../../src/panel/model';
+import { answerVariants, onDemandViewsOf } from '../../../src/panel/variantsOnDemand';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 
 const root = join(__dirname, '..', '..', '..');
@@ -123,6 +124,23 @@ describe('worker client', function () {
     await worker.kill();
     await assert.rejects(region, /The attention worker stopped unexpectedly/);
     await assert.rejects(running.outcomes, /The attention worker stopped unexpectedly/);
+  });
+
+  it('a larger run carries what its Variants and FlashAttention tabs ask for; the worker answers, or refuses in words, on demand', async () => {
+    const text = readFileSync(join(root, 'examples', 'large/512-tokens.py'), 'utf8').replace('# attention: name="512 tokens"', '# attention: heads=2 causal softcap=3');
+    const { spec } = buildSpec(parseDocument(text).problems[0]);
+    const { result, view } = outcomeOf(await worker.run('a', [{ index: 0, spec: spec! }]).outcomes);
+    assert.deepEqual(view.onDemand, onDemandViewsOf(spec!, result).onDemand);
+    assert.ok(view.onDemand && !view.variants && !view.flash, 'nothing of the tabs is computed with the run');
+    assert.equal(outcomeOf(await worker.run('b', [{ index: 0, spec: small }]).outcomes).view.onDemand, undefined, 'a small run has its views whole');
+    const side = view.onDemand.tileSides[1];
+    const flash = await worker.variantsOf(spec!, { kind: 'flash', head: 1, tileSide: side, queryTile: 3 }, result.heads[1].output);
+    assert.deepEqual(flash, answerVariants(spec!, { kind: 'flash', head: 1, tileSide: side, queryTile: 3 }, result.heads[1].output));
+    const variants = await worker.variantsOf(spec!, { kind: 'variants', head: 0 });
+    assert.deepEqual(variants, answerVariants(spec!, { kind: 'variants', head: 0 }));
+    await assert.rejects(worker.variantsOf(spec!, { kind: 'variants', head: 2 }), /^Error: head 3 does not exist: this problem has 2 heads$/);
+    await assert.rejects(worker.variantsOf(spec!, { kind: 'flash', head: 0, tileSide: side, queryTile: 999 }, result.heads[0].output), /query tile 999 does not exist/);
+    assert.equal(worker.starts, 1, 'a refusal is an answer, not a failed worker');
   });
 
   it('a problem the engine rejects is an error outcome, not a failed worker', async () => {
