@@ -69,6 +69,26 @@ describe('heads page', function () {
     assert.equal(text, `Layer 1 · head 2 · “on” (3) → “cat” (1): ${saved.weights(1, 2)[3 * 5 + 1].toFixed(3)}`);
   });
 
+  it('paints at the screen\'s resolution on HiDPI (device pixel ratio 2) and still hits the right head', async () => {
+    panel = await openHeads(browser, saved, { deviceScaleFactor: 2 });
+    const size = await panel.page.$eval('#grid-canvas', (canvas) => {
+      const box = canvas.getBoundingClientRect();
+      return { backing: [(canvas as HTMLCanvasElement).width, (canvas as HTMLCanvasElement).height], css: [box.width, box.height] };
+    });
+    // 3 heads and 2 layers of 48 px thumbnails, 6 px apart, after 28 px of labels.
+    assert.deepEqual(size.css, [LABEL + 3 * (SIDE + GAP), LABEL + 2 * (SIDE + GAP)]);
+    assert.deepEqual(size.backing, size.css.map((side) => 2 * side));
+    // The same point as at ratio 1: layer 1, head 2, query 3 → key 1.
+    const text = await hoverThumbnail(panel, 1, 2, 14, 33);
+    assert.equal(text, `Layer 1 · head 2 · “on” (3) → “cat” (1): ${saved.weights(1, 2)[3 * 5 + 1].toFixed(3)}`);
+    // The last head of the last layer, near its bottom-right corner: query 4 → key 4.
+    assert.match(await hoverThumbnail(panel, 1, 2, SIDE - 2, SIDE - 2), /^Layer 1 · head 2 · “it” \(4\) → “it” \(4\): /);
+    await hoverThumbnail(panel, 0, 1, 5, 5);
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="1"] #head-canvas');
+  });
+
   it('opens a head on click: asks for it in full and shows its heatmap with hover', async () => {
     panel = await openHeads(browser, saved);
     await hoverThumbnail(panel, 0, 1, 5, 5);
@@ -146,7 +166,7 @@ describe('heads page', function () {
     for (let q = 0; q < n; q++) map.set(row(q), q * n);
     const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
     const big: AttentionStack = { source: { kind: 'saved', file: 'big.pt' }, tokens, keyTokens: tokens, layerCount: 12, headCount: 12, queryCount: n, keyCount: n, weights: () => map };
-    panel = await openHeads(browser, big, { width: 1100, height: 1600 }, 200_000);
+    panel = await openHeads(browser, big, { viewport: { width: 1100, height: 1600 }, paintTimeout: 200_000 });
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '144');
     assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell the max of 22×22 weights/);
     // A cell is about one pixel here: read which blocks the hover landed on, then check the max

@@ -43,12 +43,17 @@ export function infoOf(stack: AttentionStack, title: string): StackInfo {
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(browser: Browser, stack: AttentionStack, viewport = { width: 1100, height: 900 }, paintTimeout = 20_000): Promise<HeadsPage> {
+export async function openHeads(
+  browser: Browser,
+  stack: AttentionStack,
+  { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, deviceScaleFactor = 1 } = {},
+): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   const panel = await openPanel(browser, {
     html: headsHtml(),
     viewport,
+    deviceScaleFactor,
     beforeGoto: async (p) => {
       page = p;
       await p.exposeFunction('toHost', (message: HeadsViewToHost) => {
