@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
 import type { PanelApi } from '../panel';
 import { type HostToHeadsView, parseHeadsViewMessage, type StackInfo } from '../protocol';
+import { renderHeadsReportHtml } from '../report/headsHtml';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
@@ -121,10 +122,11 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
         return;
       case 'export': {
         const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
-        const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
-        const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, message.fileName), title: 'Attention: save export' });
-        if (target) await vscode.workspace.fs.writeFile(target, bytes);
-        return;
+        return saveExport(origin, message.fileName, bytes);
+      }
+      case 'report': {
+        const { base64, width, height, legend } = message;
+        return saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info: opened.info, png: base64, width, height, legend })));
       }
     }
   });
@@ -133,6 +135,13 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
     deps.worker.closeHeads(opened.stack);
   });
   deps.log.info(`heads: ${describe(opened.info)}`);
+}
+
+/** Asks where to save an export (beside the file, or in the model's folder) and writes it. */
+async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array): Promise<void> {
+  const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
+  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, fileName), title: 'Attention: save export' });
+  if (target) await vscode.workspace.fs.writeFile(target, bytes);
 }
 
 async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {
