@@ -74,6 +74,19 @@ async function openWorkbenchPatiently(options) {
   }
 }
 
+/** Quick Open, asked again while the workbench is still indexing the folder (a loaded machine: 30 s passed). */
+async function quickOpenPatiently(page, name) {
+  for (let attempt = 1; ; attempt++) {
+    await openQuickInput(page, 'Control+P');
+    try {
+      return await pickQuickItem(page, name);
+    } catch (error) {
+      if (attempt === 5) throw error;
+      await page.keyboard.press('Escape');
+    }
+  }
+}
+
 /** The page's own stamps: stack arrival, grid arrival / painted / on screen, bytes. */
 async function gridTiming(frame) {
   return frame.evaluate(() => ({ stackAt: Number(document.body.dataset.stackAt), ...JSON.parse(document.getElementById('grid-canvas').dataset.timing) }));
@@ -174,8 +187,7 @@ async function savedRound(n) {
   });
   try {
     const { page } = workbench;
-    await openQuickInput(page, 'Control+P');
-    await pickQuickItem(page, savedName(n));
+    await quickOpenPatiently(page, savedName(n));
     const tensorView = await webviewFrame(page, '#show-heads', 300_000);
     const button = await tensorView.locator('#show-heads').boundingBox();
     const pressed = Date.now();
