@@ -89,6 +89,20 @@ describe('heads page', function () {
     await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="1"] #head-canvas');
   });
 
+  it('asks for the head scores only when their tab is first shown, so an opened head never waits behind them', async () => {
+    panel = await openHeads(browser, saved);
+    await hoverThumbnail(panel, 0, 1, 5, 5);
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="1"] #head-canvas');
+    assert.deepEqual(await queries(panel, 'scores'), []);
+    await panel.page.click('#tab-heads-scores');
+    await panel.page.waitForSelector('#scores-table tr[data-layer]');
+    await panel.page.click('#tab-heads-model');
+    await panel.page.click('#tab-heads-scores');
+    assert.deepEqual(await queries(panel, 'scores'), [{ kind: 'scores' }]);
+  });
+
   it('opens a head on click: asks for it in full and shows its heatmap with hover', async () => {
     panel = await openHeads(browser, saved);
     await hoverThumbnail(panel, 0, 1, 5, 5);

@@ -61,20 +61,26 @@ function show(info: StackInfo): void {
     button.addEventListener('click', () => select(section));
     tabs.append(button);
   };
+  /** The analyses' views, mounted when their tab is first shown (see below). */
+  const unmounted = new Map<HTMLElement, () => void>();
   const select = (section: HTMLElement) => {
+    unmounted.get(section)?.();
+    unmounted.delete(section);
     for (const other of sections) other.hidden = other !== section;
     for (const button of tabs.querySelectorAll('button')) button.setAttribute('aria-selected', String(button.getAttribute('aria-controls') === section.id));
   };
   tab('Model view', grid.section);
   tab('Head view', lines.section);
-  // The analyses' views, each in its own section of #heads-analysis.
+  // The analyses' views, each in its own section of #heads-analysis, mounted when first shown:
+  // the head scores ask the worker to analyse every head on mounting (seconds for 12 × 12 heads
+  // at 1024 tokens), and a click on a head, asked for meanwhile, waited behind them (28 s).
   const analysis = element('div', undefined, { id: 'heads-analysis' });
   for (const plugin of HEADS_PLUGINS) {
     const section = element('section', undefined, { id: `heads-${plugin.id}` });
     sections.push(section);
     analysis.append(section);
     tab(plugin.title, section);
-    plugin.mount(section, { info, post: page.post, openHead: page.openHead });
+    unmounted.set(section, () => plugin.mount(section, { info, post: page.post, openHead: page.openHead }));
   }
   const exports = element('div', undefined, { class: 'controls', id: 'heads-export' });
   const exportButton = (label: string, format: 'png' | 'svg') => {
