@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { focusSettled, goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, runCommand } from '../test/e2e/workbench.mjs';
+import { focusSettled, goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, runCommand, webviewFrames } from '../test/e2e/workbench.mjs';
 import { seededRandom } from '../scripts/lib/seededRandom.mjs';
 
 const EDITS = Number(process.env.EDITS ?? 7);
@@ -55,17 +55,6 @@ const median = (values) => {
   const finite = values.filter(Number.isFinite).sort((a, b) => a - b);
   return finite[Math.floor(finite.length / 2)] ?? NaN;
 };
-
-/** The inner frames of every webview (the extension's page inside VS Code's guard frame). */
-async function webviewFrames(page) {
-  const frames = [];
-  for (const outer of await page.locator('iframe.webview').elementHandles()) {
-    const guard = await outer.contentFrame().catch(() => null);
-    const inner = await (await guard?.$('iframe#active-frame').catch(() => null))?.contentFrame().catch(() => null);
-    if (inner) frames.push(inner);
-  }
-  return frames;
-}
 
 /** Between two polls. Each poll is a DevTools round trip into the renderer the workbench and the
  * webviews share; polling without a pause took main-thread time from what was being measured. */

@@ -10,7 +10,9 @@ expected.json holds each file's weights per layer and head as float64, its token
 and top-k references (numpy) for the unit tests. Bad inputs: pre-softmax scores, layers whose
 shapes disagree. Run again only to change them:
     /usr/bin/python3 scripts/gen_saved_attentions.py
-    /usr/bin/python3 scripts/gen_saved_attentions.py --bench [DIR]   # 12 × 12 × 1024² for bench/heads.mjs (not committed)
+    /usr/bin/python3 scripts/gen_saved_attentions.py --bench [DIR] [--tokens N]
+        12 × 12 × N² (N = 1024 unless given) for bench/heads.mjs, into DIR/N/ (default
+        test-output/heads-bench/N/, not committed), with its own tokens.json beside it
 """
 import json
 import math
@@ -133,8 +135,10 @@ def main():
         f.write('\n')
 
 
-def bench(folder, layers=12, heads=12, n=1024):
-    """Hugging Face's shape for a 12-layer, 12-head model on n tokens: torch.stack(outputs.attentions)."""
+def bench(root, n, layers=12, heads=12):
+    """Hugging Face's shape for a 12-layer, 12-head model on n tokens: torch.stack(outputs.attentions).
+    One folder per n: each file's tokens.json lies beside it."""
+    folder = os.path.join(root, str(n))
     os.makedirs(folder, exist_ok=True)
     generator = torch.Generator().manual_seed(1024)
     name = os.path.join(folder, f'attn-{layers}x{heads}x{n}.pt')
@@ -146,7 +150,12 @@ def bench(folder, layers=12, heads=12, n=1024):
 
 if __name__ == '__main__':
     if '--bench' in sys.argv:
-        rest = sys.argv[sys.argv.index('--bench') + 1:]
-        bench(rest[0] if rest else BENCH_DIR)
+        args = sys.argv[sys.argv.index('--bench') + 1:]
+        tokens = 1024
+        if '--tokens' in args:
+            at = args.index('--tokens')
+            tokens = int(args[at + 1])
+            del args[at:at + 2]
+        bench(args[0] if args else BENCH_DIR, tokens)
     else:
         main()

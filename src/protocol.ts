@@ -461,6 +461,9 @@ const STEPS: readonly PanelState['step'][] = ['all', 'projections', 'scores', 's
 const COLOR_SCALES: readonly PanelState['colorScale'][] = ['Viridis', 'Cividis', 'Blues', 'Greys', 'RdBu', 'Theme'];
 /** Largest image the host accepts from a webview (characters of SVG text or PNG base64). */
 const MAX_EXPORT_CHARS = 64 * 1024 * 1024;
+/** The report's legend is one sentence; its image no wider or taller than this (CSS pixels). */
+const MAX_LEGEND_CHARS = 2000;
+const MAX_REPORT_SIDE = 32_768;
 
 type Fields = Record<string, unknown>;
 const isRecord = (value: unknown): value is Fields =>
@@ -779,7 +782,10 @@ export type HeadsViewToHost =
   /** Choose a second run to compare this page's with (the host asks for the text, folder or file). */
   | { type: 'compare'; with: CompareWith }
   /** Images of the views; csv/json: the head scores' table or the divergence map (webview/heads/scores.ts, compare.ts), as text. */
-  | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string };
+  | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string }
+  /** The standalone HTML report: the model view as the page drew it (a PNG of `width` × `height`
+   * CSS pixels) and the legend that says how it was pooled (src/report/headsHtml.ts). */
+  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string };
 
 /** The most random tokens the induction probe repeats (2R + 1 tokens run). */
 export const MAX_PROBE_REPEAT = 1024;
@@ -844,6 +850,13 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       }
       const image = parseWebviewMessage(raw);
       return image?.type === 'export' ? image : undefined;
+    }
+    case 'report': {
+      const { fileName, base64, width, height, legend } = raw;
+      if (!isSafeFileName(fileName) || !/\.html$/.test(fileName) || typeof legend !== 'string' || legend.length > MAX_LEGEND_CHARS) return undefined;
+      if (typeof base64 !== 'string' || base64.length > MAX_EXPORT_CHARS || !/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return undefined;
+      const side = (value: unknown): value is number => isIndex(value) && value > 0 && value <= MAX_REPORT_SIDE;
+      return side(width) && side(height) ? { type: 'report', fileName, base64, width, height, legend } : undefined;
     }
     default:
       return undefined;

@@ -12,6 +12,7 @@ import { refusalToCompare } from '../core/heads/compare';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
 import type { PanelApi } from '../panel';
 import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
+import { renderHeadsReportHtml } from '../report/headsHtml';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
@@ -137,10 +138,11 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
       }
       case 'export': {
         const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
-        const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
-        const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, message.fileName), title: 'Attention: save export' });
-        if (target) await vscode.workspace.fs.writeFile(target, bytes);
-        return;
+        return saveExport(origin, message.fileName, bytes);
+      }
+      case 'report': {
+        const { base64, width, height, legend } = message;
+        return saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info: opened.info, png: base64, width, height, legend })));
       }
     }
   });
@@ -214,6 +216,13 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
 function modelRun(folder: string, input: ModelRunInput): ComparedRun {
   const detail = 'text' in input ? `on “${input.text}”` : 'ids' in input ? `on ids ${input.ids.join(' ')}` : `on the induction probe's tokens (R = ${input.probe.repeat}, seed ${input.probe.seed})`;
   return { title: path.basename(folder), detail: `${folder} ${detail}` };
+}
+
+/** Asks where to save an export (beside the file, or in the model's folder) and writes it. */
+async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array): Promise<void> {
+  const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
+  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, fileName), title: 'Attention: save export' });
+  if (target) await vscode.workspace.fs.writeFile(target, bytes);
 }
 
 async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {

@@ -65,8 +65,9 @@ export function inlineSafe(text: string, tag: 'script' | 'style'): string {
   return text.replace(/^\/\/# sourceMappingURL=.*$/m, '').replace(new RegExp(`</(${tag})`, 'gi'), '<\\/$1');
 }
 
-/** The page frame shared by the webviews and the standalone report. */
-export function htmlPage(page: { csp: string; title: string; head: string; bodyAttributes: string; body: string }): string {
+/** The page frame shared by the webviews and the standalone reports. `main` is what shows before
+ * a script (if any) replaces it. */
+export function htmlPage(page: { csp: string; title: string; head: string; bodyAttributes: string; body: string; main?: string }): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -77,13 +78,13 @@ export function htmlPage(page: { csp: string; title: string; head: string; bodyA
 ${page.head}
 </head>
 <body ${page.bodyAttributes}>
-<main id="app" aria-live="polite"><p class="message">Loading attention…</p></main>
+<main id="app" aria-live="polite">${page.main ?? '<p class="message">Loading attention…</p>'}</main>
 ${page.body}
 </body>
 </html>
 `;
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }

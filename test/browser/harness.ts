@@ -48,6 +48,8 @@ export interface OpenOptions {
   /** A whole page to serve instead of the panel (the standalone report). */
   html?: string;
   viewport?: { width: number; height: number };
+  /** Device pixels per CSS pixel (2: a HiDPI screen). */
+  deviceScaleFactor?: number;
   /** Awaited before a file is served: holds back a chunk (plotly, say) to see the page without it. */
   beforeServe?: (pathname: string) => Promise<void>;
   /** Awaited once the page exists, before it loads (to expose functions to it). */
@@ -75,7 +77,7 @@ function shim(initialState: PanelState | undefined, standalone: boolean): string
 }
 
 export async function openPanel(browser: Browser, options: OpenOptions = {}): Promise<PanelPage> {
-  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1100, height: 900 } });
+  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1100, height: 900 }, deviceScaleFactor: options.deviceScaleFactor ?? 1 });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

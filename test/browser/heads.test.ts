@@ -69,6 +69,40 @@ describe('heads page', function () {
     assert.equal(text, `Layer 1 · head 2 · “on” (3) → “cat” (1): ${saved.weights(1, 2)[3 * 5 + 1].toFixed(3)}`);
   });
 
+  it('paints at the screen\'s resolution on HiDPI (device pixel ratio 2) and still hits the right head', async () => {
+    panel = await openHeads(browser, saved, { deviceScaleFactor: 2 });
+    const size = await panel.page.$eval('#grid-canvas', (canvas) => {
+      const box = canvas.getBoundingClientRect();
+      return { backing: [(canvas as HTMLCanvasElement).width, (canvas as HTMLCanvasElement).height], css: [box.width, box.height] };
+    });
+    // 3 heads and 2 layers of 48 px thumbnails, 6 px apart, after 28 px of labels.
+    assert.deepEqual(size.css, [LABEL + 3 * (SIDE + GAP), LABEL + 2 * (SIDE + GAP)]);
+    assert.deepEqual(size.backing, size.css.map((side) => 2 * side));
+    // The same point as at ratio 1: layer 1, head 2, query 3 → key 1.
+    const text = await hoverThumbnail(panel, 1, 2, 14, 33);
+    assert.equal(text, `Layer 1 · head 2 · “on” (3) → “cat” (1): ${saved.weights(1, 2)[3 * 5 + 1].toFixed(3)}`);
+    // The last head of the last layer, near its bottom-right corner: query 4 → key 4.
+    assert.match(await hoverThumbnail(panel, 1, 2, SIDE - 2, SIDE - 2), /^Layer 1 · head 2 · “it” \(4\) → “it” \(4\): /);
+    await hoverThumbnail(panel, 0, 1, 5, 5);
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="1"] #head-canvas');
+  });
+
+  it('asks for the head scores only when their tab is first shown, so an opened head never waits behind them', async () => {
+    panel = await openHeads(browser, saved);
+    await hoverThumbnail(panel, 0, 1, 5, 5);
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="1"] #head-canvas');
+    assert.deepEqual(await queries(panel, 'scores'), []);
+    await panel.page.click('#tab-heads-scores');
+    await panel.page.waitForSelector('#scores-table tr[data-layer]');
+    await panel.page.click('#tab-heads-model');
+    await panel.page.click('#tab-heads-scores');
+    assert.deepEqual(await queries(panel, 'scores'), [{ kind: 'scores' }]);
+  });
+
   it('opens a head on click: asks for it in full and shows its heatmap with hover', async () => {
     panel = await openHeads(browser, saved);
     await hoverThumbnail(panel, 0, 1, 5, 5);

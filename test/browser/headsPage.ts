@@ -48,16 +48,18 @@ export interface HeadsPageOptions {
   paintTimeout?: number;
   /** What a `compare` from the page pairs with the stack (B), and how both runs are named. */
   compared?: { stack: AttentionStack; a: ComparedRun; b: ComparedRun };
+  deviceScaleFactor?: number;
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(browser: Browser, stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared }: HeadsPageOptions = {}): Promise<HeadsPage> {
+export async function openHeads(browser: Browser, stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1 }: HeadsPageOptions = {}): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   let paired: AttentionStack | undefined;
   const panel = await openPanel(browser, {
     html: headsHtml(),
     viewport,
+    deviceScaleFactor,
     beforeGoto: async (p) => {
       page = p;
       await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {

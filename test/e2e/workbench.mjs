@@ -18,9 +18,10 @@ const THEMES = { light: 'Light Modern', dark: 'Dark Modern' };
 /**
  * Starts code-server on a scratch copy of examples/ (the tests edit files; the repository's
  * examples stay untouched) plus `files` (path in the folder → text), with the extensions of
- * `vsixFiles` installed, and opens its workbench. `close()` stops everything.
+ * `vsixFiles` installed, and opens its workbench (its page given `loadTimeoutMs` to load).
+ * `close()` stops everything.
  */
-export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
+export async function openWorkbench({ files = {}, vsixFiles = [], loadTimeoutMs = 30_000 } = {}) {
   const folder = mkdtempSync(join(tmpdir(), 'attention-lens-e2e-'));
   cpSync(paths.examples, folder, { recursive: true });
   for (const [name, text] of Object.entries(files)) {
@@ -34,9 +35,17 @@ export async function openWorkbench({ files = {}, vsixFiles = [] } = {}) {
   const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   const pageErrors = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
-  await page.goto(workbenchUrl({ ...server, folder, extensionPath: paths.repoRoot }));
-  await page.locator('.monaco-workbench').waitFor();
-  await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor();
+  try {
+    await page.goto(workbenchUrl({ ...server, folder, extensionPath: paths.repoRoot }), { timeout: loadTimeoutMs });
+    await page.locator('.monaco-workbench').waitFor();
+    await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor();
+  } catch (error) {
+    // A workbench that never loaded leaves no browser or server behind.
+    await browser.close();
+    await server.stop();
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
   return {
     page,
     folder,
@@ -159,16 +168,25 @@ export async function clickCodeLensUntilWebview(page, text, selector) {
 export async function webviewFrame(page, selector, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    for (const outer of await page.locator('iframe.webview').elementHandles()) {
-      // A webview's frames navigate while its page loads (VS Code writes the page into a frame
-      // that has just loaded): a query that meets that navigation is asked again next round.
-      const guard = await outer.contentFrame().catch(() => null);
-      const inner = await (await guard?.$('iframe#active-frame').catch(() => null))?.contentFrame().catch(() => null);
-      if (inner && (await inner.$(selector).catch(() => null))) return inner;
+    for (const inner of await webviewFrames(page)) {
+      if (await inner.$(selector).catch(() => null)) return inner;
     }
     await page.waitForTimeout(250);
   }
   throw new Error(`no webview shows ${selector} within ${timeoutMs / 1000} s`);
+}
+
+/** The extension's page of every webview (the frame inside VS Code's guard frame). */
+export async function webviewFrames(page) {
+  const frames = [];
+  for (const outer of await page.locator('iframe.webview').elementHandles()) {
+    // A webview's frames navigate while its page loads (VS Code writes the page into a frame
+    // that has just loaded): a query that meets that navigation is asked again next round.
+    const guard = await outer.contentFrame().catch(() => null);
+    const inner = await (await guard?.$('iframe#active-frame').catch(() => null))?.contentFrame().catch(() => null);
+    if (inner) frames.push(inner);
+  }
+  return frames;
 }
 
 /** Moves the cursor to the end of line `lineNumber` (1-based) through Go to Line. */

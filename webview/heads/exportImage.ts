@@ -12,11 +12,14 @@ function escape(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
-/** The grid canvas as one embedded image (the thumbnails are pixels already). */
+/** The grid canvas as one embedded image (the thumbnails are pixels already), at the size it
+ * shows (CSS pixels) with the image at the backing store's resolution (crisp on HiDPI). */
 export function gridSvg(canvas: HTMLCanvasElement, title: string): string {
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${canvas.width}" height="${canvas.height}" viewBox="0 0 ${canvas.width} ${canvas.height}">
+  const width = canvas.clientWidth || canvas.width;
+  const height = canvas.clientHeight || canvas.height;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">
 <title>${escape(title)}</title>
-<image width="${canvas.width}" height="${canvas.height}" href="${canvas.toDataURL('image/png')}"/>
+<image width="${width}" height="${height}" href="${canvas.toDataURL('image/png')}"/>
 </svg>
 `;
 }

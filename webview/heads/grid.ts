@@ -4,7 +4,7 @@
 // holds, and moves a keyboard focus over the heads (arrows; Enter opens).
 import { DEFAULT_THUMBNAIL_SIDE, type PooledGrid, type PoolMode } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
-import { element, type HeadsPage, labelled, parseSelection, spanLabel, weightText } from './page';
+import { element, type HeadsPage, labelled, parseSelection, spanLabel, wallClock, weightText } from './page';
 
 const GAP = 6;
 const LABEL = 28;
@@ -13,12 +13,16 @@ const SIZES = [32, 48, 64, 96];
 export interface GridView {
   section: HTMLElement;
   canvas: HTMLCanvasElement;
-  /** The thumbnail at canvas pixel (x, y), and the hover text there. */
+  /** The thumbnail at (x, y) in the canvas's CSS pixels, and the hover text there. */
   hoverAt(x: number, y: number): string | undefined;
   grid(): PooledGrid | undefined;
   thumbnail(): number;
   /** Each thumbnail's largest cell (the top of its colour ramp). */
   tops(): Float32Array;
+  /** The canvas's size in CSS pixels (its backing store holds devicePixelRatio times more). */
+  cssSize(): { width: number; height: number };
+  /** What the legend says each thumbnail and cell is. */
+  legend(): string;
 }
 
 export function gridView(page: HeadsPage): GridView {
@@ -47,21 +51,34 @@ export function gridView(page: HeadsPage): GridView {
 
   const origin = (l: number, h: number) => ({ x: LABEL + h * (side + GAP), y: LABEL + l * (side + GAP) });
 
+  /** The canvas's size in CSS pixels: hit-testing and drawing work in these. */
+  let cssWidth = 0;
+  let cssHeight = 0;
+  let paintedRatio = 1;
+
   const paint = () => {
     const grid = shown;
     if (!grid) return;
-    const width = LABEL + grid.heads.length * (side + GAP);
-    const height = LABEL + grid.layers.length * (side + GAP);
+    // The backing store holds a device pixel per pixel (crisp on HiDPI screens); the thumbnails
+    // are painted at that resolution, the labels and focus drawn in CSS pixels through the scale.
+    const ratio = window.devicePixelRatio || 1;
+    cssWidth = LABEL + grid.heads.length * (side + GAP);
+    cssHeight = LABEL + grid.layers.length * (side + GAP);
+    const width = Math.round(cssWidth * ratio);
+    const height = Math.round(cssHeight * ratio);
     canvas.width = width;
     canvas.height = height;
+    canvas.style.width = `${cssWidth}px`;
+    canvas.style.height = `${cssHeight}px`;
     const context = canvas.getContext('2d')!;
     const image = context.createImageData(width, height);
     const pixels = image.data;
     const cells = grid.rows * grid.cols;
     tops = new Float32Array(grid.layers.length * grid.heads.length);
-    // Each cell spans side/rows pixels: pixel → cell, nearest.
-    const rowOf = Int32Array.from({ length: side }, (_, y) => Math.min(grid.rows - 1, Math.floor((y * grid.rows) / side)));
-    const colOf = Int32Array.from({ length: side }, (_, x) => Math.min(grid.cols - 1, Math.floor((x * grid.cols) / side)));
+    // Each cell spans side/rows CSS pixels: device pixel → cell, nearest.
+    const deviceSide = Math.round(side * ratio);
+    const rowOf = Int32Array.from({ length: deviceSide }, (_, y) => Math.min(grid.rows - 1, Math.floor((y * grid.rows) / deviceSide)));
+    const colOf = Int32Array.from({ length: deviceSide }, (_, x) => Math.min(grid.cols - 1, Math.floor((x * grid.cols) / deviceSide)));
     for (let l = 0; l < grid.layers.length; l++) {
       for (let h = 0; h < grid.heads.length; h++) {
         const index = l * grid.heads.length + h;
@@ -69,11 +86,13 @@ export function gridView(page: HeadsPage): GridView {
         let top = 0;
         for (const value of map) if (value > top) top = value;
         tops[index] = top;
-        const { x, y } = origin(l, h);
-        for (let py = 0; py < side; py++) {
+        const cssOrigin = origin(l, h);
+        const x = Math.round(cssOrigin.x * ratio);
+        const y = Math.round(cssOrigin.y * ratio);
+        for (let py = 0; py < deviceSide; py++) {
           let at = ((y + py) * width + x) * 4;
           const row = rowOf[py] * grid.cols;
-          for (let px = 0; px < side; px++, at += 4) {
+          for (let px = 0; px < deviceSide; px++, at += 4) {
             const color = rampIndex(map[row + colOf[px]], top);
             pixels[at] = RAMP[color];
             pixels[at + 1] = RAMP[color + 1];
@@ -84,6 +103,7 @@ export function gridView(page: HeadsPage): GridView {
       }
     }
     context.putImageData(image, 0, 0);
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
     const style = getComputedStyle(document.body);
     context.fillStyle = style.getPropertyValue('--vscode-foreground').trim() || '#333';
     context.font = '11px sans-serif';
@@ -94,7 +114,12 @@ export function gridView(page: HeadsPage): GridView {
     grid.layers.forEach((layer, l) => context.fillText(`L${layer}`, LABEL - 4, origin(l, 0).y + side / 2));
     drawFocus(context);
     canvas.dataset.painted = String(grid.layers.length * grid.heads.length);
+    paintedRatio = ratio;
   };
+  // A zoom or a move to another screen changes the ratio (and fires resize): paint for the new one.
+  window.addEventListener('resize', () => {
+    if (shown && (window.devicePixelRatio || 1) !== paintedRatio) paint();
+  });
 
   const drawFocus = (context: CanvasRenderingContext2D) => {
     const { x, y } = origin(focus.layer, focus.head);
@@ -134,19 +159,28 @@ export function gridView(page: HeadsPage): GridView {
     side = Number(size.value);
     const answer = await page.ask({ kind: 'grid', size: side, mode: mode.value as PoolMode, layers: layerList, heads: headList }, 'grid');
     if (answer?.kind !== 'grid') return;
+    const receivedAt = wallClock();
     shown = answer.grid;
     focus = { layer: Math.min(focus.layer, shown.layers.length - 1), head: Math.min(focus.head, shown.heads.length - 1) };
     const block = shown.rowBlock * shown.colBlock > 1 ? `each cell the ${shown.mode} of ${shown.rowBlock}×${shown.colBlock} weights` : 'each cell one weight';
     legend.textContent = `${shown.layers.length} layers × ${shown.heads.length} heads, ${info.queryCount} queries × ${info.keyCount} keys; ${block}; each thumbnail coloured from 0 to its own largest cell. Click or Enter opens a head.`;
     paint();
+    // When this grid's data arrived and when its paint reached the screen (the next frame), and
+    // the pooled bytes it came with: bench/heads.mjs reads them.
+    const paintedAt = wallClock();
+    const bytes = shown.data.byteLength;
+    requestAnimationFrame(() => {
+      canvas.dataset.timing = JSON.stringify({ receivedAt, paintedAt, shownAt: wallClock(), bytes });
+    });
   };
 
   for (const control of [mode, size]) control.addEventListener('change', () => void request());
   for (const control of [layers, heads]) control.addEventListener('change', () => void request());
 
+  /** The event's point in the canvas's CSS pixels (whatever its backing store's resolution). */
   const local = (event: MouseEvent) => {
     const box = canvas.getBoundingClientRect();
-    return { x: ((event.clientX - box.left) * canvas.width) / box.width, y: ((event.clientY - box.top) * canvas.height) / box.height };
+    return { x: ((event.clientX - box.left) * cssWidth) / box.width, y: ((event.clientY - box.top) * cssHeight) / box.height };
   };
   canvas.addEventListener('mousemove', (event) => {
     const { x, y } = local(event);
@@ -188,7 +222,7 @@ export function gridView(page: HeadsPage): GridView {
   });
   tooltip.hidden = true;
   void request();
-  return { section, canvas, hoverAt, grid: () => shown, thumbnail: () => side, tops: () => tops };
+  return { section, canvas, hoverAt, grid: () => shown, thumbnail: () => side, tops: () => tops, cssSize: () => ({ width: cssWidth, height: cssHeight }), legend: () => legend.textContent ?? '' };
 }
 
 function clamp(value: number, count: number): number {

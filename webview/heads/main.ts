@@ -7,7 +7,7 @@ import { gridSvg, linesSvg, pngBase64 } from './exportImage';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
-import { connect, element, type HeadsPage } from './page';
+import { connect, element, type HeadsPage, wallClock } from './page';
 import { HEADS_PLUGINS } from './plugins';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -15,7 +15,11 @@ const host = connect(receive);
 
 function receive(message: HostToHeadsView): void {
   if (HEADS_PLUGINS.some((plugin) => plugin.receive?.(message))) return;
-  if (message.type === 'stack') show(message.info);
+  if (message.type === 'stack') {
+    // When the stack's description arrived (a model run's end, seen from the page): bench/heads.mjs.
+    document.body.dataset.stackAt = String(wallClock());
+    show(message.info);
+  }
   else if (message.type === 'error') status(message.message, true);
 }
 
@@ -57,20 +61,26 @@ function show(info: StackInfo): void {
     button.addEventListener('click', () => select(section));
     tabs.append(button);
   };
+  /** The analyses' views, mounted when their tab is first shown (see below). */
+  const unmounted = new Map<HTMLElement, () => void>();
   const select = (section: HTMLElement) => {
+    unmounted.get(section)?.();
+    unmounted.delete(section);
     for (const other of sections) other.hidden = other !== section;
     for (const button of tabs.querySelectorAll('button')) button.setAttribute('aria-selected', String(button.getAttribute('aria-controls') === section.id));
   };
   tab('Model view', grid.section);
   tab('Head view', lines.section);
-  // The analyses' views, each in its own section of #heads-analysis.
+  // The analyses' views, each in its own section of #heads-analysis, mounted when first shown:
+  // the head scores ask the worker to analyse every head on mounting (seconds for 12 × 12 heads
+  // at 1024 tokens), and a click on a head, asked for meanwhile, waited behind them (28 s).
   const analysis = element('div', undefined, { id: 'heads-analysis' });
   for (const plugin of HEADS_PLUGINS) {
     const section = element('section', undefined, { id: `heads-${plugin.id}` });
     sections.push(section);
     analysis.append(section);
     tab(plugin.title, section);
-    plugin.mount(section, { info, post: page.post, openHead: page.openHead });
+    unmounted.set(section, () => plugin.mount(section, { info, post: page.post, openHead: page.openHead }));
   }
   const exports = element('div', undefined, { class: 'controls', id: 'heads-export' });
   const exportButton = (label: string, format: 'png' | 'svg') => {
@@ -86,6 +96,15 @@ function show(info: StackInfo): void {
   };
   exportButton('PNG', 'png');
   exportButton('SVG', 'svg');
+  // The standalone report: the model view as drawn (whichever tab shows), with its legend.
+  const report = element('button', 'HTML report', { id: 'heads-report', title: 'One HTML file with the model view that opens offline' });
+  report.addEventListener('click', () => {
+    if (!grid.grid()) return status('The model view has not been drawn yet.');
+    const { width, height } = grid.cssSize();
+    const fileName = `${info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '')}-heads.html`;
+    host.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
+  });
+  exports.append(report);
   app.replaceChildren(header, tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);
   select(grid.section);
 

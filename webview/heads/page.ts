@@ -88,3 +88,8 @@ export function weightText(value: number): string {
 export function spanLabel(tokens: string[], from: number, to: number): string {
   return to - from <= 1 ? `${quoted(tokens[from])} (${from})` : `${from}–${to - 1} (${quoted(tokens[from])}…${quoted(tokens[to - 1])})`;
 }
+
+/** Milliseconds since the epoch, on the clock a benchmark outside the page also reads. */
+export function wallClock(): number {
+  return performance.timeOrigin + performance.now();
+}

@@ -13,28 +13,41 @@ export function blocking(count: number, side: number): { block: number; cells: n
   return { block, cells: Math.ceil(count / block) };
 }
 
-/** One [rows × cols] map pooled into `out` (rowCells × colCells, row-major). */
+/**
+ * One [rows × cols] map pooled into `out` (rowCells × colCells, row-major). One pass over the
+ * weights, a band of rowBlock rows at a time: each block's max or sum is kept in a local while
+ * its columns are read, and goes into the band's float64 accumulators once per row, so the
+ * inner loop is a compare or an add (a store per weight into a float32 cell cost 2–4× the CPU).
+ */
 export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: number, colBlock: number, mode: PoolMode, out: Float32Array): void {
   const rowCells = Math.ceil(rows / rowBlock);
   const colCells = Math.ceil(cols / colBlock);
-  out.fill(mode === 'max' ? -Infinity : 0, 0, rowCells * colCells);
-  // Each column's cell, once: no division in the loop over every weight.
-  const cellOf = Int32Array.from({ length: cols }, (_, col) => Math.floor(col / colBlock));
-  for (let row = 0; row < rows; row++) {
-    const cellRow = Math.floor(row / rowBlock) * colCells;
-    const at = row * cols;
-    if (mode === 'max') {
-      for (let col = 0; col < cols; col++) {
-        const value = weights[at + col];
-        if (value > out[cellRow + cellOf[col]]) out[cellRow + cellOf[col]] = value;
-      }
-    } else for (let col = 0; col < cols; col++) out[cellRow + cellOf[col]] += weights[at + col];
-  }
-  if (mode === 'max') return;
+  const band = new Float64Array(colCells);
   for (let cellRow = 0; cellRow < rowCells; cellRow++) {
-    const height = Math.min(rowBlock, rows - cellRow * rowBlock);
-    for (let cellCol = 0; cellCol < colCells; cellCol++) {
-      out[cellRow * colCells + cellCol] /= height * Math.min(colBlock, cols - cellCol * colBlock);
+    const firstRow = cellRow * rowBlock;
+    const endRow = Math.min(rows, firstRow + rowBlock);
+    band.fill(mode === 'max' ? -Infinity : 0);
+    for (let row = firstRow; row < endRow; row++) {
+      const at = row * cols;
+      for (let cell = 0, col = 0; cell < colCells; cell++) {
+        const endCol = Math.min(cols, col + colBlock);
+        if (mode === 'max') {
+          let top = band[cell];
+          for (; col < endCol; col++) {
+            const value = weights[at + col];
+            if (value > top) top = value;
+          }
+          band[cell] = top;
+        } else {
+          let sum = 0;
+          for (; col < endCol; col++) sum += weights[at + col];
+          band[cell] += sum;
+        }
+      }
+    }
+    const base = cellRow * colCells;
+    for (let cell = 0; cell < colCells; cell++) {
+      out[base + cell] = mode === 'max' ? band[cell] : band[cell] / ((endRow - firstRow) * (Math.min(cols, (cell + 1) * colBlock) - cell * colBlock));
     }
   }
 }
