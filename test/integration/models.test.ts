@@ -57,10 +57,10 @@ describe('whole models', function () {
     for (const [layer, head] of [[summary.layerCount - 1, 0], [0, 1]]) {
       const opened = await vscode.commands.executeCommand<RunOutcome>('attentionLens.openModelHead', summary.run, layer, head);
       const run = opened?.run?.runs[0];
-      assert.ok(run?.result, `layer ${layer + 1} head ${head + 1} ran in the panel (${run?.error ?? ''})`);
-      assert.match(run.problem.name ?? '', new RegExp(`layer ${layer + 1} head ${head + 1}`));
+      assert.ok(run?.result, `L${layer} H${head} ran in the panel (${run?.error ?? ''})`);
+      assert.match(run.problem.name ?? '', new RegExp(`^gpt2 L${layer} H${head} `));
       const difference = maxDifference(run.result.heads[0].weights.data, reference.attentions[layer][head]);
-      assert.ok(difference < REFERENCE_TOLERANCE.attention, `layer ${layer + 1} head ${head + 1}: max |difference| ${difference}`);
+      assert.ok(difference < REFERENCE_TOLERANCE.attention, `L${layer} H${head}: max |difference| ${difference}`);
       assert.ok(api.results.get(opened.run!.uri)?.runs[0]?.result, 'stored where the panel finds it');
     }
     await eventually(() => (panelOpen() ? true : undefined), 'the attention panel');
