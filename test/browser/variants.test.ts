@@ -37,11 +37,20 @@ function twoHeads(options: string): { data: PanelData; result: AttentionResult }
   return { data: panelDataOf({ uri: 'file:///two-heads.md', fileName: 'two-heads.md', problems, problemIndex: 0, result }), result };
 }
 
-/** The 512-token example under `directive`, as the host shows it: with the worker's views adopted. */
+/** Tokens of the large problems: past the 64 whose views travel with a run, and past the 128 cells a
+ * side that an on-demand view is pooled to; small enough to keep the browser suite quick. */
+const LARGE_TOKENS = 256;
+
+/** The first LARGE_TOKENS rows of the 512-token example's X under `directive`, as the host shows
+ * it: with the worker's views adopted. */
 function large(directive: string): { data: PanelData; spec: AttentionSpec; result: AttentionResult } {
   const file = 'large/512-tokens.py';
-  const { problems } = parseDocument(readFileSync(path.join(ROOT, 'examples', file), 'utf8').replace('# attention: name="512 tokens"', `# attention: ${directive}`));
+  const lines = readFileSync(path.join(ROOT, 'examples', file), 'utf8').replace('# attention: name="512 tokens"', `# attention: ${directive}`).split('\n');
+  const firstRow = lines.findIndex((line) => line.startsWith('X = np.array([')) + 1;
+  const text = [...lines.slice(0, firstRow + LARGE_TOKENS), ...lines.slice(firstRow + 512)].join('\n');
+  const { problems } = parseDocument(text);
   const spec = buildSpec(problems[0]).spec!;
+  assert.equal(spec.X?.rows, LARGE_TOKENS);
   const result = runAttention(spec);
   adoptResultView(result, { ...resultViewOf(result, spec.WO), ...onDemandViewsOf(spec, result) });
   return { data: panelDataOf({ uri: `file:///${file}`, fileName: file, problems, problemIndex: 0, result }), spec, result };
@@ -239,7 +248,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     assert.deepEqual(maxima, ['−∞', '−∞']);
   });
 
-  it('512 tokens: the Variants tab asks for the head shown, draws pooled overviews saying so, and follows the head picker', async () => {
+  it(`${LARGE_TOKENS} tokens: the Variants tab asks for the head shown, draws pooled overviews saying so, and follows the head picker`, async () => {
     const problem = large('heads=2 rope softcap=3 alibi causal window=64');
     assert.equal(problem.data.result?.variants, undefined, 'nothing of the tab came with the run');
     const panel = await pages.open();
@@ -251,11 +260,11 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const answer = first.answer as Extract<VariantsAnswer, { kind: 'variants' }>;
     assert.match(await panel.page.$eval('#variant-conventions', (list) => list.textContent ?? ''), /RoPE, base 10000.*softcap 3.*ALiBi.*sliding window 64/);
     const before = answer.variants.heads[0].unrotatedScores!;
-    assert.deepEqual([before.rows, before.rowBlock], [128, 4]);
+    assert.deepEqual([before.rows, before.rowBlock], [128, LARGE_TOKENS / 128]);
     assert.deepEqual(await heatmapZ(panel.page, 'card-v1-before-rope'), viewRows(before));
     assert.deepEqual(await heatmapZ(panel.page, 'card-v1-after-rope'), viewRows(answer.steps.scores!));
     assert.deepEqual(await heatmapZ(panel.page, 'card-v1-before-cap'), viewRows(answer.variants.heads[0].uncapped!));
-    assert.match(await panel.page.$eval('#card-v1-before-rope', (card) => card.textContent ?? ''), /Overview of 512×512: each cell is the maximum of a 4×4 block \(max pooling\)/);
+    assert.match(await panel.page.$eval('#card-v1-before-rope', (card) => card.textContent ?? ''), new RegExp(`Overview of ${LARGE_TOKENS}×${LARGE_TOKENS}: each cell is the maximum of a 2×2 block \\(max pooling\\)`));
     assert.match(await panel.page.$eval('#mask-savings', (table) => table.textContent ?? ''), /FLOPs saved/);
     const second = await answering(panel, problem, () => choose(panel, 'Head', 'Head 2'));
     assert.deepEqual(second.query, { kind: 'variants', head: 1 });
@@ -270,7 +279,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     assert.deepEqual(panel.errors, []);
   });
 
-  it('512 tokens: the FlashAttention walk of the query tile picked, for the head picked, in a bounded number of steps', async () => {
+  it(`${LARGE_TOKENS} tokens: the FlashAttention walk of the query tile picked, for the head picked, in a bounded number of steps`, async () => {
     const problem = large('heads=2 causal alibi score=gaussian');
     const panel = await pages.open();
     await panel.send({ type: 'data', data: problem.data });
@@ -278,7 +287,7 @@ describe('panel: variants and the FlashAttention walk, in Chromium', function ()
     const first = await answering(panel, problem, () => openTab(panel, 'flash'));
     assert.deepEqual(first.query, { kind: 'flash', head: 0, tileSide: tileSides[0], queryTile: 0 });
     const side = tileSides[0];
-    const steps = 512 / side;
+    const steps = LARGE_TOKENS / side;
     assert.match(await panel.page.$eval('#flash-step', (p) => p.textContent ?? ''), new RegExp(`^Step 1 of ${steps}: queries 1–${side} take keys 1–${side}\\.`));
     const grid = await heatmapZ(panel.page, 'flash-walk');
     assert.deepEqual([grid.length, grid[0].length], [steps, steps], 'a grid cell per tile');
