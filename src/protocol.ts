@@ -10,7 +10,7 @@ import type { TensorFile } from './core/parse/tensors';
 import type { TensorSummary } from './core/parse/tensors/summary';
 import type { ScoreGrids } from './core/heads/scores';
 import type { MatrixStatistics } from './core/statistics';
-import type { ModelInput, Prediction } from './core/model/run';
+import type { ModelInput, Prediction } from './core/model/input';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the

@@ -3,7 +3,8 @@
 // looks from the last token; --json prints exactly {architecture, tokens, token_ids, attentions,
 // hidden_last, logits_last} for scripts and tests. Bad input is one line on stderr and exit 1.
 import { ModelConfigError } from '../core/model/config';
-import { type ModelInput, type ModelRun, runModel } from '../core/model/run';
+import type { ModelInput } from '../core/model/input';
+import { type ModelRun, runModel } from '../core/model/run';
 import { ModelFileError } from '../core/model/weights';
 import { TensorReadError } from '../core/parse/tensors';
 import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';

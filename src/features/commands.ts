@@ -2,7 +2,7 @@
 // tests can call it without pickers; each returns what it did (tests read it).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ModelInput } from '../core/model/run';
+import type { ModelInput } from '../core/model/input';
 import { TENSOR_FILE } from '../core/parse/tensors';
 import { comparePositions, rangeContains } from '../core/location';
 import type { ModelDirective, Problem } from '../core/types';

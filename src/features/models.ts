@@ -9,7 +9,7 @@ import * as vscode from 'vscode';
 import { headProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
 import { predictionText } from '../core/model/describe';
-import type { ModelInput } from '../core/model/run';
+import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { ModelRunInput, ModelRunSummary } from '../protocol';

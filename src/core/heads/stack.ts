@@ -4,7 +4,7 @@
 // the worker; the page receives only what it draws (pooled maps, top-k lines, score tables).
 // Pure data and functions: no `vscode` import.
 import type { PoolMode } from '../../protocol';
-import type { Prediction } from '../model/run';
+import type { Prediction } from '../model/input';
 
 /** Where a stack came from: tells the page what a click on a head opens. */
 export type StackSource =

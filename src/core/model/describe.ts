@@ -1,5 +1,5 @@
 // A model run's predictions in words, for messages, the heads view and the log.
-import type { Prediction } from './run';
+import type { Prediction } from './input';
 
 /** `Next token: "␣the" 12.3%, …` or `[MASK] at 4: "paris" 80.1%, …`. */
 export function predictionText(prediction: Prediction): string {

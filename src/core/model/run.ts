@@ -4,6 +4,7 @@
 // and multi-head problems, so the model view and head scores work over it unchanged.
 import { columns } from '../engine/kernels';
 import type { AttentionStack } from '../heads/stack';
+import type { ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { ChosenLinearBackend } from './chosenBackend';
@@ -14,20 +15,11 @@ import { activate, softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 
-export type ModelInput = { text: string } | { ids: number[] };
-
 export interface RunModelOptions extends ForwardControl {
   /** The products' backend (disposed by the caller who gave it); default: ONNX Runtime where it loads, else the WebAssembly kernels. */
   backend?: LinearBackend;
   /** Refuse up front a run that would need more bytes than this (default: no limit). */
   memoryLimitBytes?: number;
-}
-
-export interface Prediction {
-  /** The position whose output predicts: the next token for causal LMs, the token under [MASK] for BERT. */
-  position: number;
-  kind: 'next' | 'mask';
-  top: { id: number; token: string; probability: number }[];
 }
 
 export interface ModelRun extends AttentionStack {
