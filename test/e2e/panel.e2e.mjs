@@ -204,7 +204,9 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
 
   it('follows an edit of a 512-token problem: the cards on screen at once, those below once they arrive, all as the CLI computes them', async () => {
     await openFile(page, '512-tokens.py');
-    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'section.card.heatmap[data-key="weights"][data-rows="512"]:not([data-outdated])');
+    // This problem's own card: the 2048-token problem shown before has a weights card of 512 rows
+    // too (its pooled overview), and starting on it, before this result arrives, saw nothing held back.
+    panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'body:has(header h2:has-text("512 tokens")) section.card.heatmap[data-key="weights"][data-rows="512"]:not([data-outdated])');
     await weightsCard(panel, 0).locator('.plot .heatmaplayer').first().waitFor();
     // The top of the Steps view on screen (the scores), the weights below it; a record of every
     // card the host held back (src/panel/deferral.ts: the page marks it out of date meanwhile).
