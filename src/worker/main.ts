@@ -100,8 +100,9 @@ port.on('message', (request: WorkerRequest) => {
       return;
     }
     case 'headsQuery': {
+      // Never rejects: a prediction's failure must not stall the queue of runs behind it.
       const answer = async () => {
-        const response = await answerHeads(request);
+        const response: WorkerResponse = await answerHeads(request).catch((error: unknown) => ({ type: 'headsFailed', id: request.id, error: messageOf(error) }));
         port.postMessage(response, transferablesOf(response));
       };
       // A prediction waits for the runs queued before it (the LM head's product computes on the
