@@ -181,6 +181,8 @@ export class DocumentAnalyzer implements vscode.Disposable {
       if (!(await this.sendCopy(document))) return this.read(document);
       const reading = await this.worker.read(key, version, maxChars, tensors);
       if (reading) return this.adopt(document, version, reading);
+      // Edited meanwhile (a settings file VS Code writes twice in a row): the newer version is what to read.
+      if (!document.isClosed && document.version !== version) return this.read(document);
       this.copies.delete(key);
     }
     throw new Error('the worker lost the text twice');

@@ -1,6 +1,12 @@
 // CodeLenses: above each problem `▶ Run attention`, `Show heatmap` and (after a run) its summary;
-// above each matrix its role and shape. Ranges are computed in provideCodeLenses, commands in
-// resolveCodeLens; lenses refresh whenever a read or a run lands in `Results`.
+// above each matrix its role and shape. Lenses refresh whenever a read or a run lands in `Results`.
+//
+// Each lens carries its command from the start, with no resolveCodeLens step: VS Code keeps a
+// lens's old command on screen until the new list's resolve comes back, and when a refresh lands
+// while an older list's resolve is still on its way (a loaded machine), that resolve writes the
+// old list's commands into the new list's lenses. Those commands name a released list, so a click
+// does nothing ("Actual command not found") until the next refresh — seen in CI as a ▶ Run
+// attention that never ran. The commands are a few strings per problem: cheap to make up front.
 import * as vscode from 'vscode';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
@@ -14,17 +20,7 @@ type LensKind =
   | { kind: 'run' | 'show' | 'summary'; problem: number }
   | { kind: 'matrix'; problem: number; matrix: number };
 
-class AttentionLens extends vscode.CodeLens {
-  constructor(
-    range: vscode.Range,
-    readonly uri: vscode.Uri,
-    readonly target: LensKind,
-  ) {
-    super(range);
-  }
-}
-
-class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens> {
+class AttentionCodeLensProvider implements vscode.CodeLensProvider {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.changed.event;
 
@@ -39,54 +35,47 @@ class AttentionCodeLensProvider implements vscode.CodeLensProvider<AttentionLens
 
   /** From the last reading even while a newer one is on its way (it refreshes the lenses when it
    * lands): asking for a read here would bypass the debounce of large documents. */
-  async provideCodeLenses(document: vscode.TextDocument): Promise<AttentionLens[]> {
+  async provideCodeLenses(document: vscode.TextDocument): Promise<vscode.CodeLens[]> {
     const { parse } = this.analyzer.latest(document) ?? (await this.analyzer.read(document));
     const runs = this.results.get(document.uri.toString())?.runs ?? [];
-    const lenses: AttentionLens[] = [];
+    const lenses: vscode.CodeLens[] = [];
+    const lens = (range: vscode.Range, target: LensKind) => new vscode.CodeLens(range, this.commandOf(document.uri, target));
     for (const problem of parse.problems) {
       const start = problemLensPositionIn(document, problem);
       if (start) {
         const top = new vscode.Range(start.line, 0, start.line, 0);
-        const problemLens = (kind: 'run' | 'show' | 'summary') => new AttentionLens(top, document.uri, { kind, problem: problem.index });
+        const problemLens = (kind: 'run' | 'show' | 'summary') => lens(top, { kind, problem: problem.index });
         // A model directive's result opens from its run: it has no heatmap of its own to show.
         lenses.push(...(problem.model ? [problemLens('run')] : [problemLens('run'), problemLens('show')]));
         if (runs[problem.index]) lenses.push(problemLens('summary'));
       }
       problem.matrices.forEach((def, matrix) => {
         const at = lensPositionIn(document, def.nameRange);
-        if (at) lenses.push(
-          new AttentionLens(new vscode.Range(at, at), document.uri, { kind: 'matrix', problem: problem.index, matrix }),
-        );
+        if (at) lenses.push(lens(new vscode.Range(at, at), { kind: 'matrix', problem: problem.index, matrix }));
       });
     }
     return lenses;
   }
 
-  resolveCodeLens(lens: AttentionLens): AttentionLens {
-    const { uri, target } = lens;
+  private commandOf(uri: vscode.Uri, target: LensKind): vscode.Command {
     const documentRun = this.results.get(uri.toString());
     const problem = documentRun?.parse.problems[target.problem];
     switch (target.kind) {
       case 'run':
-        lens.command = { title: problem?.model ? '▶ Run model' : '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
-        break;
+        return { title: problem?.model ? '▶ Run model' : '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
       case 'show':
-        lens.command = { title: 'Show heatmap', command: COMMANDS.showPanel, arguments: [uri, target.problem] };
-        break;
+        return { title: 'Show heatmap', command: COMMANDS.showPanel, arguments: [uri, target.problem] };
       case 'summary': {
         const run = documentRun?.runs[target.problem];
         const outdated = run && documentRun && run.version !== documentRun.version && !readSettings(uri).liveUpdate;
         const title = run ? runSummary(run) + (outdated ? ' · outdated: run again' : '') : '';
-        lens.command = { title, command: COMMANDS.showPanel, arguments: [uri, target.problem] };
-        break;
+        return { title, command: COMMANDS.showPanel, arguments: [uri, target.problem] };
       }
       case 'matrix': {
         const def = problem?.matrices[target.matrix];
-        lens.command = { title: def ? matrixTitle(def) : '', command: '' };
-        break;
+        return { title: def ? matrixTitle(def) : '', command: '' };
       }
     }
-    return lens;
   }
 }
 

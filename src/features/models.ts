@@ -253,20 +253,10 @@ function modelUri(summary: ModelRunSummary): vscode.Uri {
 }
 
 
-class ConfigCodeLens extends vscode.CodeLens {
-  constructor(readonly config: vscode.Uri) {
-    super(new vscode.Range(0, 0, 0, 0));
-  }
-}
-
-/** "▶ Run model on text…" above a Hugging Face config.json. */
-class ConfigLens implements vscode.CodeLensProvider<ConfigCodeLens> {
-  provideCodeLenses(document: vscode.TextDocument): ConfigCodeLens[] {
-    return /"model_type"\s*:/.test(document.getText()) ? [new ConfigCodeLens(document.uri)] : [];
-  }
-
-  resolveCodeLens(lens: ConfigCodeLens): ConfigCodeLens {
-    lens.command = { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [lens.config] };
-    return lens;
+/** "▶ Run model on text…" above a Hugging Face config.json, its command made with it (codeLens.ts says why). */
+class ConfigLens implements vscode.CodeLensProvider {
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    const command = { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
+    return /"model_type"\s*:/.test(document.getText()) ? [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command)] : [];
   }
 }

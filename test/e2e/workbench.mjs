@@ -270,13 +270,16 @@ export async function recordFailure(test, workbench) {
   await workbench.page.screenshot({ path: file }).catch(() => {});
   console.log(`    screenshot of the failure: ${file}`);
   if (workbench.pageErrors.length) console.log(`    page errors:\n      ${workbench.pageErrors.join('\n      ')}`);
-  const log = extensionLog(workbench.logsDir);
+  const log = editorLog(workbench.logsDir, /Attention Lens\.log$/);
   if (log) console.log(`    the extension's log, last lines:\n      ${log.split('\n').slice(-40).join('\n      ')}`);
+  // What VS Code itself said of the extension host: a command a click could not find, say.
+  const hostErrors = editorLog(workbench.logsDir, /remoteexthost\.log$/)?.split('\n').filter((line) => /\[error\]/.test(line));
+  if (hostErrors?.length) console.log(`    the extension host's errors, last lines:\n      ${hostErrors.slice(-10).join('\n      ')}`);
 }
 
-/** The text of the extension's output channel ("Attention Lens") in the editor's logs, if any. */
-function extensionLog(logsDir) {
+/** The text of the first log file in the editor's logs whose path matches `name`, if any. */
+function editorLog(logsDir, name) {
   if (!logsDir || !existsSync(logsDir)) return undefined;
-  const file = readdirSync(logsDir, { recursive: true }).find((name) => /Attention Lens\.log$/.test(String(name)));
+  const file = readdirSync(logsDir, { recursive: true }).find((path) => name.test(String(path)));
   return file && readFileSync(join(logsDir, String(file)), 'utf8').trimEnd();
 }

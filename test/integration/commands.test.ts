@@ -72,6 +72,8 @@ describe('commands', () => {
       assert.deepEqual(outcome.failures, [], id);
       assert.deepEqual(ourDiagnostics(document.uri), [], id);
       assert.equal(outcome.run?.runs[0]?.result?.checks.rowsSumToOne, true, id);
+      // The run opened the panel: undo acts on the focused editor, so the file's editor first.
+      await vscode.window.showTextDocument(document);
       await vscode.commands.executeCommand('undo');
       assert.equal(document.getText(), 'import numpy as np\n', `${id}: one undo removes the whole example`);
       await closeAllEditors();

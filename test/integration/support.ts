@@ -43,8 +43,10 @@ export function lineStartingWith(document: vscode.TextDocument, prefix: string):
   assert.fail(`no line starts with ${JSON.stringify(prefix)}`);
 }
 
+/** The document's lenses as the provider gives them, none resolved: each must carry its command
+ * from the start (features/codeLens.ts says why), so a lens that needs resolving has none here. */
 export async function codeLenses(uri: vscode.Uri): Promise<{ line: number; title: string; command: string; args: unknown[] }[]> {
-  const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri, 1000)) ?? [];
+  const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', uri, 0)) ?? [];
   return lenses
     .filter((lens) => lens.command)
     .map((lens) => ({ line: lens.range.start.line, title: lens.command!.title, command: lens.command!.command, args: lens.command!.arguments ?? [] }));
