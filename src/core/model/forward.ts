@@ -84,9 +84,13 @@ export class ModelForward {
     const c = this.config;
     const { tokenEmbeddings, positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
     for (const id of ids) if (!Number.isInteger(id) || id < 0 || id >= c.vocab) throw new RangeError(`token id ${id} is outside the vocabulary (0…${c.vocab - 1})`);
-    // Only the rows of the tokens present are read, not the whole table.
+    // Only the rows of the tokens present are read, not the whole table: each distinct token once
+    // (the induction probe repeats every token), all reads under way at once.
+    const distinct = [...new Set(ids)];
+    const rows = await Promise.all(distinct.map((id) => this.weights.rows(tokenEmbeddings, [c.vocab, c.hidden], id, 1)));
+    const rowOf = new Map(distinct.map((id, i) => [id, rows[i]]));
     const x = new Float32Array(ids.length * c.hidden);
-    for (const [r, id] of ids.entries()) x.set(await this.weights.rows(tokenEmbeddings, [c.vocab, c.hidden], id, 1), r * c.hidden);
+    for (const [r, id] of ids.entries()) x.set(rowOf.get(id)!, r * c.hidden);
     if (c.embeddingScale !== 1) {
       const scale = Math.fround(c.embeddingScale); // the models multiply by √hidden in their dtype
       for (let i = 0; i < x.length; i++) x[i] *= scale;
