@@ -87,6 +87,15 @@ describe('heads page', function () {
     await panel.page.mouse.down();
     await panel.page.mouse.up();
     await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="1"] #head-canvas');
+    // The opened head too: twice the pixels of its CSS size, and a hover names the cell under it.
+    const head = await panel.page.$eval('#head-canvas', (canvas) => {
+      const box = canvas.getBoundingClientRect();
+      return { backing: [(canvas as HTMLCanvasElement).width, (canvas as HTMLCanvasElement).height], css: [box.width, box.height] };
+    });
+    assert.deepEqual(head.backing, head.css.map((side) => 2 * side));
+    const box = (await panel.page.locator('#head-canvas').boundingBox())!;
+    await panel.page.mouse.move(box.x + (box.width * 1.5) / 5, box.y + (box.height * 3.5) / 5);
+    assert.equal(await panel.page.locator('#head-hover').innerText(), `query “on” (3) → key “cat” (1): ${saved.weights(0, 1)[3 * 5 + 1].toFixed(3)}`);
   });
 
   it('asks for the head scores only when their tab is first shown, so an opened head never waits behind them', async () => {

@@ -15,8 +15,12 @@ export function headMap(info: StackInfo, layer: number, head: number, view: Matr
   );
   const scale = Math.max(1, Math.floor(MAX_SIDE / Math.max(view.rows, view.cols)));
   const canvas = element('canvas', undefined, { id: 'head-canvas', tabindex: '0', 'aria-label': `Attention weights of layer ${layer}, head ${head}` });
-  canvas.width = view.cols * scale;
-  canvas.height = view.rows * scale;
+  // Its backing store at the screen's resolution (as the grid's), so the cells' edges stay sharp on HiDPI.
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = Math.round(view.cols * scale * ratio);
+  canvas.height = Math.round(view.rows * scale * ratio);
+  canvas.style.width = `${view.cols * scale}px`;
+  canvas.style.height = `${view.rows * scale}px`;
   const context = canvas.getContext('2d')!;
   const image = context.createImageData(view.cols, view.rows);
   // Bytes written in place: a 512 × 512 view is 262 k cells, and an array per cell cost the click.
