@@ -3,10 +3,16 @@
 // causal float32 attention (seeded random rows, ids that repeat, as a saved file holds them) is
 // built on the thread first; then each round times analyseStack (all six scores for every head
 // and the rollout), and attention flow is timed at the sizes around its limit (FLOW_MAX_WORK).
+// Then the comparison of two runs: the per-head divergences of that stack against itself with its
+// heads rotated by one (B, no more memory), by the WebAssembly kernel and by the definition as a
+// scalar loop (what compare.ts ran before the kernel: the baseline), interleaved round by round,
+// with their CPU times' ratio and largest difference.
 // Prints the times; asserts nothing (issue 27's target: scores and rollout ≤ 200 ms).
 import { cpus, loadavg } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { analyseStack, headMeans } from '../src/core/heads/analysis';
+import { grid } from '../src/core/heads/compare';
+import { divergences } from '../src/core/heads/divergence';
 import { attentionFlow, FLOW_MAX_WORK, flowRefusal } from '../src/core/heads/flow';
 import type { AttentionStack } from '../src/core/heads/stack';
 
@@ -53,6 +59,37 @@ function syntheticStack(layers: number, heads: number, n: number, causal: boolea
   };
 }
 
+/** The same stack with head k answering as head k + 1 (the last as the first). */
+function rotated(stack: AttentionStack): AttentionStack {
+  const count = stack.layerCount * stack.headCount;
+  const next = (layer: number, head: number) => (layer * stack.headCount + head + 1) % count;
+  return { ...stack, weights: (layer, head) => stack.weights(Math.floor(next(layer, head) / stack.headCount), next(layer, head) % stack.headCount) };
+}
+
+/** The baseline: mean over rows of ½Σ a·ln(a/m) + b·ln(b/m), element by element with Math.log. */
+function scalarDivergences(a: AttentionStack, b: AttentionStack): number[][] {
+  const { queryCount: queries, keyCount: keys } = a;
+  return grid(a.layerCount, a.headCount, (layer, head) => {
+    const x = a.weights(layer, head);
+    const y = b.weights(layer, head);
+    let total = 0;
+    for (let k = 0; k < queries * keys; k++) {
+      const m = (x[k] + y[k]) / 2;
+      if (x[k] > 0) total += x[k] * Math.log(x[k] / m);
+      if (y[k] > 0) total += y[k] * Math.log(y[k] / m);
+    }
+    return total / 2 / queries;
+  });
+}
+
+/** CPU milliseconds of `run`, and what it returned. */
+function cpuOf<T>(run: () => T): [number, T] {
+  const cpu = process.cpuUsage();
+  const result = run();
+  const { user, system } = process.cpuUsage(cpu);
+  return [(user + system) / 1000, result];
+}
+
 /** Wall time and, beside it, CPU time: on a shared machine the wall time is mostly waiting for a core. */
 function elapsed(started: number, cpu: NodeJS.CpuUsage): string {
   const { user, system } = process.cpuUsage(cpu);
@@ -78,17 +115,28 @@ function onThread({ tokens, layers, heads, rounds }: Sizes): void {
     attentionFlow(means, n, Infinity);
     flows.push(`  12 layers × ${n} tokens, full attention: ${elapsed(started, cpu)}${refused ? ' (refused by the product)' : ''}`);
   }
-  parentPort!.postMessage({ times, flows });
+  const other = rotated(stack);
+  const compared: string[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const [kernel, fast] = cpuOf(() => divergences(stack, other));
+    const [scalar, slow] = cpuOf(() => scalarDivergences(stack, other));
+    const difference = Math.max(...fast.flat().map((value, k) => Math.abs(value - slow.flat()[k])));
+    compared.push(`  round ${round + 1}: kernel ${kernel.toFixed(0)} ms, scalar loop ${scalar.toFixed(0)} ms of CPU: ${(scalar / kernel).toFixed(1)}× less; largest difference ${difference.toExponential(1)}`);
+  }
+  parentPort!.postMessage({ times, flows, compared });
 }
 
 if (isMainThread) {
   const sizes: Sizes = { tokens: flag('tokens', 1024), layers: flag('layers', 12), heads: flag('heads', 12), rounds: flag('rounds', 3) };
   const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { eval: true, workerData: sizes });
-  worker.on('message', ({ times, flows }: { times: string[]; flows: string[] }) => {
+  worker.on('message', ({ times, flows, compared }: { times: string[]; flows: string[]; compared: string[] }) => {
     console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg()[0].toFixed(1)}`);
     console.log(`scores + rollout, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens (worker thread): ${times.join(', ')}`);
     console.log(`attention flow (limit: layers × tokens⁴ ≤ ${FLOW_MAX_WORK.toExponential(1)}):`);
     for (const line of flows) console.log(line);
+    console.log(`divergences of two runs, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens (B: the heads rotated by one):`);
+    for (const line of compared) console.log(line);
+    console.log(`load ${loadavg().map((load) => load.toFixed(1)).join(' ')} at the end`);
     void worker.terminate();
   });
 } else {

@@ -16,8 +16,11 @@ Small edge cases check the nulls: one token (no previous token), no ids, no repe
 and panels and their lower-triangular product over several 16-row blocks.
 
 Also the kernels' own references (src/core/heads/kernels.ts): −a·ln a over a sweep of a (float64
-from 1e-300 to 1, float32 from 1e-44 to 1, both sides of the kernel's √2/2 split), and products of
-21 x 21 rollout factors, lower triangular and dense.
+from 1e-300 to 1, float32 from 1e-44 to 1, both sides of the kernel's √2/2 split), products of
+21 x 21 rollout factors, lower triangular and dense, and the divergence of three pairs of heads of
+37 queries × 43 keys (no multiple of a SIMD width) per row, in each dtype: causal-like rows against
+full ones, rows masked in both, exact zeros on one side only, weights down to the dtype's smallest,
+one-hot rows (ln 2), and equal rows (0).
 
 Writes test/fixtures/heads/references.json and kernels.json (a few tens of kB each).
 Run: /usr/bin/python3 scripts/gen_head_references.py
@@ -234,7 +237,8 @@ def main():
     print(f'wrote {OUT / "references.json"}: {len(cases)} cases')
     kernels = kernel_references(rng)
     (OUT / 'kernels.json').write_text(json.dumps({'generator': 'scripts/gen_head_references.py', **kernels}) + '\n')
-    print(f'wrote {OUT / "kernels.json"}: {len(kernels["entropy"]["float64"]["a"])} + {len(kernels["entropy"]["float32"]["a"])} values, {len(kernels["products"])} products')
+    print(f'wrote {OUT / "kernels.json"}: {len(kernels["entropy"]["float64"]["a"])} + {len(kernels["entropy"]["float32"]["a"])} values, {len(kernels["products"])} products, '
+          f'{len(kernels["divergence"]["float64"]["a"])} pairs of heads')
 
 
 def neg_a_log_a(a):
@@ -260,7 +264,51 @@ def kernel_references(rng):
         'entropy': {'float64': {'a': f64.tolist(), 'expected': neg_a_log_a(f64).tolist()},
                     'float32': {'a': f32.tolist(), 'expected': neg_a_log_a(f32).tolist()}},
         'products': products,
+        'divergence': divergence_references(rng),
     }
+
+
+def jsd_per_row(a, b):
+    """Per row ½KL(a‖m) + ½KL(b‖m), m = (a+b)/2, nats, 0·ln 0 = 0 (jsd_rows without the mean)."""
+    m = (a + b) / 2
+    with np.errstate(divide='ignore', invalid='ignore'):
+        ka = np.where(a > 0, a * np.log(a / m), 0.0).sum(axis=1)
+        kb = np.where(b > 0, b * np.log(b / m), 0.0).sum(axis=1)
+    return 0.5 * ka + 0.5 * kb
+
+
+def divergence_references(rng, queries=37, keys=43, heads=3):
+    """Pairs of heads [heads, queries, keys] (A and B) and their divergence per row, per dtype."""
+    def rows(scores, keep):
+        e = np.where(keep, np.exp(scores - scores.max(axis=1, keepdims=True)), 0.0)
+        return e / e.sum(axis=1, keepdims=True)
+    j, i = np.meshgrid(np.arange(keys), np.arange(queries))
+    ones = np.ones((queries, keys), dtype=bool)
+    a, b = np.zeros((heads, queries, keys)), np.zeros((heads, queries, keys))
+    # Head 0: rows ending at a diagonal (their zero tails skipped) against full rows.
+    a[0], b[0] = rows(rng.normal(0, 2, (queries, keys)), j <= i + 6), rows(rng.normal(0, 2, (queries, keys)), ones)
+    # Head 1: exact zeros scattered on one side, the other, or both.
+    a[1] = rows(rng.normal(0, 2, (queries, keys)), rng.uniform(size=(queries, keys)) > 0.3)
+    b[1] = rows(rng.normal(0, 2, (queries, keys)), rng.uniform(size=(queries, keys)) > 0.3)
+    # Head 2: B equal to A but in some rows, where it moves a little; one-hot rows apart.
+    a[2] = rows(rng.normal(0, 3, (queries, keys)), j <= i)
+    b[2] = a[2]
+    moved = [3, 10, 11, 30]
+    b[2, moved] = rows(np.log(np.maximum(a[2, moved], 1e-300)) + rng.normal(0, 0.01, (len(moved), keys)), a[2, moved] > 0)
+    a[2, 20], b[2, 20] = np.eye(keys)[4], np.eye(keys)[41]
+    # Rows masked in both (all zero), and rows with a weight at the dtype's smallest against a large one.
+    a[:, [7, 36]] = b[:, [7, 36]] = 0.0
+    out = {}
+    for dtype, tiny in [(np.float64, 1e-300), (np.float32, 1e-44)]:
+        x, y = a.copy(), b.copy()
+        x[1, 15] = 0.0
+        x[1, 15, [0, 40]] = [1.0 - tiny, tiny]
+        y[1, 15] = 0.0
+        y[1, 15, [0, 40, 41]] = [0.5, 0.25, 0.25]
+        x, y = x.astype(dtype).astype(np.float64), y.astype(dtype).astype(np.float64)
+        per_row = np.array([jsd_per_row(x[h], y[h]) for h in range(heads)])
+        out[np.dtype(dtype).name] = {'a': x.tolist(), 'b': y.tolist(), 'rows': per_row.tolist(), 'means': per_row.mean(axis=1).tolist()}
+    return out
 
 
 if __name__ == '__main__':

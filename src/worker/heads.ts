@@ -3,7 +3,8 @@
 // The analyses of a stack (head scores, rollout, comparisons) read the same stacks (stackOf).
 import { maxPoolFast } from '../core/engine/fast';
 import { analyseStack, stackFlow } from '../core/heads/analysis';
-import { divergences, pooledDifference } from '../core/heads/compare';
+import { pooledDifference } from '../core/heads/compare';
+import { divergences } from '../core/heads/divergence';
 import { loadSavedAttentions } from '../core/heads/load';
 import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';

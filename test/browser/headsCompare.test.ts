@@ -5,7 +5,8 @@
 // scripts/gen_head_references.py). Runs of different shapes give one message.
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { divergences, pooledDifference, ranked } from '../../src/core/heads/compare';
+import { pooledDifference, ranked } from '../../src/core/heads/compare';
+import { divergences } from '../../src/core/heads/divergence';
 import type { AttentionStack, StackSource } from '../../src/core/heads/stack';
 import { weightText } from '../../webview/heads/page';
 import { referenceCase, stackOf } from '../unit/heads/references';

@@ -1,8 +1,9 @@
 // Comparing two runs of the same shape (two texts of equal length, or two checkpoints on one
 // text), head by head:
 //   divergence = mean over queries of JSD(a_i, b_i) = ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats
-//   (0·ln 0 = 0, so it lies in [0, ln 2]); the difference B − A of one head on demand.
-// Pure functions: no `vscode` import.
+//   (0·ln 0 = 0, so it lies in [0, ln 2]), computed in divergence.ts; the difference B − A of one
+//   head on demand.
+// Pure functions with no WebAssembly (the page and the host import this module): no `vscode` import.
 import type { CompareWith, DifferenceMap } from '../../protocol';
 import { blocking } from './pool';
 import type { AttentionStack } from './stack';
@@ -28,30 +29,6 @@ export function refusalToCompare(a: StackShape, b: StackShape, how: CompareWith)
   if (!refusal) return undefined;
   if (how === 'text' && a.queryCount !== b.queryCount) return `B’s text is ${b.queryCount} tokens long and A’s ${a.queryCount}: compare texts of equal token length.`;
   return `${refusal}.${how === 'checkpoint' ? ' Compare checkpoints of the same architecture.' : ''}`;
-}
-
-/** Mean over queries of the Jensen–Shannon divergence between two heads' rows, in nats. */
-export function meanRowDivergence(a: ArrayLike<number>, b: ArrayLike<number>, queries: number, keys: number): number {
-  let total = 0;
-  for (let i = 0; i < queries; i++) {
-    let row = 0;
-    for (let j = i * keys; j < (i + 1) * keys; j++) {
-      const p = a[j];
-      const q = b[j];
-      const m = (p + q) / 2;
-      if (p > 0) row += p * Math.log(p / m);
-      if (q > 0) row += q * Math.log(q / m);
-    }
-    total += row / 2;
-  }
-  return total / queries;
-}
-
-/** Per layer × head, the mean row divergence of B from A. Throws a RangeError on different shapes. */
-export function divergences(a: AttentionStack, b: AttentionStack): number[][] {
-  const refusal = incomparability(a, b);
-  if (refusal) throw new RangeError(refusal);
-  return grid(a.layerCount, a.headCount, (layer, head) => meanRowDivergence(a.weights(layer, head), b.weights(layer, head), a.queryCount, a.keyCount));
 }
 
 /** Every head, the largest value first (ties: earlier layer, then head). */

@@ -1,10 +1,11 @@
-// The head analyses' WebAssembly SIMD kernels (engine/fast/kernel.h head_rows, attention.c
-// rollout_residual_f64 and rollout_product_f64), run on this thread over one memory kept from one
-// analysis to the next (fresh pages cost a fault each: ~3 µs per 4 KiB, ≈ 40 ms for the 56 MB of
-// 1024 tokens; the memory stays held, like the stacks it serves).
+// The head analyses' WebAssembly SIMD kernels (engine/fast/kernel.h head_rows and head_divergence,
+// attention.c rollout_residual_f64 and rollout_product_f64), run on this thread over one memory
+// kept from one analysis to the next (fresh pages cost a fault each: ~3 µs per 4 KiB, ≈ 40 ms for
+// the 56 MB of 1024 tokens; the memory stays held, like the stacks it serves).
 // A head is copied into the memory, then one pass gives every row's entropy and adds the head into
 // its layer's sum; once a layer is summed, its rollout factor Â is made and multiplied into the
-// product, in float64. Why float64 and how exact: docs/analysis.md. Pure: no `vscode` import.
+// product, in float64. Comparing two runs copies a head of each and one pass gives every row's
+// Jensen–Shannon divergence. Why float64 and how exact: docs/analysis.md. Pure: no `vscode` import.
 import { Arena, ArenaPlan, type Block, type MatrixBlock, MAX_BYTES } from '../engine/fast/arena';
 import { kernelsModule } from '../engine/fast/pool';
 import type { Matrix } from '../types';
@@ -33,9 +34,27 @@ interface Layout {
   result?: MatrixBlock;
 }
 
-/** The most tokens whose analyses fit WebAssembly's 4 GiB (six n × n float64 matrices). */
-export function maxAnalysedTokens(): number {
-  return Math.floor(Math.sqrt(MAX_BYTES / (6 * 8)) / 16) * 16;
+/** The most tokens for which `matrices` n × n float64 matrices fit WebAssembly's 4 GiB. */
+function maxTokens(matrices: number): number {
+  return Math.floor(Math.sqrt(MAX_BYTES / (matrices * 8)) / 16) * 16;
+}
+
+/**
+ * The kernels on a memory holding `plan` (the latest analysis's memory when large enough); a
+ * RangeError saying `what` is offered up to the tokens whose `matrices` float64 matrices fit.
+ */
+function kernelsOn(plan: ArenaPlan, first: MatrixBlock, what: string, matrices: number, tokens: number): { arena: Arena; kernels: Record<string, Kernel> } {
+  if (plan.totalBytes > MAX_BYTES) {
+    throw new RangeError(`${what} offered up to ${maxTokens(matrices)} tokens (${matrices} n × n float64 matrices must fit WebAssembly's 4 GiB); this input has ${tokens}.`);
+  }
+  const arena = new Arena(plan, 'float64', recycle);
+  recycle = arena.view(first);
+  let exports = instances.get(arena.memory);
+  if (!exports) {
+    exports = new WebAssembly.Instance(kernelsModule(), { env: { memory: arena.memory } }).exports;
+    instances.set(arena.memory, exports);
+  }
+  return { arena, kernels: exports as Record<string, Kernel> };
 }
 
 /** One analysis: heads go in one at a time, layer by layer; `rollout` only for self-attention. */
@@ -72,18 +91,8 @@ export class StackPass {
       layout.products = [plan.matrix(padded, n, 'float64'), plan.matrix(padded, n, 'float64')];
       layout.result = plan.matrix(n, padded, 'float64');
     }
-    if (plan.totalBytes > MAX_BYTES) {
-      throw new RangeError(`The head analyses are offered up to ${maxAnalysedTokens()} tokens (their float64 matrices must fit WebAssembly's 4 GiB); this input has ${Math.max(queries, keys)}.`);
-    }
-    this.arena = new Arena(plan, 'float64', recycle);
-    recycle = this.arena.view(layout.head);
+    ({ arena: this.arena, kernels: this.kernels } = kernelsOn(plan, layout.head, 'The head analyses are', 6, Math.max(queries, keys)));
     this.layout = layout;
-    let exports = instances.get(this.arena.memory);
-    if (!exports) {
-      exports = new WebAssembly.Instance(kernelsModule(), { env: { memory: this.arena.memory } }).exports;
-      instances.set(this.arena.memory, exports);
-    }
-    this.kernels = exports as Record<string, Kernel>;
   }
 
   /**
@@ -137,5 +146,43 @@ export class StackPass {
     const rows = new Float64Array(n * n);
     for (let i = 0; i < n; i++) rows.set(from.subarray(i * result.cols, i * result.cols + n), i * n);
     return rows;
+  }
+}
+
+/** The Jensen–Shannon divergence of pairs of heads of two runs of one shape, a pass per pair. */
+export class DivergencePass {
+  private readonly arena: Arena;
+  private readonly kernels: Record<string, Kernel>;
+  private readonly a: MatrixBlock;
+  private readonly b: MatrixBlock;
+  private readonly rows: Block;
+
+  constructor(
+    private readonly queries: number,
+    private readonly keys: number,
+  ) {
+    const plan = new ArenaPlan();
+    // Either dtype of head fits a float64 slot.
+    this.a = plan.matrix(queries, keys, 'float64');
+    this.b = plan.matrix(queries, keys, 'float64');
+    this.rows = plan.reserve(queries * 8);
+    ({ arena: this.arena, kernels: this.kernels } = kernelsOn(plan, this.a, 'Comparing runs is', 2, Math.max(queries, keys)));
+  }
+
+  /**
+   * The mean over queries of the rows' divergence ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats. Two
+   * float32 heads are read as they are; otherwise both as float64 (a float32 one exactly widened).
+   */
+  meanRowDivergence(a: Float32Array | Float64Array, b: Float32Array | Float64Array): number {
+    const { queries, keys, arena } = this;
+    const float32 = a instanceof Float32Array && b instanceof Float32Array;
+    const slot = ({ offset }: Block) => (float32 ? new Float32Array(arena.buffer, offset, queries * keys) : new Float64Array(arena.buffer, offset, queries * keys));
+    slot(this.a).set(a);
+    slot(this.b).set(b);
+    this.kernels[float32 ? 'head_divergence_f32' : 'head_divergence_f64'](this.a.offset, this.b.offset, queries, keys, this.rows.offset, 0, 1);
+    const rows = new Float64Array(arena.buffer, this.rows.offset, queries);
+    let total = 0;
+    for (let i = 0; i < queries; i++) total += rows[i];
+    return total / queries;
   }
 }

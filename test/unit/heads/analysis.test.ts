@@ -1,9 +1,12 @@
 // Head scores, rollout, attention flow and the comparison against numpy's implementation of the
 // definitions (scripts/gen_head_references.py), on stacks with planted heads.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { analyseStack, headMeans } from '../../../src/core/heads/analysis';
 import { parseHeadsViewMessage } from '../../../src/protocol';
-import { difference, divergences, ranked } from '../../../src/core/heads/compare';
+import { difference, ranked } from '../../../src/core/heads/compare';
+import { divergences } from '../../../src/core/heads/divergence';
 import { attentionFlow, flowRefusal } from '../../../src/core/heads/flow';
 import { HEAD_SCORE_NAMES, scoresCsv } from '../../../src/core/heads/scores';
 import { assertClose, referenceCase, referenceCases, stackOf } from './references';
@@ -65,6 +68,17 @@ describe('head analyses against numpy', () => {
       assertClose(divergences(a, b).flat(), reference.expected.divergence!.flat(), TOLERANCE, 'divergence');
       assertClose(difference(a, b, 1, 0), reference.expected.difference_1_0!.flat(), TOLERANCE, 'B − A');
       assert.ok(divergences(a, a).flat().every((value) => value === 0));
+    });
+  }
+
+  // divergences has one implementation, the WebAssembly kernel (kernels.ts DivergencePass): these
+  // stacks are of a size where a scalar loop would have been plausible, and they are checked at a
+  // precision a different summation would not reach everywhere (the rows: kernels.test.ts).
+  const pairs = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'heads', 'kernels.json'), 'utf8')).divergence as Record<'float64' | 'float32', { a: number[][][]; b: number[][][]; means: number[] }>;
+  for (const [name, dtypeA, dtypeB] of [['float64', 'float64', 'float64'], ['float32', 'float32', 'float32'], ['float32 A, float64 B', 'float32', 'float64']] as const) {
+    it(`divergences of 3 heads of 37 × 43 (masked rows, zeros on one side, one-hot rows): ${name}, within 1e-15 of numpy`, () => {
+      const { a, b, means } = pairs[dtypeA];
+      assertClose(divergences(stackOf([a], dtypeA, null), stackOf([b], dtypeB, null))[0], means, 1e-15, `divergence ${name}`);
     });
   }
 

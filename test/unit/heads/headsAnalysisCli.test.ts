@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { headsAnalysisMain, type HeadsSources } from '../../../src/cli/headsAnalysis';
 import { attentionOnlyModelOf, attentionOnlyStack } from '../../../src/core/heads/attentionOnly';
-import { divergences } from '../../../src/core/heads/compare';
+import { divergences } from '../../../src/core/heads/divergence';
 import { HEAD_SCORE_NAMES } from '../../../src/core/heads/scores';
 import { assertClose, referenceCase, stackOf } from './references';
 

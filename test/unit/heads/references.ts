@@ -33,21 +33,21 @@ export function referenceCase(name: string): ReferenceCase {
   return found;
 }
 
-/** weights [L][H][n][n] as a stack of the case's dtype. */
+/** weights [L][H][queries][keys] as a stack of the case's dtype. */
 export function stackOf(weights: number[][][][], dtype: 'float64' | 'float32', ids: number[] | null): AttentionStack {
-  const n = weights[0][0].length;
-  const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+  const [queries, keys] = [weights[0][0].length, weights[0][0][0].length];
+  const label = (i: number) => `t${i}`;
   const array = dtype === 'float32' ? Float32Array : Float64Array;
   const heads = weights.map((layer) => layer.map((head) => array.from(head.flat())));
   return {
     source: { kind: 'saved', file: 'references.json' },
-    tokens,
-    keyTokens: tokens,
+    tokens: Array.from({ length: queries }, (_, i) => label(i)),
+    keyTokens: Array.from({ length: keys }, (_, i) => label(i)),
     ...(ids ? { tokenIds: ids } : {}),
     layerCount: weights.length,
     headCount: weights[0].length,
-    queryCount: n,
-    keyCount: n,
+    queryCount: queries,
+    keyCount: keys,
     weights: (layer, head) => heads[layer][head],
   };
 }

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine';
-import { meanRowDivergence } from '../../../src/core/heads/compare';
+import { meanRowDivergence } from '../../../src/core/heads/divergence';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../model/fixtures';
 
@@ -78,7 +78,7 @@ describe('worker: model runs', function () {
       for (let head = 0; head < a.info.headCount; head++) {
         const bHead = await worker.queryHeads(b.stack, { kind: 'head', layer, head });
         assert.ok(bHead.kind === 'head');
-        const expected = meanRowDivergence(reference.attentions[layer][head].flat(), bHead.view.data, n, n);
+        const expected = meanRowDivergence(Float64Array.from(reference.attentions[layer][head].flat()), bHead.view.data, n, n);
         assert.ok(Math.abs(divergence.divergence[layer][head] - expected) < 1e-5, `L${layer} H${head}: ${divergence.divergence[layer][head]} vs ${expected}`);
         if (layer === 1 && head === 0) {
           const aWeights = reference.attentions[1][0].flat();

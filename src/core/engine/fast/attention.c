@@ -159,6 +159,21 @@ static inline v128_t neg_a_log_a(v128_t a) {
   return wasm_v128_and(wasm_f64x2_mul(a, wasm_f64x2_neg(log_f64(a))), wasm_f64x2_gt(a, wasm_f64x2_splat(0)));
 }
 
+/* a·ln(a/m) + b·ln(b/m), m = (a + b)/2, for the lanes (twice their Jensen–Shannon term), each product
+   0 where its weight is 0, negative or NaN (0·ln 0 = 0). With lo, hi the smaller and larger of a and b
+   and r = lo/m from one division, hi/m = 2 − r: the larger ratio lies in [1, 2], where that
+   subtraction costs at most an ulp, while the smaller one, however small, keeps its own precision.
+   The sum's derivative in r is 0 at the exact r, so r's rounding costs only to second order: a
+   small divergence keeps its relative precision, and equal lanes give r = 1, ln 1 = 0, exactly 0. */
+static inline v128_t jsd_terms(v128_t a, v128_t b) {
+  const v128_t zero = wasm_f64x2_splat(0);
+  v128_t lo = wasm_f64x2_pmin(a, b), hi = wasm_f64x2_pmax(a, b);
+  v128_t r = wasm_f64x2_div(wasm_f64x2_add(lo, lo), wasm_f64x2_add(a, b));
+  v128_t low = wasm_v128_and(wasm_f64x2_mul(lo, log_f64(r)), wasm_f64x2_gt(lo, zero));
+  v128_t high = wasm_v128_and(wasm_f64x2_mul(hi, log_f64(wasm_f64x2_sub(wasm_f64x2_splat(2.0), r))), wasm_f64x2_gt(hi, zero));
+  return wasm_f64x2_add(low, high);
+}
+
 #define T float
 #define LANES 4
 #define SUF _f32

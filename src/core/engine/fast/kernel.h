@@ -388,6 +388,18 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
   }
 }
 
+/* 1 + the column of the last non-zero of row (0 for a zero row: causal attention's rows end at the
+   diagonal), its zero tail skipped four vectors at a time. */
+static inline int FN(row_end)(const T *row, int cols) {
+  int end = cols;
+  while (end >= 4 * LANES && !wasm_v128_any_true(wasm_v128_or(
+      wasm_v128_or(wasm_v128_load(row + end - LANES), wasm_v128_load(row + end - 2 * LANES)),
+      wasm_v128_or(wasm_v128_load(row + end - 3 * LANES), wasm_v128_load(row + end - 4 * LANES)))))
+    end -= 4 * LANES;
+  while (end > 0 && row[end - 1] == 0) end--;
+  return end;
+}
+
 /* The head analyses' one pass over a head (heads/analysis.ts): per row i of w (rows x cols),
    entropy[i] = −Σ_j w[i][j]·ln w[i][j] in float64 (0·ln 0 = 0, log_f64), ends[i] = 1 + the column
    of its last non-zero (0 for a zero row: causal attention's rows end at the diagonal), and, when
@@ -397,12 +409,7 @@ EXPORT(flash) void FN(flash)(const Attn *a, int part, int parts, int thread) {
 EXPORT(head_rows) void FN(head_rows)(const T *w, int rows, int cols, double *entropy, int *ends, double *sum, int first, int part, int parts) {
   for (int i = part; i < rows; i += parts) {
     const T *row = w + (long)i * cols;
-    int end = cols;
-    while (end >= 4 * LANES && !wasm_v128_any_true(wasm_v128_or(
-        wasm_v128_or(wasm_v128_load(row + end - LANES), wasm_v128_load(row + end - 2 * LANES)),
-        wasm_v128_or(wasm_v128_load(row + end - 3 * LANES), wasm_v128_load(row + end - 4 * LANES)))))
-      end -= 4 * LANES;
-    while (end > 0 && row[end - 1] == 0) end--;
+    int end = FN(row_end)(row, cols);
     ends[i] = end;
     double *acc = sum ? sum + (long)i * cols : 0;
     v128_t h = wasm_f64x2_splat(0);
@@ -430,6 +437,34 @@ EXPORT(head_rows) void FN(head_rows)(const T *w, int rows, int cols, double *ent
     entropy[i] = total;
     if (acc && first)
       for (; j < cols; j++) acc[j] = 0;
+  }
+}
+
+/* The comparison of two runs' heads (heads/compare.ts): per row i of a and b (rows x cols each),
+   divergence[i] = ½Σ_j a·ln(a/m) + b·ln(b/m), m = (a + b)/2, in float64 (jsd_terms): the row's
+   Jensen–Shannon divergence in nats. Columns past both rows' last non-zero add nothing and are
+   skipped, so two causal heads cost half a dense pair; two zero rows (masked) give 0. Rows
+   round-robin over parts. */
+EXPORT(head_divergence) void FN(head_divergence)(const T *a, const T *b, int rows, int cols, double *divergence, int part, int parts) {
+  for (int i = part; i < rows; i += parts) {
+    const T *x = a + (long)i * cols, *y = b + (long)i * cols;
+    int end_x = FN(row_end)(x, cols), end_y = FN(row_end)(y, cols);
+    int end = end_x > end_y ? end_x : end_y;
+    v128_t d = wasm_f64x2_splat(0);
+    int j = 0;
+    for (; j + LANES <= end; j += LANES) {
+      v128_t u = wasm_v128_load(x + j), v = wasm_v128_load(y + j);
+#if LANES == 4
+      d = wasm_f64x2_add(d, wasm_f64x2_add(
+          jsd_terms(wasm_f64x2_promote_low_f32x4(u), wasm_f64x2_promote_low_f32x4(v)),
+          jsd_terms(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(u, u, 2, 3, 0, 1)), wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1)))));
+#else
+      d = wasm_f64x2_add(d, jsd_terms(u, v));
+#endif
+    }
+    double total = wasm_f64x2_extract_lane(d, 0) + wasm_f64x2_extract_lane(d, 1);
+    for (; j < end; j++) total += wasm_f64x2_extract_lane(jsd_terms(wasm_f64x2_splat(x[j]), wasm_f64x2_splat(y[j])), 0);
+    divergence[i] = total / 2;
   }
 }
 
