@@ -65,9 +65,12 @@ export async function answerQuery(stack: AttentionStack, query: HeadsQuery, othe
       return { kind: 'lines', lines: headLines(stack, query.layer, query.heads, query.k) };
     case 'head': {
       const { layer, head } = query;
-      // A copy: the view travels by transfer, and the stack keeps its numbers.
-      const data = Float32Array.from(stack.weights(layer, head));
-      return { kind: 'head', layer, head, view: viewOf({ rows: stack.queryCount, cols: stack.keyCount, data }, undefined, maxPoolFast) };
+      const weights = stack.weights(layer, head);
+      // A new array either way (the view travels by transfer; the stack keeps its numbers), in the
+      // weights' own precision: float32 weights as float32, exact and half the bytes that the host
+      // passes on to the page (1 MB, not 2, for a 512-token head); a problem's float64 ones exact.
+      const view = viewOf({ rows: stack.queryCount, cols: stack.keyCount, data: weights }, undefined, maxPoolFast);
+      return { kind: 'head', layer, head, view: weights instanceof Float32Array ? { ...view, data: Float32Array.from(view.data) } : view };
     }
     case 'scores':
       return { kind: 'scores', ...analyseStack(stack) };

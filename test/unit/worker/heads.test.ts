@@ -28,6 +28,8 @@ describe('worker: heads', function () {
     const head = await worker.queryHeads(id, { kind: 'head', layer: 1, head: 2 });
     assert.ok(head.kind === 'head');
     assert.deepEqual([...head.view.data], [...stack.weights(1, 2)]);
+    // Saved float32 weights travel as float32: exact, in half the bytes.
+    assert.ok(stack.weights(1, 2) instanceof Float32Array && head.view.data instanceof Float32Array);
     await assert.rejects(worker.queryHeads(id, { kind: 'head', layer: 2, head: 0 }), /There are 2 layers \(0–1\)/);
     worker.closeHeads(id);
     await assert.rejects(worker.queryHeads(id, { kind: 'head', layer: 0, head: 0 }), /let go/);
@@ -40,6 +42,12 @@ describe('worker: heads', function () {
     const lines = await worker.queryHeads(id, { kind: 'lines', layer: 0, heads: [0], k: 1 });
     assert.ok(lines.kind === 'lines');
     assert.deepEqual([[...lines.lines.keys], [...lines.lines.weights]], [[0, 1], [1, 0.75]]);
+    // A float64 problem's head travels exact: a weight float32 cannot hold survives.
+    const third = Float64Array.from([1, 0, 1 / 3, 2 / 3]);
+    const exact = await worker.adoptHeads({ title: 'b.md · problem 1', tokens: ['a', 'b'], weights: [{ rows: 2, cols: 2, data: third }], document: 'file:///b.md', problem: 0 });
+    const head = await worker.queryHeads(exact.stack, { kind: 'head', layer: 0, head: 0 });
+    assert.ok(head.kind === 'head');
+    assert.deepEqual(head.view.data, third);
   });
 
   it('rejects bad input with its one message, and goes on serving', async () => {
