@@ -65,11 +65,16 @@ describe('heads page: compare two runs', function () {
       await panel.page.click('[data-export="compare-csv"]');
       await panel.page.click('[data-export="compare-json"]');
       await panel.page.click('[data-export="compare-png"]');
+      await panel.page.click('[data-export="compare-svg"]');
       const exports = (await panel.sent()).flatMap((m) => (m.type === 'export' ? [m] : []));
-      assert.deepEqual(exports.map((m) => [m.format, m.fileName]), [['csv', 'test.pt-divergence.csv'], ['json', 'test.pt-divergence.json'], ['png', 'test.pt-divergence.png']]);
+      assert.deepEqual(exports.map((m) => [m.format, m.fileName]), [['csv', 'test.pt-divergence.csv'], ['json', 'test.pt-divergence.json'], ['png', 'test.pt-divergence.png'], ['svg', 'test.pt-divergence.svg']]);
       assert.equal(exports[0].text!.split('\n')[0], 'layer,head,divergence');
       assert.deepEqual(JSON.parse(exports[1].text!), { divergence: divergences(a, b) });
       assert.ok(exports[2].base64!.length > 100);
+      // The SVG holds the map as drawn (the same PNG) under its title, at the map's size.
+      assert.match(exports[3].text!, new RegExp(`^<svg [^>]*width="${3 * CELL}" height="${2 * CELL}"`));
+      assert.ok(exports[3].text!.includes('<title>test.pt: divergence of every layer × head</title>'), exports[3].text!.slice(0, 300));
+      assert.ok(exports[3].text!.includes(`href="data:image/png;base64,${exports[2].base64}"`));
       assert.deepEqual(panel.errors, []);
     } finally {
       await panel.close();
@@ -110,6 +115,14 @@ describe('heads page: compare two runs', function () {
       const largest = change.flat().findIndex((value) => Math.abs(value) === limit);
       const [row, col] = [Math.floor(largest / 13), largest % 13];
       assert.deepEqual(await pixel(panel, '#compare-difference-canvas', Math.floor((col + 0.5) * scale), Math.floor((row + 0.5) * scale)), change[row][col] > 0 ? RED : BLUE);
+
+      // B − A exports as the PNG drawn, and as SVG holding it under its title.
+      await panel.page.click('[data-export="compare-difference-png"]');
+      await panel.page.click('[data-export="compare-difference-svg"]');
+      const [png, svg] = (await panel.sent()).flatMap((m) => (m.type === 'export' ? [m] : []));
+      assert.deepEqual([png.format, png.fileName, svg.format, svg.fileName], ['png', 'test.pt-L1H0-difference.png', 'svg', 'test.pt-L1H0-difference.svg']);
+      assert.equal(png.base64, await canvas!.evaluate((c) => (c as HTMLCanvasElement).toDataURL('image/png').split(',')[1]));
+      assert.ok(svg.text!.includes('<title>test.pt: B − A, layer 1 · head 0</title>') && svg.text!.includes(`href="data:image/png;base64,${png.base64}"`), svg.text!.slice(0, 300));
       assert.deepEqual(panel.errors, []);
     } finally {
       await panel.close();

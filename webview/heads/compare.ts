@@ -6,7 +6,7 @@
 import { divergenceCsv, ranked } from '../../src/core/heads/compare';
 import type { ComparedRun, CompareWith, DifferenceMap, HostToHeadsView } from '../../src/protocol';
 import { divergingColor } from './colors';
-import { pngBase64 } from './exportImage';
+import { gridSvg, pngBase64 } from './exportImage';
 import { element, spanLabel, weightText } from './page';
 import type { HeadsPageContext, HeadsPlugin } from './plugin';
 import { drawScoreMap, headAt } from './scoreMap';
@@ -57,13 +57,13 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
   section.append(choose, status, runs, results);
 
   let divergence: number[][] | undefined;
-  const fileBase = `${info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '')}-divergence`;
-  const exportButton = (label: string, format: 'csv' | 'json' | 'png') => {
+  const fileBase = `${fileNameOf(info.title)}-divergence`;
+  const exportButton = (label: string, format: 'csv' | 'json' | 'png' | 'svg') => {
     const button = element('button', label, { 'data-export': `compare-${format}` });
     button.addEventListener('click', () => {
       if (!divergence) return;
       const fileName = `${fileBase}.${format}`;
-      if (format === 'png') context.post({ type: 'export', format, fileName, base64: pngBase64(map) });
+      if (format === 'png' || format === 'svg') exportCanvas(context, map, format, fileName, `${info.title}: divergence of every layer × head`);
       else context.post({ type: 'export', format, fileName, text: format === 'csv' ? divergenceCsv(divergence) : JSON.stringify({ divergence }) + '\n' });
     });
     exports.append(button);
@@ -71,6 +71,7 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
   exportButton('CSV', 'csv');
   exportButton('JSON', 'json');
   exportButton('PNG', 'png');
+  exportButton('SVG', 'svg');
 
   const open = (layer: number, head: number) => {
     difference.replaceChildren(element('p', `Computing B − A for layer ${layer} · head ${head}…`, { class: 'meta' }));
@@ -122,12 +123,23 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
   };
 }
 
+/** A title as a file name's stem. */
+function fileNameOf(title: string): string {
+  return title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
+}
+
+/** A map's canvas as the host saves it: PNG as drawn, or SVG holding it with its title. */
+function exportCanvas(context: HeadsPageContext, canvas: HTMLCanvasElement, format: 'png' | 'svg', fileName: string, title: string): void {
+  context.post(format === 'png' ? { type: 'export', format, fileName, base64: pngBase64(canvas) } : { type: 'export', format, fileName, text: gridSvg(canvas, title) });
+}
+
 function runTerms(name: 'A' | 'B', run: ComparedRun): HTMLElement[] {
   return [element('dt', `${name}: ${run.title}`, { id: `compare-run-${name.toLowerCase()}` }), element('dd', run.detail)];
 }
 
 /** B − A of one head on a diverging scale (white at 0, limits ± the largest |B − A| shown). */
-function differenceMap({ info }: HeadsPageContext, map: DifferenceMap): HTMLElement {
+function differenceMap(context: HeadsPageContext, map: DifferenceMap): HTMLElement {
+  const { info } = context;
   const { rows, cols, rowBlock, colBlock } = map;
   const pooled = rowBlock * colBlock > 1;
   const limit = map.difference.reduce((largest, value) => Math.max(largest, Math.abs(value)), 0);
@@ -144,14 +156,14 @@ function differenceMap({ info }: HeadsPageContext, map: DifferenceMap): HTMLElem
   cells.width = cols;
   cells.height = rows;
   const cellContext = cells.getContext('2d');
-  const context = canvas.getContext('2d');
-  if (cellContext && context) {
+  const drawing = canvas.getContext('2d');
+  if (cellContext && drawing) {
     const image = cellContext.createImageData(cols, rows);
     for (let k = 0; k < rows * cols; k++) image.data.set([...divergingColor(map.difference[k], limit), 255], k * 4);
     cellContext.putImageData(image, 0, 0);
     // Cells drawn 1:1, then scaled without smoothing so each stays a sharp square.
-    context.imageSmoothingEnabled = false;
-    context.drawImage(cells, 0, 0, canvas.width, canvas.height);
+    drawing.imageSmoothingEnabled = false;
+    drawing.drawImage(cells, 0, 0, canvas.width, canvas.height);
   }
   const reading = element('p', 'Hover a cell for A’s and B’s weights and their difference.', { id: 'compare-hover', class: 'meta', role: 'status' });
   canvas.addEventListener('mousemove', (event) => {
@@ -166,7 +178,14 @@ function differenceMap({ info }: HeadsPageContext, map: DifferenceMap): HTMLElem
     const block = pooled ? `block of queries ${spanLabel(info.tokens, row * rowBlock, Math.min(info.queryCount, (row + 1) * rowBlock))}, largest change at ` : '';
     reading.textContent = `${block}${where}: A ${weightText(map.a[cell])}, B ${weightText(map.b[cell])}, B − A ${signedText(map.difference[cell])}`;
   });
-  section.append(canvas, reading);
+  const exports = element('div', undefined, { class: 'controls', id: 'compare-difference-export' });
+  const title = `${info.title}: B − A, layer ${map.layer} · head ${map.head}`;
+  for (const format of ['png', 'svg'] as const) {
+    const button = element('button', format.toUpperCase(), { 'data-export': `compare-difference-${format}` });
+    button.addEventListener('click', () => exportCanvas(context, canvas, format, `${fileNameOf(info.title)}-L${map.layer}H${map.head}-difference.${format}`, title));
+    exports.append(button);
+  }
+  section.append(exports, canvas, reading);
   return section;
 }
 
