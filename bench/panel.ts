@@ -11,7 +11,7 @@ import { maxPoolFast, runAttentionFast } from '../src/core/engine/fast';
 import type { PanelState } from '../src/protocol';
 import { panelDataOf, viewOf } from '../src/panel/model';
 import { random } from './inputs';
-import { launchChromium, openPanel } from '../test/browser/harness';
+import { closeChromium, openPanel } from '../test/browser/harness';
 import { syntheticResult, syntheticWeights } from '../test/browser/synthetic';
 
 const SIZES = [{ n: 512, targetMs: 500 }, { n: 4096, targetMs: 1500 }];
@@ -33,7 +33,6 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const round = (value: number) => Math.round(value * 10) / 10;
 
 async function main(): Promise<void> {
-  const browser = await launchChromium();
   const state: PanelState = { problemIndex: 0, view: 'steps', head: 0, step: 'weights', colorScale: 'Viridis', showNumbers: true, zoom: {} };
   const cases = [];
   try {
@@ -50,7 +49,7 @@ async function main(): Promise<void> {
       const poolRuns: number[] = [];
       const poolJavaScriptRuns: number[] = [];
       const pageRuns: number[] = [];
-      const panel = await openPanel(browser, { state });
+      const panel = await openPanel({ state });
       // Hand the data to the page once; each timed run posts it to the panel as the host would.
       await panel.page.evaluate((payload) => {
         (window as unknown as { benchData: unknown }).benchData = payload;
@@ -71,7 +70,7 @@ async function main(): Promise<void> {
       cases.push({ n, pooled_to: data.result!.heads[0].weights.rows, pool_ms: round(poolMs), pool_javascript_ms: round(median(poolJavaScriptRuns)), page_render_ms: round(pageMs), cold_page_render_ms: round(coldMs), total_ms: round(poolMs + pageMs), target_ms: targetMs, within_target: poolMs + pageMs < targetMs });
     }
   } finally {
-    await browser.close();
+    await closeChromium();
   }
   if (json) {
     console.log(JSON.stringify({ runs: RUNS, statistic: 'median', loadAverage: loadavg().map(round), cases }));

@@ -2,28 +2,144 @@
 // inline; plotly and the toolkit served from dist/panel/) into
 // Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
 // stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
+//
+// One Chromium serves the whole run (test/browser/chromium.hooks.ts closes it), every test in a
+// fresh page. The pages come from a local HTTP server rather than from intercepted requests:
+// interception turns Chromium's HTTP cache off, and with it V8's code cache, so each page
+// compiled plotly's 4.8 MB anew. Over HTTP, in a persistent (not incognito) profile, the pages
+// after the second one run plotly's cached code.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { newNonce, panelHtml, type WebviewMode } from '../../src/panel/html';
 import type { HostToWebview, PanelState, WebviewToHost } from '../../src/protocol';
 import { themed, type ThemeName } from './themes';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
-/** Stands in for the webview's origin (webview.cspSource); every request to it is answered locally. */
-export const ORIGIN = 'https://webview.test';
 
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+const texts = new Map<string, Buffer>();
+/** A file of the repository, read once per run (the bundles are built before the run). */
+export function repoFile(relative: string): Buffer {
+  let bytes = texts.get(relative);
+  if (!bytes) texts.set(relative, (bytes = readFileSync(path.join(ROOT, relative))));
+  return bytes;
 }
 
 /** What the page may load: the parts the panel loads after its first paint. */
-function served(pathname: string): { file: string; type: string } | undefined {
-  return /^\/dist\/panel\/[\w.-]+\.js$/.test(pathname) ? { file: pathname.slice(1), type: 'text/javascript' } : undefined;
+function servedFile(pathname: string): string | undefined {
+  return /^\/dist\/panel\/[\w.-]+\.js$/.test(pathname) ? pathname.slice(1) : undefined;
+}
+
+/** A page being served: its HTML, and the hook that holds back its scripts (if any). */
+interface ServedPage {
+  html: string;
+  beforeServe?: (pathname: string) => Promise<void>;
+}
+
+/**
+ * The webview origin stand-in (webview.cspSource): /pages/<id> is a page's HTML; /dist/panel/*.js
+ * the scripts, cacheable (validated by ETag). A page that holds scripts back gets its own
+ * /held/<id>/dist/panel/, never cached, so its hook sees every request.
+ */
+class PageServer {
+  private readonly pages = new Map<string, ServedPage>();
+  private readonly etags = new Map<string, string>();
+  private nextId = 0;
+  private readonly server = createServer((request, response) => void this.answer(request, response));
+  origin = '';
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Registers a page; its HTML is built from where it is served (its origin and assets' URI). */
+  add(build: (origin: string, assetsUri: string) => string, beforeServe?: ServedPage['beforeServe']): { url: string; remove(): void } {
+    const id = String(this.nextId++);
+    const assetsUri = beforeServe ? `${this.origin}/held/${id}/dist/panel/` : `${this.origin}/dist/panel/`;
+    this.pages.set(id, { html: build(this.origin, assetsUri), beforeServe });
+    return { url: `${this.origin}/pages/${id}`, remove: () => this.pages.delete(id) };
+  }
+
+  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const { pathname } = new URL(request.url ?? '/', this.origin);
+    // Chromium asks a top-level page's origin for an icon (a webview, in a frame, is never asked).
+    if (pathname === '/favicon.ico') return void response.writeHead(204).end();
+    const page = /^\/pages\/(\d+)$/.exec(pathname);
+    const html = page && this.pages.get(page[1])?.html;
+    if (html) return void response.writeHead(200, { 'content-type': 'text/html', 'cache-control': 'no-store' }).end(html);
+    const held = /^\/held\/(\d+)(\/.*)$/.exec(pathname);
+    const file = servedFile(held ? held[2] : pathname);
+    if (!file) return void response.writeHead(404).end();
+    const script = { 'content-type': 'text/javascript' };
+    if (held) {
+      await this.pages.get(held[1])?.beforeServe?.(held[2]);
+      return void response.writeHead(200, { ...script, 'cache-control': 'no-store' }).end(repoFile(file));
+    }
+    const etag = this.etagOf(file);
+    if (request.headers['if-none-match'] === etag) return void response.writeHead(304, { etag }).end();
+    response.writeHead(200, { ...script, 'cache-control': 'max-age=3600', etag }).end(repoFile(file));
+  }
+
+  private etagOf(file: string): string {
+    let etag = this.etags.get(file);
+    if (!etag) this.etags.set(file, (etag = `"${createHash('sha1').update(repoFile(file)).digest('hex')}"`));
+    return etag;
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+interface Chromium {
+  /** The persistent profile's one context: its HTTP and code caches serve every page. */
+  context: BrowserContext;
+  server: PageServer;
+  profile: string;
+}
+
+let running: Promise<Chromium> | undefined;
+
+const VIEWPORT = { width: 1100, height: 900 };
+
+/** The run's Chromium, launched on first use. Nothing leaves the machine: every host but the
+ * page server's goes through a proxy that is not there. */
+function runningChromium(): Promise<Chromium> {
+  running ??= (async () => {
+    const server = new PageServer();
+    await server.listen();
+    const profile = mkdtempSync(path.join(tmpdir(), 'attention-lens-chromium-'));
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath: '/usr/bin/chromium',
+      viewport: VIEWPORT,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--proxy-server=127.0.0.1:9'],
+    });
+    return { context, server, profile };
+  })();
+  return running;
+}
+
+/** The origin pages are served from: the webview's cspSource. */
+export async function pageOrigin(): Promise<string> {
+  return (await runningChromium()).server.origin;
+}
+
+/** Closes the run's Chromium and its page server (a root hook after all tests; bench/panel.ts). */
+export async function closeChromium(): Promise<void> {
+  const closing = running;
+  running = undefined;
+  if (!closing) return;
+  const { context, server, profile } = await closing;
+  await context.close();
+  await server.close();
+  rmSync(profile, { recursive: true, force: true });
 }
 
 export interface PanelPage {
@@ -48,8 +164,11 @@ export interface OpenOptions {
   /** A whole page to serve instead of the panel (the standalone report). */
   html?: string;
   viewport?: { width: number; height: number };
-  /** Device pixels per CSS pixel (2: a HiDPI screen). */
+  /** Device pixels per CSS pixel (2: a HiDPI screen); other than 1, the page gets a context of its own. */
   deviceScaleFactor?: number;
+  /** A browser context of the page's own, for what would reach every page of the shared one (a
+   * fake clock: page.clock is the context's). */
+  ownContext?: boolean;
   /** Awaited before a file is served: holds back a chunk (plotly, say) to see the page without it. */
   beforeServe?: (pathname: string) => Promise<void>;
   /** Awaited once the page exists, before it loads (to expose functions to it). */
@@ -76,35 +195,29 @@ function shim(initialState: PanelState | undefined, standalone: boolean): string
   `;
 }
 
-export async function openPanel(browser: Browser, options: OpenOptions = {}): Promise<PanelPage> {
-  const context = await browser.newContext({ viewport: options.viewport ?? { width: 1100, height: 900 }, deviceScaleFactor: options.deviceScaleFactor ?? 1 });
+export async function openPanel(options: OpenOptions = {}): Promise<PanelPage> {
+  const { context: shared, server } = await runningChromium();
+  const viewport = options.viewport ?? VIEWPORT;
+  const context = !options.ownContext && (options.deviceScaleFactor ?? 1) === 1 ? shared : await shared.browser()!.newContext({ viewport, deviceScaleFactor: options.deviceScaleFactor });
   const page = await context.newPage();
+  await page.setViewportSize(viewport);
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(message.text());
   });
-  const html = options.html ?? themed(panelHtml({
-    cspSource: ORIGIN,
-    script: readFileSync(path.join(ROOT, 'dist', 'panel', 'main.js'), 'utf8'),
-    css: readFileSync(path.join(ROOT, 'media', 'panel.css'), 'utf8'),
-    assetsUri: `${ORIGIN}/dist/panel/`,
+  const entry = server.add((origin, assetsUri) => options.html ?? themed(panelHtml({
+    cspSource: origin,
+    script: repoFile('dist/panel/main.js').toString('utf8'),
+    css: repoFile('media/panel.css').toString('utf8'),
+    assetsUri,
     nonce: newNonce(),
     mode: options.mode ?? 'panel',
     title: 'Attention',
-  }), options.theme ?? 'light');
-  await context.route('**/*', async (route) => {
-    const url = new URL(route.request().url());
-    if (url.origin !== ORIGIN) return route.abort();
-    if (url.pathname === '/index.html') return route.fulfill({ body: html, contentType: 'text/html' });
-    const file = served(url.pathname);
-    if (!file) return route.fulfill({ status: 404, body: '' });
-    await options.beforeServe?.(url.pathname);
-    return route.fulfill({ body: readFileSync(path.join(ROOT, file.file)), contentType: file.type });
-  });
+  }), options.theme ?? 'light'), options.beforeServe);
   await page.addInitScript(shim(options.state, options.html !== undefined));
   await options.beforeGoto?.(page);
-  await page.goto(`${ORIGIN}/index.html`);
+  await page.goto(entry.url);
   const generation = () => page.evaluate(() => Number(document.body.dataset.rendered ?? 0));
   const rendered = async (action: () => Promise<unknown>) => {
     const before = await generation();
@@ -123,7 +236,10 @@ export async function openPanel(browser: Browser, options: OpenOptions = {}): Pr
     violations: () => page.evaluate(() => (window as unknown as { violations: string[] }).violations),
     send: (message) => rendered(() => page.evaluate((m) => window.postMessage(m, '*'), message)),
     rendered,
-    close: () => context.close(),
+    close: async () => {
+      entry.remove();
+      await (context === shared ? page.close() : context.close());
+    },
   };
 }
 
@@ -176,18 +292,11 @@ export function readJson<T>(relative: string): T {
 }
 
 /**
- * Mocha hooks for a file of panel tests: one Chromium for the file; each test opens its page with
- * `open()`, and after the test the page is checked for errors and CSP violations and closed.
+ * Mocha hooks for a file of panel tests: each test opens its page with `open()`, and after the
+ * test the page is checked for errors and CSP violations and closed.
  */
 export function panelPages(): { open(options?: OpenOptions): Promise<PanelPage> } {
-  let browser: Browser | undefined;
   let current: PanelPage | undefined;
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
   afterEach(async () => {
     const page = current;
     current = undefined;
@@ -199,7 +308,7 @@ export function panelPages(): { open(options?: OpenOptions): Promise<PanelPage> 
   });
   return {
     async open(options) {
-      current = await openPanel(browser!, options);
+      current = await openPanel(options);
       return current;
     },
   };

@@ -4,12 +4,11 @@
 // grid. The test answers the page's queries with the worker's code (headsPage.ts).
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { loadSavedAttentions } from '../../src/core/heads/load';
 import type { AttentionStack } from '../../src/core/heads/stack';
 import { stackOfResult } from '../../src/core/heads/stackOfResult';
 import { DEFAULT_LIMITS } from '../../src/core/parse/tensors';
-import { launchChromium, ROOT } from './harness';
+import { ROOT } from './harness';
 import { type HeadsPage, openHeads } from './headsPage';
 
 const saved = loadSavedAttentions(path.join(ROOT, 'test', 'fixtures', 'heads', 'saved', 'sidecar', 'layers.npz'), DEFAULT_LIMITS).stack;
@@ -43,14 +42,7 @@ function expectedLines(stack: AttentionStack, layer: number, heads: number[], k:
 }
 
 describe('heads page', function () {
-  let browser: Browser;
   let panel: HeadsPage | undefined;
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
   afterEach(async () => {
     if (!panel) return;
     assert.deepEqual(panel.errors, [], 'the page logged errors');
@@ -60,7 +52,7 @@ describe('heads page', function () {
   });
 
   it('paints every layer × head and tells a cell\'s layer, head, tokens and weight on hover', async () => {
-    panel = await openHeads(browser, saved);
+    panel = await openHeads(saved);
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '6');
     assert.deepEqual(await queries(panel, 'grid'), [{ kind: 'grid', size: 48, mode: 'max', layers: [0, 1], heads: [0, 1, 2] }]);
     assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell one weight; each thumbnail coloured from 0 to its own largest cell/);
@@ -70,7 +62,7 @@ describe('heads page', function () {
   });
 
   it('paints at the screen\'s resolution on HiDPI (device pixel ratio 2) and still hits the right head', async () => {
-    panel = await openHeads(browser, saved, { deviceScaleFactor: 2 });
+    panel = await openHeads(saved, { deviceScaleFactor: 2 });
     const size = await panel.page.$eval('#grid-canvas', (canvas) => {
       const box = canvas.getBoundingClientRect();
       return { backing: [(canvas as HTMLCanvasElement).width, (canvas as HTMLCanvasElement).height], css: [box.width, box.height] };
@@ -99,7 +91,7 @@ describe('heads page', function () {
   });
 
   it('asks for the head scores only when their tab is first shown, so an opened head never waits behind them', async () => {
-    panel = await openHeads(browser, saved);
+    panel = await openHeads(saved);
     await hoverThumbnail(panel, 0, 1, 5, 5);
     await panel.page.mouse.down();
     await panel.page.mouse.up();
@@ -113,7 +105,7 @@ describe('heads page', function () {
   });
 
   it('opens a head on click: asks for it in full and shows its heatmap with hover', async () => {
-    panel = await openHeads(browser, saved);
+    panel = await openHeads(saved);
     await hoverThumbnail(panel, 0, 1, 5, 5);
     await panel.page.mouse.down();
     await panel.page.mouse.up();
@@ -125,7 +117,7 @@ describe('heads page', function () {
   });
 
   it('moves the focus with the arrows and opens the focused head with Enter', async () => {
-    panel = await openHeads(browser, saved);
+    panel = await openHeads(saved);
     await panel.page.focus('#grid-canvas');
     for (const key of ['ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowDown', 'ArrowLeft']) await panel.page.keyboard.press(key);
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'aria-label'), 'Layer 1, head 1: Enter opens');
@@ -134,7 +126,7 @@ describe('heads page', function () {
   });
 
   it('filters layers and heads, and pools by mean on request', async () => {
-    panel = await openHeads(browser, saved);
+    panel = await openHeads(saved);
     await panel.page.fill('#grid-layers', '1');
     await panel.page.fill('#grid-heads', '0, 2');
     await panel.page.selectOption('#grid-mode', 'mean');
@@ -147,7 +139,7 @@ describe('heads page', function () {
   });
 
   it('draws the head view\'s top-k lines, hides those under the threshold, isolates a hovered token', async () => {
-    panel = await openHeads(browser, saved);
+    panel = await openHeads(saved);
     await panel.page.click('#tab-heads-lines');
     await panel.page.check('#lines-heads input[data-head="2"]');
     await panel.page.waitForFunction(() => (window as unknown as { posted: { query?: { kind: string; heads?: number[] } }[] }).posted.some((m) => m.query?.kind === 'lines' && m.query.heads?.length === 2));
@@ -166,7 +158,7 @@ describe('heads page', function () {
 
   it('sends a problem\'s head to the host to open (the step-by-step panel)', async () => {
     const heads = [0, 1].map(() => ({ weights: { rows: 2, cols: 2, data: Float64Array.from([1, 0, 0.5, 0.5]) } }));
-    panel = await openHeads(browser, stackOfResult({ heads }, { source: { kind: 'problem', document: 'file:///a.md', problem: 0 }, tokens: ['a', 'b'] }));
+    panel = await openHeads(stackOfResult({ heads }, { source: { kind: 'problem', document: 'file:///a.md', problem: 0 }, tokens: ['a', 'b'] }));
     await panel.page.focus('#grid-canvas');
     await panel.page.keyboard.press('ArrowRight');
     await panel.page.keyboard.press('Enter');
@@ -189,7 +181,7 @@ describe('heads page', function () {
     for (let q = 0; q < n; q++) map.set(row(q), q * n);
     const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
     const big: AttentionStack = { source: { kind: 'saved', file: 'big.pt' }, tokens, keyTokens: tokens, layerCount: 12, headCount: 12, queryCount: n, keyCount: n, weights: () => map };
-    panel = await openHeads(browser, big, { viewport: { width: 1100, height: 1600 }, paintTimeout: 200_000 });
+    panel = await openHeads(big, { viewport: { width: 1100, height: 1600 }, paintTimeout: 200_000 });
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '144');
     assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell the max of 22×22 weights/);
     // A cell is about one pixel here: read which blocks the hover landed on, then check the max

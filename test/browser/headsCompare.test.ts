@@ -4,13 +4,11 @@
 // draws B − A on the diverging scale with A's, B's and the difference's values on hover (numpy's,
 // scripts/gen_head_references.py). Runs of different shapes give one message.
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import { pooledDifference, ranked } from '../../src/core/heads/compare';
 import { divergences } from '../../src/core/heads/divergence';
 import type { AttentionStack, StackSource } from '../../src/core/heads/stack';
 import { weightText } from '../../webview/heads/page';
 import { referenceCase, stackOf } from '../unit/heads/references';
-import { launchChromium } from './harness';
 import { type HeadsPage, openHeads } from './headsPage';
 
 const planted = referenceCase('planted');
@@ -35,12 +33,8 @@ function hoverValues(text: string): number[] {
 }
 
 describe('heads page: compare two runs', function () {
-  let browser: Browser;
-  before(async () => (browser = await launchChromium()));
-  after(async () => browser?.close());
-
   it('asks for another file, draws the divergence map, ranks the heads as the core does, and exports the map', async () => {
-    const panel = await openHeads(browser, a, { compared: { stack: b, ...runs } });
+    const panel = await openHeads(a, { compared: { stack: b, ...runs } });
     try {
       await panel.page.click('#tab-heads-compare');
       assert.deepEqual(await panel.page.$$eval('#heads-compare button[id^="compare-"]', (nodes) => nodes.map((node) => node.textContent)), ['Compare with another file…']);
@@ -82,7 +76,7 @@ describe('heads page: compare two runs', function () {
   });
 
   it('a click on a head draws B − A on a diverging scale; hover gives A, B and the difference', async () => {
-    const panel = await openHeads(browser, a, { compared: { stack: b, ...runs } });
+    const panel = await openHeads(a, { compared: { stack: b, ...runs } });
     try {
       await panel.page.click('#tab-heads-compare');
       await panel.page.click('#compare-file');
@@ -146,7 +140,7 @@ describe('heads page: compare two runs', function () {
     const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
     const big = (weights: Float64Array): AttentionStack => ({ source: { kind: 'saved', file: 'big.npz' }, tokens, keyTokens: tokens, layerCount: 1, headCount: 1, queryCount: n, keyCount: n, weights: () => weights });
     const [bigA, bigB] = [big(causal(0)), big(causal(2))];
-    const panel = await openHeads(browser, bigA, { compared: { stack: bigB, ...runs }, paintTimeout: 200_000 });
+    const panel = await openHeads(bigA, { compared: { stack: bigB, ...runs }, paintTimeout: 200_000 });
     try {
       await panel.page.click('#tab-heads-compare');
       await panel.page.click('#compare-file');
@@ -176,7 +170,7 @@ describe('heads page: compare two runs', function () {
 
   it('runs of different shapes give one message, no exception', async () => {
     const small = stackOf(referenceCase('no-repeat').weights, 'float64', null);
-    const panel = await openHeads(browser, a, { compared: { stack: small, ...runs } });
+    const panel = await openHeads(a, { compared: { stack: small, ...runs } });
     try {
       await panel.page.click('#tab-heads-compare');
       await panel.page.click('#compare-file');
@@ -191,7 +185,7 @@ describe('heads page: compare two runs', function () {
 
   it('offers another text or checkpoint on a model run, and nothing on a problem', async () => {
     const of = (source: StackSource): AttentionStack => ({ ...a, source });
-    const model = await openHeads(browser, of({ kind: 'model', architecture: 'gpt2', folder: '/models/gpt2' }));
+    const model = await openHeads(of({ kind: 'model', architecture: 'gpt2', folder: '/models/gpt2' }));
     try {
       await model.page.click('#tab-heads-compare');
       await model.page.click('#compare-checkpoint');
@@ -200,7 +194,7 @@ describe('heads page: compare two runs', function () {
     } finally {
       await model.close();
     }
-    const problem = await openHeads(browser, of({ kind: 'problem', document: 'file:///a.md', problem: 0 }));
+    const problem = await openHeads(of({ kind: 'problem', document: 'file:///a.md', problem: 0 }));
     try {
       await problem.page.click('#tab-heads-compare');
       assert.match((await problem.page.textContent('#compare-unavailable')) ?? '', /model run.*saved attentions/);

@@ -2,31 +2,28 @@
 // test standing in for the extension host and the worker: each `query` the page posts is answered
 // by the worker's own code (src/worker/heads.ts's pooling, top-k and head views) over a stack, and
 // a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import type { AttentionStack } from '../../src/core/heads/stack';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/panel/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
 import { answerQuery } from '../../src/worker/heads';
-import { openPanel, ORIGIN, type PanelPage, ROOT } from './harness';
+import { openPanel, pageOrigin, type PanelPage, repoFile } from './harness';
 
 export interface HeadsPage extends PanelPage {
   /** What the page posted, in order. */
   sent(): Promise<HeadsViewToHost[]>;
 }
 
-function headsHtml(): string {
+function headsHtml(origin: string): string {
   const nonce = newNonce();
   // Messages cross to the test through an exposed function, as a webview's cross to the host.
   const shim = `window.posted = []; window.acquireVsCodeApi = () => ({ postMessage: (m) => { window.posted.push(m); window.toHost(m); }, getState: () => undefined, setState: () => {} });
     window.fromHost = (m) => { const revive = (v) => v && v.typed ? new globalThis[v.typed](Uint8Array.from(atob(v.base64), (c) => c.charCodeAt(0)).buffer) : v && typeof v === 'object' ? (Object.keys(v).forEach((k) => { v[k] = revive(v[k]); }), v) : v; window.postMessage(revive(m), '*'); };`;
   return htmlPage({
-    csp: contentSecurityPolicy({ nonce, resourceSource: ORIGIN }),
+    csp: contentSecurityPolicy({ nonce, resourceSource: origin }),
     title: 'heads',
-    head: `<style>${readFileSync(path.join(ROOT, 'media', 'heads.css'), 'utf8')}</style>`,
+    head: `<style>${repoFile('media/heads.css').toString('utf8')}</style>`,
     bodyAttributes: 'data-mode="heads"',
-    body: `<script nonce="${nonce}">${shim}</script><script type="module" nonce="${nonce}">${readFileSync(path.join(ROOT, 'dist', 'heads.js'), 'utf8')}</script>`,
+    body: `<script nonce="${nonce}">${shim}</script><script type="module" nonce="${nonce}">${repoFile('dist/heads.js').toString('utf8')}</script>`,
   });
 }
 
@@ -49,17 +46,20 @@ export interface HeadsPageOptions {
   /** What a `compare` from the page pairs with the stack (B), and how both runs are named. */
   compared?: { stack: AttentionStack; a: ComparedRun; b: ComparedRun };
   deviceScaleFactor?: number;
+  /** A browser context of the page's own (see OpenOptions.ownContext). */
+  ownContext?: boolean;
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(browser: Browser, stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1 }: HeadsPageOptions = {}): Promise<HeadsPage> {
+export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext }: HeadsPageOptions = {}): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   let paired: AttentionStack | undefined;
-  const panel = await openPanel(browser, {
-    html: headsHtml(),
+  const panel = await openPanel({
+    html: headsHtml(await pageOrigin()),
     viewport,
     deviceScaleFactor,
+    ownContext,
     beforeGoto: async (p) => {
       page = p;
       await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {

@@ -2,22 +2,16 @@
 // page, one click asks the host for the probe with the R and seed typed; saved attentions have no
 // model to probe, and the tab says so.
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { AttentionStack, StackSource } from '../../src/core/heads/stack';
 import { stackOf } from '../unit/heads/references';
-import { launchChromium } from './harness';
 import { openHeads } from './headsPage';
 
 const uniform = [0, 1].map(() => [0, 1].map(() => [0, 1, 2, 3].map(() => [0.25, 0.25, 0.25, 0.25])));
 const stackFrom = (source: StackSource): AttentionStack => ({ ...stackOf(uniform, 'float64', [50256, 7, 8, 7]), source });
 
 describe('heads page: induction probe', function () {
-  let browser: Browser;
-  before(async () => (browser = await launchChromium()));
-  after(async () => browser?.close());
-
   it('on a model run, asks the host for the probe with the R and seed typed', async () => {
-    const panel = await openHeads(browser, stackFrom({ kind: 'model', architecture: 'gpt2', folder: '/models/gpt2' }));
+    const panel = await openHeads(stackFrom({ kind: 'model', architecture: 'gpt2', folder: '/models/gpt2' }));
     try {
       await panel.page.click('#tab-heads-probe');
       await panel.page.fill('#probe-repeat', '12');
@@ -30,7 +24,7 @@ describe('heads page: induction probe', function () {
   });
 
   it('on saved attentions, says the probe needs a model and offers no button', async () => {
-    const panel = await openHeads(browser, stackFrom({ kind: 'saved', file: 'attn.pt' }));
+    const panel = await openHeads(stackFrom({ kind: 'saved', file: 'attn.pt' }));
     try {
       await panel.page.click('#tab-heads-probe');
       assert.match((await panel.page.textContent('#probe-unavailable')) ?? '', /runs a model/);

@@ -4,12 +4,11 @@
 // a file would — no script, no network — and shows the same pixels, at the grid's CSS size.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { loadSavedAttentions } from '../../src/core/heads/load';
 import { DEFAULT_LIMITS } from '../../src/core/parse/tensors';
 import { parseHeadsViewMessage } from '../../src/protocol';
 import { renderHeadsReportHtml } from '../../src/report/headsHtml';
-import { launchChromium, openPanel, ROOT } from './harness';
+import { openPanel, ROOT } from './harness';
 import { type HeadsPage, infoOf, openHeads } from './headsPage';
 
 const saved = loadSavedAttentions(path.join(ROOT, 'test', 'fixtures', 'heads', 'saved', 'sidecar', 'layers.npz'), DEFAULT_LIMITS).stack;
@@ -30,18 +29,13 @@ function pixelSum(source: HTMLCanvasElement | HTMLImageElement): { width: number
 }
 
 describe('heads report in Chromium', function () {
-  let browser: Browser;
   let heads: HeadsPage | undefined;
-  before(async () => {
-    browser = await launchChromium();
-  });
   after(async () => {
     await heads?.close();
-    await browser?.close();
   });
 
   it('holds the model view as drawn, with its legend, in one file with no script that loads nothing', async () => {
-    heads = await openHeads(browser, saved, { deviceScaleFactor: 2 });
+    heads = await openHeads(saved, { deviceScaleFactor: 2 });
     await heads.page.click('#heads-report');
     await heads.page.waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'report'));
     const posted = (await heads.sent()).find((m) => m.type === 'report');
@@ -60,7 +54,7 @@ describe('heads report in Chromium', function () {
     assert.match(csp ?? '', /^default-src 'none'; style-src 'nonce-[0-9a-f]{32}'; img-src data:$/);
     assert.doesNotMatch(html, /<script|<link|src="http/);
 
-    const report = await openPanel(browser, { html, deviceScaleFactor: 2 });
+    const report = await openPanel({ html, deviceScaleFactor: 2 });
     try {
       await report.page.waitForFunction(() => (document.getElementById('grid-image') as HTMLImageElement).complete);
       assert.equal(await report.page.locator('h1').innerText(), 'test.pt');

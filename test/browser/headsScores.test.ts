@@ -2,10 +2,8 @@
 // worker for the scores, shows a row per head, sorts by any score and filters by a condition —
 // "induction > 0.4" leaves only the planted induction head — and draws the rollout's bars.
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import { analyseStack } from '../../src/core/heads/analysis';
 import { referenceCase, stackOf } from '../unit/heads/references';
-import { launchChromium } from './harness';
 import { type HeadsPage, openHeads } from './headsPage';
 
 const planted = referenceCase('planted');
@@ -17,18 +15,15 @@ async function shownHeads(panel: HeadsPage): Promise<string[]> {
 }
 
 describe('heads page: head scores', function () {
-  let browser: Browser;
   let panel: HeadsPage;
   before(async () => {
-    browser = await launchChromium();
     // The test answers the page's queries with the worker's own code (answerQuery), scores included.
-    panel = await openHeads(browser, stack);
+    panel = await openHeads(stack);
     await panel.page.click('#tab-heads-scores');
     await panel.page.waitForSelector('#scores-table tr[data-layer]');
   });
   after(async () => {
     await panel?.close();
-    await browser?.close();
   });
 
   it('lists every head, sorted by the chosen score, highest or lowest first', async () => {

@@ -4,13 +4,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import type { Matrix, Problem } from '../../src/core/types';
 import { panelDataOf, viewOf } from '../../src/panel/model';
 import { parsePanelState, type PanelData, type PanelState, type WebviewToHost } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { loadFixture } from './fixtures';
-import { choose, heatmapZ, hoverCell, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
+import { choose, heatmapZ, hoverCell, openPanel, ROOT, type PanelPage } from './harness';
 import { syntheticResult, syntheticWeights } from './synthetic';
 
 const SCREENSHOTS = path.join(ROOT, 'test-output', 'screenshots');
@@ -36,15 +35,8 @@ async function lastPosted<T extends WebviewToHost['type']>(panel: PanelPage, typ
 }
 
 describe('attention panel in Chromium', function () {
-  let browser: Browser;
   let panel: PanelPage | undefined;
 
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
   afterEach(async () => {
     if (panel) assert.deepEqual(panel.errors, [], 'the page logged errors');
     await panel?.close();
@@ -52,7 +44,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('draws every step of head 1 with the reference values and dimensions', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     const head = fixture.results[0].heads[0];
     const expected: [string, Matrix][] = [
@@ -79,7 +71,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('without a result: a Run button that asks the host to run, none while the run computes', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     const source = { uri: 'file:///notes/attention.md', fileName: 'attention.md', problems: fixture.problems, problemIndex: 0 };
     await panel.send({ type: 'data', data: panelDataOf({ ...source, computing: true }) });
     assert.equal(await panel.page.textContent('#app .message'), 'Computing attention…');
@@ -92,7 +84,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('shows the tooltip "query i (token) → key j (token): score, scaled, mask, weight" on hover', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     const head = fixture.results[0].heads[0];
     const at = (m: Matrix, r: number, c: number) => num(m.data[r * m.cols + c]);
@@ -106,7 +98,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('switches heads and steps from the control bar', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     await choose(panel, 'Head', 'Head 2');
     const head2 = fixture.results[0].heads[1];
@@ -120,7 +112,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('keeps head, step, view and colour scale across a reload and across new data (getState/setState)', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     await choose(panel, 'Head', 'Head 2');
     await choose(panel, 'Step', '5 · output');
@@ -135,7 +127,7 @@ describe('attention panel in Chromium', function () {
     assert.deepEqual(await heatmapCards(panel), ['card-h2-output']);
     await panel.close();
 
-    panel = await openPanel(browser, { state });
+    panel = await openPanel({ state });
     await panel.send({ type: 'data', data: dataOf(0) });
     assert.deepEqual(await heatmapCards(panel), ['card-h2-output']);
     const colorscale = await panel.page.$eval('#card-h2-output .plot', (plot) => (plot as unknown as { data: { colorscale: unknown }[] }).data[0].colorscale);
@@ -143,7 +135,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('Heads view: one weights map per head, then concat, W_O, output and residual; a head opens its steps', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     await panel.rendered(() => panel!.page.click('vscode-button[data-view="heads"]'));
     assert.deepEqual(await heatmapCards(panel), ['card-h1-weights', 'card-h2-weights', 'card-concat', 'card-WO', 'card-layerOutput', 'card-residual']);
@@ -159,7 +151,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('Mask view draws the blocked cells apart from the weights; Gradients and Checks views show their data', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     await panel.rendered(() => panel!.page.click('vscode-button[data-view="mask"]'));
     const mask = fixture.results[0].heads[0].mask!;
@@ -181,7 +173,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('labels the axes q1…, k1…, d1… when the problem has no tokens, and says there is no mask', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(1) });
     const ticks = await panel.page.$eval('#card-h1-weights .plot', (plot) => {
       const layout = (plot as unknown as { layout: { xaxis: { ticktext: string[] }; yaxis: { ticktext: string[] } } }).layout;
@@ -193,7 +185,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('asks the host to reveal the source of a clicked cell', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     await hoverCell(panel.page, 'card-h1-weights', 2, 1);
     await panel.page.mouse.down();
@@ -203,7 +195,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('exports a heatmap as PNG and SVG and asks the host for CSV/JSON of the full matrix', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(1) });
     const card = panel.page.locator('#card-h1-weights');
     for (const label of ['PNG', 'SVG', 'CSV', 'JSON']) await card.locator('vscode-button', { hasText: label }).click();
@@ -222,7 +214,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('blocks an injected inline script and eval under its CSP, while plotly and the toolkit cause no violation', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(0) });
     for (const view of ['heads', 'mask', 'gradients', 'checks', 'steps']) {
       await panel.rendered(() => panel!.page.click(`vscode-button[data-view="${view}"]`));
@@ -263,7 +255,7 @@ describe('attention panel in Chromium', function () {
     const problem: Problem = { index: 0, name: 'Long sequence', range: fixture.problems[0].range, options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, matrices: [] };
     const data = panelDataOf({ uri: 'file:///long.md', fileName: 'long.md', problems: [problem], problemIndex: 0, result });
     const state: PanelState = { problemIndex: 0, view: 'steps', head: 0, step: 'weights', colorScale: 'Viridis', showNumbers: true, zoom: {} };
-    panel = await openPanel(browser, { state });
+    panel = await openPanel({ state });
     await panel.send({ type: 'data', data });
     const z = await heatmapZ(panel.page, 'card-h1-weights');
     assert.equal(z.length, 512);
@@ -318,7 +310,7 @@ describe('attention panel in Chromium', function () {
     const result = syntheticResult(syntheticWeights(1024));
     result.checks = { ...result.checks, permutationEquivariant: true, permutationMaxError: 3e-8, permutationRowsChecked: 64 };
     const problem: Problem = { index: 0, name: 'Long sequence', range: fixture.problems[0].range, options: { heads: 1, score: 'scaled_dot', dtype: 'float64' }, matrices: [] };
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: panelDataOf({ uri: 'file:///long.md', fileName: 'long.md', problems: [problem], problemIndex: 0, result }) });
     await panel.rendered(() => panel!.page.click('vscode-button[data-view="checks"]'));
     const checks = await panel.page.$$eval('table.checks tbody tr', (rows) => rows.map((row) => Array.from(row.children, (cell) => cell.textContent)));
@@ -326,7 +318,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('the bottom view shows only the weights of the focused head, with the same tooltips', async () => {
-    panel = await openPanel(browser, { mode: 'compact', viewport: { width: 700, height: 420 } });
+    panel = await openPanel({ mode: 'compact', viewport: { width: 700, height: 420 } });
     await panel.send({ type: 'data', data: dataOf(0), focusHead: 1 });
     assert.deepEqual(await heatmapCards(panel), ['card-h2-weights']);
     assert.equal(await panel.page.locator('.controls').count(), 0);
@@ -337,7 +329,7 @@ describe('attention panel in Chromium', function () {
   });
 
   it('reaches every table of values from the keyboard, with visible focus', async () => {
-    panel = await openPanel(browser);
+    panel = await openPanel();
     await panel.send({ type: 'data', data: dataOf(1) });
     let focused = '';
     for (let presses = 0; presses < 60 && focused !== 'SUMMARY'; presses++) {
@@ -365,7 +357,7 @@ describe('attention panel in Chromium', function () {
 
   for (const theme of ['light', 'dark', 'high-contrast'] as const) {
     it(`renders readably in the ${theme} theme (screenshots in test-output/screenshots/)`, async () => {
-      panel = await openPanel(browser, { theme, viewport: { width: 1280, height: 900 } });
+      panel = await openPanel({ theme, viewport: { width: 1280, height: 900 } });
       await panel.send({ type: 'data', data: dataOf(0) });
       const colors = await panel.page.evaluate(() => {
         const style = getComputedStyle(document.body);

@@ -4,12 +4,10 @@
 // rests, and a token already answered asks no more. The page's clock is Playwright's, so the
 // rest is a step of the test, not a wait.
 import assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import { runModel, type ModelRun } from '../../src/core/model/run';
 import { folderFiles } from '../../src/node/modelFiles';
 import { quoted, weightText } from '../../webview/heads/page';
 import { modelFixture, modelReference } from '../unit/model/fixtures';
-import { launchChromium } from './harness';
 import { type HeadsPage, openHeads } from './headsPage';
 
 const ROW = 16;
@@ -31,17 +29,12 @@ async function tipFor(panel: HeadsPage, position: number): Promise<{ hidden: boo
 
 describe('heads page: a model run\'s predictions on hover of a token', function () {
   this.timeout(180_000);
-  let browser: Browser;
   let panel: HeadsPage | undefined;
   let gpt2: ModelRun;
   let bert: ModelRun;
   before(async () => {
-    browser = await launchChromium();
     gpt2 = await runModel(folderFiles(modelFixture('gpt2')), { text: modelReference('gpt2').text! });
     bert = await runModel(folderFiles(modelFixture('bert')), { text: modelReference('bert').text! });
-  });
-  after(async () => {
-    await browser?.close();
   });
   afterEach(async () => {
     if (!panel) return;
@@ -52,7 +45,7 @@ describe('heads page: a model run\'s predictions on hover of a token', function 
   });
 
   async function openLines(run: ModelRun): Promise<HeadsPage> {
-    const opened = await openHeads(browser, run);
+    const opened = await openHeads(run, { ownContext: true }); // the fake clock is the whole context's
     // Installed, then paused: time moves only by runFor.
     await opened.page.clock.install();
     await opened.page.clock.pauseAt(Date.now() + 60_000);

@@ -3,10 +3,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { renderReportHtml } from '../../src/report/standaloneHtml';
 import { loadFixture } from './fixtures';
-import { heatmapZ, hoverCell, launchChromium, openPanel, ROOT, type PanelPage } from './harness';
+import { heatmapZ, hoverCell, openPanel, ROOT, type PanelPage } from './harness';
 
 const fixture = loadFixture();
 const assets = {
@@ -16,14 +15,7 @@ const assets = {
 const runs = fixture.problems.map((problem, i) => ({ problem, result: fixture.results[i] }));
 
 describe('standalone HTML report in Chromium', function () {
-  let browser: Browser;
   let report: PanelPage | undefined;
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
   afterEach(async () => {
     await report?.close();
     report = undefined;
@@ -43,7 +35,7 @@ describe('standalone HTML report in Chromium', function () {
   });
 
   it('renders every problem offline with the engine values, tooltips and no CSP violation', async () => {
-    report = await openPanel(browser, { html: renderReportHtml(runs, assets) });
+    report = await openPanel({ html: renderReportHtml(runs, assets) });
     await report.page.waitForFunction(() => Number(document.body.dataset.rendered ?? 0) > 0);
     assert.deepEqual(await heatmapZ(report.page, 'card-h1-weights'), toZ(fixture.results[0].heads[0].weights));
     assert.match(await hoverCell(report.page, 'card-h1-weights', 1, 0), /^query 2 \(am\) → key 1 \(I\): score /);
@@ -58,7 +50,7 @@ describe('standalone HTML report in Chromium', function () {
   });
 
   it('downloads a matrix as CSV from the page itself', async () => {
-    report = await openPanel(browser, { html: renderReportHtml(runs.slice(1), assets) });
+    report = await openPanel({ html: renderReportHtml(runs.slice(1), assets) });
     await report.page.waitForFunction(() => Number(document.body.dataset.rendered ?? 0) > 0);
     const [download] = await Promise.all([
       report.page.waitForEvent('download'),
