@@ -127,8 +127,13 @@ async function quickOpen(page, name) {
 /** Opens a text file through Quick Open and focuses its editor. */
 export async function openFile(page, name) {
   await quickOpen(page, name);
-  // Keys typed next go to the editor once it has the focus back from Quick Open.
-  await page.locator('.editor-instance .monaco-editor.focused').waitFor();
+  // Keys typed next go to the editor once it has the focus back from Quick Open. A debug session
+  // that has just ended can take it meanwhile (seen once in CI, the file open and shown but not
+  // focused): then it is given back as a user would, with Ctrl+1.
+  const focused = page.locator('.editor-instance .monaco-editor.focused');
+  if (await focused.waitFor({ timeout: 10_000 }).then(() => true, () => false)) return;
+  await page.keyboard.press('Control+1');
+  await focused.waitFor();
 }
 
 /** Opens a notebook through Quick Open; resolves once the notebook editor shows. */
