@@ -129,6 +129,12 @@ async function thumbnailPoint(frame, layer, head) {
 async function clickToHeatmap(page, frame, layer, head) {
   await frame.evaluate(([selector]) => {
     const canvas = document.getElementById('grid-canvas');
+    // When the head's answer reached the page: what the click waited for the host and the
+    // worker, apart from the page's own drawing after it.
+    let answeredAt;
+    window.addEventListener('message', (event) => {
+      if (answeredAt === undefined && event.data?.type === 'answer' && event.data.answer?.kind === 'head') answeredAt = performance.now();
+    });
     window.attentionLensBenchOpened = new Promise((resolve) => {
       canvas.addEventListener('click', (event) => {
         const clickedAt = event.timeStamp;
@@ -136,7 +142,7 @@ async function clickToHeatmap(page, frame, layer, head) {
           if (!document.querySelector(selector)) return;
           observer.disconnect();
           const inserted = performance.now() - clickedAt;
-          requestAnimationFrame(() => resolve({ inserted, shown: performance.now() - clickedAt }));
+          requestAnimationFrame(() => resolve({ answered: answeredAt - clickedAt, inserted, shown: performance.now() - clickedAt }));
         });
         observer.observe(document.body, { childList: true, subtree: true });
       }, { once: true });
@@ -172,7 +178,7 @@ async function measureHeadsPage(workbench, pressed, timeoutMs, clickHead) {
   const timing = await gridTiming(heads);
   const hover = await hovers(page, heads);
   const opened = await clickHead(page, heads, 5, 7);
-  return { toScreen: timing.shownAt - pressed, stackToScreen: timing.shownAt - timing.stackAt, dataToScreen: timing.shownAt - timing.receivedAt, bytes: timing.bytes, hover, click: opened.shown, errors: workbench.pageErrors };
+  return { toScreen: timing.shownAt - pressed, stackToScreen: timing.shownAt - timing.stackAt, dataToScreen: timing.shownAt - timing.receivedAt, bytes: timing.bytes, hover, click: opened.shown, clickAnswered: opened.answered, clickInserted: opened.inserted, errors: workbench.pageErrors };
 }
 
 async function savedRound(n) {
@@ -228,6 +234,9 @@ function printRound(label, rounds) {
   console.log(
     `${label.padEnd(16)} | ${ms(pick((r) => r.toScreen)).padStart(7)} | ${ms(pick((r) => r.stackToScreen)).padStart(7)} | ${ms(pick((r) => r.dataToScreen)).padStart(6)} | ${hover.padEnd(32)} | ${ms(pick((r) => r.click)).padStart(6)} | ${(pick((r) => r.bytes) / 1e6).toFixed(2)} MB`,
   );
+  if (rounds.every((r) => r.clickAnswered !== undefined)) {
+    console.log(`${''.padEnd(16)}   the click: answer in the page after ${ms(pick((r) => r.clickAnswered))}, heatmap inserted after ${ms(pick((r) => r.clickInserted))}`);
+  }
   const errors = rounds.flatMap((r) => r.errors);
   if (errors.length) console.log(`  page errors: ${errors.join('; ')}`);
 }

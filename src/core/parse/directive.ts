@@ -168,8 +168,10 @@ export function findDirectives(text: string): Directive[] {
   return found;
 }
 
-/** Longest directive body read; a longer line is prose or data, not options. */
-const MAX_DIRECTIVE = 1000;
+/** Longest directive body read; a longer line is prose or data, not options. A model directive's
+ * ids or text run to thousands of characters (1024 GPT-2 ids are about 6 KB): at 1000, a note with
+ * 512 ids was silently no problem at all. */
+const MAX_DIRECTIVE = 2 ** 16;
 
 /** End of the line starting a directive body, or -1 when the line is longer than a directive. */
 function boundedLineEnd(text: string, from: number): number {

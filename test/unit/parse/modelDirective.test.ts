@@ -20,6 +20,15 @@ describe('the model directive', () => {
     assert.deepEqual(problems[0].model, { path: '../m', ids: [464, 3797, 3332] });
   });
 
+  it('reads ids and texts thousands of characters long (a 1024-token run)', () => {
+    const ids = Array.from({ length: 1024 }, (_, i) => (i * 7919) % 50257);
+    const text = 'The cat sat on the mat. '.repeat(150).trim();
+    const note = `<!-- attention: model=m ids="${ids.join(' ')}" -->\n\n<!-- attention: model=m text="${text}" -->\n`;
+    const { problems, diagnostics } = parseDocument(note);
+    assert.deepEqual(diagnostics, []);
+    assert.deepEqual(problems.map((problem) => problem.model), [{ path: 'm', ids }, { path: 'm', text }]);
+  });
+
   it('says what is wrong with bad ids, a text without a model, and an empty model', () => {
     const text = '# attention: model=m ids="1, x"\n\n# attention: text="hello"\n\n# attention: model=""\n';
     const { diagnostics, problems } = parseDocument(text);
