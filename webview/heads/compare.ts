@@ -6,7 +6,7 @@
 import { divergenceCsv, ranked } from '../../src/core/heads/compare';
 import type { ComparedRun, CompareWith, DifferenceMap, HostToHeadsView } from '../../src/protocol';
 import { divergingColor } from './colors';
-import { gridSvg, pngBase64 } from './exportImage';
+import { canvasExport, fileStem } from './exportImage';
 import { element, spanLabel, weightText } from './page';
 import type { HeadsPageContext, HeadsPlugin } from './plugin';
 import { drawScoreMap, headAt } from './scoreMap';
@@ -57,13 +57,13 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
   section.append(choose, status, runs, results);
 
   let divergence: number[][] | undefined;
-  const fileBase = `${fileNameOf(info.title)}-divergence`;
+  const fileBase = `${fileStem(info.title)}-divergence`;
   const exportButton = (label: string, format: 'csv' | 'json' | 'png' | 'svg') => {
     const button = element('button', label, { 'data-export': `compare-${format}` });
     button.addEventListener('click', () => {
       if (!divergence) return;
       const fileName = `${fileBase}.${format}`;
-      if (format === 'png' || format === 'svg') exportCanvas(context, map, format, fileName, `${info.title}: divergence of every layer × head`);
+      if (format === 'png' || format === 'svg') context.post(canvasExport(map, format, fileName, `${info.title}: divergence of every layer × head`));
       else context.post({ type: 'export', format, fileName, text: format === 'csv' ? divergenceCsv(divergence) : JSON.stringify({ divergence }) + '\n' });
     });
     exports.append(button);
@@ -123,16 +123,6 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
   };
 }
 
-/** A title as a file name's stem. */
-function fileNameOf(title: string): string {
-  return title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
-}
-
-/** A map's canvas as the host saves it: PNG as drawn, or SVG holding it with its title. */
-function exportCanvas(context: HeadsPageContext, canvas: HTMLCanvasElement, format: 'png' | 'svg', fileName: string, title: string): void {
-  context.post(format === 'png' ? { type: 'export', format, fileName, base64: pngBase64(canvas) } : { type: 'export', format, fileName, text: gridSvg(canvas, title) });
-}
-
 function runTerms(name: 'A' | 'B', run: ComparedRun): HTMLElement[] {
   return [element('dt', `${name}: ${run.title}`, { id: `compare-run-${name.toLowerCase()}` }), element('dd', run.detail)];
 }
@@ -182,7 +172,7 @@ function differenceMap(context: HeadsPageContext, map: DifferenceMap): HTMLEleme
   const title = `${info.title}: B − A, layer ${map.layer} · head ${map.head}`;
   for (const format of ['png', 'svg'] as const) {
     const button = element('button', format.toUpperCase(), { 'data-export': `compare-difference-${format}` });
-    button.addEventListener('click', () => exportCanvas(context, canvas, format, `${fileNameOf(info.title)}-L${map.layer}H${map.head}-difference.${format}`, title));
+    button.addEventListener('click', () => context.post(canvasExport(canvas, format, `${fileStem(info.title)}-L${map.layer}H${map.head}-difference.${format}`, title)));
     exports.append(button);
   }
   section.append(exports, canvas, reading);

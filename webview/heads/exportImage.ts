@@ -1,11 +1,21 @@
 // PNG and SVG of the model view's grid and of the head view. PNG is the canvas as drawn. SVG is
 // built as markup text: the grid's thumbnails as embedded PNG images with their labels, the head
 // view's drawn lines as <line> elements; tokens are escaped text.
-import type { StackInfo } from '../../src/protocol';
+import type { HeadsViewToHost, StackInfo } from '../../src/protocol';
 import { headColor } from './colors';
 
 export function pngBase64(canvas: HTMLCanvasElement): string {
   return canvas.toDataURL('image/png').slice('data:image/png;base64,'.length);
+}
+
+/** A stack's title as the stem of an exported file's name. */
+export function fileStem(title: string): string {
+  return title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
+}
+
+/** The host's export of a map's canvas: PNG as drawn, or SVG holding it under `title`. */
+export function canvasExport(canvas: HTMLCanvasElement, format: 'png' | 'svg', fileName: string, title: string): HeadsViewToHost {
+  return format === 'png' ? { type: 'export', format, fileName, base64: pngBase64(canvas) } : { type: 'export', format, fileName, text: gridSvg(canvas, title) };
 }
 
 function escape(text: string): string {

@@ -3,7 +3,7 @@
 // it asks the host for what it draws (a pooled grid, top-k lines, one opened head), which the
 // worker computes. Everything is built with DOM calls; nothing from a file is parsed as HTML.
 import type { HostToHeadsView, StackInfo } from '../../src/protocol';
-import { gridSvg, linesSvg, pngBase64 } from './exportImage';
+import { fileStem, gridSvg, linesSvg, pngBase64 } from './exportImage';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
@@ -87,7 +87,7 @@ function show(info: StackInfo): void {
     const button = element('button', label, { 'data-export': format });
     button.addEventListener('click', () => {
       const gridShown = !grid.section.hidden;
-      const base = `${info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '')}-${gridShown ? 'model-view' : 'head-view'}`;
+      const base = `${fileStem(info.title)}-${gridShown ? 'model-view' : 'head-view'}`;
       const canvas = gridShown ? grid.canvas : lines.canvas;
       if (format === 'png') host.post({ type: 'export', format, fileName: `${base}.png`, base64: pngBase64(canvas) });
       else host.post({ type: 'export', format, fileName: `${base}.svg`, text: gridShown ? gridSvg(canvas, info.title) : linesSvg(info, lines.drawnLines(), info.title) });
@@ -101,7 +101,7 @@ function show(info: StackInfo): void {
   report.addEventListener('click', () => {
     if (!grid.grid()) return status('The model view has not been drawn yet.');
     const { width, height } = grid.cssSize();
-    const fileName = `${info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '')}-heads.html`;
+    const fileName = `${fileStem(info.title)}-heads.html`;
     host.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
   });
   exports.append(report);

@@ -6,7 +6,7 @@
 import { scoresCsv } from '../../src/core/heads/scores';
 import type { HeadsAnswer, HostToHeadsView } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
-import { gridSvg, pngBase64 } from './exportImage';
+import { canvasExport, fileStem } from './exportImage';
 import { element, labelled, quoted, weightText } from './page';
 import type { HeadsPageContext, HeadsPlugin } from './plugin';
 import { drawScoreMap } from './scoreMap';
@@ -54,10 +54,10 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
   const map = element('canvas', undefined, { id: 'scores-map', tabindex: '0' });
   const table = element('table', undefined, { id: 'scores-table' });
   const counted = element('p', '', { class: 'meta', id: 'scores-count' });
-  const fileBase = info.title.replace(/[^\w.-]+/g, '_').replace(/^\.+/, '');
+  const fileBase = fileStem(info.title);
   const exportImage = (format: 'png' | 'svg') => {
     const fileName = `${fileBase}-${shown.value}.${format}`;
-    context.post(format === 'png' ? { type: 'export', format, fileName, base64: pngBase64(map) } : { type: 'export', format, fileName, text: gridSvg(map, `${info.title}: ${shown.value}`) });
+    context.post(canvasExport(map, format, fileName, `${info.title}: ${shown.value}`));
   };
   const exportTable = (format: 'csv' | 'json') => {
     if (!scores) return;
