@@ -121,8 +121,10 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   register(COMMANDS.openExampleNotebook, () => openExampleNotebook(context.globalStorageUri));
 
   register(COMMANDS.toggleLiveUpdate, async () => {
-    const enabled = !readSettings().liveUpdate;
-    await updateSetting('liveUpdate', enabled);
+    // The setting as it applies to the file in front of the user, changed where that value is set.
+    const scope = vscode.window.activeTextEditor?.document.uri;
+    const enabled = !readSettings(scope).liveUpdate;
+    await updateSetting('liveUpdate', enabled, scope);
     void vscode.window.showInformationMessage(`Attention: live update ${enabled ? 'on — results follow your edits' : 'off — run explicitly'}.`);
     return enabled;
   });

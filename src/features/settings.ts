@@ -43,13 +43,19 @@ export function readDelayMs(scope: vscode.ConfigurationScope | undefined, lastRe
   return readDelay(lastReadMs, explicitDebounce(vscode.workspace.getConfiguration(SECTION, scope)));
 }
 
-/** Writes where the user's effective value comes from (workspace if set there, else user). */
-export async function updateSetting<K extends keyof Settings>(key: K, value: Settings[K]): Promise<void> {
-  const config = vscode.workspace.getConfiguration(SECTION);
+/**
+ * Writes where the user's effective value for `scope` comes from: its folder's settings if set
+ * there (the settings are resource-scoped, so a multi-root workspace can set them per folder), else
+ * the workspace's, else the user's.
+ */
+export async function updateSetting<K extends keyof Settings>(key: K, value: Settings[K], scope?: vscode.ConfigurationScope): Promise<void> {
+  const config = vscode.workspace.getConfiguration(SECTION, scope);
   const inspected = config.inspect(key);
   const target =
-    inspected?.workspaceValue !== undefined
-      ? vscode.ConfigurationTarget.Workspace
-      : vscode.ConfigurationTarget.Global;
+    inspected?.workspaceFolderValue !== undefined
+      ? vscode.ConfigurationTarget.WorkspaceFolder
+      : inspected?.workspaceValue !== undefined
+        ? vscode.ConfigurationTarget.Workspace
+        : vscode.ConfigurationTarget.Global;
   await config.update(key, value, target);
 }

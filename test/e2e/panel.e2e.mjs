@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { assertClose, assertMatrixClose, clickCodeLensUntilWebview, eventually, focusSettled, goToLineEnd, goToPosition, openFile, openQuickInput, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { assertClose, assertMatrixClose, clickCodeLensUntilWebview, editorLog, eventually, focusSettled, goToLineEnd, goToPosition, openFile, openQuickInput, openNotebook, openWorkbench, parsePrinted, pickQuickItem, problemsContaining, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const expected = JSON.parse(readFileSync(new URL('./expected.json', import.meta.url), 'utf8'));
 const screenshots = join(paths.repoRoot, 'test-output', 'screenshots');
@@ -291,5 +291,15 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     await openNotebook(page, '12-notebook.ipynb');
     const notebookPanel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'header h2:has-text("notebook")');
     assertMatrixClose(await tableValues(weightsCard(notebookPanel, 0)), reference.weights, 'A');
+  });
+
+  it('reads its settings per file as package.json declares them: VS Code logged no scope warning over the runs above', async () => {
+    // The runs above read the settings for their documents; a setting declared window-scoped but
+    // read for a resource makes VS Code warn in the extension host's log (and ignore folder values).
+    const hostLog = editorLog(workbench.logsDir, /remoteexthost\.log$/);
+    assert.ok(hostLog, 'the extension host wrote no log');
+    assert.ok(/Attention Lens|attentionLens|attention-lens/.test(hostLog), 'the extension host log does not mention the extension: not the log the runs wrote to');
+    const warnings = hostLog.split('\n').filter((line) => /window scoped configuration/.test(line) && /attentionLens\./.test(line));
+    assert.deepEqual(warnings, []);
   });
 });

@@ -283,7 +283,7 @@ export async function recordFailure(test, workbench) {
 }
 
 /** The text of the first log file in the editor's logs whose path matches `name`, if any. */
-function editorLog(logsDir, name) {
+export function editorLog(logsDir, name) {
   if (!logsDir || !existsSync(logsDir)) return undefined;
   const file = readdirSync(logsDir, { recursive: true }).find((path) => name.test(String(path)));
   return file && readFileSync(join(logsDir, String(file)), 'utf8').trimEnd();
