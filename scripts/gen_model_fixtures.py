@@ -390,6 +390,12 @@ def gpt2_folders(out, tokenizer):
     text = 'The cat sat on the mat because it was tired.'
     ids = gpt2_ids(text)
     reference = run_reference(gpt2_forward, config, tensors, ids, text)
+    # A second text of the same token length, for comparing two runs (the heads page's Compare tab).
+    second = 'The dog sat on the rug because it was tired.'
+    second_attentions = run_reference(gpt2_forward, config, tensors, gpt2_ids(second), second)['attentions']
+    reference['compare_text'] = {'text': second, 'attentions': second_attentions,
+                                 'divergence': [[jsd_rows(torch.tensor(a), torch.tensor(b)) for a, b in zip(layer_a, layer_b)]
+                                                for layer_a, layer_b in zip(reference['attentions'], second_attentions)]}
     tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'model_max_length': config['n_positions'], 'add_prefix_space': False,
                         'bos_token': '<|endoftext|>', 'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
     # Both namings occur: GPT2LMHeadModel.save_pretrained writes `transformer.`-prefixed names; the .bin has
@@ -517,6 +523,13 @@ def decoder_folders(out):
         ids = random_ids(seed, 10, config['vocab_size'])  # 10 tokens: longer than the windows of 4
         reference = run_reference(decoder_forward, config, tensors, ids, None)
         write_folder(out, name, config, tensors, layout, reference, None, None)
+
+
+def jsd_rows(a, b):
+    """Mean over a head's rows of the Jensen–Shannon divergence ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats, 0·ln 0 = 0."""
+    m = (a + b) / 2
+    kl_to_m = lambda p: torch.where(p > 0, p * torch.log(p / m), torch.zeros_like(p)).sum(-1)
+    return (0.5 * kl_to_m(a) + 0.5 * kl_to_m(b)).mean().item()
 
 
 def run_reference(forward, config, tensors, ids, text):

@@ -4,12 +4,15 @@
 // layer × head; a click on a head shows its heatmap, whose hover reads the weight numpy wrote.
 // Then the Compare tab: "Compare with another file…" through the workbench's own open dialog, a
 // second file of the same shape (torch.save'd batch2.pt, batch item 0), the heads ranked, and a
-// head's B − A whose hover reads both weights the script wrote.
+// head's B − A whose hover reads both weights the script wrote. Last, a model run's Compare tab,
+// both ways: another text through the workbench's input box, another checkpoint through its folder
+// dialog, each head's divergence as PyTorch computes it (scripts/gen_model_fixtures.py).
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { eventually, openQuickInput, openWorkbench, pickQuickItem, recordFailure, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, eventually, openFile, openQuickInput, openWorkbench, pickQuickItem, recordFailure, webviewFrame } from './workbench.mjs';
 
 const fixtures = join(paths.repoRoot, 'test', 'fixtures', 'heads', 'saved');
 const expected = JSON.parse(readFileSync(join(fixtures, 'expected.json'), 'utf8'));
@@ -77,6 +80,66 @@ describe('heads views, end to end', function () {
     const b = expected.files['pt/batch2.pt'].weights[1][2][3 * 5 + 1];
     const change = `${b > a ? '+' : '−'}${Math.abs(b - a).toFixed(3)}`;
     await heads.locator('#compare-hover', { hasText: `query “on” (3) → key “cat” (1): A ${a.toFixed(3)}, B ${b.toFixed(3)}, B − A ${change}` }).waitFor();
+    assert.deepEqual(workbench.pageErrors, []);
+  });
+});
+
+/** The model fixtures' folders (test-output/models), generated first when missing or stale. */
+function modelFixtures() {
+  const script = "process.stdout.write(require('./test/unit/model/fixtures.ts').modelFixture('gpt2'))";
+  const gpt2 = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: paths.repoRoot, encoding: 'utf8' });
+  return { gpt2, gpt2Bin: join(gpt2, '..', 'gpt2-bin'), reference: JSON.parse(readFileSync(join(gpt2, 'reference.json'), 'utf8')) };
+}
+
+describe('comparing two model runs, end to end', function () {
+  this.timeout(300_000);
+  let workbench;
+  let heads;
+  const { gpt2, gpt2Bin, reference } = modelFixtures();
+  /** The ranking as the page lists it, keyed by head: "L1 H0" → "0.0066". */
+  const ranking = async () => Object.fromEntries((await heads.locator('#compare-ranking li').allInnerTexts()).map((line) => line.match(/^(L\d+ H\d+): ([\d.]+) nats$/).slice(1)));
+  const rankingOf = (divergence) => Object.fromEntries(divergence.flatMap((layer, l) => layer.map((value, h) => [`L${l} H${h}`, value.toFixed(4)])));
+
+  before(async () => {
+    workbench = await openWorkbench({ files: { 'compare.md': `# Two runs\n<!-- attention: model="${gpt2}" text="${reference.text}" -->\n` } });
+  });
+  afterEach(async function () {
+    await recordFailure(this.currentTest, workbench);
+  });
+  after(async () => {
+    await workbench?.close();
+  });
+
+  it('compares a model run with another text typed in the input box: each head\'s divergence as PyTorch computes it', async () => {
+    const { page } = workbench;
+    await openFile(page, 'compare.md');
+    heads = await clickCodeLensUntilWebview(page, '▶ Run model', '#grid-canvas[data-painted="4"]');
+    await heads.locator('#tab-heads-compare').click();
+    await heads.locator('#compare-text').click();
+    // The input box offers A's text to edit.
+    const input = page.locator('.quick-input-widget input.input').filter({ visible: true });
+    await eventually(async () => assert.equal(await input.inputValue(), reference.text));
+    await input.fill(reference.compare_text.text);
+    await input.press('Enter');
+    await eventually(async () => assert.equal(await heads.locator('#compare-ranking li').count(), 4));
+    assert.equal(await heads.locator('#compare-run-b').innerText(), 'B: gpt2');
+    assert.match(await heads.locator('#compare-runs dd').nth(1).innerText(), new RegExp(`on “${reference.compare_text.text}”$`));
+    assert.deepEqual(await ranking(), rankingOf(reference.compare_text.divergence));
+    assert.deepEqual(workbench.pageErrors, []);
+  });
+
+  it('compares it with another checkpoint picked in the folder dialog: the same weights as a .bin diverge nowhere', async () => {
+    const { page } = workbench;
+    await heads.locator('#compare-checkpoint').click();
+    const input = page.locator('.quick-input-widget input.input').filter({ visible: true });
+    await input.waitFor();
+    // Typed over the dialog's folder as a user does (filling the box at once is read as relative to it).
+    await input.press('Control+A');
+    await page.keyboard.type(gpt2Bin);
+    await input.press('Enter');
+    await eventually(async () => assert.equal(await heads.locator('#compare-run-b').innerText(), 'B: gpt2-bin'));
+    await eventually(async () => assert.equal(await heads.locator('#compare-ranking li').count(), 4));
+    assert.deepEqual(await ranking(), rankingOf(reference.attentions.map((layer) => layer.map(() => 0))));
     assert.deepEqual(workbench.pageErrors, []);
   });
 });
