@@ -1,6 +1,9 @@
 // The model's tokenizer as runModel uses it: ids as js-tiktoken's r50k_base encodes GPT-2 text,
 // special tokens added as the post-processor says, and labels made readable.
 import { strict as assert } from 'node:assert';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { getEncoding } from 'js-tiktoken';
 import { ModelTokenizer, visible } from '../../../src/core/model/tokenizer';
 import { runModel } from '../../../src/core/model/run';
@@ -21,6 +24,24 @@ describe('model tokenizer', function () {
     assert.deepEqual(tokens, ['<|endoftext|>', 'Hi', '␣there', '↵', 'you']);
     assert.equal(tokenizer.label(50256), '<|endoftext|>');
     assert.equal(visible(' a\tb\n'), '␣a⇥b↵');
+  });
+
+  it('a folder opened again reuses the tokenizer built from the same files; edited files build a new one', async () => {
+    const first = await open('gpt2');
+    assert.equal(await open('gpt2'), first, 'the same files: the tokenizer already built');
+    // A copy whose tokenizer.json names <|endoftext|> otherwise.
+    const copy = mkdtempSync(join(tmpdir(), 'attention-lens-tokenizer-'));
+    try {
+      cpSync(modelFixture('gpt2'), copy, { recursive: true });
+      const file = join(copy, 'tokenizer.json');
+      writeFileSync(file, readFileSync(file, 'utf8').replaceAll('<|endoftext|>', '<|end|>'));
+      const edited = (await ModelTokenizer.open(folderFiles(copy))) as ModelTokenizer;
+      assert.notEqual(edited, first);
+      assert.equal(edited.label(50256), '<|end|>');
+      assert.equal((first as ModelTokenizer).label(50256), '<|endoftext|>');
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('BERT: [CLS] … [SEP] added, WordPiece pieces as written', async () => {
