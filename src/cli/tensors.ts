@@ -15,11 +15,11 @@ export const isTensorFile = (file: string): boolean => TENSOR_FILE.test(file);
 /** Reads files named relative to `textFile`'s folder. */
 export function loaderBeside(textFile: string, limits: TensorLimits): TensorFileLoader {
   const folder = dirname(resolve(textFile));
-  return tensorFileLoader(async (file) => new Uint8Array(await readFile(isAbsolute(file) ? file : resolve(folder, file))), limits);
+  return tensorFileLoader((file) => readFile(isAbsolute(file) ? file : resolve(folder, file)), limits);
 }
 
 export async function loadTensorFile(file: string, limits: TensorLimits): Promise<TensorFile> {
-  return readTensorFile(file, new Uint8Array(await readFile(file)), limits);
+  return readTensorFile(file, await readFile(file), limits);
 }
 
 /** `tensors FILE`: one line per tensor, then the attention layers found. */

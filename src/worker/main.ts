@@ -147,7 +147,7 @@ async function answerRead(request: WorkerReadRequest): Promise<void> {
 function readTensors(request: WorkerTensorFileRequest): void {
   let response: WorkerResponse;
   try {
-    const file = readTensorFile(request.path, new Uint8Array(readFileSync(request.path)), { maxElements: request.maxElements });
+    const file = readTensorFile(request.path, readFileSync(request.path), { maxElements: request.maxElements });
     response = { type: 'tensorFile', id: request.id, file, summaries: file.tensors.map(summarize) };
   } catch (error) {
     response = { type: 'tensorFileFailed', id: request.id, error: messageOf(error) };

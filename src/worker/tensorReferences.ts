@@ -48,7 +48,7 @@ export class TensorReferenceFiles {
       this.cache.set(absolute, cached);
       return cached.file;
     }
-    const file = readTensorFile(absolute, new Uint8Array(readFileSync(absolute)), { maxElements });
+    const file = readTensorFile(absolute, readFileSync(absolute), { maxElements });
     this.cache.set(absolute, { version, file });
     if (this.cache.size > KEPT_FILES) this.cache.delete(this.cache.keys().next().value as string);
     return file;

@@ -7,7 +7,7 @@ import { HeadsInputError, type SavedAttentions, savedStack } from './saved';
 import { idLabeller } from './tokenLabels';
 
 export function loadSavedAttentions(path: string, limits: TensorLimits, ids?: number[]): SavedAttentions {
-  const content = readTensorFile(path, new Uint8Array(readFileSync(path)), limits);
+  const content = readTensorFile(path, readFileSync(path), limits);
   const beside = (name: string) => {
     const file = join(dirname(path), name);
     return existsSync(file) ? readFileSync(file, 'utf8') : undefined;

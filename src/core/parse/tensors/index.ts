@@ -11,7 +11,11 @@ export { DEFAULT_LIMITS, TensorReadError, type Tensor, type TensorDType, type Te
 export const TENSOR_FILE = /\.(npy|npz|safetensors|pt|pth|bin|ckpt)$/i;
 
 /** Reads a tensor file, picking the reader from the name and checking it against the bytes. */
-export function readTensorFile(fileName: string, bytes: Uint8Array, limits: TensorLimits = DEFAULT_LIMITS): TensorFile {
+export function readTensorFile(fileName: string, file: Uint8Array, limits: TensorLimits = DEFAULT_LIMITS): TensorFile {
+  // The file's bytes as they were read (a Node Buffer, say), without copying them: as a plain
+  // Uint8Array, whose slice() copies — a Buffer's slice() is a view, and the readers' slices must
+  // be copies of their own, aligned for their typed arrays.
+  const bytes = new Uint8Array(file.buffer, file.byteOffset, file.byteLength);
   const budget = new ElementBudget(limits);
   const where = fileName.slice(fileName.lastIndexOf('/') + 1);
   const extension = /\.([^./]+)$/.exec(fileName)?.[1].toLowerCase();
