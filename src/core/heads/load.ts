@@ -7,7 +7,9 @@ import { HeadsInputError, type SavedAttentions, savedStack } from './saved';
 import { idLabeller } from './tokenLabels';
 
 export function loadSavedAttentions(path: string, limits: TensorLimits, ids?: number[]): SavedAttentions {
-  const content = readTensorFile(path, readFileSync(path), limits);
+  // The heads views only read the numbers and post copies of what they draw: views on the file's
+  // bytes, not copies of them.
+  const content = readTensorFile(path, readFileSync(path), { ...limits, viewsOnFile: true });
   const beside = (name: string) => {
     const file = join(dirname(path), name);
     return existsSync(file) ? readFileSync(file, 'utf8') : undefined;

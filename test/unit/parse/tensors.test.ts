@@ -19,7 +19,7 @@ interface Expected {
 const expected = JSON.parse(readFileSync(join(DIR, 'expected.json'), 'utf8')) as Expected;
 const bytesOf = (name: string) => new Uint8Array(readFileSync(join(DIR, name)));
 /** A fixture read as the extension reads a file: the Node Buffer readFileSync gives, whose slice() is a view. */
-const read = (name: string) => readTensorFile(name, readFileSync(join(DIR, name)));
+const read = (name: string, viewsOnFile = false) => readTensorFile(name, readFileSync(join(DIR, name)), { maxElements: 2 ** 27, viewsOnFile });
 const decode = (value: Value) => (value === 'nan' ? NaN : value === 'inf' ? Infinity : value === '-inf' ? -Infinity : value);
 
 /** The error a read ends in (the test fails when it reads). */
@@ -34,9 +34,9 @@ function readError(name: string, bytes = bytesOf(name)): TensorReadError {
 }
 
 describe('tensor files: every tensor as its writer holds it', () => {
-  for (const [name, tensors] of Object.entries(expected.files)) {
-    it(name, () => {
-      const file = read(name);
+  for (const [name, tensors] of Object.entries(expected.files)) for (const viewsOnFile of [false, true]) {
+    it(`${name}${viewsOnFile ? ', read as views on the file' : ''}`, () => {
+      const file = read(name, viewsOnFile);
       const byKey = new Map(file.tensors.map((tensor) => [tensor.key, tensor]));
       assert.deepEqual([...byKey.keys()].sort(), Object.keys(tensors).sort());
       for (const [key, want] of Object.entries(tensors)) {
@@ -48,6 +48,22 @@ describe('tensor files: every tensor as its writer holds it', () => {
       }
     });
   }
+
+  it('as views on the file: stored, aligned little-endian float32/float64 numbers share the file\'s memory; the rest are copies', () => {
+    const sharing = (name: string) => {
+      const bytes = readFileSync(join(DIR, name));
+      const file = readTensorFile(name, bytes, { maxElements: 2 ** 27, viewsOnFile: true });
+      return Object.fromEntries(file.tensors.map((tensor) => [tensor.key, tensor.data.buffer === bytes.buffer]));
+    };
+    // torch.save aligns each storage to 64 bytes in a stored zip member.
+    assert.ok(Object.values(sharing('pt/mha.pt')).every(Boolean), 'pt/mha.pt');
+    const dtypes = sharing('pt/dtypes.pt');
+    assert.equal(dtypes.double, true);
+    assert.deepEqual(['half', 'bfloat16', 'bool', 'char', 'long'].map((key) => dtypes[key]), [false, false, false, false, false]);
+    assert.equal(Object.values(sharing('pt/big-endian.pt')).some(Boolean), false, 'big-endian numbers are swapped in a copy');
+    // savez_compressed deflates: nothing to view.
+    assert.equal(Object.values(sharing('npz/compressed.npz')).some(Boolean), false);
+  });
 
   it('keeps float32 and narrower as Float32Array, wider as Float64Array', () => {
     const dtypes = read('pt/dtypes.pt').tensors;
@@ -112,11 +128,11 @@ describe('tensor files: refusals and broken files', () => {
   const files = Object.keys(expected.files).concat(['pt/hostile-os-system.pt', 'pt/legacy.pt']);
   it('any truncation of any fixture reads or fails with a TensorReadError, never another exception', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...files), fc.double({ min: 0, max: 1, noNaN: true }), (name, fraction) => {
+      fc.property(fc.constantFrom(...files), fc.double({ min: 0, max: 1, noNaN: true }), fc.boolean(), (name, fraction, viewsOnFile) => {
         const bytes = bytesOf(name);
         const cut = bytes.slice(0, Math.floor(bytes.length * fraction));
         try {
-          readTensorFile(name, cut);
+          readTensorFile(name, cut, { maxElements: 2 ** 27, viewsOnFile });
         } catch (error) {
           assert.ok(error instanceof TensorReadError, `${name} cut at ${cut.length}: ${String(error)}`);
         }
@@ -142,11 +158,11 @@ describe('tensor files: refusals and broken files', () => {
 
   it('any corrupted byte reads or fails with a TensorReadError', () => {
     fc.assert(
-      fc.property(fc.constantFrom(...files), fc.nat(), fc.integer({ min: 0, max: 255 }), (name, position, byte) => {
+      fc.property(fc.constantFrom(...files), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.boolean(), (name, position, byte, viewsOnFile) => {
         const bytes = bytesOf(name);
         bytes[position % bytes.length] = byte;
         try {
-          readTensorFile(name, bytes);
+          readTensorFile(name, bytes, { maxElements: 2 ** 27, viewsOnFile });
         } catch (error) {
           assert.ok(error instanceof TensorReadError, `${name} with byte ${position % bytes.length} = ${byte}: ${String(error)}`);
         }

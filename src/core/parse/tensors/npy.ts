@@ -83,7 +83,7 @@ export function readNpy(bytes: Uint8Array, key: string, budget: ElementBudget, w
     throw new TensorReadError(`${where} declares shape (${header.shape.join(', ')}) of ${header.dtype}: ${needed.toLocaleString('en-US')} bytes, but only ${present.toLocaleString('en-US')} follow the header.`, 'tensor-truncated');
   }
   budget.take(count, where);
-  const stored = decodeElements(bytes, header.dataOffset, count, header.dtype, header.littleEndian);
+  const stored = decodeElements(bytes, header.dataOffset, count, header.dtype, header.littleEndian, budget.limits.viewsOnFile);
   const data = header.fortran && header.shape.length > 1 ? gatherStrided(stored, 0, header.shape, fortranStrides(header.shape)) : stored;
   return { key, dtype: header.dtype, shape: header.shape, data };
 }

@@ -62,7 +62,7 @@ export function readSafetensors(bytes: Uint8Array, where: string, budget: Elemen
     if (end - begin !== needed) throw new TensorReadError(`${at} is ${shape.join('×') || 'a scalar'} ${dtype} (${needed} bytes) but its data_offsets span ${end - begin} bytes.`, 'tensor-header');
     if (end > bufferLength) throw new TensorReadError(`${at} ends at byte ${end} of the data, which holds only ${bufferLength} bytes.`, 'tensor-truncated');
     budget.take(count, at);
-    tensors.push({ key, dtype, shape, data: decodeElements(bytes, bufferStart + begin, count, dtype, true) });
+    tensors.push({ key, dtype, shape, data: decodeElements(bytes, bufferStart + begin, count, dtype, true, budget.limits.viewsOnFile) });
   }
   return { tensors, ...(metadata ? { metadata } : {}) };
 }

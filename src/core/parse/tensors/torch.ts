@@ -10,7 +10,7 @@ import { unzipMembers } from './zip';
 
 export function readTorch(bytes: Uint8Array, where: string, budget: ElementBudget, maxElements: number): Tensor[] {
   const maxBytes = maxElements * BYTES_PER_ELEMENT.float64 + 64 * 1024 * 1024;
-  const members = unzipMembers(bytes, where, maxBytes, (name) => /(^|\/)(data\.pkl|byteorder|data\/\w+)$/.test(name));
+  const members = unzipMembers(bytes, where, maxBytes, (name) => /(^|\/)(data\.pkl|byteorder|data\/\w+)$/.test(name), budget.limits.viewsOnFile);
   const pickleName = [...members.keys()].find((name) => /(^|\/)data\.pkl$/.test(name));
   if (pickleName === undefined) throw new TensorReadError(`${where} is a zip without data.pkl: not a PyTorch checkpoint.`, 'tensor-format');
   const prefix = pickleName.slice(0, -'data.pkl'.length);
@@ -32,7 +32,7 @@ export function readTorch(bytes: Uint8Array, where: string, budget: ElementBudge
       const size = BYTES_PER_ELEMENT[storage.dtype];
       if (raw.length < storage.numel * size) throw new TensorReadError(`${at}: storage ${storage.key} should hold ${storage.numel} ${storage.dtype} values (${storage.numel * size} bytes) but has ${raw.length} bytes.`, 'tensor-truncated');
       budget.take(storage.numel, at);
-      values = decodeElements(raw, 0, storage.numel, storage.dtype, littleEndian);
+      values = decodeElements(raw, 0, storage.numel, storage.dtype, littleEndian, budget.limits.viewsOnFile);
       storages.set(storage.key, values);
     }
     if (viewExtent(tensor.offset, shape, tensor.strides) > values.length) throw new TensorReadError(`${at} reaches past the end of its storage ${storage.key}.`, 'tensor-header');
