@@ -774,8 +774,8 @@ export type CompareWith = 'text' | 'checkpoint' | 'file';
 export type HeadsViewToHost =
   | { type: 'ready' }
   | { type: 'query'; requestId: number; query: HeadsQuery }
-  /** A click on a head: a saved file's head opens here (a `head` query follows); a problem's
-   * opens the step-by-step panel; a model run's, the model's (see src/features/heads.ts). */
+  /** A click on a problem's or a model run's head, once the page has drawn it from a `head` query:
+   * open it step by step in the attention panel too (see src/features/heads.ts). */
   | { type: 'openHead'; layer: number; head: number }
   /** A model run's page: run the induction probe on the same model (R tokens twice, seeded). */
   | { type: 'probe'; repeat: number; seed: number }

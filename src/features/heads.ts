@@ -2,10 +2,11 @@
 // webview panel (one per stack). Sources: a saved attentions file (.pt/.safetensors/.npy/.npz,
 // from the command, the explorer, or the tensor file view's "Show heads"), and the multi-head
 // problem under the cursor once run. The worker holds the stack and answers what the page draws;
-// this host only routes. A click on a problem's head opens the step-by-step panel on that head;
-// a model run's goes to the model feature's "open a head" (features/models.ts). The page's Compare
-// tab pairs a second run (B) with the page's (A): this host asks for the text, checkpoint or file,
-// has the worker open it, and names B in the worker queries that compare.
+// this host only routes. A click on a head shows its heatmap in the page; a problem's head then
+// opens in the step-by-step panel too, a model run's through the model feature's "open a head"
+// (features/models.ts). The page's Compare tab pairs a second run (B) with the page's (A): this
+// host asks for the text, checkpoint or file, has the worker open it, and names B in the worker
+// queries that compare.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { refusalToCompare } from '../core/heads/compare';

@@ -6,7 +6,7 @@ import { totalmem } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { headProblem } from '../core/model/headProblem';
+import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
@@ -141,19 +141,23 @@ export class ModelRuns {
     const picked = layer !== undefined && head !== undefined ? { layer, head } : await pickHead(summary);
     if (!picked) return undefined;
     const uri = modelUri(summary);
+    // A new panel's page (a second or more to load) loads while the worker drills down and runs the head.
+    this.deps.panel.openForRun(uri, 0);
     try {
       const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head);
       const problem = headProblem(spec);
       this.shown.set(uri.toString(), { run: summary.run, ...picked });
-      this.deps.panel.openForRun(uri, 0);
       const outcome = await this.deps.runner.runDetached(uri.toString(), problem, spec, problem.name ?? 'model head', dtype);
       if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
-      this.deps.panel.show(uri, 0);
       return outcome;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       void vscode.window.showErrorMessage(`Attention: ${message}`);
+      // The panel, made before the worker answered, says it too.
+      this.deps.runner.failDetached(uri.toString(), unreadHeadProblem(`${summary.architecture} L${picked.layer} H${picked.head}`), message);
       return undefined;
+    } finally {
+      this.deps.panel.show(uri, 0);
     }
   }
 

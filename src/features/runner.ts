@@ -84,6 +84,13 @@ export class Runner {
     return withCompactJson({ run, failures: computed.failures, cancelled: false, workerError: computed.workerError });
   }
 
+  /** Stores under `key` (a URI of its own, as runDetached) that `problem` could not be made, and why: the panel says it. */
+  failDetached(key: string, problem: Problem, error: string): void {
+    const version = (this.results.get(key)?.version ?? 0) + 1;
+    this.log.warn(error);
+    this.results.set({ uri: key, version, parse: { problems: [problem], diagnostics: [] }, runs: [{ problem, version, error, elapsedMs: 0 }] });
+  }
+
   /** Computes the runnable problems in the worker, superseding the last run under `runKey`; `title`
    * names them in the progress notification, `source` in the log; `notes` (how the numbers were
    * read) lead each result's warnings in the panel. */

@@ -8,6 +8,10 @@ import { loadSavedAttentions } from '../../src/core/heads/load';
 import type { AttentionStack } from '../../src/core/heads/stack';
 import { stackOfResult } from '../../src/core/heads/stackOfResult';
 import { DEFAULT_LIMITS } from '../../src/core/parse/tensors';
+import { runModel } from '../../src/core/model/run';
+import { folderFiles } from '../../src/node/modelFiles';
+import { quoted, weightText } from '../../webview/heads/page';
+import { modelFixture, modelReference } from '../unit/model/fixtures';
 import { ROOT } from './harness';
 import { type HeadsPage, openHeads } from './headsPage';
 
@@ -164,6 +168,27 @@ describe('heads page', function () {
     await panel.page.keyboard.press('Enter');
     await panel.page.waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'openHead'));
     assert.deepEqual((await panel.sent()).filter((m) => m.type === 'openHead'), [{ type: 'openHead', layer: 0, head: 1 }]);
+  });
+
+  it('opens a model run\'s head here at once from its weights, and only then sends it to the host to open step by step', async function () {
+    this.timeout(180_000);
+    const run = await runModel(folderFiles(modelFixture('gpt2')), { text: modelReference('gpt2').text! });
+    panel = await openHeads(run);
+    await hoverThumbnail(panel, 1, 0, 5, 5);
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    await panel.page.waitForSelector('#heads-head[data-layer="1"][data-head="0"] #head-canvas');
+    await panel.page.waitForFunction(() => (window as unknown as { posted: { type: string }[] }).posted.some((m) => m.type === 'openHead'));
+    const sent = await panel.sent();
+    const asked = sent.findIndex((m) => m.type === 'query' && m.query.kind === 'head');
+    assert.deepEqual(sent[asked], { type: 'query', requestId: (sent[asked] as { requestId: number }).requestId, query: { kind: 'head', layer: 1, head: 0 } });
+    assert.deepEqual(sent.filter((m) => m.type === 'openHead'), [{ type: 'openHead', layer: 1, head: 0 }]);
+    assert.ok(sent.findIndex((m) => m.type === 'openHead') > asked, 'the step-by-step panel is asked for after the head\'s own heatmap');
+    // The last query's row, key 0: the run's own weight there (the weights a drill-down equals).
+    const n = run.queryCount;
+    const box = (await panel.page.locator('#head-canvas').boundingBox())!;
+    await panel.page.mouse.move(box.x + box.width / (2 * n), box.y + box.height * (1 - 1 / (2 * n)));
+    assert.equal(await panel.page.locator('#head-hover').innerText(), `query ${quoted(run.tokens[n - 1])} (${n - 1}) → key ${quoted(run.tokens[0])} (0): ${weightText(run.weights(1, 0)[(n - 1) * n])}`);
   });
 
   it('paints a 1024-token, 12 × 12 grid from pooled maps and answers a hover', async function () {

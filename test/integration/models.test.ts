@@ -2,8 +2,9 @@
 // the drill-down into one head, on random-weight checkpoints in the exact Hugging Face layouts
 // (scripts/gen_model_fixtures.py) against their float64 PyTorch references.
 import * as assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
+import { MODEL_SCHEME } from '../../src/features/debugUri';
 import type { ModelRunOutcome } from '../../src/features/models';
 import type { RunOutcome } from '../../src/features/runner';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../unit/model/fixtures';
@@ -80,6 +81,21 @@ describe('whole models', function () {
     assert.ok(result, opened?.failures[0]?.error ?? 'no result');
     const difference = maxDifference(result.heads[0].weights.data, reference.attentions[last][heads - 1]);
     assert.ok(difference < REFERENCE_TOLERANCE.attention, `max |difference| ${difference}`);
+  });
+
+  it('a head of a run the worker no longer holds: the panel, made before the worker answers, says why', async () => {
+    const api = await activateApi();
+    const folder = modelFixture('gpt2');
+    const ids = modelReference('gpt2').token_ids;
+    const summary = (await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', folder, { ids }))?.summary;
+    assert.ok(summary, 'a model run summary');
+    // The worker keeps its four latest runs (src/worker/models.ts): four more and this one is gone.
+    for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('attentionLens.runModel', folder, { ids });
+    assert.equal(await vscode.commands.executeCommand('attentionLens.openModelHead', summary.run, 0, 1), undefined);
+    const key = vscode.Uri.from({ scheme: MODEL_SCHEME, path: `/${basename(folder)}`, query: `run=${summary.run}` }).toString();
+    assert.match(api.results.get(key)?.runs[0]?.error ?? '', /no longer held/);
+    assert.equal(api.results.get(key)?.runs[0]?.problem.name, 'gpt2 L0 H1');
+    await eventually(() => (panelOpen() ? true : undefined), 'the attention panel');
   });
 
   it('a config.json of a model folder gets "Run model on text…"; other JSON files do not', async () => {

@@ -108,18 +108,26 @@ function show(info: StackInfo): void {
   app.replaceChildren(header, tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);
   select(grid.section);
 
-  /** A saved file's or a problem's head opens here; a model run's in the model's panel (the host's). */
+  /** Clicks on heads so far: only the latest one's opening goes on to the host. */
+  let openings = 0;
+
+  /**
+   * Every head opens here, its heatmap from the weights the worker already holds; a problem's or a
+   * model run's then opens step by step in the attention panel too (the host's). That panel is
+   * asked for only once this heatmap is drawn: a new panel's page takes a second or more to load
+   * and, started at the same time, would hold up the heatmap a person is looking for.
+   */
   async function openHead(layer: number, head: number): Promise<void> {
-    if (info.source !== 'saved') {
-      host.post({ type: 'openHead', layer, head });
-      return;
-    }
+    const opening = ++openings;
     status(`Opening layer ${layer} · head ${head}…`);
     const answer = await host.ask({ kind: 'head', layer, head }, 'head');
-    if (answer?.kind !== 'head') return;
-    opened.replaceChildren(headMap(info, answer.layer, answer.head, answer.view));
-    status(`Layer ${layer} · head ${head} opened below.`);
-    opened.scrollIntoView({ block: 'nearest' });
+    if (answer?.kind === 'head') {
+      opened.replaceChildren(headMap(info, answer.layer, answer.head, answer.view));
+      status(`Layer ${layer} · head ${head} opened below${info.source === 'saved' ? '' : '; step by step in the attention panel'}.`);
+      opened.scrollIntoView({ block: 'nearest' });
+    }
+    // A failed answer was said in the status line; the step-by-step panel says its own.
+    if (opening === openings && info.source !== 'saved') host.post({ type: 'openHead', layer, head });
   }
 }
 

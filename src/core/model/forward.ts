@@ -212,10 +212,12 @@ export class ModelForward {
   }
 
   async linear(x: Float32Array, n: number, L: LinearLayout): Promise<Float32Array> {
-    return this.readBuffer.exclusive(async () => {
-      const { weight, bias } = await this.linearWeights(L, this.readBuffer);
-      return this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias);
-    });
+    return this.withLinearWeights(L, ({ weight, bias }) => this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias));
+  }
+
+  /** `use` of a linear layer's weights read into the forward's reused memory (no fresh pages to fault in): views valid only while it runs. */
+  withLinearWeights<T>(L: LinearLayout, use: (weights: { weight: Float32Array; bias?: Float32Array }) => T | Promise<T>): Promise<T> {
+    return this.readBuffer.exclusive(async () => use(await this.linearWeights(L, this.readBuffer)));
   }
 
   /** x [n × width] times rows [first, first + count) of a [rows × width] table, transposed (+ bias): an LM head's chunk. */

@@ -1,6 +1,7 @@
 // One head of a model run as a problem the panel shows like any other: the matrices of its
 // step-by-step spec as definitions with no place in a text (the debugger's arrays are the same),
 // so spec, engine and panel never learn the numbers came from a model.
+import { defaultOptions } from '../parse/directive';
 import type { AttentionSpec, Matrix, MatrixDef, Problem, Range, Role } from '../types';
 
 const NOWHERE: Range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
@@ -28,4 +29,9 @@ export function headProblem(spec: AttentionSpec): Problem {
   if (spec.options.name !== undefined) problem.name = spec.options.name;
   if (spec.tokens) problem.tokens = spec.tokens;
   return problem;
+}
+
+/** A head that could not be drilled into, by its name: the panel shows why in its place. */
+export function unreadHeadProblem(name: string): Problem {
+  return { index: 0, name, range: NOWHERE, options: defaultOptions(), matrices: [] };
 }

@@ -226,12 +226,15 @@ async function drillDown(forward: ModelForward, result: ForwardResult, layer: nu
       tokens,
     };
   }
-  const projections = 'fused' in L.qkv ? { q: L.qkv.fused, k: L.qkv.fused, v: L.qkv.fused } : L.qkv;
   const qWidth = c.heads * d;
   const kvWidth = c.kvHeads * d;
-  // Where the head's columns start in each projection's output (GPT-2's c_attn holds q | k | v).
-  const starts = 'fused' in L.qkv ? [head * d, qWidth + kvHead * d, qWidth + kvWidth + kvHead * d] : [head * d, kvHead * d, kvHead * d];
-  const [WQ, WK, WV] = await Promise.all([projections.q, projections.k, projections.v].map(async (P, i) => headColumns(P, await forward.linearWeights(P), starts[i], d)));
+  // Where the head's columns start in each projection's output (GPT-2's c_attn holds q | k | v),
+  // each projection read once: the fused one serves all three.
+  const qkv = L.qkv;
+  const [WQ, WK, WV] =
+    'fused' in qkv
+      ? await forward.withLinearWeights(qkv.fused, (weights) => [head * d, qWidth + kvHead * d, qWidth + kvWidth + kvHead * d].map((start) => headColumns(qkv.fused, weights, start, d)))
+      : await Promise.all(([[qkv.q, head * d], [qkv.k, kvHead * d], [qkv.v, kvHead * d]] as const).map(([P, start]) => forward.withLinearWeights(P, (weights) => headColumns(P, weights, start, d))));
   const biased = c.qkvBias;
   const X = biased ? withOnes(input, n, c.hidden) : input;
   return {

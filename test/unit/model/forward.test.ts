@@ -92,6 +92,18 @@ describe('model forward against the PyTorch references', function () {
     await assert.rejects(() => run0().then((r) => r.drillDownSpec(2, 0)), /no layer 2, head 0: the model has layers 0–1 of heads 0–1/);
   });
 
+  it('a drill-down reads GPT-2\'s fused c_attn once, into the forward\'s reused memory (three fresh reads cost the first click 0.1–0.2 s of page faults)', async () => {
+    const files = folderFiles(modelFixture('gpt2'));
+    const reads: { length: number; reused: boolean }[] = [];
+    const counting = { ...files, folder: files.folder, size: (name: string) => files.size(name), read: (name: string, offset: number, length: number, into?: Uint8Array) => (reads.push({ length, reused: into !== undefined }), files.read(name, offset, length, into)) };
+    const run = await runModel(counting, { ids: modelReference('gpt2').token_ids });
+    reads.length = 0;
+    const spec = await run.drillDownSpec(1, 0);
+    const hidden = (spec.X?.cols ?? 0) - 1; // the column of ones
+    const cAttnBytes = hidden * 3 * hidden * 4;
+    assert.deepEqual(reads.filter((read) => read.length === cAttnBytes), [{ length: cAttnBytes, reused: true }]);
+  });
+
   it('predictions: the next token at the end (and on demand per position), BERT\'s [MASK] fillers', async () => {
     const gpt2 = await runFixture('gpt2');
     const last = gpt2.logitsLast as Float32Array;
