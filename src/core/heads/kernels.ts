@@ -51,6 +51,12 @@ function copyHeads(buffer: SharedArrayBuffer, slots: Block, heads: Weights[], el
   return float32;
 }
 
+/** `array`, each of its pages written once (with the 0 it holds): mapped, so later writes fault no more. */
+function faultedIn(array: Float64Array): Float64Array {
+  for (let k = 0; k < array.length; k += 512) array[k] = 0; // 512 float64 = 4 KiB
+  return array;
+}
+
 /**
  * A memory holding `plan` (the latest analysis's memory when large enough, taken until `release`);
  * a RangeError saying `what` is offered up to the tokens whose `matrices` float64 matrices fit.
@@ -120,6 +126,8 @@ export class StackPass {
   private layers = 0;
   /** The latest product's block (layout.products[0] or [1]). */
   private product = 0;
+  /** R's array, its pages faulted in while the threads run the first group (see `addHeads`). */
+  private output?: Float64Array;
 
   constructor(
     private readonly queries: number,
@@ -156,11 +164,11 @@ export class StackPass {
    * layer's last group folds it into the rollout). Resolves once they are copied in and their run
    * is queued, to each head's sum over rows of −Σ_j a·ln a when the run ends.
    */
-  addHeads(heads: Weights[], first: number): Promise<{ results: Promise<number[]> }> {
+  async addHeads(heads: Weights[], first: number): Promise<{ results: Promise<number[]> }> {
     const { queries, keys, layout } = this;
     const elements = queries * keys;
     const lastOfLayer = first + heads.length === this.headCount;
-    return this.turns.run(
+    const queued = await this.turns.run(
       (turn) => {
         const float32 = copyHeads(this.arena.buffer, layout.slots[turn], heads, elements);
         const stride = float32 ? 2 * elements : elements; // elements of the dtype from slot to slot
@@ -181,6 +189,11 @@ export class StackPass {
         });
       },
     );
+    // R goes to the caller in an array of its own (the worker transfers it to the host). Its fresh
+    // pages cost a fault each on first touch, about 30 ms for 1024 tokens on this loaded VM: taken
+    // here, while the threads run, rather than after the last run.
+    if (layout.sum && !this.output) this.output = faultedIn(new Float64Array(queries * queries));
+    return queued;
   }
 
   /** The phases folding the layer just summed into the rollout: R ← Â_l · R (R = Â_0 at first). */
@@ -206,13 +219,16 @@ export class StackPass {
   /** R [n × n] row-major, a copy; null before every layer was folded. Call once the runs have ended. */
   rollout(): Float64Array | null {
     const { augmented, result, causal } = this.layout;
-    if (!augmented || !result || this.layers !== this.layerCount || this.layers === 0) return null;
+    const rows = this.output;
+    if (!augmented || !result || !rows || this.layers !== this.layerCount || this.layers === 0) return null;
     const n = this.queries;
-    if (this.layers === 1) return this.arena.view(augmented).data.slice() as Float64Array;
+    if (this.layers === 1) {
+      rows.set(this.arena.view(augmented).data);
+      return rows;
+    }
     const from = this.arena.view(result).data;
     // A causal R is lower triangular: the fresh array's zeros are its upper triangle.
     const lower = new Int32Array(this.arena.buffer, causal.offset, 1)[0] !== 0;
-    const rows = new Float64Array(n * n);
     for (let i = 0; i < n; i++) rows.set(from.subarray(i * result.cols, i * result.cols + (lower ? i + 1 : n)), i * n);
     return rows;
   }
