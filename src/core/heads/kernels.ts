@@ -27,9 +27,12 @@ export type Weights = Float32Array | Float64Array;
 /** The memory of the latest analysis (a matrix on it: Arena's `recycle`), taken while one runs. */
 let spare: Matrix | undefined;
 
-/** The most tokens for which `matrices` n × n float64 matrices fit WebAssembly's 4 GiB. */
+/** Bytes of a plan besides its n × n matrices (per-row entropies, the flag), at most: well under 1 MiB up to 16,384 tokens. */
+const SMALL_BLOCKS = 2 ** 20;
+
+/** The most tokens (a multiple of 16) for which `matrices` n × n float64 matrices and the small blocks fit WebAssembly's 4 GiB. */
 function maxTokens(matrices: number): number {
-  return Math.floor(Math.sqrt(MAX_BYTES / (matrices * 8)) / 16) * 16;
+  return Math.floor(Math.sqrt((MAX_BYTES - SMALL_BLOCKS) / (matrices * 8)) / 16) * 16;
 }
 
 /**

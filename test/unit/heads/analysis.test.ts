@@ -9,6 +9,7 @@ import { difference, ranked } from '../../../src/core/heads/compare';
 import { divergences } from '../../../src/core/heads/divergence';
 import { attentionFlow, flowRefusal } from '../../../src/core/heads/flow';
 import { HEAD_SCORE_NAMES, scoresCsv } from '../../../src/core/heads/scores';
+import type { AttentionStack } from '../../../src/core/heads/stack';
 import { assertClose, referenceCase, referenceCases, stackOf } from './references';
 
 // Both dtypes: the expected values were computed in float64 from the float32-rounded weights.
@@ -99,6 +100,19 @@ describe('head analyses against numpy', () => {
     const message = { type: 'export', format: 'csv', fileName: 'a-head-scores.csv', text: csv.join('\n') };
     assert.deepEqual(parseHeadsViewMessage(message), message);
     assert.equal(parseHeadsViewMessage({ ...message, fileName: '../escape.csv' }), undefined);
+  });
+
+  it('refuses a stack whose analysis does not fit WebAssembly\'s 4 GiB, saying up to how many tokens', async () => {
+    // A stack of n tokens whose heads are never read: the refusal comes first.
+    const huge = (n: number): AttentionStack => {
+      const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+      return { source: { kind: 'saved', file: 'huge' }, tokens, keyTokens: tokens, layerCount: 2, headCount: 2, queryCount: n, keyCount: n, weights: () => assert.fail('no head is read') };
+    };
+    // Scores and rollout: two head slots and the rollout's six matrices, float64. 8 × 8192² × 8 B is
+    // 4 GiB with nothing else; 8176 tokens leave room for the rest.
+    await assert.rejects(analyseStack(huge(8192)), (error: Error) => error instanceof RangeError && /offered up to 8176 tokens \(8 n × n float64 matrices.*this input has 8192/.test(error.message));
+    // Comparing: a pair of head slots in each of two sets.
+    await assert.rejects(divergences(huge(11600), huge(11600)), (error: Error) => error instanceof RangeError && /Comparing runs is offered up to 11568 tokens \(4 n × n/.test(error.message));
   });
 
   it('refuses to compare stacks of different shapes', async () => {
