@@ -72,7 +72,7 @@ export function parseHeadsArgs(argv: string[]): HeadsArguments {
 }
 
 /** The command's output; throws HeadsCommandError for the user's mistakes. */
-export function runHeads(args: HeadsArguments): string {
+export async function runHeads(args: HeadsArguments): Promise<string> {
   let loaded;
   try {
     loaded = loadSavedAttentions(args.file, { maxElements: HEADS_MAX_ELEMENTS }, args.ids);
@@ -85,7 +85,7 @@ export function runHeads(args: HeadsArguments): string {
   const { stack, notes } = loaded;
   const lines = args.layer === undefined ? undefined : strongestKeys(stack, args.layer, args.head!, args.top);
   // Head scores and rollout (issue 27, src/cli/headsAnalysis.ts) are part of every report.
-  const analysis = stackReport(stack);
+  const analysis = await stackReport(stack);
   if (args.json) {
     const { layerCount, headCount, queryCount, keyCount, tokens, keyTokens, tokenIds } = stack;
     return `${JSON.stringify({ file: args.file, layers: layerCount, heads: headCount, queries: queryCount, keys: keyCount, tokens, keyTokens, ...(tokenIds ? { tokenIds } : {}), notes, ...(lines ? { strongestKeys: lines } : {}), ...analysis })}\n`;

@@ -186,7 +186,7 @@ export async function headsAnalysis(args: HeadsAnalysisArgs, sources: HeadsSourc
     return { probe: 'induction', repeat, ids: result.ids, ranking: result.ranking.map(({ layer, head, value }) => ({ layer, head, induction: value })), scores: result.scores };
   }
   const stack = await stackOf(input, args, sources);
-  const report: HeadsAnalysisReport = stackReport(stack);
+  const report: HeadsAnalysisReport = await stackReport(stack);
   if (args.flow) {
     try {
       report.flow = rows(stackFlow(stack), stack.queryCount);
@@ -196,23 +196,23 @@ export async function headsAnalysis(args: HeadsAnalysisArgs, sources: HeadsSourc
   }
   if (args.compare !== undefined) {
     const other = await stackOf(await inputOf(args.compare, sources, isFolder), args, sources);
-    report.divergence = compared(stack, other);
+    report.divergence = await compared(stack, other);
   } else if (args.text2 !== undefined) {
     if (input.kind !== 'model') throw new HeadsAnalysisError('--text2 runs the model on a second text: give a model folder');
-    report.divergence = compared(stack, await stackOf(input, args, sources, args.text2, '--text2'));
+    report.divergence = await compared(stack, await stackOf(input, args, sources, args.text2, '--text2'));
   }
   return report;
 }
 
 /** Scores and rollout of a stack as the JSON report holds them. */
-export function stackReport(stack: AttentionStack): HeadsAnalysisReport {
-  const { scores, rollout } = analyseStack(stack);
+export async function stackReport(stack: AttentionStack): Promise<HeadsAnalysisReport> {
+  const { scores, rollout } = await analyseStack(stack);
   return { scores, rollout: rollout && rows(rollout, stack.queryCount) };
 }
 
-function compared(a: AttentionStack, b: AttentionStack): number[][] {
+async function compared(a: AttentionStack, b: AttentionStack): Promise<number[][]> {
   try {
-    return divergences(a, b);
+    return await divergences(a, b);
   } catch (error) {
     throw new HeadsAnalysisError(error instanceof RangeError ? error.message : String(error));
   }

@@ -198,9 +198,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 /** `heads FILE …` (src/cli/heads.ts), its errors as this CLI's. */
-function writeHeads(argv: string[]): number {
+async function writeHeads(argv: string[]): Promise<number> {
   try {
-    process.stdout.write(runHeads(parseHeadsArgs(argv)));
+    process.stdout.write(await runHeads(parseHeadsArgs(argv)));
     return 0;
   } catch (error) {
     if (error instanceof HeadsCommandError) throw error.usage ? new UsageError(error.message) : new CliError(error.message);

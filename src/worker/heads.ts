@@ -73,11 +73,11 @@ export async function answerQuery(stack: AttentionStack, query: HeadsQuery, othe
       return { kind: 'head', layer, head, view: weights instanceof Float32Array ? { ...view, data: Float32Array.from(view.data) } : view };
     }
     case 'scores':
-      return { kind: 'scores', ...analyseStack(stack) };
+      return { kind: 'scores', ...(await analyseStack(stack)) };
     case 'flow':
       return { kind: 'flow', flow: stackFlow(stack) };
     case 'divergence':
-      return { kind: 'divergence', divergence: divergences(stack, compared(other)) };
+      return { kind: 'divergence', divergence: await divergences(stack, compared(other)) };
     case 'difference':
       return { kind: 'difference', difference: pooledDifference(stack, compared(other), query.layer, query.head, MAX_CELLS_PER_SIDE) };
     case 'predict':

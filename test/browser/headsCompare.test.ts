@@ -45,7 +45,7 @@ describe('heads page: compare two runs', function () {
       assert.equal(await panel.page.textContent('#compare-run-b'), 'B: b.npz');
       assert.match((await panel.page.textContent('#compare-runs')) ?? '', /\/data\/a\.npz.*\/data\/b\.npz/);
 
-      const expected = ranked(divergences(a, b));
+      const expected = ranked(await divergences(a, b));
       const shown = await panel.page.$$eval('#compare-ranking li', (items) => items.map((item) => [Number(item.getAttribute('data-layer')), Number(item.getAttribute('data-head')), item.textContent]));
       assert.deepEqual(shown.map(([layer, head]) => [layer, head]), expected.map(({ layer, head }) => [layer, head]));
       // Values as numpy computes them (the core's equal them to 1e-9 in the unit tests).
@@ -63,7 +63,7 @@ describe('heads page: compare two runs', function () {
       const exports = (await panel.sent()).flatMap((m) => (m.type === 'export' ? [m] : []));
       assert.deepEqual(exports.map((m) => [m.format, m.fileName]), [['csv', 'test.pt-divergence.csv'], ['json', 'test.pt-divergence.json'], ['png', 'test.pt-divergence.png'], ['svg', 'test.pt-divergence.svg']]);
       assert.equal(exports[0].text!.split('\n')[0], 'layer,head,divergence');
-      assert.deepEqual(JSON.parse(exports[1].text!), { divergence: divergences(a, b) });
+      assert.deepEqual(JSON.parse(exports[1].text!), { divergence: await divergences(a, b) });
       assert.ok(exports[2].base64!.length > 100);
       // The SVG holds the map as drawn (the same PNG) under its title, at the map's size.
       assert.match(exports[3].text!, new RegExp(`^<svg [^>]*width="${3 * CELL}" height="${2 * CELL}"`));

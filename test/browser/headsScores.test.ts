@@ -62,7 +62,7 @@ describe('heads page: head scores', function () {
     const lines = posted[0].text!.trim().split('\n');
     assert.equal(lines[0], 'layer,head,previous_token,duplicate_token,induction,first_token,entropy,local');
     assert.equal(lines.length, 7);
-    assert.deepEqual(JSON.parse(posted[1].text!), { scores: analyseStack(stack).scores });
+    assert.deepEqual(JSON.parse(posted[1].text!), { scores: (await analyseStack(stack)).scores });
   });
 
   it('shows the rollout bars over the input tokens, token labels as written', async () => {

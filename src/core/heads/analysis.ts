@@ -2,7 +2,8 @@
 // each head on demand, so each is asked for once): the six head scores per layer × head, and the
 // attention rollout, folded in layer by layer so no more than one layer's sum is held. The n²
 // work (entropy's logarithms, the layer sums and the rollout's products) runs in WebAssembly SIMD
-// (kernels.ts); the scores that read O(n) cells of a head are summed here.
+// on the fast path's compute threads (kernels.ts); the scores that read O(n) cells of a head are
+// summed here.
 // Attention flow (flow.ts) and comparisons (compare.ts) are asked for separately.
 // Pure functions: no `vscode` import.
 import { CancelledError, type RunControl } from '../engine';
@@ -18,24 +19,38 @@ export interface StackAnalysis {
   rollout: Float64Array | null;
 }
 
-/** `control.isCancelled` is checked between heads (then CancelledError is thrown). */
-export function analyseStack(stack: AttentionStack, control: RunControl = {}): StackAnalysis {
+export interface AnalysisControl extends RunControl {
+  /** At most this many heads per run on the threads (default: as many as 32 MiB of slots hold). */
+  headsPerGroup?: number;
+}
+
+/**
+ * `control.isCancelled` is checked between groups of heads (then CancelledError is thrown). A
+ * group's heads are asked for (a model run computes them) and copied in while the threads read
+ * the group before.
+ */
+export async function analyseStack(stack: AttentionStack, control: AnalysisControl = {}): Promise<StackAnalysis> {
   const { layerCount, headCount, queryCount: queries, keyCount: keys } = stack;
   const matches = stack.tokenIds && tokenMatches(stack.tokenIds);
-  const pass = new StackPass(queries, keys, layerCount, headCount, queries === keys);
-  const perHead: HeadScoreValues[][] = [];
-  for (let layer = 0; layer < layerCount; layer++) {
-    const row: HeadScoreValues[] = [];
-    for (let head = 0; head < headCount; head++) {
-      if (control.isCancelled?.()) throw new CancelledError();
-      const weights = stack.weights(layer, head);
-      row.push(scoresOfHead(weights, queries, keys, pass.addHead(weights, head), matches));
+  const pass = new StackPass(queries, keys, layerCount, headCount, queries === keys, control.headsPerGroup);
+  try {
+    const perHead: Promise<HeadScoreValues>[][] = [];
+    for (let layer = 0; layer < layerCount; layer++) {
+      const row: Promise<HeadScoreValues>[] = [];
+      for (let first = 0; first < headCount; first += pass.group) {
+        if (control.isCancelled?.()) throw new CancelledError();
+        const heads = Array.from({ length: Math.min(pass.group, headCount - first) }, (_, k) => stack.weights(layer, first + k));
+        const { results } = await pass.addHeads(heads, first);
+        row.push(...heads.map((weights, k) => results.then((entropies) => scoresOfHead(weights, queries, keys, entropies[k], matches))));
+      }
+      perHead.push(row);
     }
-    perHead.push(row);
-    pass.foldLayer();
+    const values = await Promise.all(perHead.map((row) => Promise.all(row)));
+    const scores = Object.fromEntries(HEAD_SCORE_NAMES.map((name) => [name, grid(layerCount, headCount, (l, h) => values[l][h][name])])) as ScoreGrids;
+    return { scores, rollout: pass.rollout() };
+  } finally {
+    await pass.release();
   }
-  const scores = Object.fromEntries(HEAD_SCORE_NAMES.map((name) => [name, grid(layerCount, headCount, (l, h) => perHead[l][h][name])])) as ScoreGrids;
-  return { scores, rollout: pass.rollout() };
 }
 
 /** The stack's attention flow [n × n]; a RangeError for cross-attention or past the size limit. */

@@ -1,20 +1,46 @@
 // The per-head Jensen–Shannon divergence of two runs (compare.ts says what it is), on the head
-// analyses' WebAssembly SIMD kernels: a pass per pair of heads (kernels.ts DivergencePass). Apart
+// analyses' WebAssembly SIMD kernels on the compute threads: a pass per pair of heads (kernels.ts
+// DivergencePass), by groups of pairs. Apart
 // from compare.ts, which the page and the host import, because this one loads WebAssembly.
 // Pure functions: no `vscode` import.
 import { grid, incomparability } from './compare';
-import { DivergencePass } from './kernels';
+import { DivergencePass, type Weights } from './kernels';
 import type { AttentionStack } from './stack';
 
 /** Mean over queries of the Jensen–Shannon divergence between two heads' rows, in nats. */
-export function meanRowDivergence(a: Float32Array | Float64Array, b: Float32Array | Float64Array, queries: number, keys: number): number {
-  return new DivergencePass(queries, keys).meanRowDivergence(a, b);
+export async function meanRowDivergence(a: Weights, b: Weights, queries: number, keys: number): Promise<number> {
+  const pass = new DivergencePass(queries, keys, 1);
+  try {
+    const { results } = await pass.meanRowDivergences([a], [b]);
+    return (await results)[0];
+  } finally {
+    await pass.release();
+  }
 }
 
-/** Per layer × head, the mean row divergence of B from A. Throws a RangeError on different shapes. */
-export function divergences(a: AttentionStack, b: AttentionStack): number[][] {
+/**
+ * Per layer × head, the mean row divergence of B from A. Throws a RangeError on different shapes.
+ * A group's pairs are asked for and copied in while the threads read the group before;
+ * `pairsPerGroup` caps the pairs per run (default: as many as 32 MiB of slots hold).
+ */
+export async function divergences(a: AttentionStack, b: AttentionStack, pairsPerGroup?: number): Promise<number[][]> {
   const refusal = incomparability(a, b);
   if (refusal) throw new RangeError(refusal);
-  const pass = new DivergencePass(a.queryCount, a.keyCount);
-  return grid(a.layerCount, a.headCount, (layer, head) => pass.meanRowDivergence(a.weights(layer, head), b.weights(layer, head)));
+  const { layerCount, headCount } = a;
+  const pass = new DivergencePass(a.queryCount, a.keyCount, layerCount * headCount, pairsPerGroup);
+  try {
+    const pending: Promise<number[]>[] = [];
+    for (let first = 0; first < layerCount * headCount; first += pass.group) {
+      const heads = Array.from({ length: Math.min(pass.group, layerCount * headCount - first) }, (_, k) => [Math.floor((first + k) / headCount), (first + k) % headCount]);
+      const { results } = await pass.meanRowDivergences(
+        heads.map(([layer, head]) => a.weights(layer, head)),
+        heads.map(([layer, head]) => b.weights(layer, head)),
+      );
+      pending.push(results);
+    }
+    const means = (await Promise.all(pending)).flat();
+    return grid(layerCount, headCount, (layer, head) => means[layer * headCount + head]);
+  } finally {
+    await pass.release();
+  }
 }

@@ -1,30 +1,114 @@
 // The head analyses' WebAssembly SIMD kernels (engine/fast/kernel.h head_rows and head_divergence,
-// attention.c rollout_residual_f64 and rollout_product_f64), run on this thread over one memory
-// kept from one analysis to the next (fresh pages cost a fault each: ~3 µs per 4 KiB, ≈ 40 ms for
-// the 56 MB of 1024 tokens; the memory stays held, like the stacks it serves).
-// A head is copied into the memory, then one pass gives every row's entropy and adds the head into
-// its layer's sum; once a layer is summed, its rollout factor Â is made and multiplied into the
-// product, in float64. Comparing two runs copies a head of each and one pass gives every row's
-// Jensen–Shannon divergence. Why float64 and how exact: docs/analysis.md. Pure: no `vscode` import.
+// attention.c rollout_residual_f64 and rollout_product_f64), run on the fast path's compute threads
+// (engine/fast/pool.ts: one per core, each kernel call's rows shared out among them) over one
+// memory kept from one analysis to the next (fresh pages cost a fault each: ~3 µs per 4 KiB).
+// Heads go in by groups: a group is copied into the memory, then one pass gives every row's
+// entropy and adds the heads into their layer's sum; once a layer is summed, its rollout factor Â
+// is made and multiplied into the product, in float64. Comparing two runs copies groups of pairs
+// of heads, and one pass per pair gives every row's Jensen–Shannon divergence. There are two sets
+// of slots, so the next group is copied in (and a model run's heads computed) while the threads
+// read the last one. Why float64 and how exact: docs/analysis.md. Pure: no `vscode` import.
 import { Arena, ArenaPlan, type Block, type MatrixBlock, MAX_BYTES } from '../engine/fast/arena';
-import { kernelsModule } from '../engine/fast/pool';
+import { type Phase, threadPool } from '../engine/fast/pool';
 import type { Matrix } from '../types';
 
 /** Columns per packed panel and rows per packed quad of kernel.h's float64 build (pack, pack_rows). */
 const PANEL = 4;
 const QUAD = 4;
 
-type Kernel = (...args: number[]) => void;
+/**
+ * Bytes of head slots per set (two sets): 32 MiB is 4 float64 heads of 1024 tokens. More heads per
+ * run save little (a run costs a message to each thread), and the memory stays held.
+ */
+const SET_BYTES = 32 * 2 ** 20;
 
-/** The memory of the latest analysis (a matrix on it: Arena's `recycle`), reused when large enough. */
-let recycle: Matrix | undefined;
-const instances = new WeakMap<WebAssembly.Memory, WebAssembly.Exports>();
+export type Weights = Float32Array | Float64Array;
+
+/** The memory of the latest analysis (a matrix on it: Arena's `recycle`), taken while one runs. */
+let spare: Matrix | undefined;
+
+/** Bytes of a plan besides its n × n matrices (per-row entropies, the flag), at most: well under 1 MiB up to 16,384 tokens. */
+const SMALL_BLOCKS = 2 ** 20;
+
+/** The most tokens (a multiple of 16) for which `matrices` n × n float64 matrices and the small blocks fit WebAssembly's 4 GiB. */
+function maxTokens(matrices: number): number {
+  return Math.floor(Math.sqrt((MAX_BYTES - SMALL_BLOCKS) / (matrices * 8)) / 16) * 16;
+}
+
+/**
+ * Heads per group: as many n × n float64 heads as a set holds (at least one; at most `most` when
+ * given), in groups of equal size.
+ */
+function groupSize(heads: number, headBytes: number, most = Infinity): number {
+  const fit = Math.max(1, Math.min(most, Math.floor(SET_BYTES / headBytes)));
+  return Math.ceil(heads / Math.ceil(heads / fit));
+}
+
+/** The heads of one group, each in its slot of `slots` (either dtype fits a float64 slot); whether they are all float32. */
+function copyHeads(buffer: SharedArrayBuffer, slots: Block, heads: Weights[], elements: number): boolean {
+  const float32 = heads.every((head) => head instanceof Float32Array);
+  heads.forEach((head, k) => {
+    const offset = slots.offset + k * elements * 8;
+    (float32 ? new Float32Array(buffer, offset, elements) : new Float64Array(buffer, offset, elements)).set(head);
+  });
+  return float32;
+}
+
+/** `array`, each of its pages written once (with the 0 it holds): mapped, so later writes fault no more. */
+function faultedIn(array: Float64Array): Float64Array {
+  for (let k = 0; k < array.length; k += 512) array[k] = 0; // 512 float64 = 4 KiB
+  return array;
+}
+
+/**
+ * A memory holding `plan` (the latest analysis's memory when large enough, taken until `release`);
+ * a RangeError saying `what` is offered up to the tokens whose `matrices` float64 matrices fit.
+ */
+function arenaFor(plan: ArenaPlan, what: string, matrices: number, tokens: number): Arena {
+  if (plan.totalBytes > MAX_BYTES) {
+    throw new RangeError(`${what} offered up to ${maxTokens(matrices)} tokens (${matrices} n × n float64 matrices must fit WebAssembly's 4 GiB); this input has ${tokens}.`);
+  }
+  const arena = new Arena(plan, 'float64', spare);
+  spare = undefined;
+  return arena;
+}
+
+/**
+ * Runs on the threads over one memory, on two sets of slots in turn: a set is written again only
+ * once the run that read it has ended and its results were read.
+ */
+class Turns {
+  private readonly done: [Promise<unknown>, Promise<unknown>] = [Promise.resolve(), Promise.resolve()];
+  private next = 0;
+
+  constructor(private readonly arena: Arena) {}
+
+  /** Waits for set `turn`'s last run, then `write`s it and runs `phases`; `read` gives the results. */
+  async run<T>(write: (turn: number) => Phase[], read: (turn: number) => T): Promise<{ results: Promise<T> }> {
+    const turn = this.next;
+    this.next = 1 - turn;
+    await this.done[turn];
+    const phases = write(turn);
+    const results = threadPool()
+      .run(this.arena.memory, phases)
+      .then(() => read(turn));
+    this.done[turn] = results.catch(() => undefined);
+    return { results };
+  }
+
+  /** Once no run reads or writes the memory any more, it goes to the next analysis. */
+  async release(first: MatrixBlock): Promise<void> {
+    await Promise.all(this.done);
+    spare = this.arena.view(first);
+  }
+}
 
 interface Layout {
-  head: MatrixBlock;
-  /** Per head of the layer, per row: the entropy (float64) and the end of its non-zeros (int32). */
-  entropy: Block;
-  ends: Block;
+  /** The two sets of head slots, and per head of a set, per row, the entropy (float64). */
+  slots: [MatrixBlock, MatrixBlock];
+  entropy: [Block, Block];
+  /** Non-zero while every row of every head so far ends at its diagonal (int32; head_rows clears it). */
+  causal: Block;
   sum?: MatrixBlock;
   augmented?: MatrixBlock;
   packed?: MatrixBlock;
@@ -34,39 +118,19 @@ interface Layout {
   result?: MatrixBlock;
 }
 
-/** The most tokens for which `matrices` n × n float64 matrices fit WebAssembly's 4 GiB. */
-function maxTokens(matrices: number): number {
-  return Math.floor(Math.sqrt(MAX_BYTES / (matrices * 8)) / 16) * 16;
-}
-
-/**
- * The kernels on a memory holding `plan` (the latest analysis's memory when large enough); a
- * RangeError saying `what` is offered up to the tokens whose `matrices` float64 matrices fit.
- */
-function kernelsOn(plan: ArenaPlan, first: MatrixBlock, what: string, matrices: number, tokens: number): { arena: Arena; kernels: Record<string, Kernel> } {
-  if (plan.totalBytes > MAX_BYTES) {
-    throw new RangeError(`${what} offered up to ${maxTokens(matrices)} tokens (${matrices} n × n float64 matrices must fit WebAssembly's 4 GiB); this input has ${tokens}.`);
-  }
-  const arena = new Arena(plan, 'float64', recycle);
-  recycle = arena.view(first);
-  let exports = instances.get(arena.memory);
-  if (!exports) {
-    exports = new WebAssembly.Instance(kernelsModule(), { env: { memory: arena.memory } }).exports;
-    instances.set(arena.memory, exports);
-  }
-  return { arena, kernels: exports as Record<string, Kernel> };
-}
-
-/** One analysis: heads go in one at a time, layer by layer; `rollout` only for self-attention. */
+/** One analysis: heads go in by groups (`group` heads at most), layer by layer; `rollout` only for self-attention. */
 export class StackPass {
   private readonly arena: Arena;
   private readonly layout: Layout;
-  private readonly kernels: Record<string, Kernel>;
-  /** Layers folded into the product so far, and whether the product is still lower triangular. */
+  private readonly turns: Turns;
+  /** Heads per group. */
+  readonly group: number;
+  /** Layers folded into the product so far. */
   private layers = 0;
-  private lower = true;
   /** The latest product's block (layout.products[0] or [1]). */
   private product = 0;
+  /** R's array, its pages faulted in while the threads run the first group (see `addHeads`). */
+  private output?: Float64Array;
 
   constructor(
     private readonly queries: number,
@@ -74,13 +138,14 @@ export class StackPass {
     private readonly layerCount: number,
     private readonly headCount: number,
     rollout: boolean,
+    headsPerGroup?: number,
   ) {
     const plan = new ArenaPlan();
-    // Either dtype of head fits a float64 slot.
+    this.group = groupSize(headCount, queries * keys * 8, headsPerGroup);
     const layout: Layout = {
-      head: plan.matrix(queries, keys, 'float64'),
-      entropy: plan.reserve(headCount * queries * 8),
-      ends: plan.reserve(headCount * queries * 4),
+      slots: [plan.matrix(this.group * queries, keys, 'float64'), plan.matrix(this.group * queries, keys, 'float64')],
+      entropy: [plan.reserve(this.group * queries * 8), plan.reserve(this.group * queries * 8)],
+      causal: plan.reserve(4),
     };
     if (rollout) {
       const n = queries;
@@ -91,98 +156,143 @@ export class StackPass {
       layout.products = [plan.matrix(padded, n, 'float64'), plan.matrix(padded, n, 'float64')];
       layout.result = plan.matrix(n, padded, 'float64');
     }
-    ({ arena: this.arena, kernels: this.kernels } = kernelsOn(plan, layout.head, 'The head analyses are', 6, Math.max(queries, keys)));
+    this.arena = arenaFor(plan, 'The head analyses are', 8, Math.max(queries, keys));
+    new Int32Array(this.arena.buffer, layout.causal.offset, 1)[0] = 1;
     this.layout = layout;
+    this.turns = new Turns(this.arena);
   }
 
   /**
-   * The sum over rows of −Σ_j a·ln a for the `head`-th head of the current layer (heads in order
-   * from 0), adding it into the layer's sum when there is a rollout.
+   * Adds the heads `first`… of the current layer (in order from 0, at most `group` of them; the
+   * layer's last group folds it into the rollout). Resolves once they are copied in and their run
+   * is queued, to each head's sum over rows of −Σ_j a·ln a when the run ends.
    */
-  addHead(weights: Float32Array | Float64Array, head: number): number {
-    const { queries, keys, layout, arena } = this;
-    const float32 = weights instanceof Float32Array;
-    const into = float32 ? new Float32Array(arena.buffer, layout.head.offset, queries * keys) : new Float64Array(arena.buffer, layout.head.offset, queries * keys);
-    into.set(weights);
-    const entropy = layout.entropy.offset + head * queries * 8;
-    const ends = layout.ends.offset + head * queries * 4;
-    this.kernels[float32 ? 'head_rows_f32' : 'head_rows_f64'](layout.head.offset, queries, keys, entropy, ends, layout.sum?.offset ?? 0, head === 0 ? 1 : 0, 0, 1);
-    const rows = new Float64Array(arena.buffer, entropy, queries);
-    if (layout.sum) this.lower &&= new Int32Array(arena.buffer, ends, queries).every((end, i) => end <= i + 1);
-    let total = 0;
-    for (let i = 0; i < queries; i++) total += rows[i];
-    return total;
+  async addHeads(heads: Weights[], first: number): Promise<{ results: Promise<number[]> }> {
+    const { queries, keys, layout } = this;
+    const elements = queries * keys;
+    const lastOfLayer = first + heads.length === this.headCount;
+    const queued = await this.turns.run(
+      (turn) => {
+        const float32 = copyHeads(this.arena.buffer, layout.slots[turn], heads, elements);
+        const stride = float32 ? 2 * elements : elements; // elements of the dtype from slot to slot
+        const rows: Phase = [
+          {
+            kernel: float32 ? 'head_rows_f32' : 'head_rows_f64',
+            args: [layout.slots[turn].offset, heads.length, stride, queries, keys, layout.entropy[turn].offset, layout.sum?.offset ?? 0, first === 0 ? 1 : 0, layout.sum ? layout.causal.offset : 0],
+          },
+        ];
+        return lastOfLayer ? [rows, ...this.foldLayer()] : [rows];
+      },
+      (turn) => {
+        const rows = new Float64Array(this.arena.buffer, layout.entropy[turn].offset, heads.length * queries);
+        return heads.map((_, k) => {
+          let total = 0;
+          for (let i = k * queries; i < (k + 1) * queries; i++) total += rows[i];
+          return total;
+        });
+      },
+    );
+    // R goes to the caller in an array of its own (the worker transfers it to the host). Its fresh
+    // pages cost a fault each on first touch, about 30 ms for 1024 tokens on this loaded VM: taken
+    // here, while the threads run, rather than after the last run.
+    if (layout.sum && !this.output) this.output = faultedIn(new Float64Array(queries * queries));
+    return queued;
   }
 
-  /** Folds the layer whose heads were just added into the rollout: R ← Â_l · R (R = Â_0 at first). */
-  foldLayer(): void {
-    const { sum, augmented, packed, products, result } = this.layout;
-    if (!sum || !augmented || !packed || !products || !result) return;
+  /** The phases folding the layer just summed into the rollout: R ← Â_l · R (R = Â_0 at first). */
+  private foldLayer(): Phase[] {
+    const { sum, augmented, packed, products, result, causal } = this.layout;
+    if (!sum || !augmented || !packed || !products || !result) return [];
     const n = this.queries;
-    const kernels = this.kernels;
-    kernels.rollout_residual_f64(sum.offset, n, this.headCount, augmented.offset, 0, 1);
+    const phases: Phase[] = [[{ kernel: 'rollout_residual_f64', args: [sum.offset, n, this.headCount, augmented.offset] }]];
     this.layers++;
     if (this.layers === 1) {
-      if (this.layerCount > 1) kernels.pack_f64(augmented.offset, n, 0, products[0].offset, n, n, 0, 1);
-      return;
+      if (this.layerCount > 1) phases.push([{ kernel: 'pack_f64', args: [augmented.offset, n, 0, products[0].offset, n, n] }]);
+      return phases;
     }
-    kernels.pack_rows_f64(augmented.offset, n, packed.offset, n, n, n, 0, 0, 1);
     const next = 1 - this.product;
-    const last = this.layers === this.layerCount;
-    // The last product goes to rows: a causal one leaves its upper triangle unwritten, so zeros first.
-    if (last) this.arena.view(result).data.fill(0);
-    const [to, ldc, panel] = last ? [result.offset, result.cols, PANEL] : [products[next].offset, PANEL, n * PANEL];
-    kernels.rollout_product_f64(packed.offset, products[this.product].offset, to, n, this.lower ? 1 : 0, ldc, panel, 0, 1);
+    // The last product goes to rows (a causal one leaves its upper triangle unwritten: `rollout` reads the lower one).
+    const [to, ldc, panel] = this.layers === this.layerCount ? [result.offset, result.cols, PANEL] : [products[next].offset, PANEL, n * PANEL];
+    phases.push([{ kernel: 'pack_rows_f64', args: [augmented.offset, n, packed.offset, n, n, n, 0] }]);
+    phases.push([{ kernel: 'rollout_product_f64', args: [packed.offset, products[this.product].offset, to, n, causal.offset, ldc, panel] }]);
     this.product = next;
+    return phases;
   }
 
-  /** R [n × n] row-major, a copy; null before every layer was folded. */
+  /** R [n × n] row-major, a copy; null before every layer was folded. Call once the runs have ended. */
   rollout(): Float64Array | null {
-    const { augmented, result } = this.layout;
-    if (!augmented || !result || this.layers !== this.layerCount || this.layers === 0) return null;
+    const { augmented, result, causal } = this.layout;
+    const rows = this.output;
+    if (!augmented || !result || !rows || this.layers !== this.layerCount || this.layers === 0) return null;
     const n = this.queries;
-    if (this.layers === 1) return this.arena.view(augmented).data.slice() as Float64Array;
+    if (this.layers === 1) {
+      rows.set(this.arena.view(augmented).data);
+      return rows;
+    }
     const from = this.arena.view(result).data;
-    const rows = new Float64Array(n * n);
-    for (let i = 0; i < n; i++) rows.set(from.subarray(i * result.cols, i * result.cols + n), i * n);
+    // A causal R is lower triangular: the fresh array's zeros are its upper triangle.
+    const lower = new Int32Array(this.arena.buffer, causal.offset, 1)[0] !== 0;
+    for (let i = 0; i < n; i++) rows.set(from.subarray(i * result.cols, i * result.cols + (lower ? i + 1 : n)), i * n);
     return rows;
+  }
+
+  /** Hands the memory on to the next analysis once the threads are done with it (also after a failure). */
+  release(): Promise<void> {
+    return this.turns.release(this.layout.slots[0]);
   }
 }
 
-/** The Jensen–Shannon divergence of pairs of heads of two runs of one shape, a pass per pair. */
+/** The Jensen–Shannon divergence of pairs of heads of two runs of one shape, by groups of pairs. */
 export class DivergencePass {
   private readonly arena: Arena;
-  private readonly kernels: Record<string, Kernel>;
-  private readonly a: MatrixBlock;
-  private readonly b: MatrixBlock;
-  private readonly rows: Block;
+  private readonly turns: Turns;
+  /** Per set: the slots of A's heads, then B's, and per pair each row's divergence. */
+  private readonly slots: [MatrixBlock, MatrixBlock];
+  private readonly rows: [Block, Block];
+  /** Pairs per group. */
+  readonly group: number;
 
   constructor(
     private readonly queries: number,
     private readonly keys: number,
+    pairs: number,
+    pairsPerGroup?: number,
   ) {
     const plan = new ArenaPlan();
-    // Either dtype of head fits a float64 slot.
-    this.a = plan.matrix(queries, keys, 'float64');
-    this.b = plan.matrix(queries, keys, 'float64');
-    this.rows = plan.reserve(queries * 8);
-    ({ arena: this.arena, kernels: this.kernels } = kernelsOn(plan, this.a, 'Comparing runs is', 2, Math.max(queries, keys)));
+    this.group = groupSize(pairs, 2 * queries * keys * 8, pairsPerGroup);
+    this.slots = [plan.matrix(2 * this.group * queries, keys, 'float64'), plan.matrix(2 * this.group * queries, keys, 'float64')];
+    this.rows = [plan.reserve(this.group * queries * 8), plan.reserve(this.group * queries * 8)];
+    this.arena = arenaFor(plan, 'Comparing runs is', 4, Math.max(queries, keys));
+    this.turns = new Turns(this.arena);
   }
 
   /**
-   * The mean over queries of the rows' divergence ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats. Two
-   * float32 heads are read as they are; otherwise both as float64 (a float32 one exactly widened).
+   * Per pair (at most `group`), the mean over queries of the rows' divergence ½KL(a‖m) + ½KL(b‖m),
+   * m = (a + b)/2, in nats. Two float32 heads are read as they are; otherwise both as float64 (a
+   * float32 one exactly widened). Resolves once the pairs are copied in and their run is queued.
    */
-  meanRowDivergence(a: Float32Array | Float64Array, b: Float32Array | Float64Array): number {
-    const { queries, keys, arena } = this;
-    const float32 = a instanceof Float32Array && b instanceof Float32Array;
-    const slot = ({ offset }: Block) => (float32 ? new Float32Array(arena.buffer, offset, queries * keys) : new Float64Array(arena.buffer, offset, queries * keys));
-    slot(this.a).set(a);
-    slot(this.b).set(b);
-    this.kernels[float32 ? 'head_divergence_f32' : 'head_divergence_f64'](this.a.offset, this.b.offset, queries, keys, this.rows.offset, 0, 1);
-    const rows = new Float64Array(arena.buffer, this.rows.offset, queries);
-    let total = 0;
-    for (let i = 0; i < queries; i++) total += rows[i];
-    return total / queries;
+  meanRowDivergences(a: Weights[], b: Weights[]): Promise<{ results: Promise<number[]> }> {
+    const { queries, keys } = this;
+    const elements = queries * keys;
+    return this.turns.run(
+      (turn) => {
+        const float32 = copyHeads(this.arena.buffer, this.slots[turn], [...a, ...b], elements);
+        const slot = (k: number) => this.slots[turn].offset + k * elements * 8;
+        const kernel = float32 ? 'head_divergence_f32' : 'head_divergence_f64';
+        return [a.map((_, k) => ({ kernel, args: [slot(k), slot(a.length + k), queries, keys, this.rows[turn].offset + k * queries * 8] }))];
+      },
+      (turn) => {
+        const rows = new Float64Array(this.arena.buffer, this.rows[turn].offset, a.length * queries);
+        return a.map((_, k) => {
+          let total = 0;
+          for (let i = k * queries; i < (k + 1) * queries; i++) total += rows[i];
+          return total / queries;
+        });
+      },
+    );
+  }
+
+  release(): Promise<void> {
+    return this.turns.release(this.slots[0]);
   }
 }

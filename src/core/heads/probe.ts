@@ -43,6 +43,6 @@ export function probeIds({ repeat = DEFAULT_REPEAT, seed = 0, vocabularySize, bo
 
 export async function inductionProbe(model: (ids: number[]) => Promise<AttentionStack>, options: ProbeOptions): Promise<ProbeResult> {
   const ids = probeIds(options);
-  const { scores } = analyseStack(await model(ids));
+  const { scores } = await analyseStack(await model(ids));
   return { ids, ranking: ranked(scores.induction), scores };
 }

@@ -9,6 +9,7 @@ import { difference, ranked } from '../../../src/core/heads/compare';
 import { divergences } from '../../../src/core/heads/divergence';
 import { attentionFlow, flowRefusal } from '../../../src/core/heads/flow';
 import { HEAD_SCORE_NAMES, scoresCsv } from '../../../src/core/heads/scores';
+import type { AttentionStack } from '../../../src/core/heads/stack';
 import { assertClose, referenceCase, referenceCases, stackOf } from './references';
 
 // Both dtypes: the expected values were computed in float64 from the float32-rounded weights.
@@ -16,20 +17,25 @@ const TOLERANCE = 1e-9;
 
 describe('head analyses against numpy', () => {
   for (const reference of referenceCases) {
-    it(`${reference.name}: the six scores and the rollout`, () => {
+    // All of a layer's heads in one run on the threads, and one or two at a time: runs that
+    // alternate between the two sets of slots and add a layer's later groups into its sum.
+    it(`${reference.name}: the six scores and the rollout, with 1, 2 and all heads per run`, async () => {
       const stack = stackOf(reference.weights, reference.dtype, reference.ids);
-      const analysis = analyseStack(stack);
-      for (const name of HEAD_SCORE_NAMES) {
-        assertClose(analysis.scores[name].flat(), reference.expected.scores[name].flat(), TOLERANCE, `${reference.name} ${name}`);
+      for (const headsPerGroup of [undefined, 1, 2]) {
+        const analysis = await analyseStack(stack, { headsPerGroup });
+        const label = `${reference.name} (${headsPerGroup ?? 'all'} per run)`;
+        for (const name of HEAD_SCORE_NAMES) {
+          assertClose(analysis.scores[name].flat(), reference.expected.scores[name].flat(), TOLERANCE, `${label} ${name}`);
+        }
+        assert.ok(analysis.rollout);
+        assertClose(analysis.rollout, reference.expected.rollout.flat(), TOLERANCE, `${label} rollout`);
       }
-      assert.ok(analysis.rollout);
-      assertClose(analysis.rollout, reference.expected.rollout.flat(), TOLERANCE, `${reference.name} rollout`);
     });
   }
 
-  it('finds the planted heads: previous-token, sink, induction, duplicate', () => {
+  it('finds the planted heads: previous-token, sink, induction, duplicate', async () => {
     const reference = referenceCase('planted');
-    const { scores } = analyseStack(stackOf(reference.weights, 'float64', reference.ids));
+    const { scores } = await analyseStack(stackOf(reference.weights, 'float64', reference.ids));
     const top = (name: (typeof HEAD_SCORE_NAMES)[number]) => ranked(scores[name])[0];
     assert.deepEqual([top('previous_token'), top('first_token'), top('induction'), top('duplicate_token')].map((h) => [h.layer, h.head]), [
       [0, 0],
@@ -39,9 +45,9 @@ describe('head analyses against numpy', () => {
     ]);
   });
 
-  it('scores without ids leave the token scores null, never 0 or NaN', () => {
+  it('scores without ids leave the token scores null, never 0 or NaN', async () => {
     const reference = referenceCase('no-ids');
-    const { scores } = analyseStack(stackOf(reference.weights, 'float64', null));
+    const { scores } = await analyseStack(stackOf(reference.weights, 'float64', null));
     assert.ok(scores.induction.flat().every((value) => value === null));
     assert.ok(scores.duplicate_token.flat().every((value) => value === null));
   });
@@ -61,13 +67,15 @@ describe('head analyses against numpy', () => {
   });
 
   for (const dtype of ['float64', 'float32'] as const) {
-    it(`compares two ${dtype} runs: Jensen–Shannon divergence per head and B − A`, () => {
+    it(`compares two ${dtype} runs: Jensen–Shannon divergence per head and B − A`, async () => {
       const reference = referenceCase(dtype === 'float64' ? 'planted' : 'planted-float32');
       const a = stackOf(reference.weights, dtype, reference.ids);
       const b = stackOf(reference.other!, dtype, reference.ids);
-      assertClose(divergences(a, b).flat(), reference.expected.divergence!.flat(), TOLERANCE, 'divergence');
+      for (const pairsPerGroup of [undefined, 1, 4]) {
+        assertClose((await divergences(a, b, pairsPerGroup)).flat(), reference.expected.divergence!.flat(), TOLERANCE, `divergence, ${pairsPerGroup ?? 'all'} pairs per run`);
+      }
       assertClose(difference(a, b, 1, 0), reference.expected.difference_1_0!.flat(), TOLERANCE, 'B − A');
-      assert.ok(divergences(a, a).flat().every((value) => value === 0));
+      assert.ok((await divergences(a, a)).flat().every((value) => value === 0));
     });
   }
 
@@ -76,15 +84,15 @@ describe('head analyses against numpy', () => {
   // precision a different summation would not reach everywhere (the rows: kernels.test.ts).
   const pairs = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'heads', 'kernels.json'), 'utf8')).divergence as Record<'float64' | 'float32', { a: number[][][]; b: number[][][]; means: number[] }>;
   for (const [name, dtypeA, dtypeB] of [['float64', 'float64', 'float64'], ['float32', 'float32', 'float32'], ['float32 A, float64 B', 'float32', 'float64']] as const) {
-    it(`divergences of 3 heads of 37 × 43 (masked rows, zeros on one side, one-hot rows): ${name}, within 1e-15 of numpy`, () => {
+    it(`divergences of 3 heads of 37 × 43 (masked rows, zeros on one side, one-hot rows): ${name}, within 1e-15 of numpy`, async () => {
       const { a, b, means } = pairs[dtypeA];
-      assertClose(divergences(stackOf([a], dtypeA, null), stackOf([b], dtypeB, null))[0], means, 1e-15, `divergence ${name}`);
+      assertClose((await divergences(stackOf([a], dtypeA, null), stackOf([b], dtypeB, null)))[0], means, 1e-15, `divergence ${name}`);
     });
   }
 
-  it('writes the scores as CSV, a row per head, empty where null; the page may send it for export', () => {
+  it('writes the scores as CSV, a row per head, empty where null; the page may send it for export', async () => {
     const reference = referenceCase('no-ids');
-    const csv = scoresCsv(analyseStack(stackOf(reference.weights, 'float64', null)).scores).trim().split('\n');
+    const csv = scoresCsv((await analyseStack(stackOf(reference.weights, 'float64', null))).scores).trim().split('\n');
     assert.equal(csv[0], 'layer,head,previous_token,duplicate_token,induction,first_token,entropy,local');
     assert.equal(csv.length, 7);
     const [layer, head, previous, duplicate, induction] = csv[4].split(',');
@@ -94,9 +102,22 @@ describe('head analyses against numpy', () => {
     assert.equal(parseHeadsViewMessage({ ...message, fileName: '../escape.csv' }), undefined);
   });
 
-  it('refuses to compare stacks of different shapes', () => {
+  it('refuses a stack whose analysis does not fit WebAssembly\'s 4 GiB, saying up to how many tokens', async () => {
+    // A stack of n tokens whose heads are never read: the refusal comes first.
+    const huge = (n: number): AttentionStack => {
+      const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+      return { source: { kind: 'saved', file: 'huge' }, tokens, keyTokens: tokens, layerCount: 2, headCount: 2, queryCount: n, keyCount: n, weights: () => assert.fail('no head is read') };
+    };
+    // Scores and rollout: two head slots and the rollout's six matrices, float64. 8 × 8192² × 8 B is
+    // 4 GiB with nothing else; 8176 tokens leave room for the rest.
+    await assert.rejects(analyseStack(huge(8192)), (error: Error) => error instanceof RangeError && /offered up to 8176 tokens \(8 n × n float64 matrices.*this input has 8192/.test(error.message));
+    // Comparing: a pair of head slots in each of two sets.
+    await assert.rejects(divergences(huge(11600), huge(11600)), (error: Error) => error instanceof RangeError && /Comparing runs is offered up to 11568 tokens \(4 n × n/.test(error.message));
+  });
+
+  it('refuses to compare stacks of different shapes', async () => {
     const planted = referenceCase('planted');
     const small = referenceCase('no-repeat');
-    assert.throws(() => divergences(stackOf(planted.weights, 'float64', null), stackOf(small.weights, 'float64', null)), /different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6/);
+    await assert.rejects(divergences(stackOf(planted.weights, 'float64', null), stackOf(small.weights, 'float64', null)), /different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6/);
   });
 });

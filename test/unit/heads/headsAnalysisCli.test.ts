@@ -53,7 +53,7 @@ describe('attention-lens heads: analyses', () => {
     const { status, out } = await run('tok/', '--text', 'abcabc', '--text2', 'abcabd', '--json');
     assert.equal(status, 0);
     const ids = (text: string) => [0, ...[...text].map(letterId)];
-    const expected = divergences(attentionOnlyStack(model, ids('abcabc'), 'tok/'), attentionOnlyStack(model, ids('abcabd'), 'tok/'));
+    const expected = await divergences(attentionOnlyStack(model, ids('abcabc'), 'tok/'), attentionOnlyStack(model, ids('abcabd'), 'tok/'));
     assert.deepEqual((JSON.parse(out) as { divergence: number[][] }).divergence, expected);
     assert.ok(expected[1][1] > 0);
   });

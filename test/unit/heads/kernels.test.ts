@@ -47,36 +47,54 @@ describe('the head analyses\' WebAssembly kernels against numpy', () => {
       const { buffer, exports, reserve } = kernelsWith(a.length * 24);
       const weights = reserve(a.length, 8);
       const entropy = reserve(a.length, 8);
-      const ends = reserve(a.length, 4);
       (dtype === 'float64' ? new Float64Array(buffer, weights, a.length) : new Float32Array(buffer, weights, a.length)).set(a);
-      exports[`head_rows_${dtype === 'float64' ? 'f64' : 'f32'}`](weights, a.length, 1, entropy, ends, 0, 1, 0, 1);
+      exports[`head_rows_${dtype === 'float64' ? 'f64' : 'f32'}`](weights, 1, a.length, a.length, 1, entropy, 0, 1, 0, 0, 1);
       const worst = worstRelative(new Float64Array(buffer, entropy, a.length), expected);
       // numpy's log is correctly rounded or within 1 ulp; the kernel's is within a few (docs/analysis.md).
       assert.ok(worst <= 1e-15, `worst relative error ${worst}`);
-      assert.deepEqual([...new Int32Array(buffer, ends, a.length)], a.map((value) => (value === 0 ? 0 : 1)));
     });
   }
 
-  it('head_rows: 0·ln 0 = 0, negative and NaN weights add nothing, a row ends after its last non-zero, the layer sum adds up', () => {
+  it('head_rows over a group of heads, rows shared by two parts: 0·ln 0 = 0, negative and NaN weights add nothing, each head\'s rows, the layer sum, the causal flag', () => {
     const row = [0.5, 0, 0.25, -0.125, NaN, 0.25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
     const cols = row.length;
-    const { buffer, exports, reserve } = kernelsWith(cols * 40);
-    const weights = reserve(2 * cols, 8);
-    const entropy = reserve(2, 8);
-    const ends = reserve(2, 4);
+    const { buffer, exports, reserve } = kernelsWith(cols * 80);
+    // Two heads of 2 rows, 2·cols + 3 elements apart (slots need not be packed): the second head's
+    // first row is zero, its second one half of the first head's.
+    const stride = 2 * cols + 3;
+    const weights = reserve(2 * stride, 8);
+    const entropy = reserve(4, 8);
     const sum = reserve(2 * cols, 8);
-    new Float64Array(buffer, weights, 2 * cols).set([...row, ...row.map(() => 0)]);
-    new Float64Array(buffer, sum, 2 * cols).fill(7); // stale numbers: the first head overwrites them
-    exports.head_rows_f64(weights, 2, cols, entropy, ends, sum, 1, 0, 1);
-    exports.head_rows_f64(weights, 2, cols, entropy, ends, sum, 0, 0, 1);
-    const [first, second] = new Float64Array(buffer, entropy, 2);
-    assert.ok(Math.abs(first - (-0.5 * Math.log(0.5) - 2 * 0.25 * Math.log(0.25))) < 1e-15, `entropy ${first}`);
-    assert.equal(second, 0);
-    assert.deepEqual([...new Int32Array(buffer, ends, 2)], [6, 0]);
-    const summed = [...new Float64Array(buffer, sum, 2 * cols)];
-    assert.deepEqual(summed.slice(0, 3), [1, 0, 0.5]);
-    assert.ok(Number.isNaN(summed[4]));
-    assert.deepEqual(summed.slice(cols), row.map(() => 0));
+    const causal = reserve(1, 4);
+    const heads = new Float64Array(buffer, weights, 2 * stride);
+    heads.set([...row, ...row.map(() => 0)]);
+    heads.set([...row.map(() => 0), ...row.map((a) => a / 2)], stride);
+    new Float64Array(buffer, sum, 2 * cols).fill(7); // stale numbers: the layer's first head overwrites them
+    new Int32Array(buffer, causal, 1)[0] = 1;
+    for (const part of [0, 1]) exports.head_rows_f64(weights, 2, stride, 2, cols, entropy, sum, 1, causal, part, 2);
+    const expected = (a: number[]) => a.reduce((h, x) => (x > 0 ? h - x * Math.log(x) : h), 0);
+    const [first, zero, , second] = new Float64Array(buffer, entropy, 4);
+    assert.ok(Math.abs(first - expected(row)) < 1e-15, `entropy ${first}`);
+    assert.equal(zero, 0);
+    assert.equal(new Float64Array(buffer, entropy, 4)[2], 0);
+    assert.ok(Math.abs(second - expected(row.map((a) => a / 2))) < 1e-15, `entropy ${second}`);
+    let summed = [...new Float64Array(buffer, sum, 2 * cols)];
+    assert.deepEqual(summed.slice(0, 3), [0.5, 0, 0.25]);
+    assert.deepEqual(summed.slice(cols, cols + 3), [0.25, 0, 0.125]);
+    assert.ok(Number.isNaN(summed[4]) && Number.isNaN(summed[cols + 4]));
+    assert.deepEqual(summed.slice(6, cols), row.slice(6));
+    // Row 0 has weights past its diagonal.
+    assert.equal(new Int32Array(buffer, causal, 1)[0], 0);
+    // A later group of the same layer adds into the sum; a causal head leaves the flag set.
+    new Int32Array(buffer, causal, 1)[0] = 1;
+    heads.fill(0);
+    heads[0] = 1;
+    heads.set([0.5, 0.5], cols);
+    for (const part of [0, 1]) exports.head_rows_f64(weights, 1, stride, 2, cols, entropy, sum, 0, causal, part, 2);
+    summed = [...new Float64Array(buffer, sum, 2 * cols)];
+    assert.deepEqual(summed.slice(0, 3), [1.5, 0, 0.25]);
+    assert.deepEqual(summed.slice(cols, cols + 3), [0.75, 0.5, 0.125]);
+    assert.equal(new Int32Array(buffer, causal, 1)[0], 1);
   });
 
   for (const dtype of ['float64', 'float32'] as const) {
@@ -110,14 +128,15 @@ describe('the head analyses\' WebAssembly kernels against numpy', () => {
       it(`rollout_product_f64: ${name} ${n} × ${n} factors into ${layout}, within 1e-14 of numpy`, () => {
         const padded = Math.ceil(n / 4) * 4;
         const { buffer, exports, reserve } = kernelsWith(6 * padded * padded * 8);
-        const [rowsA, rowsB, packedA, panelsB, out] = [reserve(n * n, 8), reserve(n * n, 8), reserve(padded * n, 8), reserve(padded * n, 8), reserve(padded * padded, 8)];
+        const [rowsA, rowsB, packedA, panelsB, out, lower] = [reserve(n * n, 8), reserve(n * n, 8), reserve(padded * n, 8), reserve(padded * n, 8), reserve(padded * padded, 8), reserve(1, 4)];
+        new Int32Array(buffer, lower, 1)[0] = name === 'lower' ? 1 : 0;
         new Float64Array(buffer, rowsA, n * n).set(a.flat());
         new Float64Array(buffer, rowsB, n * n).set(b.flat());
         exports.pack_rows_f64(rowsA, n, packedA, n, n, n, 0, 0, 1);
         exports.pack_f64(rowsB, n, 0, panelsB, n, n, 0, 1);
         const [ldc, panel] = layout === 'rows' ? [padded, 4] : [4, n * 4];
         // Two parts, as two threads would share them.
-        for (const part of [0, 1]) exports.rollout_product_f64(packedA, panelsB, out, n, name === 'lower' ? 1 : 0, ldc, panel, part, 2);
+        for (const part of [0, 1]) exports.rollout_product_f64(packedA, panelsB, out, n, lower, ldc, panel, part, 2);
         const c = new Float64Array(buffer, out, padded * padded);
         let worst = 0;
         for (let i = 0; i < n; i++) {

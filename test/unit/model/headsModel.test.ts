@@ -24,7 +24,7 @@ describe('attention-lens heads on a model folder', function () {
     const { status, out, err } = await heads(modelFixture('gpt2'), '--text', reference.text!, '--json');
     assert.equal(status, 0, err);
     const report = JSON.parse(out) as { scores: Record<string, (number | null)[][]>; rollout: number[][] };
-    const expected = analyseStack(stackOf(reference.attentions, 'float64', reference.token_ids));
+    const expected = await analyseStack(stackOf(reference.attentions, 'float64', reference.token_ids));
     for (const name of HEAD_SCORE_NAMES) {
       assertClose(report.scores[name].flat(), expected.scores[name as 'induction'].flat(), 10 * REFERENCE_TOLERANCE.attention, name);
     }

@@ -78,7 +78,7 @@ describe('worker: model runs', function () {
       for (let head = 0; head < a.info.headCount; head++) {
         const bHead = await worker.queryHeads(b.stack, { kind: 'head', layer, head });
         assert.ok(bHead.kind === 'head');
-        const expected = meanRowDivergence(Float64Array.from(reference.attentions[layer][head].flat()), bHead.view.data, n, n);
+        const expected = await meanRowDivergence(Float64Array.from(reference.attentions[layer][head].flat()), bHead.view.data, n, n);
         assert.ok(Math.abs(divergence.divergence[layer][head] - expected) < 1e-5, `L${layer} H${head}: ${divergence.divergence[layer][head]} vs ${expected}`);
         if (layer === 1 && head === 0) {
           const aWeights = reference.attentions[1][0].flat();

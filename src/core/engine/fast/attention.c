@@ -271,11 +271,13 @@ __attribute__((export_name("rollout_residual_f64"))) void rollout_residual_f64(c
 /* C = A·B for the rollout's n x n factors: A packed by pack_rows_f64 (quad q at AP + q·n·4) and B in
    pack_f64's panels of 4 columns. C[i][j] goes to CP + i·ldc + (j/4)·panel + j%4: panels (ldc 4,
    panel n·4), the next product's B as it stands, or rows (ldc ≥ n rounded up to 4, panel 4) for
-   the last. When both are lower triangular (`lower`: causal attention),
+   the last. When both are lower triangular (*causal non-zero: head_rows found every layer so far
+   causal; a flag in memory, as it is only known once the threads have read the layer),
    C[i][j] = Σ_{k=j..i} A[i][k]·B[k][j]: a quad of rows i..i+3 needs only the panels up to its
    diagonal and in each only k from the panel's first column to i + 3, a sixth of a dense product.
    Blocks of 16 rows round-robin over parts, which balances the triangle. */
-__attribute__((export_name("rollout_product_f64"))) void rollout_product_f64(const double *AP, const double *BP, double *CP, int n, int lower, int ldc, int panel, int part, int parts) {
+__attribute__((export_name("rollout_product_f64"))) void rollout_product_f64(const double *AP, const double *BP, double *CP, int n, const int *causal, int ldc, int panel, int part, int parts) {
+  const int lower = *causal;
   for (int i0 = 16 * part; i0 < n; i0 += 16 * parts)
     for (int i = i0; i < i0 + 16 && i < n; i += 4) {
       int rows = n - i < 4 ? n - i : 4;

@@ -400,44 +400,49 @@ static inline int FN(row_end)(const T *row, int cols) {
   return end;
 }
 
-/* The head analyses' one pass over a head (heads/analysis.ts): per row i of w (rows x cols),
-   entropy[i] = −Σ_j w[i][j]·ln w[i][j] in float64 (0·ln 0 = 0, log_f64), ends[i] = 1 + the column
-   of its last non-zero (0 for a zero row: causal attention's rows end at the diagonal), and, when
-   sum is given, sum[i][j] = w[i][j] (first head of a layer) or += it (the others): the layer's sum
-   over heads for the rollout, float64. The zeros past a row's end are skipped four vectors at a
-   time, so causal attention costs half a dense head. Rows round-robin over parts. */
-EXPORT(head_rows) void FN(head_rows)(const T *w, int rows, int cols, double *entropy, int *ends, double *sum, int first, int part, int parts) {
-  for (int i = part; i < rows; i += parts) {
-    const T *row = w + (long)i * cols;
-    int end = FN(row_end)(row, cols);
-    ends[i] = end;
-    double *acc = sum ? sum + (long)i * cols : 0;
-    v128_t h = wasm_f64x2_splat(0);
-    int j = 0;
-    for (; j + LANES <= end; j += LANES) {
-      v128_t v = wasm_v128_load(row + j);
+/* The head analyses' one pass over a group of `heads` heads (heads/kernels.ts StackPass), each
+   rows x cols, `stride` elements apart from w: per head h and row i,
+   entropy[h·rows + i] = −Σ_j w[i][j]·ln w[i][j] in float64 (0·ln 0 = 0, log_f64), and,
+   when sum is given, the layer's sum over heads for the rollout, float64: sum[i][j] = w[i][j] for
+   the group's first head when `first` (the layer's first group), else += it. A part owns whole
+   rows of every head of the group, so no two threads add into the same row of the sum. *lower
+   (when given) becomes 0 once a row has a non-zero past its diagonal: the rollout's products are
+   lower triangular while every layer is causal. The zeros past a row's last non-zero are skipped
+   four vectors at a time, so causal attention costs half a dense head. Rows round-robin over parts. */
+EXPORT(head_rows) void FN(head_rows)(const T *w, int heads, int stride, int rows, int cols, double *entropy, double *sum, int first, int *lower, int part, int parts) {
+  for (int i = part; i < rows; i += parts)
+    for (int head = 0; head < heads; head++) {
+      const T *row = w + (long)head * stride + (long)i * cols;
+      int end = FN(row_end)(row, cols);
+      if (lower && end > i + 1) *lower = 0;
+      int set = first && head == 0;
+      double *acc = sum ? sum + (long)i * cols : 0;
+      v128_t h = wasm_f64x2_splat(0);
+      int j = 0;
+      for (; j + LANES <= end; j += LANES) {
+        v128_t v = wasm_v128_load(row + j);
 #if LANES == 4
-      v128_t a0 = wasm_f64x2_promote_low_f32x4(v), a1 = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-      h = wasm_f64x2_add(h, wasm_f64x2_add(neg_a_log_a(a0), neg_a_log_a(a1)));
-      if (acc) {
-        wasm_v128_store(acc + j, first ? a0 : wasm_f64x2_add(wasm_v128_load(acc + j), a0));
-        wasm_v128_store(acc + j + 2, first ? a1 : wasm_f64x2_add(wasm_v128_load(acc + j + 2), a1));
-      }
+        v128_t a0 = wasm_f64x2_promote_low_f32x4(v), a1 = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
+        h = wasm_f64x2_add(h, wasm_f64x2_add(neg_a_log_a(a0), neg_a_log_a(a1)));
+        if (acc) {
+          wasm_v128_store(acc + j, set ? a0 : wasm_f64x2_add(wasm_v128_load(acc + j), a0));
+          wasm_v128_store(acc + j + 2, set ? a1 : wasm_f64x2_add(wasm_v128_load(acc + j + 2), a1));
+        }
 #else
-      h = wasm_f64x2_add(h, neg_a_log_a(v));
-      if (acc) wasm_v128_store(acc + j, first ? v : wasm_f64x2_add(wasm_v128_load(acc + j), v));
+        h = wasm_f64x2_add(h, neg_a_log_a(v));
+        if (acc) wasm_v128_store(acc + j, set ? v : wasm_f64x2_add(wasm_v128_load(acc + j), v));
 #endif
+      }
+      double total = wasm_f64x2_extract_lane(h, 0) + wasm_f64x2_extract_lane(h, 1);
+      for (; j < end; j++) {
+        double a = row[j];
+        total += wasm_f64x2_extract_lane(neg_a_log_a(wasm_f64x2_splat(a)), 0);
+        if (acc) acc[j] = set ? a : acc[j] + a;
+      }
+      entropy[(long)head * rows + i] = total;
+      if (acc && set)
+        for (; j < cols; j++) acc[j] = 0;
     }
-    double total = wasm_f64x2_extract_lane(h, 0) + wasm_f64x2_extract_lane(h, 1);
-    for (; j < end; j++) {
-      double a = row[j];
-      total += wasm_f64x2_extract_lane(neg_a_log_a(wasm_f64x2_splat(a)), 0);
-      if (acc) acc[j] = first ? a : acc[j] + a;
-    }
-    entropy[i] = total;
-    if (acc && first)
-      for (; j < cols; j++) acc[j] = 0;
-  }
 }
 
 /* The comparison of two runs' heads (heads/compare.ts): per row i of a and b (rows x cols each),
