@@ -201,7 +201,14 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
     if (!text) return undefined;
     second = { text };
   } else {
-    const picked = await vscode.window.showOpenDialog({ title: 'Attention: compare with another checkpoint', canSelectFiles: false, canSelectFolders: true, openLabel: 'Compare with this model' });
+    // Opened beside A's folder, where a base and a fine-tuned checkpoint usually sit side by side.
+    const picked = await vscode.window.showOpenDialog({
+      title: 'Attention: compare with another checkpoint',
+      defaultUri: vscode.Uri.file(path.dirname(origin.folder)),
+      canSelectFiles: false,
+      canSelectFolders: true,
+      openLabel: 'Compare with this model',
+    });
     if (!picked?.[0]) return undefined;
     folder = picked[0].fsPath;
     // The same text, or the same ids when A ran on ids or the probe's random tokens.
