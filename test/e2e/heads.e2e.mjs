@@ -145,6 +145,7 @@ describe('comparing two model runs, end to end', function () {
       if (await pick.isVisible()) await pick.click();
       assert.equal(await heads.locator('#compare-run-b').innerText(), 'B: gpt2-bin');
     });
+    // The text's ranking went with its comparison; the new one is every head at 0.
     await eventually(async () => assert.equal(await heads.locator('#compare-ranking li').count(), 4));
     assert.deepEqual(await ranking(), rankingOf(reference.attentions.map((layer) => layer.map(() => 0))));
     assert.deepEqual(workbench.pageErrors, []);

@@ -101,6 +101,10 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
     switch (message.type) {
       case 'compared':
         runs.replaceChildren(...runTerms('A', message.a), ...runTerms('B', message.b));
+        // The last comparison's numbers go with it: none may show beside the new B's name.
+        divergence = undefined;
+        results.hidden = true;
+        ranking.replaceChildren();
         difference.replaceChildren();
         status.textContent = 'Computing the divergence of every head…';
         context.post({ type: 'query', requestId: DIVERGENCE_REQUEST, query: { kind: 'divergence' } });
