@@ -8,11 +8,10 @@
 // both ways: another text through the workbench's input box, another checkpoint through its folder
 // dialog, each head's divergence as PyTorch computes it (scripts/gen_model_fixtures.py).
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
-import { clickCodeLensUntilWebview, eventually, openFile, openQuickInput, openWorkbench, pickQuickItem, recordFailure, webviewFrame } from './workbench.mjs';
+import { clickCodeLensUntilWebview, eventually, modelFixture, openFile, openQuickInput, openWorkbench, pickQuickItem, recordFailure, webviewFrame } from './workbench.mjs';
 
 const fixtures = join(paths.repoRoot, 'test', 'fixtures', 'heads', 'saved');
 const expected = JSON.parse(readFileSync(join(fixtures, 'expected.json'), 'utf8'));
@@ -84,18 +83,13 @@ describe('heads views, end to end', function () {
   });
 });
 
-/** The model fixtures' folders (test-output/models), generated first when missing or stale. */
-function modelFixtures() {
-  const script = "process.stdout.write(require('./test/unit/model/fixtures.ts').modelFixture('gpt2'))";
-  const gpt2 = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: paths.repoRoot, encoding: 'utf8' });
-  return { gpt2, gpt2Bin: join(gpt2, '..', 'gpt2-bin'), reference: JSON.parse(readFileSync(join(gpt2, 'reference.json'), 'utf8')) };
-}
-
 describe('comparing two model runs, end to end', function () {
   this.timeout(300_000);
   let workbench;
   let heads;
-  const { gpt2, gpt2Bin, reference } = modelFixtures();
+  const gpt2 = modelFixture('gpt2');
+  const gpt2Bin = modelFixture('gpt2-bin');
+  const reference = JSON.parse(readFileSync(join(gpt2, 'reference.json'), 'utf8'));
   /** The ranking as the page lists it, keyed by head: "L1 H0" → "0.0066". */
   const ranking = async () => Object.fromEntries((await heads.locator('#compare-ranking li').allInnerTexts()).map((line) => line.match(/^(L\d+ H\d+): ([\d.]+) nats$/).slice(1)));
   const rankingOf = (divergence) => Object.fromEntries(divergence.flatMap((layer, l) => layer.map((value, h) => [`L${l} H${h}`, value.toFixed(4)])));

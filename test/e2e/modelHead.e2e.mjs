@@ -5,19 +5,9 @@
 // PyTorch's weight, and then the step-by-step panel on the same head, whose weights table is
 // PyTorch's to the printed digits.
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { paths } from '../runner/paths.mjs';
-import { assertMatrixClose, clickCodeLensUntilWebview, openFile, openWorkbench, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
-
-/** The fixture folder, generated first when missing or stale (test/unit/model/fixtures.ts). */
-function gpt2Fixture() {
-  const script = "process.stdout.write(require('./test/unit/model/fixtures').modelFixture('gpt2'))";
-  const out = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: paths.repoRoot, encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`the model fixtures could not be made: ${out.stderr.slice(-2000)}`);
-  return out.stdout;
-}
+import { assertMatrixClose, clickCodeLensUntilWebview, modelFixture, openFile, openWorkbench, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 describe('a model run\'s head, end to end', function () {
   this.timeout(300_000);
@@ -25,7 +15,7 @@ describe('a model run\'s head, end to end', function () {
   let reference;
 
   before(async () => {
-    const folder = gpt2Fixture();
+    const folder = modelFixture('gpt2');
     reference = JSON.parse(readFileSync(join(folder, 'reference.json'), 'utf8'));
     const note = `# GPT-2\n<!-- attention: model="${folder}" ids="${reference.token_ids.join(' ')}" -->\n`;
     workbench = await openWorkbench({ files: { 'model.md': note } });

@@ -2,6 +2,7 @@
 // development, its workbench in Chromium, and the few gestures the tests need (quick open,
 // CodeLens clicks, the webview's nested frames, the Problems panel, the colour theme).
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -243,6 +244,14 @@ export async function eventually(check, ms = 30_000) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
+}
+
+/** A model fixture's folder (test-output/models/NAME), the set generated first when missing or stale (test/unit/model/fixtures.ts). */
+export function modelFixture(name) {
+  const script = `process.stdout.write(require('./test/unit/model/fixtures').modelFixture(${JSON.stringify(name)}))`;
+  const out = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: paths.repoRoot, encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`the model fixtures could not be made: ${out.stderr.slice(-2000)}`);
+  return out.stdout;
 }
 
 /** A number as the panel prints it (`0.7679`, `1.234e-4`, `−∞`). */
