@@ -217,7 +217,7 @@ export class ModelForward {
 
   /** `use` of a linear layer's weights read into the forward's reused memory (no fresh pages to fault in): views valid only while it runs. */
   withLinearWeights<T>(L: LinearLayout, use: (weights: { weight: Float32Array; bias?: Float32Array }) => T | Promise<T>): Promise<T> {
-    return this.readBuffer.exclusive(async () => use(await this.linearWeights(L, this.readBuffer)));
+    return this.readBuffer.exclusive(async () => use(await this.linearWeights(L)));
   }
 
   /** x [n × width] times rows [first, first + count) of a [rows × width] table, transposed (+ bias): an LM head's chunk. */
@@ -225,9 +225,9 @@ export class ModelForward {
     return this.readBuffer.exclusive(async () => this.backend.matmul(x, await this.weights.rows(table, shape, first, count, this.readBuffer), n, shape[1], count, true, bias));
   }
 
-  /** A linear layer's weights: fresh arrays, or views on `buffer` (inside its `exclusive`). */
-  async linearWeights(L: LinearLayout, buffer?: ReadBuffer): Promise<{ weight: Float32Array; bias?: Float32Array }> {
-    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], buffer);
+  /** A linear layer's weights as views on the reused read buffer (inside its `exclusive`). */
+  private async linearWeights(L: LinearLayout): Promise<{ weight: Float32Array; bias?: Float32Array }> {
+    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], this.readBuffer);
     return L.bias ? { weight, bias: await this.weights.get(`${L.name}.bias`, [L.out]) } : { weight };
   }
 
