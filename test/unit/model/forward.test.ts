@@ -72,6 +72,19 @@ describe('model forward against the PyTorch references', function () {
     });
   }
 
+  for (const name of ['gpt2', 'llama-gqa-bf16', 'qwen2-sharded-f16', 'qwen3'] as const) {
+    it(`${name}: a head recomputed for a view is the run's own numbers, bit for bit (the thumbnails pooled during the forward, one weight per cell here)`, async () => {
+      const run = await runFixture(name);
+      for (let l = 0; l < run.layerCount; l++) {
+        for (let h = 0; h < run.headCount; h++) {
+          const kept = run.pooled?.(l, h, 'max', 1, 1);
+          assert.ok(kept, 'the fixture is under the thumbnail size: one weight per cell');
+          assert.deepEqual(run.weights(l, h), kept, `layer ${l} head ${h}`);
+        }
+      }
+    });
+  }
+
   it('drill-down specs say what they are: X and W with biases as a row, or Q and K given', async () => {
     const gpt2 = await (await runFixture('gpt2')).drillDownSpec(0, 1);
     assert.equal(gpt2.X?.cols, 17); // 16 + the column of ones

@@ -19,7 +19,7 @@ export { maxPoolFast } from './pooling';
 import { fastChecks } from './checks';
 import { planRun, planShape, writeAttn, type RunPlan } from './plan';
 import { registerPoolTarget } from './pooling';
-import { threadCount, threadPool } from './pool';
+import { runPhasesHere, threadCount, threadPool } from './pool';
 
 export interface FastForward {
   plan: RunPlan;
@@ -156,10 +156,25 @@ export interface ForwardOptions extends Pick<FastControl, 'recycle' | 'cancelFla
 export async function forwardFast(spec: AttentionSpec, materialize: boolean, options: ForwardOptions = {}): Promise<FastForward | undefined> {
   const prepared = prepareRun(spec, materialize, options);
   if (!prepared) return undefined;
-  const { plan, arena } = prepared;
-  await threadPool().run(arena.memory, plan.phases, options.cancelFlag);
-  if (plan.poolScratch) registerPoolTarget({ memory: arena.memory, dtype: plan.dtype, ...plan.poolScratch });
+  await threadPool().run(prepared.arena.memory, prepared.plan.phases, options.cancelFlag);
+  return ranForward(spec, prepared);
+}
 
+/**
+ * forwardFast on this thread, synchronously, for a run small enough to wait for (one head's
+ * weights that an AttentionStack's `weights` recomputes: 1024 tokens in ~10 ms here, where the
+ * reference engine's loops took 126–270 ms). Not cancellable.
+ */
+export function forwardFastHere(spec: AttentionSpec, materialize: boolean, options: Omit<ForwardOptions, 'cancelFlag'> = {}): FastForward | undefined {
+  const prepared = prepareRun(spec, materialize, options);
+  if (!prepared) return undefined;
+  runPhasesHere(prepared.arena.memory, prepared.plan.phases);
+  return ranForward(spec, prepared);
+}
+
+/** A run's results as views on its memory, once its phases ran. */
+function ranForward(spec: AttentionSpec, { plan, arena }: { plan: RunPlan; arena: Arena }): FastForward {
+  if (plan.poolScratch) registerPoolTarget({ memory: arena.memory, dtype: plan.dtype, ...plan.poolScratch });
   const mask = plan.mask ? arena.view(plan.mask) : null;
   const warnings: string[] = [];
   const heads = plan.heads.map((head, i): HeadResult => {

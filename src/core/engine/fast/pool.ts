@@ -52,6 +52,29 @@ export function kernelsModule(which: KernelsFlavour = kernelsFlavour()): WebAsse
   return compiled[which];
 }
 
+/** This thread's instance of the kernels over each memory (pooling, runs on this thread). */
+const instances = new WeakMap<WebAssembly.Memory, Record<string, (...args: number[]) => void>>();
+
+/** The kernels instantiated on this thread over `memory`, once per memory. */
+export function kernelsOn(memory: WebAssembly.Memory): Record<string, (...args: number[]) => void> {
+  let kernels = instances.get(memory);
+  if (!kernels) {
+    kernels = new WebAssembly.Instance(kernelsModule(), { env: { memory } }).exports as Record<string, (...args: number[]) => void>;
+    instances.set(memory, kernels);
+  }
+  return kernels;
+}
+
+/**
+ * A run's phases on this thread, each call whole (one share) with thread 0's scratch: what the
+ * compute threads do, without the trip to them, for a run small enough that its caller waits for
+ * it synchronously.
+ */
+export function runPhasesHere(memory: WebAssembly.Memory, phases: Phase[]): void {
+  const kernels = kernelsOn(memory);
+  for (const phase of phases) for (const { kernel, args } of phase) kernels[kernel](...args, 0, 1, 0);
+}
+
 /** How many compute threads the pool has (or will have): one per core, at most MAX_THREADS. */
 export function threadCount(): number {
   return Math.max(1, Math.min(MAX_THREADS, availableParallelism()));

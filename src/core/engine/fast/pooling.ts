@@ -6,7 +6,7 @@
 import type { DType, Matrix } from '../../types';
 import type { Block } from './arena';
 import { POOLED_CELLS } from './plan';
-import { kernelsModule } from './pool';
+import { kernelsOn } from './pool';
 
 interface PoolTarget {
   memory: WebAssembly.Memory;
@@ -20,8 +20,6 @@ const targets = new WeakMap<ArrayBufferLike, PoolTarget>();
 /** The latest targets, to recognise their memory under another buffer object (targetOf). */
 const recent: WeakRef<PoolTarget>[] = [];
 const RECENT_TARGETS = 8;
-/** This thread's instance of the kernels over each memory. */
-const instances = new WeakMap<WebAssembly.Memory, WebAssembly.Exports>();
 
 /** Called after a materialised run: its matrices may now be pooled in place. */
 export function registerPoolTarget(target: PoolTarget): void {
@@ -61,12 +59,7 @@ export function maxPoolFast(matrix: Matrix, rowStart: number, rowEnd: number, co
   const cols = Math.ceil((colEnd - colStart) / colBlock);
   const size = target.dtype === 'float32' ? 4 : 8;
   if (rows * cols > POOLED_CELLS || (colEnd - colStart) * size > target.row.bytes) return undefined;
-  let kernels = instances.get(target.memory);
-  if (!kernels) {
-    kernels = new WebAssembly.Instance(kernelsModule(), { env: { memory: target.memory } }).exports;
-    instances.set(target.memory, kernels);
-  }
-  const poolMax = kernels[target.dtype === 'float32' ? 'pool_max_f32' : 'pool_max_f64'] as (...args: number[]) => void;
+  const poolMax = kernelsOn(target.memory)[target.dtype === 'float32' ? 'pool_max_f32' : 'pool_max_f64'];
   poolMax(matrix.data.byteOffset, matrix.cols, rowStart, rowEnd, colStart, colEnd, rowBlock, colBlock, target.cells.offset, target.row.offset, 0, 1);
   return new Float64Array(target.memory.buffer, target.cells.offset, rows * cols).slice();
 }

@@ -1,0 +1,43 @@
+// forwardFastHere runs a plan's phases on the calling thread: every step it materialises must be
+// the compute threads' numbers bit for bit (a model run's views recompute heads this way and must
+// show what the run computed), for both dtypes, causal masks, GQA and memory reused from an earlier run.
+import * as assert from 'node:assert/strict';
+import { forwardFast, forwardFastHere } from '../../../src/core/engine/fast';
+import type { AttentionSpec, DType, Matrix } from '../../../src/core/types';
+
+function filled(rows: number, cols: number, seed: number): Matrix {
+  return { rows, cols, data: Float64Array.from({ length: rows * cols }, (_, i) => Math.sin(i * 0.37 + seed) * 2) };
+}
+
+const STEPS = ['scores', 'scaled', 'masked', 'weights', 'output'] as const;
+
+function specOf(dtype: DType, n: number, causal: boolean, heads: number, kvHeads: number): AttentionSpec {
+  const d = 16;
+  return {
+    Q: filled(n, heads * d, 1),
+    K: filled(n, kvHeads * d, 2),
+    V: filled(n, kvHeads * d, 3),
+    options: { heads, kvHeads, score: 'scaled_dot', dtype, ...(causal ? { causal: 'top-left' as const } : {}) },
+  };
+}
+
+describe('the fast path on the calling thread (forwardFastHere)', function () {
+  this.timeout(60_000);
+  let memory: { output: Matrix } | undefined;
+
+  for (const dtype of ['float32', 'float64'] as const) {
+    for (const [n, causal, heads, kvHeads] of [[300, false, 1, 1], [257, true, 4, 2], [64, true, 2, 2]] as const) {
+      it(`${dtype}, ${n} tokens, ${heads} heads on ${kvHeads} KV heads${causal ? ', causal' : ''}: the threads' numbers, step by step`, async () => {
+        const spec = specOf(dtype, n, causal, heads, kvHeads);
+        const threads = await forwardFast(spec, true);
+        assert.ok(threads);
+        const expected = threads.heads.map((head) => STEPS.map((step) => Array.from(head[step].data)));
+        const here = forwardFastHere(spec, true, { recycle: memory });
+        assert.ok(here);
+        assert.deepEqual(here.heads.map((head) => STEPS.map((step) => Array.from(head[step].data))), expected);
+        assert.ok(expected[0][3].some((w) => w > 0 && w < 1), 'weights computed');
+        memory = { output: here.output }; // the next case runs on this memory
+      });
+    }
+  }
+});
