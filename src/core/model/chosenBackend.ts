@@ -9,6 +9,7 @@
 import { nativeLinearBackend } from '../engine/native/linear';
 import { backendChoice } from '../engine/native/runtime';
 import type { LinearBackend } from './backend';
+import type { Activation } from './config';
 import { WasmLinearBackend } from './wasmBackend';
 
 export class ChosenLinearBackend implements LinearBackend {
@@ -27,17 +28,17 @@ export class ChosenLinearBackend implements LinearBackend {
     return this.native ? this.native.name : this.portable.name;
   }
 
-  async matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array): Promise<Float32Array> {
+  async matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
     if (this.native) {
       try {
-        return await this.native.matmul(a, b, m, k, n, bTransposed, bias);
+        return await this.native.matmul(a, b, m, k, n, bTransposed, bias, activation);
       } catch (error) {
         this.fallback = `the native backend (ONNX Runtime) failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
         this.native.dispose();
         this.native = undefined;
       }
     }
-    return this.portable.matmul(a, b, m, k, n, bTransposed, bias);
+    return this.portable.matmul(a, b, m, k, n, bTransposed, bias, activation);
   }
 
   dispose(): void {

@@ -13,9 +13,9 @@ import { LayerPools } from '../heads/pool';
 import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend } from './backend';
-import type { LayerAttention, ModelConfig } from './config';
+import type { Activation, LayerAttention, ModelConfig } from './config';
 import type { LayerLayout, LinearLayout, ModelLayout, NormLayout } from './layout';
-import { activate, addInPlace, gated, gatherRows, norm } from './ops';
+import { addInPlace, gatherRows, multiplyInPlace, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
 
 export interface ForwardControl {
@@ -35,8 +35,8 @@ export interface LayerRecord {
   pools: LayerPools;
 }
 
-/** Bytes of the fast path's materialised n×n steps (scores, scaled, masked, weights in float32) per weight of one head. */
-const MATERIALIZED_BYTES_PER_WEIGHT = 16;
+/** Bytes of the fast path's materialised n×n steps per weight of one head: the weights alone, in float32 (weightsOnly). */
+const MATERIALIZED_BYTES_PER_WEIGHT = 4;
 /** At most this many bytes of materialised steps at once (but one KV head's group always): heads are attended in groups under it. */
 const MATERIALIZED_BYTES = 256 * 2 ** 20;
 
@@ -113,8 +113,10 @@ export class ModelForward {
     x = await this.residual(x, await this.linear(attended, n, L.out), L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
-    const up = await this.linear(mlpInput, n, L.up);
-    const hidden = L.gate ? gated(await this.linear(mlpInput, n, L.gate), up, this.config.activation) : activate(up, this.config.activation);
+    const activation = this.config.activation;
+    // The activation is the backend's, with its product: act(up), or act(gate) ⊙ up (SwiGLU, GeGLU).
+    const up = await this.linear(mlpInput, n, L.up, L.gate ? undefined : activation);
+    const hidden = L.gate ? multiplyInPlace(await this.linear(mlpInput, n, L.gate, activation), up) : up;
     x = await this.residual(x, await this.linear(hidden, n, L.down), L.postNorm, L.mlpOutputNorm);
     return { output: x, record: { input, Q, K, pools } };
   }
@@ -176,7 +178,7 @@ export class ModelForward {
         options: this.attentionOptions(index, kvCount * group, kvCount),
       };
       checkCancelled(control);
-      const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: this.recycle });
+      const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: this.recycle, weightsOnly: true });
       if (pass) {
         pass.heads.forEach((head, i) => pools.add(h0 + i, head.weights.data));
         addColumns(output, pass.output, h0 * d);
@@ -214,7 +216,7 @@ export class ModelForward {
     };
     if (referenceOnly(spec) === undefined) {
       // The kernels that ran the layer, on this thread: the same numbers as the run's, in ~10 ms at 1024 tokens.
-      const pass = forwardFastHere(spec, true, { recycle: headMemory });
+      const pass = forwardFastHere(spec, true, { recycle: headMemory, weightsOnly: true });
       if (pass) {
         headMemory = { output: pass.output };
         return pass.heads[0].weights.data.slice() as Float32Array;
@@ -223,8 +225,9 @@ export class ModelForward {
     return headWeights(spec, 0).data as Float32Array;
   }
 
-  async linear(x: Float32Array, n: number, L: LinearLayout): Promise<Float32Array> {
-    return this.withLinearWeights(L, ({ weight, bias }) => this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias));
+  /** x [n × L.in] through the linear layer L, then `activation` when given. */
+  async linear(x: Float32Array, n: number, L: LinearLayout, activation?: Activation): Promise<Float32Array> {
+    return this.withLinearWeights(L, ({ weight, bias }) => this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias, activation));
   }
 
   /** `use` of a linear layer's weights read into the forward's reused memory (no fresh pages to fault in): views valid only while it runs. */

@@ -35,11 +35,10 @@ export function activate(x: Float32Array, activation: Activation): Float32Array 
   return x;
 }
 
-/** act(gate) ⊙ up, into gate (SwiGLU, GeGLU). */
-export function gated(gate: Float32Array, up: Float32Array, activation: Activation): Float32Array {
-  const act = activationOf(activation);
-  for (let i = 0; i < gate.length; i++) gate[i] = act(gate[i]) * up[i];
-  return gate;
+/** a ⊙= b (the gated MLPs' act(gate) ⊙ up). */
+export function multiplyInPlace(a: Float32Array, b: Float32Array): Float32Array {
+  for (let i = 0; i < a.length; i++) a[i] *= b[i];
+  return a;
 }
 
 function activationOf(activation: Activation): (v: number) => number {

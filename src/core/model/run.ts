@@ -11,7 +11,7 @@ import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
-import { activate, softcapInPlace } from './ops';
+import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 
@@ -132,7 +132,7 @@ class LanguageHead {
     let x = hidden;
     let bias: Float32Array | undefined;
     if (layout.mlmTransform) {
-      x = await this.forward.norm(activate(await this.forward.linear(x, rows, layout.mlmTransform.dense), c.activation), layout.mlmTransform.norm);
+      x = await this.forward.norm(await this.forward.linear(x, rows, layout.mlmTransform.dense, c.activation), layout.mlmTransform.norm);
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
     const out = new Float32Array(rows * c.vocab);

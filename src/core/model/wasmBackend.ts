@@ -6,6 +6,8 @@ import type { Matrix } from '../types';
 import { Arena, ArenaPlan, MAX_BYTES } from '../engine/fast/arena';
 import { threadPool } from '../engine/fast/pool';
 import type { LinearBackend } from './backend';
+import type { Activation } from './config';
+import { activate } from './ops';
 
 /** Columns per packed panel (NB) and rows per packed quad (MR) of kernel.h's float32 build. */
 const PANEL = 8;
@@ -17,8 +19,11 @@ export class WasmLinearBackend implements LinearBackend {
   private recycle?: Matrix;
   private queue: Promise<unknown> = Promise.resolve();
 
-  matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array): Promise<Float32Array> {
-    const result = this.queue.then(() => this.product(a, b, m, k, n, bTransposed, bias));
+  matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
+    const result = this.queue.then(async () => {
+      const c = await this.product(a, b, m, k, n, bTransposed, bias);
+      return activation ? activate(c, activation) : c;
+    });
     this.queue = result.catch(() => undefined);
     return result;
   }

@@ -1,6 +1,8 @@
-// forwardFastHere runs a plan's phases on the calling thread: every step it materialises must be
-// the compute threads' numbers bit for bit (a model run's views recompute heads this way and must
-// show what the run computed), for both dtypes, causal masks, GQA and memory reused from an earlier run.
+// The two ways a model run uses the fast path. forwardFastHere runs a plan's phases on the calling
+// thread: every step it materialises must be the compute threads' numbers bit for bit (a model
+// run's views recompute heads this way and must show what the run computed), for both dtypes,
+// causal masks, GQA and memory reused from an earlier run. `weightsOnly` computes every n×n step
+// in the weights' memory: the same weights and output, bit for bit, in a quarter of the memory.
 import * as assert from 'node:assert/strict';
 import { forwardFast, forwardFastHere } from '../../../src/core/engine/fast';
 import type { AttentionSpec, DType, Matrix } from '../../../src/core/types';
@@ -21,7 +23,7 @@ function specOf(dtype: DType, n: number, causal: boolean, heads: number, kvHeads
   };
 }
 
-describe('the fast path on the calling thread (forwardFastHere)', function () {
+describe('the fast path on the calling thread (forwardFastHere), and weights alone (weightsOnly)', function () {
   this.timeout(60_000);
   let memory: { output: Matrix } | undefined;
 
@@ -39,5 +41,22 @@ describe('the fast path on the calling thread (forwardFastHere)', function () {
         memory = { output: here.output }; // the next case runs on this memory
       });
     }
+  }
+
+  for (const dtype of ['float32', 'float64'] as const) {
+    it(`${dtype}: weightsOnly gives the weights and output of a full run, bit for bit, with no other n×n step kept`, async () => {
+      const spec = specOf(dtype, 300, true, 4, 2);
+      const full = await forwardFast(spec, true);
+      const alone = await forwardFast(spec, true, { weightsOnly: true });
+      assert.ok(full && alone);
+      for (const step of ['weights', 'output'] as const) {
+        assert.deepEqual(alone.heads.map((head) => Array.from(head[step].data)), full.heads.map((head) => Array.from(head[step].data)), step);
+      }
+      assert.ok(alone.heads.every((head) => head.scores === undefined && head.scaled === undefined && head.masked === undefined));
+      assert.equal(alone.plan.mask, undefined);
+      const squareBytes = 300 * 300 * (dtype === 'float32' ? 4 : 8);
+      // Scores, scaled and masked of 4 heads, and the mask: 13 n×n matrices fewer.
+      assert.ok(full.plan.arena.totalBytes - alone.plan.arena.totalBytes >= 13 * squareBytes);
+    });
   }
 });

@@ -1,8 +1,10 @@
 // The LinearBackend on ONNX Runtime against numpy/PyTorch products (scripts/gen_native_fixtures.py):
 // both layouts of B (GPT-2's [in, out], nn.Linear's [out, in]), with and without bias, sizes that
-// cut every blocking; bad sizes are a clear error.
+// cut every blocking; the MLP activations in the graph as ops.ts computes them; bad sizes are a
+// clear error.
 import * as assert from 'node:assert/strict';
 import { nativeLinearBackend, type NativeLinearBackend } from '../../../src/core/engine/native/linear';
+import { activate } from '../../../src/core/model/ops';
 import { linearCases as cases } from './choice';
 
 describe('native LinearBackend', () => {
@@ -22,6 +24,20 @@ describe('native LinearBackend', () => {
       // float32 sums of k products of numbers in [−1, 1]: within k ulps of 1 of the exact value.
       const tolerance = c.k * 2 ** -23;
       product.forEach((x, i) => assert.ok(Math.abs(x - c.expected[i]) <= tolerance, `C[${i}] ${x} vs ${c.expected[i]}`));
+    });
+  }
+
+  for (const activation of ['gelu-tanh', 'gelu-erf', 'silu'] as const) {
+    it(`${activation} in the graph, after the bias: ops.ts's activation of the product, to float32 rounding`, async () => {
+      const [m, k, n] = [9, 33, 70];
+      const a = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i * 0.7) * 2);
+      const b = Float32Array.from({ length: k * n }, (_, i) => Math.cos(i * 0.3));
+      const bias = Float32Array.from({ length: n }, (_, i) => (i % 7) - 3);
+      const plain = await backend.matmul(a, b, m, k, n, false, bias);
+      const want = activate(plain.slice(), activation);
+      const got = await backend.matmul(a, b, m, k, n, false, bias, activation);
+      assert.ok(plain.some((x) => x < -2) && plain.some((x) => x > 2), 'inputs on both tails');
+      got.forEach((x, i) => assert.ok(Math.abs(x - want[i]) <= 4e-7 * Math.max(1, Math.abs(want[i])), `${activation}(${plain[i]}): ${x} vs ${want[i]}`));
     });
   }
 

@@ -129,7 +129,7 @@ export async function attentionOutputFast(spec: AttentionSpec, control: FastCont
  * benchmark and tests run those phases themselves); undefined as for forwardFast.
  */
 export function prepareRun(spec: AttentionSpec, materialize: boolean, options: Omit<ForwardOptions, 'cancelFlag'> = {}): { plan: RunPlan; arena: Arena } | undefined {
-  const plan = planRun(spec, materialize, threadCount());
+  const plan = planRun(spec, materialize, threadCount(), options.weightsOnly);
   if (!plan || options.declines?.(plan)) return undefined;
   if (plan.arena.totalBytes > MAX_BYTES) {
     const gib = (plan.arena.totalBytes / 2 ** 30).toFixed(1);
@@ -145,6 +145,8 @@ export function prepareRun(spec: AttentionSpec, materialize: boolean, options: O
 }
 
 export interface ForwardOptions extends Pick<FastControl, 'recycle' | 'cancelFlag'> {
+  /** Of the n×n steps, keep the weights alone (planRun): the heads' scores, scaled and masked are absent. */
+  weightsOnly?: boolean;
   /** Turns the plan down (the caller then runs the reference engine). */
   declines?: (plan: RunPlan) => boolean;
 }

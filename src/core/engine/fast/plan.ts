@@ -76,8 +76,13 @@ interface Projected {
   calls: KernelCall[];
 }
 
-/** Plans the forward pass; `materialize` false is the O(n·d) output-only path. */
-export function planRun(spec: AttentionSpec, materialize: boolean, threads: number): RunPlan | undefined {
+/**
+ * Plans the forward pass; `materialize` false is the O(n·d) output-only path. `weightsOnly` keeps
+ * the weights alone of the n×n steps: the kernel computes the scores in their memory and scales,
+ * masks and normalises each row in place (each number is read before it is written), so a run
+ * whose caller reads only the weights (a model's layers) writes one n×n matrix per head, not four.
+ */
+export function planRun(spec: AttentionSpec, materialize: boolean, threads: number, weightsOnly = false): RunPlan | undefined {
   const { options } = spec;
   const dtype = options.dtype;
   const h = options.heads;
@@ -174,7 +179,7 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
   const maskIn = mask && put(mask.value);
   const paddingIn = padding && put(padding);
   const maskedAny = Boolean(mask || padding || options.causal);
-  const maskOut = maskedAny && materialize ? arena.matrix(queries, keys, dtype) : undefined;
+  const maskOut = maskedAny && materialize && !weightsOnly ? arena.matrix(queries, keys, dtype) : undefined;
 
   // Q as the left-hand side of QKᵀ, Kᵀ (d_k × keys) and V (keys × d_v) as the right-hand sides
   // of QKᵀ and AV.
@@ -194,15 +199,16 @@ export function planRun(spec: AttentionSpec, materialize: boolean, threads: numb
     const kvHead = Math.floor(i / (h / g));
     const scale = scoreScale(spec, dK);
     const square = (): MatrixBlock | undefined => (materialize ? arena.matrix(queries, keys, dtype) : undefined);
-    const scores = square();
-    const scaled = scale === 1 ? undefined : square();
-    const masked = maskedAny ? square() : undefined;
+    const step = (kept: boolean): MatrixBlock | undefined => (kept && !weightsOnly ? square() : undefined);
+    const scores = step(true);
+    const scaled = step(scale !== 1);
+    const masked = step(maskedAny);
     const weights = square();
     const output = arena.matrix(queries, dV, dtype);
     const fields: Record<AttnField, number> = {
       qPacked: QP[i].block.offset, kPacked: KP[kvHead].block.offset, vPacked: VP[kvHead].block.offset,
       nq: queries, nk: keys, d: dK, dv: dV,
-      scores: scores?.offset ?? 0, scaled: scaled?.offset ?? 0, maskOut: i === 0 ? (maskOut?.offset ?? 0) : 0,
+      scores: (scores ?? weights)?.offset ?? 0, scaled: scaled?.offset ?? 0, maskOut: i === 0 ? (maskOut?.offset ?? 0) : 0,
       masked: masked?.offset ?? 0, weights: weights?.offset ?? 0, out: output.offset, ldo: dV,
       mask: maskIn?.offset ?? 0, maskKind: MASK_KIND[mask?.kind ?? 'none'],
       causal: options.causal ? 1 : 0, causalOffset: options.causal === 'bottom-right' ? keys - queries : 0,
