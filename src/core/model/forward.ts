@@ -47,9 +47,19 @@ export function attentionGroup(c: ModelConfig, n: number): { kvHeads: number; by
   return { kvHeads, bytes: kvHeads * perKvHead };
 }
 
-/** The memory of the last head recomputed on demand (headWeights), which the next one reuses: one
- * head's n×n steps at a time, whichever run asks. */
-let headMemory: { output: Matrix } | undefined;
+/**
+ * The fast path's memory of the last head group attended or head recomputed, which the next reuses,
+ * whichever run asks: a fresh WebAssembly memory cost each run's first layer ~100 ms here (512
+ * tokens), and the compute threads are replaced once they have seen 512 MB of distinct memories.
+ * Taken while in use (takeSpareMemory), so two runs at once never share it.
+ */
+let spareMemory: { output: Matrix } | undefined;
+
+function takeSpareMemory(): { output: Matrix } | undefined {
+  const taken = spareMemory;
+  spareMemory = undefined;
+  return taken;
+}
 
 export interface ForwardResult {
   layers: LayerRecord[];
@@ -60,8 +70,6 @@ export interface ForwardResult {
 export class ModelForward {
   /** Where the products' weights are read, each consumed before the next is read. */
   private readonly readBuffer = new ReadBuffer();
-  /** The last head group's fast memory, which the next group reuses (fresh pages fault one by one). */
-  private recycle?: { output: Matrix };
 
   constructor(
     readonly config: ModelConfig,
@@ -79,7 +87,6 @@ export class ModelForward {
       x = output;
       layers.push(record);
     }
-    this.recycle = undefined; // the last group's n×n memory goes
     const hidden = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
     return { layers, hidden };
   }
@@ -178,11 +185,11 @@ export class ModelForward {
         options: this.attentionOptions(index, kvCount * group, kvCount),
       };
       checkCancelled(control);
-      const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: this.recycle, weightsOnly: true });
+      const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: takeSpareMemory(), weightsOnly: true });
       if (pass) {
         pass.heads.forEach((head, i) => pools.add(h0 + i, head.weights.data));
         addColumns(output, pass.output, h0 * d);
-        this.recycle = { output: pass.output };
+        spareMemory = { output: pass.output }; // read to the end above
       } else addColumns(output, forwardOutput(spec, control, (head, weights) => pools.add(h0 + head, weights.data)), h0 * d);
     }
     return output.data as Float32Array;
@@ -216,9 +223,9 @@ export class ModelForward {
     };
     if (referenceOnly(spec) === undefined) {
       // The kernels that ran the layer, on this thread: the same numbers as the run's, in ~10 ms at 1024 tokens.
-      const pass = forwardFastHere(spec, true, { recycle: headMemory, weightsOnly: true });
+      const pass = forwardFastHere(spec, true, { recycle: takeSpareMemory(), weightsOnly: true });
       if (pass) {
-        headMemory = { output: pass.output };
+        spareMemory = { output: pass.output };
         return pass.heads[0].weights.data.slice() as Float32Array;
       }
     }

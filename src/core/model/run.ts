@@ -2,6 +2,7 @@
 // head on demand), the final hidden state, the LM head's logits and predictions, and for any head
 // the step-by-step problem the panel opens. The result is an AttentionStack like saved attentions
 // and multi-head problems, so the model view and head scores work over it unchanged.
+import { warmThreads } from '../engine/fast/pool';
 import { columns } from '../engine/kernels';
 import type { AttentionStack } from '../heads/stack';
 import type { ModelInput, Prediction } from './input';
@@ -53,6 +54,7 @@ const VOCAB_CHUNK = 8192;
 
 export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {
   const started = performance.now();
+  warmThreads(); // the layers' attention runs on them
   const configText = await readText(files, 'config.json');
   if (configText === undefined) throw new ModelFileError(`${files.folder} has no config.json: not a Hugging Face model folder`);
   const config = parseModelConfig(configText);

@@ -85,6 +85,15 @@ describe('model forward against the PyTorch references', function () {
     });
   }
 
+  it('runs at once (the fast path\'s spare memory is taken by one at a time) give each run\'s own attentions', async () => {
+    const names = ['gpt2', 'qwen3', 'llama-gqa-bf16'] as const;
+    const alone = await Promise.all(names.map((name) => runFixture(name)));
+    const together = await Promise.all(names.map((name) => runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids })));
+    together.forEach((run, r) => {
+      for (let l = 0; l < run.layerCount; l++) for (let h = 0; h < run.headCount; h++) assert.deepEqual(run.weights(l, h), alone[r].weights(l, h), `${names[r]} layer ${l} head ${h}`);
+    });
+  });
+
   it('drill-down specs say what they are: X and W with biases as a row, or Q and K given', async () => {
     const gpt2 = await (await runFixture('gpt2')).drillDownSpec(0, 1);
     assert.equal(gpt2.X?.cols, 17); // 16 + the column of ones
