@@ -39,7 +39,9 @@ async function onScreen(folder, n) {
     await openFile(page, 'model-latency.md');
     const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: '▶ Run model' }).filter({ visible: true }).first();
     await lens.waitFor({ timeout: 60_000 });
-    const box = await lens.boundingBox();
+    // The lens may be laid out again between being found and measured: measure until it is placed.
+    let box = await lens.boundingBox();
+    while (!box) box = await new Promise((resolve) => setTimeout(resolve, 50)).then(() => lens.boundingBox());
     const started = Date.now();
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
     await webviewFrame(page, ATTENTION_ON_SCREEN, 300_000);

@@ -760,6 +760,8 @@ export type WorkerHeadsResponse =
 // ---- extension host ⇄ heads view (webview/heads/) ----
 
 export type HostToHeadsView =
+  /** Before the stack: what the worker is opening (a model running, a file being read). */
+  | { type: 'opening'; text: string }
   | { type: 'stack'; info: StackInfo }
   | { type: 'answer'; requestId: number; answer: HeadsAnswer }
   | { type: 'error'; requestId?: number; message: string }

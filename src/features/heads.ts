@@ -18,7 +18,7 @@ import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from './commandIds';
 import { problemAtCursor } from './commands';
-import type { ModelRuns } from './models';
+import type { ModelRunOutcome, ModelRuns } from './models';
 import type { Results } from './results';
 import { activeTensorFile } from './tensorFile';
 import { readSettings } from './settings';
@@ -42,32 +42,33 @@ type Origin = { kind: 'saved'; uri: vscode.Uri } | { kind: 'problem'; uri: vscod
 export function registerHeads(context: vscode.ExtensionContext, deps: HeadsDeps): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.showHeads, (uri?: vscode.Uri, ids?: number[]) => showHeads(context.extensionUri, deps, uri, ids)),
-    vscode.commands.registerCommand(COMMANDS.showModelHeads, (run: number, folder: string) => showModelHeads(context.extensionUri, deps, run, folder)),
+    vscode.commands.registerCommand(COMMANDS.showModelHeads, (pending: Promise<ModelRunOutcome>, folder: string) => showModelHeads(context.extensionUri, deps, pending, folder)),
   );
 }
 
-/** A model run the worker keeps: every layer × head, its predictions in the header. */
-async function showModelHeads(extensionUri: vscode.Uri, deps: HeadsDeps, run: number, folder: string): Promise<StackInfo> {
-  const opened = await deps.worker.modelHeads(run);
-  openPanel(extensionUri, deps, opened, { kind: 'model', folder, run });
-  return opened.info;
+/** A model run's every layer × head, its predictions in the header: the page is made as the run
+ * starts and loads meanwhile. A run that fails or is cancelled closes it (the run says why). */
+function showModelHeads(extensionUri: vscode.Uri, deps: HeadsDeps, pending: Promise<ModelRunOutcome>, folder: string): Promise<void> {
+  const opening = pending.then(async ({ summary }) => {
+    if (!summary) return undefined;
+    const origin: Origin = { kind: 'model', folder, run: summary.run };
+    return { opened: await deps.worker.modelHeads(summary.run), origin };
+  });
+  return openPanel(extensionUri, deps, opening, `${path.basename(folder)} (running…)`);
 }
 
 async function showHeads(extensionUri: vscode.Uri, deps: HeadsDeps, uri: vscode.Uri | undefined, ids: number[] | undefined): Promise<void> {
   const target = uri ?? activeTensorFile() ?? vscode.window.activeTextEditor?.document.uri;
   if (!target) throw new Error('Open saved attentions (.pt, .safetensors, .npy, .npz) or a multi-head problem first.');
-  let opened: OpenedHeads;
-  let origin: Origin;
   if (/\.(pt|pth|safetensors|npy|npz)$/i.test(target.path)) {
     const maxElements = Math.max(readSettings(target).maxMatrixElements, MIN_HEADS_ELEMENTS);
-    opened = await deps.worker.openHeads(target.fsPath, maxElements, ids);
-    origin = { kind: 'saved', uri: target };
-  } else {
-    const problem = await problemOf(deps, target);
-    opened = await deps.worker.adoptHeads(problem.request);
-    origin = { kind: 'problem', uri: target, problem: problem.request.problem };
+    // The page loads while the worker reads the file (seconds for a whole model's attentions).
+    const opening = deps.worker.openHeads(target.fsPath, maxElements, ids).then((opened) => ({ opened, origin: { kind: 'saved', uri: target } as Origin }));
+    return openPanel(extensionUri, deps, opening, `${path.basename(target.fsPath)} (reading…)`);
   }
-  openPanel(extensionUri, deps, opened, origin);
+  const problem = await problemOf(deps, target);
+  const opened = await deps.worker.adoptHeads(problem.request);
+  return openPanel(extensionUri, deps, Promise.resolve({ opened, origin: { kind: 'problem', uri: target, problem: problem.request.problem } }), opened.info.title);
 }
 
 /** The run problem under the cursor (commands.ts's choice), its heads' weights. */
@@ -89,9 +90,15 @@ async function problemOf({ analyzer, results }: HeadsDeps, uri: vscode.Uri) {
   };
 }
 
-function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHeads, origin: Origin): void {
+/**
+ * The heads panel of a stack the worker is opening: made at once, so its page (a second or more
+ * for a new webview) loads while the worker works, and given the stack when `opening` settles.
+ * Resolves when the stack is shown; `opening` resolving to undefined closes the panel quietly (a
+ * model run that failed or was cancelled says so itself), rejecting closes it and rejects.
+ */
+async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Promise<{ opened: OpenedHeads; origin: Origin } | undefined>, title: string): Promise<void> {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
-  const panel = vscode.window.createWebviewPanel(HEADS_VIEW_TYPE, `Heads: ${opened.info.title}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
+  const panel = vscode.window.createWebviewPanel(HEADS_VIEW_TYPE, `Heads: ${title}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
     enableScripts: true,
     localResourceRoots: [dist],
     retainContextWhenHidden: true,
@@ -100,7 +107,7 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
   const nonce = newNonce();
   webview.html = htmlPage({
     csp: contentSecurityPolicy({ nonce, resourceSource: webview.cspSource }),
-    title: opened.info.title,
+    title,
     head: `<link rel="stylesheet" href="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'heads.css')).toString()}">`,
     bodyAttributes: 'data-mode="heads"',
     body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'heads.js')).toString()}"></script>`,
@@ -108,15 +115,22 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
   const post = (message: HostToHeadsView) => void webview.postMessage(message);
   /** The run compared with (B), once one is chosen; a new choice replaces it. */
   let compared: OpenedHeads | undefined;
+  let shown: { opened: OpenedHeads; origin: Origin } | undefined;
   const subscription = webview.onDidReceiveMessage(async (raw: unknown) => {
     const message = parseHeadsViewMessage(raw);
     if (!message) {
       deps.log.warn(`heads view: ignored a malformed message: ${JSON.stringify(raw)?.slice(0, 200)}`);
       return;
     }
+    if (message.type === 'ready') {
+      if (!shown) post({ type: 'opening', text: title });
+      const target = await opening.catch(() => undefined);
+      return target && post({ type: 'stack', info: target.opened.info });
+    }
+    // The page asks nothing before it has the stack.
+    if (!shown) return;
+    const { opened, origin } = shown;
     switch (message.type) {
-      case 'ready':
-        return post({ type: 'stack', info: opened.info });
       case 'query':
         try {
           return post({ type: 'answer', requestId: message.requestId, answer: await deps.worker.queryHeads(opened.stack, message.query, compared?.stack) });
@@ -149,10 +163,18 @@ function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opened: OpenedHead
   });
   panel.onDidDispose(() => {
     subscription.dispose();
-    deps.worker.closeHeads(opened.stack);
+    void opening.then((target) => target && deps.worker.closeHeads(target.opened.stack), () => undefined);
     if (compared) deps.worker.closeHeads(compared.stack);
   });
-  deps.log.info(`heads: ${describe(opened.info)}`);
+  try {
+    shown = await opening;
+  } catch (error) {
+    panel.dispose();
+    throw error;
+  }
+  if (!shown) return panel.dispose();
+  panel.title = `Heads: ${shown.opened.info.title}`;
+  deps.log.info(`heads: ${describe(shown.opened.info)}`);
 }
 
 /** A run comparable with A (the page's), opened in the worker, with what the page states of both;

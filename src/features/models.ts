@@ -76,13 +76,14 @@ export class ModelRuns {
     if (!target) return undefined;
     const given = input ?? (await askInput());
     if (!given) return undefined;
-    const outcome = await this.run(target, given);
+    const running = this.run(target, given);
+    // Every layer × head at once (a click opens one step by step), predictions on top: the page
+    // is made now and loads while the worker runs.
+    const shown = vscode.commands.executeCommand(COMMANDS.showModelHeads, running, target);
+    const outcome = await running;
     if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
-    if (outcome.summary) {
-      this.announce(outcome.summary);
-      // Every layer × head at once (a click opens one step by step), predictions on top.
-      await vscode.commands.executeCommand(COMMANDS.showModelHeads, outcome.summary.run, outcome.summary.folder);
-    }
+    if (outcome.summary) this.announce(outcome.summary);
+    await shown;
     return outcome;
   }
 
@@ -93,9 +94,11 @@ export class ModelRuns {
       void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…"): the probe runs that model.');
       return undefined;
     }
-    const outcome = await this.run(summary.folder, { probe: { repeat, seed } });
+    const running = this.run(summary.folder, { probe: { repeat, seed } });
+    const shown = vscode.commands.executeCommand(COMMANDS.showModelHeads, running, summary.folder);
+    const outcome = await running;
     if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
-    if (outcome.summary) await vscode.commands.executeCommand(COMMANDS.showModelHeads, outcome.summary.run, outcome.summary.folder);
+    await shown;
     return outcome;
   }
 

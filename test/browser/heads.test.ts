@@ -65,6 +65,21 @@ describe('heads page', function () {
     assert.equal(text, `Layer 1 · head 2 · “on” (3) → “cat” (1): ${saved.weights(1, 2)[3 * 5 + 1].toFixed(3)}`);
   });
 
+  it('says what is being opened while the host waits for the stack (a model running, a file read), then paints it', async () => {
+    let said = '';
+    panel = await openHeads(saved, {
+      opening: {
+        text: 'gpt2-small (running…)',
+        meanwhile: async (page) => {
+          said = await page.locator('#heads-status').innerText();
+          assert.equal(await page.locator('#grid-canvas').count(), 0, 'no grid before the stack');
+        },
+      },
+    });
+    assert.equal(said, 'gpt2-small (running…)');
+    assert.equal(await panel.page.locator('#heads-status').innerText(), '', 'the status line cleared by the page itself');
+  });
+
   it('paints at the screen\'s resolution on HiDPI (device pixel ratio 2) and still hits the right head', async () => {
     panel = await openHeads(saved, { deviceScaleFactor: 2 });
     const size = await panel.page.$eval('#grid-canvas', (canvas) => {

@@ -48,10 +48,13 @@ export interface HeadsPageOptions {
   deviceScaleFactor?: number;
   /** A browser context of the page's own (see OpenOptions.ownContext). */
   ownContext?: boolean;
+  /** As the host does while a model runs or a file is read: `opening` first, and the stack once
+   * `meanwhile` (given the page) has resolved. */
+  opening?: { text: string; meanwhile(page: PanelPage['page']): Promise<void> };
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext }: HeadsPageOptions = {}): Promise<HeadsPage> {
+export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext, opening }: HeadsPageOptions = {}): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   let paired: AttentionStack | undefined;
@@ -64,7 +67,13 @@ export async function openHeads(stack: AttentionStack, { viewport = { width: 110
       page = p;
       await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {
         const reply = (m: unknown) => pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), m));
-        if (message.type === 'ready') reply({ type: 'stack', info: infoOf(stack, 'test.pt') });
+        if (message.type === 'ready') {
+          if (opening) {
+            reply({ type: 'opening', text: opening.text });
+            await opening.meanwhile(p);
+          }
+          reply({ type: 'stack', info: infoOf(stack, 'test.pt') });
+        }
         if (message.type === 'query') {
           try {
             reply(portable({ type: 'answer', requestId: message.requestId, answer: await answerQuery(stack, message.query, paired) }));

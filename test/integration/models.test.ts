@@ -51,8 +51,8 @@ describe('whole models', function () {
     assert.equal(summary.predictions[0]?.kind, 'next');
     assert.equal(summary.predictions[0]?.top.length, 5);
     // The run lands on the model view: every layer × head of this run.
-    const heads = await eventually(() => webviewTabs('attentionLens.heads').find((tab) => tab.label.includes('gpt2')), 'the model view of the run');
-    assert.match(heads.label, new RegExp(`${summary.tokens.length} tokens`));
+    // Made as the run started, renamed once it ended.
+    await eventually(() => webviewTabs('attentionLens.heads').find((tab) => tab.label.includes('gpt2') && tab.label.includes(`${summary.tokens.length} tokens`)), 'the model view of the run');
 
     // The command opened the last layer's first head; open another and compare both.
     for (const [layer, head] of [[summary.layerCount - 1, 0], [0, 1]]) {
@@ -116,5 +116,7 @@ describe('whole models', function () {
     assert.match(withoutTokenizer?.error ?? '', /tokenizer\.json/);
     const notAModel = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', join(modelFixture('gpt2'), 'nowhere'), { ids: [1, 2] });
     assert.match(notAModel?.error ?? '', /config\.json/);
+    // The heads page made as each run started closed again: the error said it all.
+    await eventually(() => (webviewTabs('attentionLens.heads').some((tab) => tab.label.includes('running…')) ? undefined : true), 'no heads page left of the failed runs');
   });
 });

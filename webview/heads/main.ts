@@ -20,6 +20,7 @@ function receive(message: HostToHeadsView): void {
     document.body.dataset.stackAt = String(wallClock());
     show(message.info);
   }
+  else if (message.type === 'opening') status(message.text);
   else if (message.type === 'error') status(message.message, true);
 }
 
