@@ -3,6 +3,7 @@
 // with dtype and shape, or a nested list read by the file reader's literal reader (same numbers,
 // same messages for ragged rows and non-numbers).
 import { readLiteral } from '../parse/literal';
+import { halfToNumber } from '../parse/tensors/tensor';
 import type { Matrix } from '../types';
 import type { ReadSlice } from './expressions';
 
@@ -180,16 +181,6 @@ function decodeBinary(payload: BinaryPayload, name: string, stacked: boolean): A
     for (let i = 0; i < count; i++) data[i] = read(view, i * itemsize);
   }
   return { matrix: { rows: shape.rows, cols: shape.cols, data }, boolean: match[2] === 'b', ...(heads && heads.heads > 1 ? { heads: heads.heads } : {}) };
-}
-
-/** IEEE 754 half precision → number. */
-function halfToNumber(bits: number): number {
-  const sign = bits & 0x8000 ? -1 : 1;
-  const exponent = (bits >> 10) & 0x1f;
-  const fraction = bits & 0x3ff;
-  if (exponent === 0) return sign * 2 ** -14 * (fraction / 1024);
-  if (exponent === 0x1f) return fraction === 0 ? sign * Infinity : NaN;
-  return sign * 2 ** (exponent - 15) * (1 + fraction / 1024);
 }
 
 function decodeNested(text: string, at: number, name: string): ArrayRead | string {

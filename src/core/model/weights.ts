@@ -4,7 +4,7 @@
 // through the safe pickle reader (it cannot be read by range: its zip is read whole, once).
 // Names are accepted with or without the model class's prefix (`transformer.`, `bert.`, `model.`).
 import { readTorch } from '../parse/tensors/torch';
-import { BYTES_PER_ELEMENT, checkShape, decodeElements, ElementBudget, elementCount, type TensorDType } from '../parse/tensors/tensor';
+import { BYTES_PER_ELEMENT, checkShape, decodeElements, ElementBudget, elementCount, type TensorDType, widenHalves } from '../parse/tensors/tensor';
 import { shapeLabel } from '../parse/tensors/tensor';
 
 /** The only way the model code touches files: sizes and byte ranges of a folder's files. */
@@ -107,9 +107,15 @@ export class Weights {
     const size = BYTES_PER_ELEMENT[entry.dtype];
     const length = count * rowLength * size;
     const bytes = await this.files.read(entry.file, entry.offset + first * rowLength * size, length, buffer?.take(length));
+    const elements = count * rowLength;
     // float32 on a little-endian host: the bytes read are the values (no second copy).
-    if (entry.dtype === 'float32' && LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, count * rowLength);
-    const values = decodeElements(bytes, 0, count * rowLength, entry.dtype, true);
+    if (entry.dtype === 'float32' && LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, elements);
+    // Halves widened into the buffer's reused values: fresh arrays cost a page fault per 4 KiB, and
+    // a bf16 checkpoint's every product read two (a copy of the bytes, then the float32s).
+    if (buffer && (entry.dtype === 'bfloat16' || entry.dtype === 'float16') && LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
+      return widenHalves(new Uint16Array(bytes.buffer, bytes.byteOffset, elements), entry.dtype, buffer.values(elements));
+    }
+    const values = decodeElements(bytes, 0, elements, entry.dtype, true);
     return values instanceof Float32Array ? values : Float32Array.from(values);
   }
 
@@ -127,6 +133,7 @@ export class Weights {
  */
 export class ReadBuffer {
   private bytes = new Uint8Array(0);
+  private decoded = new Float32Array(0);
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Runs `use` after every earlier caller's `use` has ended: the memory is its own meanwhile. */
@@ -140,6 +147,12 @@ export class ReadBuffer {
   take(length: number): Uint8Array {
     if (this.bytes.length < length) this.bytes = new Uint8Array(length);
     return this.bytes.subarray(0, length);
+  }
+
+  /** Reused float32s for values decoded from the bytes (16-bit weights widened), valid as long. */
+  values(count: number): Float32Array {
+    if (this.decoded.length < count) this.decoded = new Float32Array(count);
+    return this.decoded.subarray(0, count);
   }
 }
 

@@ -2,6 +2,7 @@
 import { strict as assert } from 'node:assert';
 import type { ModelFiles } from '../../../src/core/model/weights';
 import { ReadBuffer, Weights } from '../../../src/core/model/weights';
+import { halfToNumber, widenHalves } from '../../../src/core/parse/tensors/tensor';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { modelFixture } from './fixtures';
 
@@ -82,6 +83,31 @@ describe('model weights', () => {
     assert.deepEqual([...b], [7, 8]);
     assert.equal(b.buffer, a.buffer, 'a smaller read reuses the memory');
     assert.deepEqual([...(await w.get('c', [2], buffer))], [0.5, 0.25]);
+  });
+
+  it('widens 16-bit weights into the ReadBuffer\'s reused values, and the same as into fresh memory', async () => {
+    const values = [0.5, -0.25, 3, 1e-3, -7.5, 65504];
+    const files = memoryFiles({ 'model.safetensors': safetensors({ h: { shape: [2, 3], values, dtype: 'BF16' }, g: { shape: [3], values: [1, 2, 3], dtype: 'BF16' } }) });
+    const w = await Weights.open(files);
+    const buffer = new ReadBuffer();
+    const fresh = await w.get('h', [2, 3]);
+    const reused = await w.get('h', [2, 3], buffer);
+    assert.deepEqual([...reused], [...fresh]);
+    assert.equal(reused[0], 0.5);
+    const next = await w.get('g', [3], buffer);
+    assert.equal(next.buffer, reused.buffer, 'the next read widens into the same memory');
+    assert.deepEqual([...next], [1, 2, 3]);
+  });
+
+  it('float16 by its table: every one of the 65536 bit patterns as halfToNumber decodes it, NaNs and infinities included', () => {
+    const every = Uint16Array.from({ length: 65536 }, (_, bits) => bits);
+    const widened = widenHalves(every, 'float16', new Float32Array(65536));
+    every.forEach((bits) => assert.ok(Object.is(widened[bits], Math.fround(halfToNumber(bits))), `0x${bits.toString(16)}: ${widened[bits]} vs ${halfToNumber(bits)}`));
+    assert.equal(widened[0x3c00], 1);
+    assert.equal(widened[0xfc00], -Infinity);
+    assert.ok(Number.isNaN(widened[0x7e00]));
+    const bf16 = widenHalves(Uint16Array.of(0x3f80, 0xc040, 0x7f80), 'bfloat16', new Float32Array(3));
+    assert.deepEqual([...bf16], [1, -3, Infinity]);
   });
 
   it('a ReadBuffer runs its callers one at a time', async () => {
