@@ -161,7 +161,9 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
       }
     }
   });
+  let closed = false;
   panel.onDidDispose(() => {
+    closed = true;
     subscription.dispose();
     void opening.then((target) => target && deps.worker.closeHeads(target.opened.stack), () => undefined);
     if (compared) deps.worker.closeHeads(compared.stack);
@@ -172,6 +174,8 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
     panel.dispose();
     throw error;
   }
+  // Closed by the user while the worker worked: nothing left to show.
+  if (closed) return;
   if (!shown) return panel.dispose();
   panel.title = `Heads: ${shown.opened.info.title}`;
   deps.log.info(`heads: ${describe(shown.opened.info)}`);

@@ -234,4 +234,36 @@ describe('heads page', function () {
     assert.ok(queryStart > keyStart, 'below the diagonal');
     assert.equal(match[5], keyStart === 0 || queryStart === keyStart ? '0.500' : '0.000');
   });
+
+  it('stays interactive at 4096 tokens on one layer: the grid, a hover, a head opened, its top-k lines', async function () {
+    this.timeout(240_000);
+    const n = 4096;
+    // Every head the same map (67 MB, not 12 × 67): each row half on token 0, half on its diagonal.
+    const map = new Float32Array(n * n);
+    for (let q = 0; q < n; q++) {
+      map[q * n] += 0.5;
+      map[q * n + q] += 0.5;
+    }
+    const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
+    const long: AttentionStack = { source: { kind: 'saved', file: 'long.pt' }, tokens, keyTokens: tokens, layerCount: 1, headCount: 12, queryCount: n, keyCount: n, weights: () => map };
+    panel = await openHeads(long, { paintTimeout: 200_000 });
+    assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '12');
+    assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell the max of 86×86 weights/);
+    const text = await hoverThumbnail(panel, 0, 3, 20, 30);
+    const match = /^Layer 0 · head 3 · (\d+)–(\d+) \(“t\d+”…“t\d+”\) → (\d+)–(\d+) \(“t\d+”…“t\d+”\): max (\d\.\d{3})$/.exec(text);
+    assert.ok(match, text);
+    const [queryStart, queryEnd, keyStart] = match.slice(1, 4).map(Number);
+    assert.equal(queryEnd - queryStart, 85);
+    assert.equal(match[5], queryStart === 0 && keyStart === 0 ? '1.000' : keyStart === 0 || queryStart === keyStart ? '0.500' : '0.000');
+    // A head opened: its heatmap at most 512 cells a side, and its exact weights on hover.
+    await panel.page.mouse.down();
+    await panel.page.mouse.up();
+    await panel.page.waitForSelector('#heads-head[data-layer="0"][data-head="3"] #head-canvas', { timeout: 60_000 });
+    const box = (await panel.page.locator('#head-canvas').boundingBox())!;
+    await panel.page.mouse.move(box.x + box.width * 0.75, box.y + box.height * 0.75);
+    assert.match(await panel.page.locator('#head-hover').innerText(), /^quer(y|ies) .* → key/);
+    // The head view: top-k lines of head 0, two per row above the threshold (one in row 0).
+    await panel.page.click('#tab-heads-lines');
+    await panel.page.waitForFunction((lines) => document.getElementById('lines-canvas')?.dataset.lines === String(lines), 1 + 2 * (n - 1), { timeout: 120_000 });
+  });
 });
