@@ -248,7 +248,7 @@ describe('heads page', function () {
     const long: AttentionStack = { source: { kind: 'saved', file: 'long.pt' }, tokens, keyTokens: tokens, layerCount: 1, headCount: 12, queryCount: n, keyCount: n, weights: () => map };
     panel = await openHeads(long, { paintTimeout: 200_000 });
     assert.equal(await panel.page.getAttribute('#grid-canvas', 'data-painted'), '12');
-    assert.match(await panel.page.locator('#grid-legend').innerText(), /each cell the max of 86×86 weights/);
+    assert.match(await panel.page.locator('#grid-legend').innerText(), /^1 layer × 12 heads, 4096 queries × 4096 keys; each cell the max of 86×86 weights/);
     const text = await hoverThumbnail(panel, 0, 3, 20, 30);
     const match = /^Layer 0 · head 3 · (\d+)–(\d+) \(“t\d+”…“t\d+”\) → (\d+)–(\d+) \(“t\d+”…“t\d+”\): max (\d\.\d{3})$/.exec(text);
     assert.ok(match, text);

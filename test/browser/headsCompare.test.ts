@@ -175,7 +175,7 @@ describe('heads page: compare two runs', function () {
       await panel.page.click('#tab-heads-compare');
       await panel.page.click('#compare-file');
       await panel.page.waitForSelector('#compare-status .error');
-      assert.equal(await panel.page.textContent('#compare-status'), 'cannot compare runs of different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6');
+      assert.equal(await panel.page.textContent('#compare-status'), 'cannot compare runs of different shapes: 2 layers × 3 heads × 13×13 against 1 layer × 2 heads × 6×6');
       assert.equal(await panel.page.isVisible('#compare-results'), false);
       assert.deepEqual(panel.errors, []);
     } finally {

@@ -7,7 +7,7 @@ import { fileStem, gridSvg, linesSvg, pngBase64 } from './exportImage';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
-import { connect, element, type HeadsPage, wallClock } from './page';
+import { connect, count, element, type HeadsPage, wallClock } from './page';
 import { HEADS_PLUGINS } from './plugins';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -45,7 +45,7 @@ function show(info: StackInfo): void {
   const header = element('header');
   header.append(
     element('h1', info.title),
-    element('p', `${info.layerCount} layer${info.layerCount === 1 ? '' : 's'} × ${info.headCount} heads · ${info.queryCount} queries × ${info.keyCount} keys`, { class: 'meta' }),
+    element('p', `${count(info.layerCount, 'layer')} × ${count(info.headCount, 'head')} · ${info.queryCount} queries × ${info.keyCount} keys`, { class: 'meta' }),
   );
   if (info.notes.length) {
     const notes = element('ul', undefined, { class: 'meta', id: 'heads-notes' });

@@ -19,7 +19,8 @@ export interface RankedHead {
 
 /** Why two stacks cannot be compared, or undefined when they can. */
 export function incomparability(a: StackShape, b: StackShape): string | undefined {
-  const shape = (s: StackShape) => `${s.layerCount} layers × ${s.headCount} heads × ${s.queryCount}×${s.keyCount}`;
+  const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+  const shape = (s: StackShape) => `${count(s.layerCount, 'layer')} × ${count(s.headCount, 'head')} × ${s.queryCount}×${s.keyCount}`;
   return shape(a) === shape(b) ? undefined : `cannot compare runs of different shapes: ${shape(a)} against ${shape(b)}`;
 }
 

@@ -118,6 +118,6 @@ describe('head analyses against numpy', () => {
   it('refuses to compare stacks of different shapes', async () => {
     const planted = referenceCase('planted');
     const small = referenceCase('no-repeat');
-    await assert.rejects(divergences(stackOf(planted.weights, 'float64', null), stackOf(small.weights, 'float64', null)), /different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6/);
+    await assert.rejects(divergences(stackOf(planted.weights, 'float64', null), stackOf(small.weights, 'float64', null)), /different shapes: 2 layers × 3 heads × 13×13 against 1 layer × 2 heads × 6×6/);
   });
 });

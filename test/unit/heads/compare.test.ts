@@ -70,7 +70,7 @@ describe('compare two runs: the worker side', () => {
         assert.deepEqual(await answerHeads({ type: 'headsQuery', id: 6, stack: a, other: b, query }), {
           type: 'headsFailed',
           id: 6,
-          error: 'cannot compare runs of different shapes: 2 layers × 3 heads × 13×13 against 1 layers × 2 heads × 6×6',
+          error: 'cannot compare runs of different shapes: 2 layers × 3 heads × 13×13 against 1 layer × 2 heads × 6×6',
         });
       }
     } finally {
