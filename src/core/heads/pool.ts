@@ -14,40 +14,41 @@ export function blocking(count: number, side: number): { block: number; cells: n
 }
 
 /**
- * One [rows × cols] map pooled into `out` (rowCells × colCells, row-major). One pass over the
- * weights, a band of rowBlock rows at a time: each block's max or sum is kept in a local while
- * its columns are read, and goes into the band's float64 accumulators once per row, so the
- * inner loop is a compare or an add (a store per weight into a float32 cell cost 2–4× the CPU).
+ * One [rows × cols] map pooled into `out.max` and/or `out.mean` (rowCells × colCells, row-major).
+ * One pass over the weights for both, a band of rowBlock rows at a time: each block's max and sum
+ * are kept in locals while its columns are read, and go into the band's float64 accumulators once
+ * per row, so the inner loop is a compare and an add (a store per weight into a float32 cell cost
+ * 2–4× the CPU; a pass per mode, ~1.6× the time of one pass for both).
  */
-export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: number, colBlock: number, mode: PoolMode, out: Float32Array): void {
+export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: number, colBlock: number, out: { max?: Float32Array; mean?: Float32Array }): void {
   const rowCells = Math.ceil(rows / rowBlock);
   const colCells = Math.ceil(cols / colBlock);
-  const band = new Float64Array(colCells);
+  const tops = new Float64Array(colCells);
+  const sums = new Float64Array(colCells);
   for (let cellRow = 0; cellRow < rowCells; cellRow++) {
     const firstRow = cellRow * rowBlock;
     const endRow = Math.min(rows, firstRow + rowBlock);
-    band.fill(mode === 'max' ? -Infinity : 0);
+    tops.fill(-Infinity);
+    sums.fill(0);
     for (let row = firstRow; row < endRow; row++) {
       const at = row * cols;
       for (let cell = 0, col = 0; cell < colCells; cell++) {
         const endCol = Math.min(cols, col + colBlock);
-        if (mode === 'max') {
-          let top = band[cell];
-          for (; col < endCol; col++) {
-            const value = weights[at + col];
-            if (value > top) top = value;
-          }
-          band[cell] = top;
-        } else {
-          let sum = 0;
-          for (; col < endCol; col++) sum += weights[at + col];
-          band[cell] += sum;
+        let top = tops[cell];
+        let sum = 0;
+        for (; col < endCol; col++) {
+          const value = weights[at + col];
+          if (value > top) top = value;
+          sum += value;
         }
+        tops[cell] = top;
+        sums[cell] += sum;
       }
     }
     const base = cellRow * colCells;
     for (let cell = 0; cell < colCells; cell++) {
-      out[base + cell] = mode === 'max' ? band[cell] : band[cell] / ((endRow - firstRow) * (Math.min(cols, (cell + 1) * colBlock) - cell * colBlock));
+      if (out.max) out.max[base + cell] = tops[cell];
+      if (out.mean) out.mean[base + cell] = sums[cell] / ((endRow - firstRow) * (Math.min(cols, (cell + 1) * colBlock) - cell * colBlock));
     }
   }
 }
@@ -80,7 +81,7 @@ export class LayerPools {
   }
 
   add(head: number, weights: Weights): void {
-    for (const mode of ['max', 'mean'] as const) poolMap(weights, this.queryCount, this.keyCount, this.rowBlock, this.colBlock, mode, this.thumbnail(head, mode));
+    poolMap(weights, this.queryCount, this.keyCount, this.rowBlock, this.colBlock, { max: this.thumbnail(head, 'max'), mean: this.thumbnail(head, 'mean') });
   }
 
   /** Head `head` pooled by `mode`, when these are the blocks asked for. */
@@ -104,7 +105,7 @@ export function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, la
       const out = data.subarray((l * heads.length + h) * rows * cols, (l * heads.length + h + 1) * rows * cols);
       const kept = stack.pooled?.(layer, head, mode, rowBlock, colBlock);
       if (kept) out.set(kept);
-      else poolMap(stack.weights(layer, head), stack.queryCount, stack.keyCount, rowBlock, colBlock, mode, out);
+      else poolMap(stack.weights(layer, head), stack.queryCount, stack.keyCount, rowBlock, colBlock, { [mode]: out });
     }),
   );
   return { mode, layers, heads, rows, cols, rowBlock, colBlock, data };

@@ -34,8 +34,20 @@ describe('heads pooling', () => {
 
   it('pools into the given cells only and overwrites what was there', () => {
     const out = new Float32Array(5).fill(7);
-    poolMap([0.5, 0.5, 1, 0], 2, 2, 2, 1, 'mean', out);
+    poolMap([0.5, 0.5, 1, 0], 2, 2, 2, 1, { mean: out });
     assert.deepEqual([...out], [0.75, 0.25, 7, 7, 7]);
+  });
+
+  it('pools max and mean in one pass as each alone', () => {
+    const weights = Float32Array.from({ length: 37 * 29 }, (_, i) => Math.abs(Math.sin(i * 1.3)));
+    const both = { max: new Float32Array(12), mean: new Float32Array(12) };
+    poolMap(weights, 37, 29, 10, 8, both);
+    const max = new Float32Array(12);
+    const mean = new Float32Array(12);
+    poolMap(weights, 37, 29, 10, 8, { max });
+    poolMap(weights, 37, 29, 10, 8, { mean });
+    assert.deepEqual(both, { max, mean });
+    assert.ok(max.every((m, i) => m >= mean[i] && m > 0));
   });
 });
 
