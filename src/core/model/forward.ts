@@ -178,10 +178,12 @@ export class ModelForward {
     for (let kv0 = 0; kv0 < c.kvHeads; kv0 += kvPerGroup) {
       const kvCount = Math.min(kvPerGroup, c.kvHeads - kv0);
       const h0 = kv0 * group;
+      // One group (every head's weights within MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens) reads the layer's own Q, K and V.
+      const part = (m: Matrix, start: number, count: number): Matrix => (start === 0 && count === m.cols ? m : columns(m, start, count));
       const spec: AttentionSpec = {
-        Q: columns(q, h0 * d, kvCount * group * d),
-        K: columns(k, kv0 * d, kvCount * d),
-        V: columns(v, kv0 * d, kvCount * d),
+        Q: part(q, h0 * d, kvCount * group * d),
+        K: part(k, kv0 * d, kvCount * d),
+        V: part(v, kv0 * d, kvCount * d),
         options: this.attentionOptions(index, kvCount * group, kvCount),
       };
       checkCancelled(control);
