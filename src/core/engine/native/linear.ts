@@ -21,9 +21,9 @@ function linearGraph(bTransposed: boolean, bias: boolean, activation: Activation
 }
 
 /**
- * The activation as ONNX's elementwise ops (ONNX Runtime runs them vectorised, and fuses the GELU
- * patterns into its own Gelu kernels): in JavaScript, by Math.exp, GPT-2-small's MLP activations
- * cost 23 ns per number, ~440 ms of a 512-token forward. The formulas are ops.ts's.
+ * The activation as ONNX's elementwise ops, which ONNX Runtime runs vectorised: in JavaScript, by
+ * Math.exp, GPT-2-small's MLP activations cost 23 ns per number, ~440 ms of a 512-token forward.
+ * The formulas are ops.ts's.
  */
 function activated(g: Graph, x: string, activation: Activation): string {
   const scalar = (value: number): string => g.constant('float32', [value], []);
