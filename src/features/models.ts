@@ -104,7 +104,8 @@ export class ModelRuns {
 
   /** Runs `folder` on `input` in the worker (a newer run cancels this one). */
   async run(folder: string, input: ModelRunInput): Promise<ModelRunOutcome> {
-    await this.remember(folder);
+    // Not awaited: the update's round trip to the window took ~300 ms before the worker was asked.
+    void this.remember(folder).catch((error: unknown) => this.deps.log.warn(`could not remember ${folder} as recently run: ${String(error)}`));
     const memoryLimitBytes = Math.floor(totalmem() * MEMORY_SHARE);
     const started = performance.now();
     // The host only waits while the worker runs: the log says how long its event loop ever stalled.
