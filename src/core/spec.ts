@@ -1,6 +1,7 @@
 // Problem → AttentionSpec: every shape and option checked before anything is computed, each
 // mismatch reported once, at the matrix that disagrees, naming both matrices and their shapes
 // (`X is 3×4 but W_Q has 5 rows`). A spec returned here is one the engine can compute.
+import { quantity } from './words';
 import { roleLabel } from './parse/names';
 import type { AttentionOptions, AttentionSpec, Diagnostic, Matrix, MatrixDef, Problem, Range, Role, Severity } from './types';
 
@@ -11,7 +12,6 @@ export interface SpecResult {
 
 const shape = (m: Matrix): string => `${m.rows}×${m.cols}`;
 /** `1 row`, `3 rows`. */
-const quantity = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
 /** Collects diagnostics; `errors` counts the ones that stop the run. */
 class Report {

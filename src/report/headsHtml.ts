@@ -3,6 +3,7 @@
 // grid shows (layers, heads, tokens, how each cell was pooled) and how the stack was read. No
 // script at all: the CSP allows only this page's own style and the embedded image, so the file
 // opens offline in any browser and fetches nothing.
+import { quantity } from '../core/words';
 import type { StackInfo } from '../protocol';
 import { escapeHtml, htmlPage, newNonce } from '../panel/html';
 
@@ -23,7 +24,7 @@ img { image-rendering: pixelated; max-width: 100%; height: auto; }`;
 
 export function renderHeadsReportHtml({ info, png, width, height, legend }: HeadsReport): string {
   const nonce = newNonce();
-  const shape = `${info.layerCount} layer${info.layerCount === 1 ? '' : 's'} × ${info.headCount} heads · ${info.queryCount} queries × ${info.keyCount} keys`;
+  const shape = `${quantity(info.layerCount, 'layer')} × ${quantity(info.headCount, 'head')} · ${info.queryCount} queries × ${info.keyCount} keys`;
   const notes = info.notes.length ? `<ul class="meta" id="heads-notes">${info.notes.map((note) => `<li>${escapeHtml(note)}</li>`).join('')}</ul>` : '';
   const main = `<header><h1>${escapeHtml(info.title)}</h1><p class="meta">${escapeHtml(shape)}</p>${notes}</header>
 <section id="heads-model"><h2>Model view</h2><p class="meta" id="grid-legend">${escapeHtml(legend)}</p>

@@ -2,9 +2,10 @@
 // canvas. The worker pools each map to the thumbnail's cells (max or mean, the user's choice, said
 // above the grid); the page paints cells to pixels, answers hovers from the pooled numbers it
 // holds, and moves a keyboard focus over the heads (arrows; Enter opens).
+import { quantity } from '../../src/core/words';
 import { DEFAULT_THUMBNAIL_SIDE, type PooledGrid, type PoolMode } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
-import { count, element, type HeadsPage, labelled, parseSelection, spanLabel, wallClock, weightText } from './page';
+import { element, type HeadsPage, labelled, parseSelection, spanLabel, wallClock, weightText } from './page';
 
 const GAP = 6;
 const LABEL = 28;
@@ -163,7 +164,7 @@ export function gridView(page: HeadsPage): GridView {
     shown = answer.grid;
     focus = { layer: Math.min(focus.layer, shown.layers.length - 1), head: Math.min(focus.head, shown.heads.length - 1) };
     const block = shown.rowBlock * shown.colBlock > 1 ? `each cell the ${shown.mode} of ${shown.rowBlock}×${shown.colBlock} weights` : 'each cell one weight';
-    legend.textContent = `${count(shown.layers.length, 'layer')} × ${count(shown.heads.length, 'head')}, ${info.queryCount} queries × ${info.keyCount} keys; ${block}; each thumbnail coloured from 0 to its own largest cell. Click or Enter opens a head.`;
+    legend.textContent = `${quantity(shown.layers.length, 'layer')} × ${quantity(shown.heads.length, 'head')}, ${info.queryCount} queries × ${info.keyCount} keys; ${block}; each thumbnail coloured from 0 to its own largest cell. Click or Enter opens a head.`;
     paint();
     // When this grid's data arrived and when its paint reached the screen (the next frame), and
     // the pooled bytes it came with: bench/heads.mjs reads them.

@@ -2,12 +2,13 @@
 // of one AttentionStack, and the views other modules add (plugins.ts). The page holds no weights:
 // it asks the host for what it draws (a pooled grid, top-k lines, one opened head), which the
 // worker computes. Everything is built with DOM calls; nothing from a file is parsed as HTML.
+import { quantity } from '../../src/core/words';
 import type { HostToHeadsView, StackInfo } from '../../src/protocol';
 import { fileStem, gridSvg, linesSvg, pngBase64 } from './exportImage';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
-import { connect, count, element, type HeadsPage, wallClock } from './page';
+import { connect, element, type HeadsPage, wallClock } from './page';
 import { HEADS_PLUGINS } from './plugins';
 
 const app = document.getElementById('app') as HTMLElement;
@@ -45,7 +46,7 @@ function show(info: StackInfo): void {
   const header = element('header');
   header.append(
     element('h1', info.title),
-    element('p', `${count(info.layerCount, 'layer')} × ${count(info.headCount, 'head')} · ${info.queryCount} queries × ${info.keyCount} keys`, { class: 'meta' }),
+    element('p', `${quantity(info.layerCount, 'layer')} × ${quantity(info.headCount, 'head')} · ${info.queryCount} queries × ${info.keyCount} keys`, { class: 'meta' }),
   );
   if (info.notes.length) {
     const notes = element('ul', undefined, { class: 'meta', id: 'heads-notes' });

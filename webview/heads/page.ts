@@ -46,11 +46,6 @@ export function connect(onMessage: (message: HostToHeadsView) => void): { post(m
   };
 }
 
-/** "1 layer", "12 layers". */
-export function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
-
 export function element<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, attributes: Record<string, string> = {}): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   if (text !== undefined) node.textContent = text;

@@ -5,6 +5,7 @@
 //   head on demand.
 // Pure functions with no WebAssembly (the page and the host import this module): no `vscode` import.
 import type { CompareWith, DifferenceMap } from '../../protocol';
+import { quantity } from '../words';
 import { blocking } from './pool';
 import type { AttentionStack } from './stack';
 
@@ -19,8 +20,7 @@ export interface RankedHead {
 
 /** Why two stacks cannot be compared, or undefined when they can. */
 export function incomparability(a: StackShape, b: StackShape): string | undefined {
-  const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
-  const shape = (s: StackShape) => `${count(s.layerCount, 'layer')} × ${count(s.headCount, 'head')} × ${s.queryCount}×${s.keyCount}`;
+  const shape = (s: StackShape) => `${quantity(s.layerCount, 'layer')} × ${quantity(s.headCount, 'head')} × ${s.queryCount}×${s.keyCount}`;
   return shape(a) === shape(b) ? undefined : `cannot compare runs of different shapes: ${shape(a)} against ${shape(b)}`;
 }
 
