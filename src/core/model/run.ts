@@ -49,8 +49,18 @@ export interface ModelRun extends AttentionStack {
 const TOP = 5;
 /** Positions whose predictions a run keeps: a hover going back and forth asks the same few again. */
 const KEPT_PREDICTIONS = 8;
-/** Vocabulary rows of the LM head read and multiplied at a time. */
-const VOCAB_CHUNK = 8192;
+/**
+ * Float32 bytes of the LM head read and multiplied at a time: less than a real model's largest
+ * layer weight (GPT-2-small's MLP: 9.4 MB), so the chunks fit the read buffer the layers already
+ * grew. Chunks of 8192 rows (25 MB for GPT-2) grew it into fresh pages at every run: ~100 ms of
+ * page faults in a 128-token forward of ~700 ms.
+ */
+const VOCAB_CHUNK_BYTES = 4 * 2 ** 20;
+
+/** Vocabulary rows per LM head chunk of a model `hidden` wide. */
+function vocabChunk(hidden: number): number {
+  return Math.max(1, Math.floor(VOCAB_CHUNK_BYTES / (4 * hidden)));
+}
 
 export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {
   const started = performance.now();
@@ -138,8 +148,9 @@ class LanguageHead {
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
     const out = new Float32Array(rows * c.vocab);
-    for (let v0 = 0; v0 < c.vocab; v0 += VOCAB_CHUNK) {
-      const count = Math.min(VOCAB_CHUNK, c.vocab - v0);
+    const chunk = vocabChunk(c.hidden);
+    for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
+      const count = Math.min(chunk, c.vocab - v0);
       const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, c.hidden], v0, count, bias?.subarray(v0, v0 + count));
       for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
     }
@@ -288,7 +299,7 @@ function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights,
     ...layers.map((L) => ('fused' in L.qkv ? linearBytes(L.qkv.fused) : linearBytes(L.qkv.q) + linearBytes(L.qkv.k) + linearBytes(L.qkv.v)) + linearBytes(L.out) + linearBytes(L.gate) + linearBytes(L.up) + linearBytes(L.down)),
   );
   const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
-  const head = VOCAB_CHUNK * c.hidden * 4 * 3 + n * VOCAB_CHUNK * 4;
+  const head = VOCAB_CHUNK_BYTES * 3 + n * vocabChunk(c.hidden) * 4;
   const resident = weights.residentBytes;
   const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident;
   if (needed > limit) {
