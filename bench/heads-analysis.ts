@@ -18,7 +18,7 @@ import { grid } from '../src/core/heads/compare';
 import { divergences } from '../src/core/heads/divergence';
 import { attentionFlow, FLOW_MAX_WORK, flowRefusal } from '../src/core/heads/flow';
 import type { AttentionStack } from '../src/core/heads/stack';
-import { threadCount } from '../src/core/engine/fast/pool';
+import { kernelsFlavour, threadCount } from '../src/core/engine/fast/pool';
 
 interface Sizes {
   tokens: number;
@@ -147,7 +147,8 @@ if (isMainThread) {
   const sizes: Sizes = { tokens: flag('tokens', 1024), layers: flag('layers', 12), heads: flag('heads', 12), rounds: flag('rounds', 3) };
   const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { eval: true, workerData: sizes });
   worker.on('message', ({ times, flows, compared }: { times: string[]; flows: string[]; compared: string[] }) => {
-    console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg()[0].toFixed(1)}`);
+    // VS Code desktop's engine runs the relaxed build; Node 20 only with --experimental-wasm-relaxed-simd.
+    console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg()[0].toFixed(1)}; kernels: ${kernelsFlavour()} SIMD`);
     console.log(`scores + rollout, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens, the first round starting the ${threadCount()} compute threads:`);
     console.log(`  ${times.join(', ')}  (issue 27's target: 200 ms)`);
     console.log(`attention flow (limit: layers × tokens⁴ ≤ ${FLOW_MAX_WORK.toExponential(1)}):`);

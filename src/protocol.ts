@@ -722,7 +722,7 @@ export type HeadsAnswer =
   | { kind: 'lines'; lines: HeadLines }
   | { kind: 'head'; layer: number; head: number; view: MatrixView }
   /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
-  | { kind: 'scores'; scores: ScoreGrids; rollout: Float64Array | null }
+  | { kind: 'scores'; scores: ScoreGrids; rollout: Float32Array | Float64Array | null }
   | { kind: 'flow'; flow: Float64Array }
   /** [layer][head], nats (src/core/heads/compare.ts). */
   | { kind: 'divergence'; divergence: number[][] }

@@ -218,7 +218,7 @@ async function compared(a: AttentionStack, b: AttentionStack): Promise<number[][
   }
 }
 
-function rows(matrix: Float64Array, n: number): number[][] {
+function rows(matrix: Float32Array | Float64Array, n: number): number[][] {
   return Array.from({ length: n }, (_, i) => Array.from(matrix.subarray(i * n, (i + 1) * n)));
 }
 

@@ -168,7 +168,7 @@ function scoreText(value: number | null): string {
 }
 
 /** An [n × n] map on canvas and, for a chosen output position, bars over the input tokens. */
-function showMatrix(target: HTMLElement, matrix: Float64Array, tokens: string[], id: string): void {
+function showMatrix(target: HTMLElement, matrix: Float32Array | Float64Array, tokens: string[], id: string): void {
   const n = tokens.length;
   const canvas = element('canvas', undefined, { id: `scores-${id}-map` });
   const scale = Math.max(1, Math.floor(320 / n));
@@ -177,7 +177,8 @@ function showMatrix(target: HTMLElement, matrix: Float64Array, tokens: string[],
   const context = canvas.getContext('2d');
   if (context) {
     const image = context.createImageData(n, n);
-    const top = matrix.reduce((a, b) => Math.max(a, b), 0);
+    let top = 0;
+    for (const value of matrix) top = Math.max(top, value);
     for (let k = 0; k < n * n; k++) {
       const at = rampIndex(matrix[k], top);
       image.data.set([RAMP[at], RAMP[at + 1], RAMP[at + 2], 255], k * 4);

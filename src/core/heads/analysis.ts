@@ -9,14 +9,14 @@
 import { CancelledError, type RunControl } from '../engine';
 import { grid } from './compare';
 import { attentionFlow } from './flow';
-import { StackPass } from './kernels';
+import { dtypeOf, StackPass } from './kernels';
 import { HEAD_SCORE_NAMES, type HeadScoreValues, type ScoreGrids, scoresOfHead, tokenMatches } from './scores';
 import type { AttentionStack } from './stack';
 
 export interface StackAnalysis {
   scores: ScoreGrids;
-  /** R [n × n] row-major (row: output position, column: input token); null for cross-attention. */
-  rollout: Float64Array | null;
+  /** R [n × n] row-major (row: output position, column: input token), in the heads' dtype; null for cross-attention. */
+  rollout: Float32Array | Float64Array | null;
 }
 
 export interface AnalysisControl extends RunControl {
@@ -32,14 +32,16 @@ export interface AnalysisControl extends RunControl {
 export async function analyseStack(stack: AttentionStack, control: AnalysisControl = {}): Promise<StackAnalysis> {
   const { layerCount, headCount, queryCount: queries, keyCount: keys } = stack;
   const matches = stack.tokenIds && tokenMatches(stack.tokenIds);
-  const pass = new StackPass(queries, keys, layerCount, headCount, queries === keys, control.headsPerGroup);
+  // The first head is asked for once (a model run computes it): its dtype is the analysis's.
+  const firstHead = stack.weights(0, 0);
+  const pass = new StackPass(queries, keys, layerCount, headCount, dtypeOf([firstHead]), queries === keys, control.headsPerGroup);
   try {
     const perHead: Promise<HeadScoreValues>[][] = [];
     for (let layer = 0; layer < layerCount; layer++) {
       const row: Promise<HeadScoreValues>[] = [];
       for (let first = 0; first < headCount; first += pass.group) {
         if (control.isCancelled?.()) throw new CancelledError();
-        const heads = Array.from({ length: Math.min(pass.group, headCount - first) }, (_, k) => stack.weights(layer, first + k));
+        const heads = Array.from({ length: Math.min(pass.group, headCount - first) }, (_, k) => (layer === 0 && first + k === 0 ? firstHead : stack.weights(layer, first + k)));
         const { results } = await pass.addHeads(heads, first);
         row.push(...heads.map((weights, k) => results.then((entropies) => scoresOfHead(weights, queries, keys, entropies[k], matches))));
       }

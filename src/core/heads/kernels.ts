@@ -1,26 +1,31 @@
-// The head analyses' WebAssembly SIMD kernels (engine/fast/kernel.h head_rows and head_divergence,
-// attention.c rollout_residual_f64 and rollout_product_f64), run on the fast path's compute threads
-// (engine/fast/pool.ts: one per core, each kernel call's rows shared out among them) over one
-// memory kept from one analysis to the next (fresh pages cost a fault each: ~3 µs per 4 KiB).
+// The head analyses' WebAssembly SIMD kernels (engine/fast/kernel.h head_rows, rollout_residual,
+// rollout_product and head_divergence), run on the fast path's compute threads (engine/fast/pool.ts:
+// one per core, each kernel call's rows shared out among them) over one memory kept from one
+// analysis to the next (fresh pages cost a fault each: ~3 µs per 4 KiB).
 // Heads go in by groups: a group is copied into the memory, then one pass gives every row's
 // entropy and adds the heads into their layer's sum; once a layer is summed, its rollout factor Â
-// is made and multiplied into the product, in float64. Comparing two runs copies groups of pairs
-// of heads, and one pass per pair gives every row's Jensen–Shannon divergence. There are two sets
+// is made and multiplied into the product. Scores and rollout are computed in the heads' own
+// dtype, as numpy computes on float32 arrays: float32 attention's logarithms and products take
+// 2–2.5× less time than in float64, and its slots half the bytes. Comparing two runs copies groups
+// of pairs of heads, and one pass per pair gives every row's Jensen–Shannon divergence, in float64
+// whatever the dtype (a small divergence is a difference of near-equal terms). There are two sets
 // of slots, so the next group is copied in (and a model run's heads computed) while the threads
-// read the last one. Why float64 and how exact: docs/analysis.md. Pure: no `vscode` import.
-import { Arena, ArenaPlan, type Block, type MatrixBlock, MAX_BYTES } from '../engine/fast/arena';
+// read the last one. How exact each is: docs/analysis.md. Pure: no `vscode` import.
+import { Arena, ArenaPlan, type Block, bytesOf, type MatrixBlock, MAX_BYTES } from '../engine/fast/arena';
 import { type Phase, threadPool } from '../engine/fast/pool';
-import type { Matrix } from '../types';
+import type { DType, Matrix } from '../types';
 
-/** Columns per packed panel and rows per packed quad of kernel.h's float64 build (pack, pack_rows). */
-const PANEL = 4;
-const QUAD = 4;
+/** Columns per packed panel of kernel.h's builds (pack: two vectors); pack_rows packs quads of 4 rows. */
+const PANEL: Record<DType, number> = { float32: 8, float64: 4 };
+const SUFFIX: Record<DType, string> = { float32: 'f32', float64: 'f64' };
 
 /**
- * Bytes of head slots per set (two sets): 32 MiB is 4 float64 heads of 1024 tokens. More heads per
- * run save little (a run costs a message to each thread), and the memory stays held.
+ * Bytes of head slots per set (two sets): 48 MiB is a GPT-2-small layer's 12 float32 heads of 1024
+ * tokens, or 6 float64 ones. A layer in one group took 12 × 12 float32 heads' scores and rollout
+ * from ~250 to ~215 ms (against groups of 4; fewer runs, each layer's sum written once). The memory
+ * stays held for the next analysis.
  */
-const SET_BYTES = 32 * 2 ** 20;
+const SET_BYTES = 48 * 2 ** 20;
 
 export type Weights = Float32Array | Float64Array;
 
@@ -30,13 +35,13 @@ let spare: Matrix | undefined;
 /** Bytes of a plan besides its n × n matrices (per-row entropies, the flag), at most: well under 1 MiB up to 16,384 tokens. */
 const SMALL_BLOCKS = 2 ** 20;
 
-/** The most tokens (a multiple of 16) for which `matrices` n × n float64 matrices and the small blocks fit WebAssembly's 4 GiB. */
-function maxTokens(matrices: number): number {
-  return Math.floor(Math.sqrt((MAX_BYTES - SMALL_BLOCKS) / (matrices * 8)) / 16) * 16;
+/** The most tokens (a multiple of 16) for which `matrices` n × n matrices of `dtype` and the small blocks fit WebAssembly's 4 GiB. */
+function maxTokens(matrices: number, dtype: DType): number {
+  return Math.floor(Math.sqrt((MAX_BYTES - SMALL_BLOCKS) / (matrices * bytesOf(dtype))) / 16) * 16;
 }
 
 /**
- * Heads per group: as many n × n float64 heads as a set holds (at least one; at most `most` when
+ * Heads per group: as many heads of `headBytes` as a set holds (at least one; at most `most` when
  * given), in groups of equal size.
  */
 function groupSize(heads: number, headBytes: number, most = Infinity): number {
@@ -44,19 +49,25 @@ function groupSize(heads: number, headBytes: number, most = Infinity): number {
   return Math.ceil(heads / Math.ceil(heads / fit));
 }
 
-/** The heads of one group, each in its slot of `slots` (either dtype fits a float64 slot); whether they are all float32. */
-function copyHeads(buffer: SharedArrayBuffer, slots: Block, heads: Weights[], elements: number): boolean {
-  const float32 = heads.every((head) => head instanceof Float32Array);
-  heads.forEach((head, k) => {
-    const offset = slots.offset + k * elements * 8;
-    (float32 ? new Float32Array(buffer, offset, elements) : new Float64Array(buffer, offset, elements)).set(head);
-  });
-  return float32;
+/** The dtype that holds every one of `heads` exactly. */
+export function dtypeOf(heads: Weights[]): DType {
+  return heads.every((head) => head instanceof Float32Array) ? 'float32' : 'float64';
+}
+
+/** A view of `length` numbers of `dtype` at `offset`. */
+function numbers(buffer: ArrayBufferLike, offset: number, length: number, dtype: DType): Weights {
+  return dtype === 'float32' ? new Float32Array(buffer, offset, length) : new Float64Array(buffer, offset, length);
+}
+
+/** The heads of one group, one after another from the start of `slots`, as `dtype` (rounded or widened to it). */
+function copyHeads(buffer: SharedArrayBuffer, slots: Block, heads: Weights[], elements: number, dtype: DType): void {
+  heads.forEach((head, k) => numbers(buffer, slots.offset + k * elements * bytesOf(dtype), elements, dtype).set(head));
 }
 
 /** `array`, each of its pages written once (with the 0 it holds): mapped, so later writes fault no more. */
-function faultedIn(array: Float64Array): Float64Array {
-  for (let k = 0; k < array.length; k += 512) array[k] = 0; // 512 float64 = 4 KiB
+function faultedIn(array: Weights): Weights {
+  const perPage = 4096 / array.BYTES_PER_ELEMENT;
+  for (let k = 0; k < array.length; k += perPage) array[k] = 0;
   return array;
 }
 
@@ -64,9 +75,9 @@ function faultedIn(array: Float64Array): Float64Array {
  * A memory holding `plan` (the latest analysis's memory when large enough, taken until `release`);
  * a RangeError saying `what` is offered up to the tokens whose `matrices` float64 matrices fit.
  */
-function arenaFor(plan: ArenaPlan, what: string, matrices: number, tokens: number): Arena {
+function arenaFor(plan: ArenaPlan, what: string, matrices: number, dtype: DType, tokens: number): Arena {
   if (plan.totalBytes > MAX_BYTES) {
-    throw new RangeError(`${what} offered up to ${maxTokens(matrices)} tokens (${matrices} n × n float64 matrices must fit WebAssembly's 4 GiB); this input has ${tokens}.`);
+    throw new RangeError(`${what} offered up to ${maxTokens(matrices, dtype)} tokens (${matrices} n × n ${dtype} matrices must fit WebAssembly's 4 GiB); this input has ${tokens}.`);
   }
   const arena = new Arena(plan, 'float64', spare);
   spare = undefined;
@@ -112,13 +123,16 @@ interface Layout {
   sum?: MatrixBlock;
   augmented?: MatrixBlock;
   packed?: MatrixBlock;
-  /** The products in panels (pack_f64's layout), the latest one the next one's factor. */
+  /** The products in panels (pack's layout), the latest one the next one's factor. */
   products?: [MatrixBlock, MatrixBlock];
   /** The last product, as rows rounded up to whole panels. */
   result?: MatrixBlock;
 }
 
-/** One analysis: heads go in by groups (`group` heads at most), layer by layer; `rollout` only for self-attention. */
+/**
+ * One analysis in `dtype` (heads of the other dtype are rounded or widened to it): heads go in by
+ * groups (`group` heads at most), layer by layer; `rollout` only for self-attention.
+ */
 export class StackPass {
   private readonly arena: Arena;
   private readonly layout: Layout;
@@ -130,33 +144,34 @@ export class StackPass {
   /** The latest product's block (layout.products[0] or [1]). */
   private product = 0;
   /** R's array, its pages faulted in while the threads run the first group (see `addHeads`). */
-  private output?: Float64Array;
+  private output?: Weights;
 
   constructor(
     private readonly queries: number,
     private readonly keys: number,
     private readonly layerCount: number,
     private readonly headCount: number,
+    private readonly dtype: DType,
     rollout: boolean,
     headsPerGroup?: number,
   ) {
     const plan = new ArenaPlan();
-    this.group = groupSize(headCount, queries * keys * 8, headsPerGroup);
+    this.group = groupSize(headCount, queries * keys * bytesOf(dtype), headsPerGroup);
     const layout: Layout = {
-      slots: [plan.matrix(this.group * queries, keys, 'float64'), plan.matrix(this.group * queries, keys, 'float64')],
+      slots: [plan.matrix(this.group * queries, keys, dtype), plan.matrix(this.group * queries, keys, dtype)],
       entropy: [plan.reserve(this.group * queries * 8), plan.reserve(this.group * queries * 8)],
       causal: plan.reserve(4),
     };
     if (rollout) {
       const n = queries;
-      const padded = Math.ceil(n / QUAD) * QUAD; // QUAD = PANEL
-      layout.sum = plan.matrix(n, n, 'float64');
-      layout.augmented = plan.matrix(n, n, 'float64');
-      layout.packed = plan.matrix(padded, n, 'float64');
-      layout.products = [plan.matrix(padded, n, 'float64'), plan.matrix(padded, n, 'float64')];
-      layout.result = plan.matrix(n, padded, 'float64');
+      const padded = this.resultColumns(); // whole panels, and so whole quads of 4 rows
+      layout.sum = plan.matrix(n, n, dtype);
+      layout.augmented = plan.matrix(n, n, dtype);
+      layout.packed = plan.matrix(padded, n, dtype);
+      layout.products = [plan.matrix(padded, n, dtype), plan.matrix(padded, n, dtype)];
+      layout.result = plan.matrix(n, padded, dtype);
     }
-    this.arena = arenaFor(plan, 'The head analyses are', 8, Math.max(queries, keys));
+    this.arena = arenaFor(plan, 'The head analyses are', 8, dtype, Math.max(queries, keys));
     new Int32Array(this.arena.buffer, layout.causal.offset, 1)[0] = 1;
     this.layout = layout;
     this.turns = new Turns(this.arena);
@@ -171,13 +186,14 @@ export class StackPass {
     const { queries, keys, layout } = this;
     const elements = queries * keys;
     const lastOfLayer = first + heads.length === this.headCount;
+    const { dtype } = this;
     const queued = await this.turns.run(
       (turn) => {
-        const float32 = copyHeads(this.arena.buffer, layout.slots[turn], heads, elements);
-        const stride = float32 ? 2 * elements : elements; // elements of the dtype from slot to slot
+        copyHeads(this.arena.buffer, layout.slots[turn], heads, elements, dtype);
+        const stride = elements; // from head to head
         const rows: Phase = [
           {
-            kernel: float32 ? 'head_rows_f32' : 'head_rows_f64',
+            kernel: `head_rows_${SUFFIX[dtype]}`,
             args: [layout.slots[turn].offset, heads.length, stride, queries, keys, layout.entropy[turn].offset, layout.sum?.offset ?? 0, first === 0 ? 1 : 0, layout.sum ? layout.causal.offset : 0],
           },
         ];
@@ -195,8 +211,13 @@ export class StackPass {
     // R goes to the caller in an array of its own (the worker transfers it to the host). Its fresh
     // pages cost a fault each on first touch, about 30 ms for 1024 tokens on this loaded VM: taken
     // here, while the threads run, rather than after the last run.
-    if (layout.sum && !this.output) this.output = faultedIn(new Float64Array(queries * queries));
+    if (layout.sum && !this.output) this.output = faultedIn(dtype === 'float32' ? new Float32Array(queries * queries) : new Float64Array(queries * queries));
     return queued;
+  }
+
+  /** Row length of the last product: n rounded up to whole panels of the dtype. */
+  private resultColumns(): number {
+    return Math.ceil(this.queries / PANEL[this.dtype]) * PANEL[this.dtype];
   }
 
   /** The phases folding the layer just summed into the rollout: R ← Â_l · R (R = Â_0 at first). */
@@ -204,35 +225,38 @@ export class StackPass {
     const { sum, augmented, packed, products, result, causal } = this.layout;
     if (!sum || !augmented || !packed || !products || !result) return [];
     const n = this.queries;
-    const phases: Phase[] = [[{ kernel: 'rollout_residual_f64', args: [sum.offset, n, this.headCount, augmented.offset] }]];
+    const suffix = SUFFIX[this.dtype];
+    const phases: Phase[] = [[{ kernel: `rollout_residual_${suffix}`, args: [sum.offset, n, this.headCount, augmented.offset] }]];
     this.layers++;
     if (this.layers === 1) {
-      if (this.layerCount > 1) phases.push([{ kernel: 'pack_f64', args: [augmented.offset, n, 0, products[0].offset, n, n] }]);
+      if (this.layerCount > 1) phases.push([{ kernel: `pack_${suffix}`, args: [augmented.offset, n, 0, products[0].offset, n, n] }]);
       return phases;
     }
     const next = 1 - this.product;
+    const width = PANEL[this.dtype];
     // The last product goes to rows (a causal one leaves its upper triangle unwritten: `rollout` reads the lower one).
-    const [to, ldc, panel] = this.layers === this.layerCount ? [result.offset, result.cols, PANEL] : [products[next].offset, PANEL, n * PANEL];
-    phases.push([{ kernel: 'pack_rows_f64', args: [augmented.offset, n, packed.offset, n, n, n, 0] }]);
-    phases.push([{ kernel: 'rollout_product_f64', args: [packed.offset, products[this.product].offset, to, n, causal.offset, ldc, panel] }]);
+    const [to, ldc, panel] = this.layers === this.layerCount ? [result.offset, result.cols, width] : [products[next].offset, width, n * width];
+    phases.push([{ kernel: `pack_rows_${suffix}`, args: [augmented.offset, n, packed.offset, n, n, n, 0] }]);
+    phases.push([{ kernel: `rollout_product_${suffix}`, args: [packed.offset, products[this.product].offset, to, n, causal.offset, ldc, panel] }]);
     this.product = next;
     return phases;
   }
 
-  /** R [n × n] row-major, a copy; null before every layer was folded. Call once the runs have ended. */
-  rollout(): Float64Array | null {
+  /** R [n × n] row-major in the heads' dtype, a copy; null before every layer was folded. Call once the runs have ended. */
+  rollout(): Weights | null {
     const { augmented, result, causal } = this.layout;
-    const rows = this.output;
+    const { output: rows, dtype } = this;
     if (!augmented || !result || !rows || this.layers !== this.layerCount || this.layers === 0) return null;
     const n = this.queries;
     if (this.layers === 1) {
-      rows.set(this.arena.view(augmented).data);
+      rows.set(numbers(this.arena.buffer, augmented.offset, n * n, dtype));
       return rows;
     }
-    const from = this.arena.view(result).data;
+    const columns = result.cols;
+    const from = numbers(this.arena.buffer, result.offset, n * columns, dtype);
     // A causal R is lower triangular: the fresh array's zeros are its upper triangle.
     const lower = new Int32Array(this.arena.buffer, causal.offset, 1)[0] !== 0;
-    for (let i = 0; i < n; i++) rows.set(from.subarray(i * result.cols, i * result.cols + (lower ? i + 1 : n)), i * n);
+    for (let i = 0; i < n; i++) rows.set(from.subarray(i * columns, i * columns + (lower ? i + 1 : n)), i * n);
     return rows;
   }
 
@@ -262,7 +286,7 @@ export class DivergencePass {
     this.group = groupSize(pairs, 2 * queries * keys * 8, pairsPerGroup);
     this.slots = [plan.matrix(2 * this.group * queries, keys, 'float64'), plan.matrix(2 * this.group * queries, keys, 'float64')];
     this.rows = [plan.reserve(this.group * queries * 8), plan.reserve(this.group * queries * 8)];
-    this.arena = arenaFor(plan, 'Comparing runs is', 4, Math.max(queries, keys));
+    this.arena = arenaFor(plan, 'Comparing runs is', 4, 'float64', Math.max(queries, keys));
     this.turns = new Turns(this.arena);
   }
 
@@ -276,9 +300,10 @@ export class DivergencePass {
     const elements = queries * keys;
     return this.turns.run(
       (turn) => {
-        const float32 = copyHeads(this.arena.buffer, this.slots[turn], [...a, ...b], elements);
-        const slot = (k: number) => this.slots[turn].offset + k * elements * 8;
-        const kernel = float32 ? 'head_divergence_f32' : 'head_divergence_f64';
+        const dtype = dtypeOf([...a, ...b]);
+        copyHeads(this.arena.buffer, this.slots[turn], [...a, ...b], elements, dtype);
+        const slot = (k: number) => this.slots[turn].offset + k * elements * bytesOf(dtype);
+        const kernel = `head_divergence_${SUFFIX[dtype]}`;
         return [a.map((_, k) => ({ kernel, args: [slot(k), slot(a.length + k), queries, keys, this.rows[turn].offset + k * queries * 8] }))];
       },
       (turn) => {

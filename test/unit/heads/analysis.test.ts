@@ -12,8 +12,10 @@ import { HEAD_SCORE_NAMES, scoresCsv } from '../../../src/core/heads/scores';
 import type { AttentionStack } from '../../../src/core/heads/stack';
 import { assertClose, referenceCase, referenceCases, stackOf } from './references';
 
-// Both dtypes: the expected values were computed in float64 from the float32-rounded weights.
+// The expected values were computed in float64, from the float32-rounded weights for float32
+// stacks, which are analysed in float32 (heads/kernels.ts): their tolerance is float32's.
 const TOLERANCE = 1e-9;
+const ANALYSIS_TOLERANCE = { float64: TOLERANCE, float32: 1e-6 };
 
 describe('head analyses against numpy', () => {
   for (const reference of referenceCases) {
@@ -25,13 +27,23 @@ describe('head analyses against numpy', () => {
         const analysis = await analyseStack(stack, { headsPerGroup });
         const label = `${reference.name} (${headsPerGroup ?? 'all'} per run)`;
         for (const name of HEAD_SCORE_NAMES) {
-          assertClose(analysis.scores[name].flat(), reference.expected.scores[name].flat(), TOLERANCE, `${label} ${name}`);
+          assertClose(analysis.scores[name].flat(), reference.expected.scores[name].flat(), ANALYSIS_TOLERANCE[reference.dtype], `${label} ${name}`);
         }
         assert.ok(analysis.rollout);
-        assertClose(analysis.rollout, reference.expected.rollout.flat(), TOLERANCE, `${label} rollout`);
+        assertClose(analysis.rollout, reference.expected.rollout.flat(), ANALYSIS_TOLERANCE[reference.dtype], `${label} rollout`);
       }
     });
   }
+
+  it('analyses a stack in its dtype: the same float32 numbers as float64 take the float64 kernels', async () => {
+    const reference = referenceCase('causal-21');
+    const single = await analyseStack(stackOf(reference.weights, 'float32', reference.ids));
+    const double = await analyseStack(stackOf(reference.weights, 'float64', reference.ids));
+    assert.notDeepEqual(single.scores.entropy, double.scores.entropy);
+    assert.notDeepEqual(single.rollout, double.rollout);
+    assertClose(double.scores.entropy.flat(), reference.expected.scores.entropy.flat(), TOLERANCE, 'entropy in float64');
+    assertClose(double.rollout!, reference.expected.rollout.flat(), TOLERANCE, 'rollout in float64');
+  });
 
   it('finds the planted heads: previous-token, sink, induction, duplicate', async () => {
     const reference = referenceCase('planted');
@@ -103,16 +115,20 @@ describe('head analyses against numpy', () => {
   });
 
   it('refuses a stack whose analysis does not fit WebAssembly\'s 4 GiB, saying up to how many tokens', async () => {
-    // A stack of n tokens whose heads are never read: the refusal comes first.
-    const huge = (n: number): AttentionStack => {
+    // A stack of n tokens whose heads are never copied: the refusal comes first. The analysis asks
+    // for the first head alone, whose dtype is the analysis's (its numbers are not read).
+    const huge = (n: number, dtype: 'float32' | 'float64'): AttentionStack => {
       const tokens = Array.from({ length: n }, (_, i) => `t${i}`);
-      return { source: { kind: 'saved', file: 'huge' }, tokens, keyTokens: tokens, layerCount: 2, headCount: 2, queryCount: n, keyCount: n, weights: () => assert.fail('no head is read') };
+      let asked = 0;
+      const weights = () => (asked++ === 0 ? (dtype === 'float32' ? new Float32Array(0) : new Float64Array(0)) : assert.fail('only the first head is asked for'));
+      return { source: { kind: 'saved', file: 'huge' }, tokens, keyTokens: tokens, layerCount: 2, headCount: 2, queryCount: n, keyCount: n, weights };
     };
-    // Scores and rollout: two head slots and the rollout's six matrices, float64. 8 × 8192² × 8 B is
-    // 4 GiB with nothing else; 8176 tokens leave room for the rest.
-    await assert.rejects(analyseStack(huge(8192)), (error: Error) => error instanceof RangeError && /offered up to 8176 tokens \(8 n × n float64 matrices.*this input has 8192/.test(error.message));
-    // Comparing: a pair of head slots in each of two sets.
-    await assert.rejects(divergences(huge(11600), huge(11600)), (error: Error) => error instanceof RangeError && /Comparing runs is offered up to 11568 tokens \(4 n × n/.test(error.message));
+    // Scores and rollout: two head slots and the rollout's six matrices. 8 × 8192² × 8 B is 4 GiB
+    // with nothing else; 8176 tokens leave room for the rest. Float32 matrices take half.
+    await assert.rejects(analyseStack(huge(8192, 'float64')), (error: Error) => error instanceof RangeError && /offered up to 8176 tokens \(8 n × n float64 matrices.*this input has 8192/.test(error.message));
+    await assert.rejects(analyseStack(huge(11600, 'float32')), (error: Error) => error instanceof RangeError && /offered up to 11568 tokens \(8 n × n float32 matrices.*this input has 11600/.test(error.message));
+    // Comparing: a pair of float64 head slots in each of two sets.
+    await assert.rejects(divergences(huge(11600, 'float64'), huge(11600, 'float64')), (error: Error) => error instanceof RangeError && /Comparing runs is offered up to 11568 tokens \(4 n × n/.test(error.message));
   });
 
   it('refuses to compare stacks of different shapes', async () => {

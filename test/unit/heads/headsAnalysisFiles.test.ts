@@ -23,7 +23,8 @@ describe('attention-lens heads: analyses of saved files', () => {
       [0, 0, 0],
     ]);
     assert.equal(report.rollout.length, 5);
-    assert.ok(report.rollout.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-12));
+    // The files hold float32 attention, whose rollout is computed in float32.
+    assert.ok(report.rollout.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-6));
   });
 
   const bad: [string[], RegExp][] = [

@@ -159,6 +159,36 @@ static inline v128_t neg_a_log_a(v128_t a) {
   return wasm_v128_and(wasm_f64x2_mul(a, wasm_f64x2_neg(log_f64(a))), wasm_f64x2_gt(a, wasm_f64x2_splat(0)));
 }
 
+/* log_f64's method in float32, for the entropy of float32 heads: the series to s^9, whose tail is
+   below 3e-9, a tenth of float32's ulp at ln m's largest; so ln x is within a few float32 ulp.
+   Subnormal x (below 1.2e-38) gets a wrong exponent, at a cost to the entropy under 1e-35. */
+static inline v128_t log_f32(v128_t x) {
+  const v128_t half_sqrt2 = wasm_i32x4_splat(0x3f3504f3);
+  v128_t t = wasm_i32x4_sub(x, half_sqrt2);
+  v128_t m = wasm_i32x4_add(wasm_v128_and(t, wasm_i32x4_splat(0x007fffff)), half_sqrt2);
+  v128_t e = wasm_f32x4_convert_i32x4(wasm_i32x4_shr(t, 23));
+  v128_t s = wasm_f32x4_div(wasm_f32x4_sub(m, wasm_f32x4_splat(1.0f)), wasm_f32x4_add(m, wasm_f32x4_splat(1.0f)));
+  v128_t z = wasm_f32x4_mul(s, s);
+  v128_t p = MADD_F32(wasm_f32x4_splat(2.0f / 9), z, wasm_f32x4_splat(2.0f / 7));
+  p = MADD_F32(p, z, wasm_f32x4_splat(2.0f / 5));
+  p = MADD_F32(p, z, wasm_f32x4_splat(2.0f / 3));
+  p = MADD_F32(p, z, wasm_f32x4_splat(2.0f));
+  return MADD_F32(e, wasm_f32x4_splat(0.693147180559945f), wasm_f32x4_mul(s, p));
+}
+
+/* −a·ln a for float32 lanes, as neg_a_log_a. */
+static inline v128_t neg_a_log_a_f32(v128_t a) {
+  return wasm_v128_and(wasm_f32x4_mul(a, wasm_f32x4_neg(log_f32(a))), wasm_f32x4_gt(a, wasm_f32x4_splat(0)));
+}
+
+/* The sum of a float32 vector's lanes as a float64 pair (their sum is the two lanes' sum). */
+static inline v128_t widen_f32(v128_t v) {
+  return wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(v), wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1)));
+}
+static inline v128_t widen_f64(v128_t v) {
+  return v;
+}
+
 /* a·ln(a/m) + b·ln(b/m), m = (a + b)/2, for the lanes (twice their Jensen–Shannon term), each product
    0 where its weight is 0, negative or NaN (0·ln 0 = 0). With lo, hi the smaller and larger of a and b
    and r = lo/m from one division, hi/m = 2 − r: the larger ratio lies in [1, 2], where that
@@ -196,6 +226,8 @@ static inline v128_t jsd_terms(v128_t a, v128_t b) {
 #define VEXP exp_f32
 #define VHMAX hmax_f32
 #define VHSUM hsum_f32
+#define VNEG_A_LOG_A neg_a_log_a_f32
+#define VWIDEN widen_f32
 #include "kernel.h"
 #undef T
 #undef LANES
@@ -219,6 +251,8 @@ static inline v128_t jsd_terms(v128_t a, v128_t b) {
 #undef VEXP
 #undef VHMAX
 #undef VHSUM
+#undef VNEG_A_LOG_A
+#undef VWIDEN
 
 #define T double
 #define LANES 2
@@ -242,49 +276,7 @@ static inline v128_t jsd_terms(v128_t a, v128_t b) {
 #define VEXP exp_f64
 #define VHMAX hmax_f64
 #define VHSUM hsum_f64
+#define VNEG_A_LOG_A neg_a_log_a
+#define VWIDEN widen_f64
 #include "kernel.h"
 
-/* Attention rollout (heads/rollout.ts), float64. Â = each row of 0.5·sum/heads + 0.5·I divided by
-   its sum, from a layer's sum over heads (head_rows), row-major into out; rows round-robin. */
-__attribute__((export_name("rollout_residual_f64"))) void rollout_residual_f64(const double *sum, int n, int heads, double *out, int part, int parts) {
-  const v128_t share = wasm_f64x2_splat(0.5 / heads);
-  for (int i = part; i < n; i += parts) {
-    const double *s = sum + (long)i * n;
-    double *o = out + (long)i * n;
-    v128_t total = wasm_f64x2_splat(0);
-    int j = 0;
-    for (; j + 2 <= n; j += 2) {
-      v128_t v = wasm_f64x2_mul(wasm_v128_load(s + j), share);
-      wasm_v128_store(o + j, v);
-      total = wasm_f64x2_add(total, v);
-    }
-    double t = wasm_f64x2_extract_lane(total, 0) + wasm_f64x2_extract_lane(total, 1);
-    for (; j < n; j++) t += o[j] = s[j] * (0.5 / heads);
-    o[i] += 0.5;
-    t += 0.5; /* the identity's half: t ≥ 0.5, so a fully masked row becomes the identity row */
-    const v128_t f = wasm_f64x2_splat(1 / t);
-    for (j = 0; j + 2 <= n; j += 2) wasm_v128_store(o + j, wasm_f64x2_mul(wasm_v128_load(o + j), f));
-    for (; j < n; j++) o[j] *= 1 / t;
-  }
-}
-
-/* C = A·B for the rollout's n x n factors: A packed by pack_rows_f64 (quad q at AP + q·n·4) and B in
-   pack_f64's panels of 4 columns. C[i][j] goes to CP + i·ldc + (j/4)·panel + j%4: panels (ldc 4,
-   panel n·4), the next product's B as it stands, or rows (ldc ≥ n rounded up to 4, panel 4) for
-   the last. When both are lower triangular (*causal non-zero: head_rows found every layer so far
-   causal; a flag in memory, as it is only known once the threads have read the layer),
-   C[i][j] = Σ_{k=j..i} A[i][k]·B[k][j]: a quad of rows i..i+3 needs only the panels up to its
-   diagonal and in each only k from the panel's first column to i + 3, a sixth of a dense product.
-   Blocks of 16 rows round-robin over parts, which balances the triangle. */
-__attribute__((export_name("rollout_product_f64"))) void rollout_product_f64(const double *AP, const double *BP, double *CP, int n, const int *causal, int ldc, int panel, int part, int parts) {
-  const int lower = *causal;
-  for (int i0 = 16 * part; i0 < n; i0 += 16 * parts)
-    for (int i = i0; i < i0 + 16 && i < n; i += 4) {
-      int rows = n - i < 4 ? n - i : 4;
-      int panels = lower ? (i + rows + 3) / 4 : (n + 3) / 4;
-      for (int p = 0; p < panels; p++) {
-        int k0 = lower ? 4 * p : 0, k1 = lower ? i + rows : n;
-        micro_f64(AP + (long)i * n + k0 * 4, BP + (long)p * n * 4 + k0 * 4, CP + (long)i * ldc + (long)p * panel, ldc, k1 - k0, rows, 0, 0);
-      }
-    }
-}

@@ -1,6 +1,6 @@
 // One precision's kernels, instantiated twice by attention.c (float32: 4 lanes, float64: 2 lanes).
 // Expects T, LANES, SUF (name suffix), TR, FB, and the vector helpers VADD VMUL VMADD VSUB VMAX VSPLAT
-// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK4 VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 (attention.c). Everything is a loop over storage
+// VLOADSPLAT VLANE0 VEXP VHMAX VHSUM PACK4 VMAXNAN SMAXNAN VPAIRMAX VSTORE_F64 VNEG_A_LOG_A VWIDEN (attention.c). Everything is a loop over storage
 // addressed by raw pointers into the shared memory; nothing here touches the C stack (no arrays,
 // no address-taken locals), because every thread's instance starts with the same stack pointer in
 // the one shared memory.
@@ -402,46 +402,89 @@ static inline int FN(row_end)(const T *row, int cols) {
 
 /* The head analyses' one pass over a group of `heads` heads (heads/kernels.ts StackPass), each
    rows x cols, `stride` elements apart from w: per head h and row i,
-   entropy[h·rows + i] = −Σ_j w[i][j]·ln w[i][j] in float64 (0·ln 0 = 0, log_f64), and,
-   when sum is given, the layer's sum over heads for the rollout, float64: sum[i][j] = w[i][j] for
-   the group's first head when `first` (the layer's first group), else += it. A part owns whole
-   rows of every head of the group, so no two threads add into the same row of the sum. *lower
-   (when given) becomes 0 once a row has a non-zero past its diagonal: the rollout's products are
-   lower triangular while every layer is causal. The zeros past a row's last non-zero are skipped
-   four vectors at a time, so causal attention costs half a dense head. Rows round-robin over parts. */
-EXPORT(head_rows) void FN(head_rows)(const T *w, int heads, int stride, int rows, int cols, double *entropy, double *sum, int first, int *lower, int part, int parts) {
+   entropy[h·rows + i] = −Σ_j w[i][j]·ln w[i][j] (0·ln 0 = 0), in T (VNEG_A_LOG_A: log_f64 or
+   log_f32) over blocks of 16 vectors, each block's sum added into a float64 row total; and, when
+   sum is given, the layer's sum over heads for the rollout, in T: sum[i][j] = w[i][j] for the
+   group's first head when `first` (the layer's first group), else += it. A part owns whole rows of
+   every head of the group, so no two threads add into the same row of the sum. *lower (when
+   given) becomes 0 once a row has a non-zero past its diagonal: the rollout's products are lower
+   triangular while every layer is causal. The zeros past a row's last non-zero are skipped four
+   vectors at a time, so causal attention costs half a dense head. Rows round-robin over parts. */
+EXPORT(head_rows) void FN(head_rows)(const T *w, int heads, int stride, int rows, int cols, double *entropy, T *sum, int first, int *lower, int part, int parts) {
   for (int i = part; i < rows; i += parts)
     for (int head = 0; head < heads; head++) {
       const T *row = w + (long)head * stride + (long)i * cols;
       int end = FN(row_end)(row, cols);
       if (lower && end > i + 1) *lower = 0;
       int set = first && head == 0;
-      double *acc = sum ? sum + (long)i * cols : 0;
-      v128_t h = wasm_f64x2_splat(0);
+      T *acc = sum ? sum + (long)i * cols : 0;
+      v128_t total = wasm_f64x2_splat(0);
       int j = 0;
-      for (; j + LANES <= end; j += LANES) {
-        v128_t v = wasm_v128_load(row + j);
-#if LANES == 4
-        v128_t a0 = wasm_f64x2_promote_low_f32x4(v), a1 = wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(v, v, 2, 3, 0, 1));
-        h = wasm_f64x2_add(h, wasm_f64x2_add(neg_a_log_a(a0), neg_a_log_a(a1)));
-        if (acc) {
-          wasm_v128_store(acc + j, set ? a0 : wasm_f64x2_add(wasm_v128_load(acc + j), a0));
-          wasm_v128_store(acc + j + 2, set ? a1 : wasm_f64x2_add(wasm_v128_load(acc + j + 2), a1));
+      while (j + LANES <= end) {
+        int stop = end - j > 16 * LANES ? j + 16 * LANES : end;
+        v128_t h = VSPLAT(0);
+        for (; j + LANES <= stop; j += LANES) {
+          v128_t v = wasm_v128_load(row + j);
+          h = VADD(h, VNEG_A_LOG_A(v));
+          if (acc) wasm_v128_store(acc + j, set ? v : VADD(wasm_v128_load(acc + j), v));
         }
-#else
-        h = wasm_f64x2_add(h, neg_a_log_a(v));
-        if (acc) wasm_v128_store(acc + j, set ? v : wasm_f64x2_add(wasm_v128_load(acc + j), v));
-#endif
+        total = wasm_f64x2_add(total, VWIDEN(h));
       }
-      double total = wasm_f64x2_extract_lane(h, 0) + wasm_f64x2_extract_lane(h, 1);
+      double row_total = wasm_f64x2_extract_lane(total, 0) + wasm_f64x2_extract_lane(total, 1);
       for (; j < end; j++) {
-        double a = row[j];
-        total += wasm_f64x2_extract_lane(neg_a_log_a(wasm_f64x2_splat(a)), 0);
+        T a = row[j];
+        row_total += wasm_f64x2_extract_lane(neg_a_log_a(wasm_f64x2_splat(a)), 0);
         if (acc) acc[j] = set ? a : acc[j] + a;
       }
-      entropy[(long)head * rows + i] = total;
+      entropy[(long)head * rows + i] = row_total;
       if (acc && set)
         for (; j < cols; j++) acc[j] = 0;
+    }
+}
+
+/* Attention rollout (heads/rollout.ts), in T. Â = each row of 0.5·sum/heads + 0.5·I divided by
+   its sum, from a layer's sum over heads (head_rows), row-major into out; rows round-robin. */
+EXPORT(rollout_residual) void FN(rollout_residual)(const T *sum, int n, int heads, T *out, int part, int parts) {
+  const T share = (T)0.5 / heads;
+  for (int i = part; i < n; i += parts) {
+    const T *s = sum + (long)i * n;
+    T *o = out + (long)i * n;
+    v128_t total = VSPLAT(0);
+    int j = 0;
+    for (; j + LANES <= n; j += LANES) {
+      v128_t v = VMUL(wasm_v128_load(s + j), VSPLAT(share));
+      wasm_v128_store(o + j, v);
+      total = VADD(total, v);
+    }
+    T t = VHSUM(total);
+    for (; j < n; j++) t += o[j] = s[j] * share;
+    o[i] += (T)0.5;
+    t += (T)0.5; /* the identity's half: t ≥ 0.5, so a fully masked row becomes the identity row */
+    const T f = (T)1 / t;
+    for (j = 0; j + LANES <= n; j += LANES) wasm_v128_store(o + j, VMUL(wasm_v128_load(o + j), VSPLAT(f)));
+    for (; j < n; j++) o[j] *= f;
+  }
+}
+
+/* C = A·B for the rollout's n x n factors: A packed by pack_rows (quad q at AP + q·n·MR) and B in
+   pack's panels of NB columns. C[i][j] goes to CP + i·ldc + (j/NB)·panel + j%NB: panels (ldc NB,
+   panel n·NB), the next product's B as it stands, or rows (ldc ≥ n rounded up to NB, panel NB) for
+   the last. When both are lower triangular (*causal non-zero: head_rows found every layer so far
+   causal; a flag in memory, as it is only known once the threads have read the layer),
+   C[i][j] = Σ_{k=j..i} A[i][k]·B[k][j]: a quad of rows i..i+3 needs only the panels up to its
+   diagonal and in each only k from the panel's first column to i + 3, about a sixth of a dense
+   product (the diagonal panel's entries past i come out as exact zeros). Blocks of 16 rows
+   round-robin over parts, which balances the triangle. */
+EXPORT(rollout_product) void FN(rollout_product)(const T *AP, const T *BP, T *CP, int n, const int *causal, int ldc, int panel, int part, int parts) {
+  const int lower = *causal;
+  for (int i0 = 16 * part; i0 < n; i0 += 16 * parts)
+    for (int i = i0; i < i0 + 16 && i < n; i += MR) {
+      int rows = n - i < MR ? n - i : MR;
+      int panels = lower ? (i + rows + NB - 1) / NB : (n + NB - 1) / NB;
+      for (int p = 0; p < panels; p++) {
+        int k0 = lower ? NB * p : 0, k1 = lower ? i + rows : n;
+        FN(micro)(AP + (long)i * n + k0 * MR, BP + (long)p * n * NB + k0 * NB, CP + (long)i * ldc + (long)p * panel, ldc, k1 - k0, rows, 0, 0);
+      }
     }
 }
 
