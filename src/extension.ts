@@ -10,6 +10,7 @@ import { registerHeads } from './features/heads';
 import { registerHover } from './features/hover';
 import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
+import { registerModelPreparer } from './features/modelPrepare';
 import { registerModels } from './features/models';
 import { Results } from './features/results';
 import { Runner } from './features/runner';
@@ -23,6 +24,8 @@ export interface AttentionLensApi {
   activationMs: number;
   results: Results;
   worker: Pick<AttentionWorker, 'kill' | 'starts' | 'running'>;
+  /** The model folders the current worker was asked to get ready for a first run (features/modelPrepare.ts). */
+  preparedModels(): string[];
 }
 
 /** V8 heap of the worker. Matrices live in typed arrays outside this heap; their size is bounded
@@ -48,10 +51,11 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerCommands(context, { analyzer, runner, results, panel, log });
   registerTensorFiles(context, { worker, analyzer, results, panel, log });
   registerDebugSource(context, { runner, results, panel, log });
-  const models = registerModels(context, { worker, runner, results, panel, log });
+  const preparer = registerModelPreparer(context, analyzer, worker, log);
+  const models = registerModels(context, { worker, runner, results, panel, preparer, log });
   registerHeads(context, { worker, analyzer, results, panel, models, log });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, results, worker };
+  return { activationMs, results, worker, preparedModels: () => preparer.folders() };
 }

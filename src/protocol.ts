@@ -150,6 +150,14 @@ export interface WorkerModelRequest {
 /** A text or ids, or the induction probe's input: BOS and `repeat` seeded random ids, twice. */
 export type ModelRunInput = ModelInput | { probe: { repeat: number; seed: number } };
 
+/** Get a model folder ready for its first run (its tokenizer built, ONNX Runtime loaded, the
+ * compute threads started), ahead of the click; answered with `modelPrepared`. */
+export interface WorkerModelPrepareRequest {
+  type: 'modelPrepare';
+  id: number;
+  folder: string;
+}
+
 /** The step-by-step spec of one head of a kept model run (0-based layer and head). */
 export interface WorkerModelHeadRequest {
   type: 'modelHead';
@@ -177,6 +185,7 @@ export interface ModelRunSummary {
 
 export type WorkerRequest =
   | WorkerModelRequest
+  | WorkerModelPrepareRequest
   | WorkerModelHeadRequest
   | WorkerRunRequest
   | WorkerRegionRequest
@@ -209,6 +218,8 @@ export type WorkerResponse =
   | { type: 'tensorFileFailed'; id: number; error: string }
   | { type: 'model'; id: number; summary: ModelRunSummary }
   | { type: 'modelHead'; id: number; spec: AttentionSpec }
+  /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too). */
+  | { type: 'modelPrepared'; id: number; ms: number; error?: string }
   | { type: 'modelFailed'; id: number; cancelled: boolean; error: string }
   /** `reading` null: the worker does not hold that version of the text (it was restarted, or
    * missed an edit); the host sends the whole text again. */

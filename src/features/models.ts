@@ -16,6 +16,7 @@ import type { ModelRunInput, ModelRunSummary } from '../protocol';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import { COMMANDS } from './commandIds';
 import { MODEL_SCHEME } from './debugUri';
+import type { ModelPreparer } from './modelPrepare';
 import type { Results } from './results';
 import type { RunOutcome, Runner } from './runner';
 
@@ -32,6 +33,7 @@ export interface ModelDeps {
   runner: Runner;
   results: Results;
   panel: PanelApi;
+  preparer: ModelPreparer;
   log: vscode.LogOutputChannel;
 }
 
@@ -74,6 +76,8 @@ export class ModelRuns {
   async command(folder: vscode.Uri | string | undefined, input: ModelInput | undefined): Promise<ModelRunOutcome | undefined> {
     const target = folder === undefined ? await this.pickFolder() : typeof folder === 'string' ? folder : modelFolder(folder);
     if (!target) return undefined;
+    // The worker gets the folder ready while the text is typed.
+    if (!input) void this.deps.preparer.now(target);
     const given = input ?? (await askInput());
     if (!given) return undefined;
     const running = this.run(target, given);

@@ -28,12 +28,13 @@ import type {
   WorkerReading,
   WorkerResponse,
   WorkerModelHeadRequest,
+  WorkerModelPrepareRequest,
   WorkerModelRequest,
   WorkerRequest,
   WorkerRunRequest,
 } from '../protocol';
 
-type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' }>;
+type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' }>;
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -172,7 +173,14 @@ export class AttentionWorker {
     return response.spec;
   }
 
-  private modelRequest(request: WorkerModelRequest | WorkerModelHeadRequest): Promise<ModelResponse> {
+  /** Gets a model folder ready for its first run (model/run.ts prepareModel); resolves to how long it took, or why it could not. */
+  async prepareModel(folder: string): Promise<{ ms: number; error?: string }> {
+    const response = await this.modelRequest({ type: 'modelPrepare', id: this.nextId++, folder });
+    if (response.type !== 'modelPrepared') throw new Error('the worker answered a model preparation with something else');
+    return response;
+  }
+
+  private modelRequest(request: WorkerModelRequest | WorkerModelPrepareRequest | WorkerModelHeadRequest): Promise<ModelResponse> {
     const answer = new Promise<ModelResponse>((resolve, reject) => this.modelRequests.set(request.id, { resolve, reject }));
     this.ensureWorker().postMessage(request);
     return answer;
@@ -313,7 +321,7 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
-    if (response.type === 'model' || response.type === 'modelHead' || response.type === 'modelFailed') {
+    if (response.type === 'model' || response.type === 'modelHead' || response.type === 'modelPrepared' || response.type === 'modelFailed') {
       const request = this.modelRequests.get(response.id);
       this.modelRequests.delete(response.id);
       if (response.type !== 'modelFailed') request?.resolve(response);

@@ -88,6 +88,10 @@ port.on('message', (request: WorkerRequest) => {
     case 'modelHead':
       queue = queue.then(async () => port.postMessage(await models.head(request)));
       return;
+    case 'modelPrepare':
+      // With the runs: a run asked for meanwhile finds the tokenizer built rather than building it too.
+      queue = queue.then(async () => port.postMessage(await models.prepare(request)));
+      return;
     case 'headsOpen':
     case 'headsAdopt':
       return port.postMessage(openHeads(request));

@@ -6,9 +6,9 @@ import { CancelledError } from '../core/engine';
 import { predictionText } from '../core/model/describe';
 import { inductionProbe } from '../core/heads/probe';
 import { probeModel } from '../core/model/probeModel';
-import { runModel, type ModelRun } from '../core/model/run';
+import { prepareModel, runModel, type ModelRun } from '../core/model/run';
 import { folderFiles } from '../node/modelFiles';
-import type { ModelRunSummary, WorkerModelHeadRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
+import type { ModelRunSummary, WorkerModelHeadRequest, WorkerModelPrepareRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
 
 /** Runs kept for their views and drill-downs: the latest, and the ones a panel may still show. */
 const KEPT_RUNS = 4;
@@ -45,6 +45,16 @@ export class ModelRuns {
       return { type: 'model', id: request.id, summary: summaryOf(request.id, run) };
     } catch (error) {
       return { type: 'modelFailed', id: request.id, cancelled: error instanceof CancelledError, error: messageOf(error) };
+    }
+  }
+
+  async prepare(request: WorkerModelPrepareRequest): Promise<WorkerResponse> {
+    const started = performance.now();
+    try {
+      await prepareModel(folderFiles(request.folder));
+      return { type: 'modelPrepared', id: request.id, ms: performance.now() - started };
+    } catch (error) {
+      return { type: 'modelPrepared', id: request.id, ms: performance.now() - started, error: messageOf(error) };
     }
   }
 

@@ -2,6 +2,8 @@
 // the drill-down into one head, on random-weight checkpoints in the exact Hugging Face layouts
 // (scripts/gen_model_fixtures.py) against their float64 PyTorch references.
 import * as assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
 import { MODEL_SCHEME } from '../../src/features/debugUri';
@@ -29,6 +31,17 @@ describe('whole models', function () {
   this.timeout(120_000);
   before(activateApi);
   afterEach(closeAllEditors);
+
+  it('a note that names a model folder has the worker get it ready before any click', async () => {
+    const api = await activateApi();
+    const folder = modelFixture('bert');
+    assert.ok(!api.preparedModels().includes(folder), 'not prepared before the note names it');
+    // A file of its own (an untitled note would take the next test's Untitled-1 name).
+    const note = join(mkdtempSync(join(tmpdir(), 'attention-lens-prepare-')), 'note.md');
+    writeFileSync(note, `# A model\n<!-- attention: model="${folder}" text="The cat sat on the [MASK]." -->\n`);
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.file(note)));
+    await eventually(() => api.preparedModels().includes(folder) || undefined, 'the folder prepared');
+  });
 
   it('a directive runs the model it names on its text, and a head opens step by step with the model\'s weights', async () => {
     const api = await activateApi();

@@ -8,6 +8,7 @@ import type { AttentionStack } from '../heads/stack';
 import type { ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
+import { nativeRuntime } from '../engine/native/runtime';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
@@ -60,6 +61,17 @@ const VOCAB_CHUNK_BYTES = 4 * 2 ** 20;
 /** Vocabulary rows per LM head chunk of a model `hidden` wide. */
 function vocabChunk(hidden: number): number {
   return Math.max(1, Math.floor(VOCAB_CHUNK_BYTES / (4 * hidden)));
+}
+
+/**
+ * What a folder's first run would otherwise do before its forward, done ahead (the extension does
+ * it once a note names the folder): the tokenizer built and kept (0.35–0.6 s for GPT-2's), ONNX
+ * Runtime loaded, the compute threads started. Resolves to the tokenizer, undefined without one.
+ */
+export async function prepareModel(files: ModelFiles): Promise<ModelTokenizer | undefined> {
+  warmThreads();
+  nativeRuntime();
+  return ModelTokenizer.open(files);
 }
 
 export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {

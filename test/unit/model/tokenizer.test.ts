@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getEncoding } from 'js-tiktoken';
 import { ModelTokenizer, visible } from '../../../src/core/model/tokenizer';
-import { runModel } from '../../../src/core/model/run';
+import { prepareModel, runModel } from '../../../src/core/model/run';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { modelFixture } from './fixtures';
 
@@ -42,6 +42,13 @@ describe('model tokenizer', function () {
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
+  });
+
+  it('prepareModel builds the tokenizer a run then takes as it is (and undefined without tokenizer.json)', async () => {
+    const prepared = await prepareModel(folderFiles(modelFixture('gpt2')));
+    assert.ok(prepared instanceof ModelTokenizer);
+    assert.equal(await open('gpt2'), prepared);
+    assert.equal(await prepareModel(folderFiles(modelFixture('qwen3'))), undefined);
   });
 
   it('BERT: [CLS] … [SEP] added, WordPiece pieces as written', async () => {
