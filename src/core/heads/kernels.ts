@@ -73,7 +73,7 @@ function faultedIn(array: Weights): Weights {
 
 /**
  * A memory holding `plan` (the latest analysis's memory when large enough, taken until `release`);
- * a RangeError saying `what` is offered up to the tokens whose `matrices` float64 matrices fit.
+ * a RangeError saying `what` is offered up to the tokens whose `matrices` matrices of `dtype` fit.
  */
 function arenaFor(plan: ArenaPlan, what: string, matrices: number, dtype: DType, tokens: number): Arena {
   if (plan.totalBytes > MAX_BYTES) {
