@@ -143,6 +143,12 @@ export class DocumentAnalyzer implements vscode.Disposable {
     });
   }
 
+  /** Whether anything is kept under the document's URI (a reading, results). */
+  holds(document: vscode.TextDocument): boolean {
+    const key = document.uri.toString();
+    return this.byUri.has(key) || this.reading.has(key) || this.results.get(key) !== undefined;
+  }
+
   forget(document: vscode.TextDocument): void {
     const key = document.uri.toString();
     if (this.results.get(key)?.runs.some(Boolean)) this.log.info(`closed ${document.uri.fsPath}: its results are dropped`);
@@ -286,12 +292,18 @@ export function registerAnalysis(
   context.subscriptions.push(
     analyzer,
     vscode.workspace.onDidOpenTextDocument((document) => {
+      // A new document under a URI seen before (an untitled note closed, then another opened: both
+      // Untitled-1 at version 1) must not be answered from the old one's reading.
+      if (analyzer.holds(document)) analyzer.forget(document);
       if (isSupported(document)) analyzer.readInBackground(document);
     }),
     vscode.workspace.onDidChangeTextDocument((event) => {
       if (isSupported(event.document) && event.contentChanges.length > 0) analyzer.edited(event);
     }),
-    vscode.workspace.onDidCloseTextDocument((document) => analyzer.forget(document)),
+    // Unless another document under that URI is open by now (its close told late): that one's reading stays.
+    vscode.workspace.onDidCloseTextDocument((document) => {
+      if (!vscode.workspace.textDocuments.some((open) => open !== document && open.uri.toString() === document.uri.toString())) analyzer.forget(document);
+    }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       for (const document of vscode.workspace.textDocuments) {
         if (isSupported(document) && event.affectsConfiguration(`${SECTION}.maxFileMB`, document.uri)) analyzer.reread(document);

@@ -43,6 +43,18 @@ describe('whole models', function () {
     await eventually(() => api.preparedModels().includes(folder) || undefined, 'the folder prepared');
   });
 
+  it('a new untitled note under a closed one\'s name runs its own model, not the closed note\'s', async () => {
+    const first = await openUntitled('markdown', `<!-- attention: model="${modelFixture('bert')}" text="The cat sat on the [MASK]." -->\n`);
+    await eventually(async () => ((await codeLenses(first.document.uri)).length > 0 ? true : undefined), 'the first note read');
+    await closeAllEditors();
+    const second = await openUntitled('markdown', `<!-- attention: model="${modelFixture('gpt2')}" ids="1, 2, 3" -->\n`);
+    // Untitled-1 again, at the same version 1: what once answered the second from the first's reading.
+    assert.equal(second.document.uri.toString(), first.document.uri.toString());
+    const outcome = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', second.document.uri, 0);
+    assert.deepEqual(outcome?.summary?.tokenIds, [1, 2, 3]);
+    await closeAllEditors();
+  });
+
   it('a directive runs the model it names on its text, and a head opens step by step with the model\'s weights', async () => {
     const api = await activateApi();
     const folder = modelFixture('gpt2');
