@@ -130,9 +130,10 @@ describe('comparing two model runs, end to end', function () {
     await eventually(async () => assert.equal(await input.inputValue(), `${dirname(gpt2)}/`));
     await input.press('End');
     await page.keyboard.type(basename(gpt2Bin));
-    // Enter goes into the folder named ("gpt2-bin/"); the dialog's button then picks the folder it is in.
+    // Enter goes into the folder named ("gpt2-bin/"), and the dialog's button then picks the folder
+    // it is in; or, when the dialog had already taken the name as a folder of its list, Enter picks
+    // it at once (seen in CI: the run on gpt2-bin logged, the dialog gone).
     await input.press('Enter');
-    await eventually(async () => assert.equal(await input.inputValue(), `${gpt2Bin}/`));
     // A click while the dialog still redraws its list can be lost, as for a user, who clicks again.
     const pick = page.locator('.quick-input-widget .monaco-button', { hasText: 'Compare with this model' });
     await eventually(async () => {
