@@ -190,11 +190,10 @@ export class StackPass {
     const queued = await this.turns.run(
       (turn) => {
         copyHeads(this.arena.buffer, layout.slots[turn], heads, elements, dtype);
-        const stride = elements; // from head to head
         const rows: Phase = [
           {
             kernel: `head_rows_${SUFFIX[dtype]}`,
-            args: [layout.slots[turn].offset, heads.length, stride, queries, keys, layout.entropy[turn].offset, layout.sum?.offset ?? 0, first === 0 ? 1 : 0, layout.sum ? layout.causal.offset : 0],
+            args: [layout.slots[turn].offset, heads.length, elements, queries, keys, layout.entropy[turn].offset, layout.sum?.offset ?? 0, first === 0 ? 1 : 0, layout.sum ? layout.causal.offset : 0],
           },
         ];
         return lastOfLayer ? [rows, ...this.foldLayer()] : [rows];
@@ -211,7 +210,7 @@ export class StackPass {
     // R goes to the caller in an array of its own (the worker transfers it to the host). Its fresh
     // pages cost a fault each on first touch, about 30 ms for 1024 tokens on this loaded VM: taken
     // here, while the threads run, rather than after the last run.
-    if (layout.sum && !this.output) this.output = faultedIn(dtype === 'float32' ? new Float32Array(queries * queries) : new Float64Array(queries * queries));
+    if (layout.sum && !this.output) this.output = faultedIn(new (dtype === 'float32' ? Float32Array : Float64Array)(queries * queries));
     return queued;
   }
 
@@ -252,11 +251,11 @@ export class StackPass {
       rows.set(numbers(this.arena.buffer, augmented.offset, n * n, dtype));
       return rows;
     }
-    const columns = result.cols;
-    const from = numbers(this.arena.buffer, result.offset, n * columns, dtype);
+    const { cols } = result;
+    const from = numbers(this.arena.buffer, result.offset, n * cols, dtype);
     // A causal R is lower triangular: the fresh array's zeros are its upper triangle.
     const lower = new Int32Array(this.arena.buffer, causal.offset, 1)[0] !== 0;
-    for (let i = 0; i < n; i++) rows.set(from.subarray(i * columns, i * columns + (lower ? i + 1 : n)), i * n);
+    for (let i = 0; i < n; i++) rows.set(from.subarray(i * cols, i * cols + (lower ? i + 1 : n)), i * n);
     return rows;
   }
 
