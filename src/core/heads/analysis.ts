@@ -9,8 +9,8 @@
 import { CancelledError, type RunControl } from '../engine';
 import { grid } from './compare';
 import { attentionFlow } from './flow';
-import { dtypeOf, StackPass } from './kernels';
-import { HEAD_SCORE_NAMES, type HeadScoreValues, type ScoreGrids, scoresOfHead, tokenMatches } from './scores';
+import { dtypeOf, StackPass, type Weights } from './kernels';
+import { HEAD_SCORE_NAMES, type HeadScoreValues, positionScores, type ScoreGrids, tokenMatches, withEntropy } from './scores';
 import type { AttentionStack } from './stack';
 
 export interface StackAnalysis {
@@ -26,32 +26,52 @@ export interface AnalysisControl extends RunControl {
 
 /**
  * `control.isCancelled` is checked between groups of heads (then CancelledError is thrown). A
- * group's heads are asked for (a model run computes them) and copied in while the threads read
- * the group before.
+ * group's heads are asked for (a model run computes a layer's at once: `headGroups`) and copied in
+ * while the threads read the group before; the scores summed here are read from them at once, as
+ * a model run's arrays are only lent.
  */
 export async function analyseStack(stack: AttentionStack, control: AnalysisControl = {}): Promise<StackAnalysis> {
   const { layerCount, headCount, queryCount: queries, keyCount: keys } = stack;
   const matches = stack.tokenIds && tokenMatches(stack.tokenIds);
-  // The first head is asked for once (a model run computes it): its dtype is the analysis's.
-  const firstHead = stack.weights(0, 0);
-  const pass = new StackPass(queries, keys, layerCount, headCount, dtypeOf([firstHead]), queries === keys, control.headsPerGroup);
-  try {
-    const perHead: Promise<HeadScoreValues>[][] = [];
-    for (let layer = 0; layer < layerCount; layer++) {
-      const row: Promise<HeadScoreValues>[] = [];
-      for (let first = 0; first < headCount; first += pass.group) {
-        if (control.isCancelled?.()) throw new CancelledError();
-        const heads = Array.from({ length: Math.min(pass.group, headCount - first) }, (_, k) => (layer === 0 && first + k === 0 ? firstHead : stack.weights(layer, first + k)));
-        const { results } = await pass.addHeads(heads, first);
-        row.push(...heads.map((weights, k) => results.then((entropies) => scoresOfHead(weights, queries, keys, entropies[k], matches))));
-      }
-      perHead.push(row);
+  const perHead: Promise<HeadScoreValues>[][] = Array.from({ length: layerCount }, () => []);
+  // Made from the first heads given: their dtype is the analysis's.
+  let pass: StackPass | undefined;
+  const passFor = (heads: Weights[]): StackPass =>
+    (pass ??= new StackPass(queries, keys, layerCount, headCount, dtypeOf(heads), {
+      rollout: queries === keys,
+      lowerTriangular: stack.lowerTriangular,
+      headsPerGroup: control.headsPerGroup,
+    }));
+  const add = async (layer: number, first: number, heads: Weights[]): Promise<void> => {
+    const current = passFor(heads);
+    for (let at = 0; at < heads.length; at += current.group) {
+      if (control.isCancelled?.()) throw new CancelledError();
+      const group = heads.slice(at, at + current.group);
+      const { results } = await current.addHeads(group, first + at);
+      group.forEach((weights, k) => {
+        const scores = positionScores(weights, queries, keys, matches);
+        perHead[layer][first + at + k] = results.then((entropies) => withEntropy(scores, entropies[k], queries));
+      });
     }
+  };
+  let eachGroup = stack.headGroups?.bind(stack);
+  if (!eachGroup) {
+    // Heads asked for a group at a time, the first one once (a stack may compute it) to make the pass.
+    const firstHead = stack.weights(0, 0);
+    const { group } = passFor([firstHead]);
+    eachGroup = async (layer, use) => {
+      for (let first = 0; first < headCount; first += group) {
+        await use(first, Array.from({ length: Math.min(group, headCount - first) }, (_, k) => (layer === 0 && first + k === 0 ? firstHead : stack.weights(layer, first + k))));
+      }
+    };
+  }
+  try {
+    for (let layer = 0; layer < layerCount; layer++) await eachGroup(layer, (first, heads) => add(layer, first, heads));
     const values = await Promise.all(perHead.map((row) => Promise.all(row)));
     const scores = Object.fromEntries(HEAD_SCORE_NAMES.map((name) => [name, grid(layerCount, headCount, (l, h) => values[l][h][name])])) as ScoreGrids;
-    return { scores, rollout: pass.rollout() };
+    return { scores, rollout: pass?.rollout() ?? null };
   } finally {
-    await pass.release();
+    await pass?.release();
   }
 }
 

@@ -99,6 +99,7 @@ export function attentionOnlyStack(model: AttentionOnlyModel, ids: readonly numb
     headCount: maps[0].length,
     queryCount: n,
     keyCount: n,
+    lowerTriangular: true,
     weights: (layer, head) => maps[layer][head].data,
   };
 }

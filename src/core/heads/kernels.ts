@@ -129,9 +129,20 @@ interface Layout {
   result?: MatrixBlock;
 }
 
+export interface StackPassOptions {
+  /** Self-attention only. */
+  rollout: boolean;
+  /** Every head is square and has no weight past its diagonal by construction (a causal model's
+   * run): the kernels read only the lower triangles. Nothing checks it. (Copying only them was
+   * tried: 1,024 row copies a head cost twice the whole head's one copy.) */
+  lowerTriangular?: boolean;
+  /** At most this many heads per group (default: as many as a set of slots holds). */
+  headsPerGroup?: number;
+}
+
 /**
  * One analysis in `dtype` (heads of the other dtype are rounded or widened to it): heads go in by
- * groups (`group` heads at most), layer by layer; `rollout` only for self-attention.
+ * groups (`group` heads at most), layer by layer.
  */
 export class StackPass {
   private readonly arena: Arena;
@@ -152,17 +163,16 @@ export class StackPass {
     private readonly layerCount: number,
     private readonly headCount: number,
     private readonly dtype: DType,
-    rollout: boolean,
-    headsPerGroup?: number,
+    private readonly options: StackPassOptions,
   ) {
     const plan = new ArenaPlan();
-    this.group = groupSize(headCount, queries * keys * bytesOf(dtype), headsPerGroup);
+    this.group = groupSize(headCount, queries * keys * bytesOf(dtype), options.headsPerGroup);
     const layout: Layout = {
       slots: [plan.matrix(this.group * queries, keys, dtype), plan.matrix(this.group * queries, keys, dtype)],
       entropy: [plan.reserve(this.group * queries * 8), plan.reserve(this.group * queries * 8)],
       causal: plan.reserve(4),
     };
-    if (rollout) {
+    if (options.rollout) {
       const n = queries;
       const padded = this.resultColumns(); // whole panels, and so whole quads of 4 rows
       layout.sum = plan.matrix(n, n, dtype);
@@ -187,13 +197,14 @@ export class StackPass {
     const elements = queries * keys;
     const lastOfLayer = first + heads.length === this.headCount;
     const { dtype } = this;
+    const lowerGiven = this.options.lowerTriangular === true && queries === keys;
     const queued = await this.turns.run(
       (turn) => {
         copyHeads(this.arena.buffer, layout.slots[turn], heads, elements, dtype);
         const rows: Phase = [
           {
             kernel: `head_rows_${SUFFIX[dtype]}`,
-            args: [layout.slots[turn].offset, heads.length, elements, queries, keys, layout.entropy[turn].offset, layout.sum?.offset ?? 0, first === 0 ? 1 : 0, layout.sum ? layout.causal.offset : 0],
+            args: [layout.slots[turn].offset, heads.length, elements, queries, keys, layout.entropy[turn].offset, layout.sum?.offset ?? 0, first === 0 ? 1 : 0, layout.sum ? layout.causal.offset : 0, lowerGiven ? 1 : 0],
           },
         ];
         return lastOfLayer ? [rows, ...this.foldLayer()] : [rows];

@@ -55,13 +55,13 @@ function append(map: Map<number, number[]>, key: number, value: number): void {
 }
 
 /**
- * The six scores of one head. `weights` is [queries × keys] row-major; `entropySum` is the sum over
- * its rows of −Σ_j a·ln a (computed with the layer's pass in WebAssembly: kernels.ts). Scores that
- * relate a query position to a key position (previous_token, duplicate_token, induction, local)
- * need self-attention (queries = keys) and are null otherwise; duplicate_token and induction need
- * `matches` (token ids).
+ * The five scores of one head read from the cells they name (entropy reads every weight: the
+ * layer's pass in WebAssembly, kernels.ts, then `withEntropy`). `weights` is [queries × keys]
+ * row-major. Scores that relate a query position to a key position (previous_token,
+ * duplicate_token, induction, local) need self-attention (queries = keys) and are null otherwise;
+ * duplicate_token and induction need `matches` (token ids).
  */
-export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: number, entropySum: number, matches?: TokenMatches): HeadScoreValues {
+export function positionScores(weights: ArrayLike<number>, queries: number, keys: number, matches?: TokenMatches): Omit<HeadScoreValues, 'entropy'> {
   const square = queries === keys;
   let previous = 0;
   let first = 0;
@@ -79,9 +79,13 @@ export function scoresOfHead(weights: ArrayLike<number>, queries: number, keys: 
     duplicate_token: square && matches ? meanOverMatches(weights, keys, matches.duplicate) : null,
     induction: square && matches ? meanOverMatches(weights, keys, matches.induction) : null,
     first_token: queries > 0 && keys > 0 ? first / queries : null,
-    entropy: queries > 0 ? entropySum / queries : null,
     local: square && queries > 0 ? local / queries : null,
   };
+}
+
+/** A head's six scores: its position scores and the mean over its `queries` rows of `entropySum` (Σ over rows of −Σ_j a·ln a). */
+export function withEntropy(scores: Omit<HeadScoreValues, 'entropy'>, entropySum: number, queries: number): HeadScoreValues {
+  return { ...scores, entropy: queries > 0 ? entropySum / queries : null };
 }
 
 /** Mean over the queries with at least one matching key of the weight on those keys. */

@@ -23,6 +23,10 @@ export interface AttentionStack {
   tokenIds?: number[];
   layerCount: number;
   headCount: number;
+  /** True when every head is square and has no weight past its diagonal by construction (a causal
+   * model's run): the analyses' kernels then read only the lower triangles. Only a computation
+   * that masked them says so; a saved file's stack never does. */
+  lowerTriangular?: boolean;
   queryCount: number;
   keyCount: number;
   /**
@@ -32,6 +36,12 @@ export interface AttentionStack {
    * must not write into the returned array.
    */
   weights(layer: number, head: number): Float32Array | Float64Array;
+  /**
+   * Every head of `layer`, computed a group at a time where the stack computes heads on demand
+   * faster so than one by one (a model run: on the compute threads). `use` gets each group's first
+   * head and its weights, views valid only until it resolves. Absent: `weights`, head by head.
+   */
+  headGroups?(layer: number, use: (first: number, heads: (Float32Array | Float64Array)[]) => Promise<void>): Promise<void>;
   /**
    * Head `head` of `layer` already pooled by `mode` in blocks of rowBlock × colBlock (as poolMap
    * lays it out), when the computation that made the stack kept it (a model run pools every head

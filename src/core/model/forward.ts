@@ -167,25 +167,12 @@ export class ModelForward {
   private async attend(index: number, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, pools: LayerPools, control: ForwardControl): Promise<Float32Array> {
     const c = this.config;
     const d = c.headDim;
-    const group = c.heads / c.kvHeads;
-    const q = matrix(n, c.heads * d, Q);
-    const k = matrix(n, c.kvHeads * d, K);
     const v = matrix(n, c.kvHeads * d, V);
-    const whole: AttentionSpec = { Q: q, K: k, V: v, options: this.attentionOptions(index, c.heads, c.kvHeads) };
+    const whole: AttentionSpec = { Q: matrix(n, c.heads * d, Q), K: matrix(n, c.kvHeads * d, K), V: v, options: this.attentionOptions(index, c.heads, c.kvHeads) };
     if (referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
-    const kvPerGroup = attentionGroup(c, n).kvHeads;
     const output = zeros(n, c.heads * d, 'float32');
-    for (let kv0 = 0; kv0 < c.kvHeads; kv0 += kvPerGroup) {
-      const kvCount = Math.min(kvPerGroup, c.kvHeads - kv0);
-      const h0 = kv0 * group;
-      // One group (every head's weights within MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens) reads the layer's own Q, K and V.
-      const part = (m: Matrix, start: number, count: number): Matrix => (start === 0 && count === m.cols ? m : columns(m, start, count));
-      const spec: AttentionSpec = {
-        Q: part(q, h0 * d, kvCount * group * d),
-        K: part(k, kv0 * d, kvCount * d),
-        V: part(v, kv0 * d, kvCount * d),
-        options: this.attentionOptions(index, kvCount * group, kvCount),
-      };
+    for (const { h0, kv0, kvCount } of this.headGroups(n)) {
+      const spec = this.groupSpec(index, Q, K, n, kv0, kvCount, headColumns(v, kv0 * d, kvCount * d));
       checkCancelled(control);
       const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: takeSpareMemory(), weightsOnly: true });
       if (pass) {
@@ -195,6 +182,53 @@ export class ModelForward {
       } else addColumns(output, forwardOutput(spec, control, (head, weights) => pools.add(h0 + head, weights.data)), h0 * d);
     }
     return output.data as Float32Array;
+  }
+
+  /** The KV heads attended at once on n tokens (every head's weights within MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens in one group), with their first query head. */
+  private *headGroups(n: number): Generator<{ h0: number; kv0: number; kvCount: number }> {
+    const c = this.config;
+    const kvPerGroup = attentionGroup(c, n).kvHeads;
+    for (let kv0 = 0; kv0 < c.kvHeads; kv0 += kvPerGroup) yield { h0: kv0 * (c.heads / c.kvHeads), kv0, kvCount: Math.min(kvPerGroup, c.kvHeads - kv0) };
+  }
+
+  /**
+   * Layer `index`'s attention of KV heads kv0… (kvCount of them) and their query heads, reading
+   * the layer's own Q [n × heads·head_dim] and K. `V` defaults to one zero column per KV head: the
+   * weights do not depend on it, and a head_dim-wide V would double the work of recomputing them.
+   */
+  private groupSpec(index: number, Q: Float32Array, K: Float32Array, n: number, kv0: number, kvCount: number, V = zeros(n, kvCount, 'float32')): AttentionSpec {
+    const c = this.config;
+    const d = c.headDim;
+    const group = c.heads / c.kvHeads;
+    return {
+      Q: headColumns(matrix(n, c.heads * d, Q), kv0 * group * d, kvCount * group * d),
+      K: headColumns(matrix(n, c.kvHeads * d, K), kv0 * d, kvCount * d),
+      V,
+      options: this.attentionOptions(index, kvCount * group, kvCount),
+    };
+  }
+
+  /**
+   * Every head's weights of layer `index`, recomputed from its record by the kernels that ran the
+   * layer, a head group (attend's) at a time on the compute threads: `use` gets each group's first
+   * head and its heads' weights, views valid only until it resolves (the next group reuses the
+   * memory). A whole-stack analysis reads them so: GPT-2-small's 12 heads of 1024 tokens in ~50 ms,
+   * against ~10 ms a head one by one on the worker (headWeights).
+   */
+  async eachHeadGroup(index: number, record: LayerRecord, n: number, use: (first: number, heads: Float32Array[]) => Promise<void>): Promise<void> {
+    for (const { h0, kv0, kvCount } of this.headGroups(n)) {
+      const spec = this.groupSpec(index, record.Q, record.K, n, kv0, kvCount);
+      const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, { recycle: takeSpareMemory(), weightsOnly: true }) : undefined;
+      if (!pass) {
+        for (let h = h0; h < h0 + kvCount * (this.config.heads / this.config.kvHeads); h++) await use(h, [this.headWeights(index, h, record, n)]);
+        continue;
+      }
+      try {
+        await use(h0, pass.heads.map((head) => head.weights.data as Float32Array));
+      } finally {
+        spareMemory = { output: pass.output };
+      }
+    }
   }
 
   /** The engine's options for layer `index`'s attention (RoPE is applied before, on Q and K). */
@@ -220,7 +254,7 @@ export class ModelForward {
     const spec: AttentionSpec = {
       Q: columns(matrix(n, c.heads * c.headDim, record.Q), head * c.headDim, c.headDim),
       K,
-      V: K, // V does not enter the weights
+      V: zeros(n, 1, 'float32'), // V does not enter the weights (groupSpec)
       options: this.attentionOptions(index, 1, 1),
     };
     if (referenceOnly(spec) === undefined) {
@@ -271,6 +305,11 @@ export class ModelForward {
 
 export function matrix(rows: number, cols: number, data: Float32Array): Matrix {
   return { rows, cols, data };
+}
+
+/** Columns [start, start + count) of m: m itself when that is all of it (no copy). */
+function headColumns(m: Matrix, start: number, count: number): Matrix {
+  return start === 0 && count === m.cols ? m : columns(m, start, count);
 }
 
 /** RoPE (rotate-half) on each head's columns of x [n × heads·headDim], by the engine's rotate. */

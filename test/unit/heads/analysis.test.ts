@@ -45,6 +45,23 @@ describe('head analyses against numpy', () => {
     assertClose(double.rollout!, reference.expected.rollout.flat(), TOLERANCE, 'rollout in float64');
   });
 
+  for (const dtype of ['float64', 'float32'] as const) {
+    it(`a ${dtype} stack lower triangular by construction (a causal model's run) is read only up to each diagonal`, async () => {
+      const reference = referenceCase('causal-21');
+      const clean = stackOf(reference.weights, dtype, reference.ids);
+      // Numbers past the diagonal, were the kernels to read them, would change the entropies and R
+      // (the scores summed in JavaScript read only the cells they name, and see them).
+      const marked = reference.weights.map((layer) => layer.map((head) => head.map((row, i) => row.map((weight, j) => (j > i ? 0.5 : weight)))));
+      const analysis = await analyseStack({ ...stackOf(marked, dtype, reference.ids), lowerTriangular: true });
+      const expected = await analyseStack(clean);
+      assert.deepEqual(analysis.scores.entropy, expected.scores.entropy);
+      assert.deepEqual(analysis.rollout, expected.rollout);
+      assertClose(analysis.scores.entropy.flat(), reference.expected.scores.entropy.flat(), ANALYSIS_TOLERANCE[dtype], 'entropy');
+      // The same numbers, not said to be lower triangular, are read whole.
+      assert.notDeepEqual((await analyseStack(stackOf(marked, dtype, reference.ids))).scores.entropy, expected.scores.entropy);
+    });
+  }
+
   it('finds the planted heads: previous-token, sink, induction, duplicate', async () => {
     const reference = referenceCase('planted');
     const { scores } = await analyseStack(stackOf(reference.weights, 'float64', reference.ids));

@@ -54,7 +54,7 @@ describe('the head analyses\' WebAssembly kernels against numpy', () => {
       const entropy = reserve(a.length, 8);
       const rows = dtype === 'float64' ? new Float64Array(buffer, weights, a.length * copies) : new Float32Array(buffer, weights, a.length * copies);
       a.forEach((value, i) => rows.fill(value, i * copies, (i + 1) * copies));
-      exports[`head_rows_${suffix}`](weights, 1, a.length * copies, a.length, copies, entropy, 0, 1, 0, 0, 1);
+      exports[`head_rows_${suffix}`](weights, 1, a.length * copies, a.length, copies, entropy, 0, 1, 0, 0, 0, 1);
       const perValue = new Float64Array(buffer, entropy, a.length).map((total) => total / copies);
       // float32's subnormals (below 2^-126) get a wrong exponent: they may only be off by a negligible amount.
       const normal = a.map((value) => dtype === 'float64' || value === 0 || value >= 2 ** -126);
@@ -80,7 +80,7 @@ describe('the head analyses\' WebAssembly kernels against numpy', () => {
     heads.set([...row.map(() => 0), ...row.map((a) => a / 2)], stride);
     new Float64Array(buffer, sum, 2 * cols).fill(7); // stale numbers: the layer's first head overwrites them
     new Int32Array(buffer, causal, 1)[0] = 1;
-    for (const part of [0, 1]) exports.head_rows_f64(weights, 2, stride, 2, cols, entropy, sum, 1, causal, part, 2);
+    for (const part of [0, 1]) exports.head_rows_f64(weights, 2, stride, 2, cols, entropy, sum, 1, causal, 0, part, 2);
     const expected = (a: number[]) => a.reduce((h, x) => (x > 0 ? h - x * Math.log(x) : h), 0);
     const [first, zero, , second] = new Float64Array(buffer, entropy, 4);
     assert.ok(Math.abs(first - expected(row)) < 1e-15, `entropy ${first}`);
@@ -99,7 +99,7 @@ describe('the head analyses\' WebAssembly kernels against numpy', () => {
     heads.fill(0);
     heads[0] = 1;
     heads.set([0.5, 0.5], cols);
-    for (const part of [0, 1]) exports.head_rows_f64(weights, 1, stride, 2, cols, entropy, sum, 0, causal, part, 2);
+    for (const part of [0, 1]) exports.head_rows_f64(weights, 1, stride, 2, cols, entropy, sum, 0, causal, 0, part, 2);
     summed = [...new Float64Array(buffer, sum, 2 * cols)];
     assert.deepEqual(summed.slice(0, 3), [1.5, 0, 0.25]);
     assert.deepEqual(summed.slice(cols, cols + 3), [0.75, 0.5, 0.125]);

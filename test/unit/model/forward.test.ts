@@ -4,6 +4,7 @@
 import { strict as assert } from 'node:assert';
 import { runAttention } from '../../../src/core/engine';
 import { CancelledError } from '../../../src/core/engine/attention';
+import { analyseStack } from '../../../src/core/heads/analysis';
 import { runModel, type ModelRun } from '../../../src/core/model/run';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
@@ -82,6 +83,25 @@ describe('model forward against the PyTorch references', function () {
           assert.deepEqual(run.weights(l, h), kept, `layer ${l} head ${h}`);
         }
       }
+    });
+  }
+
+  for (const name of ['gpt2', 'llama-gqa-bf16', 'qwen3', 'mistral-window', 'gemma2-softcap'] as const) {
+    it(`${name}: a layer's heads computed a group at a time (what the head analyses read) are the run's own numbers, and analyse as head by head`, async () => {
+      const run = await runFixture(name);
+      assert.ok(run.headGroups);
+      for (let l = 0; l < run.layerCount; l++) {
+        let next = 0;
+        await run.headGroups(l, async (first, heads) => {
+          assert.equal(first, next, 'groups in order');
+          heads.forEach((weights, k) => assert.deepEqual(weights, run.weights(l, first + k), `layer ${l} head ${first + k}`));
+          next += heads.length;
+        });
+        assert.equal(next, run.headCount);
+      }
+      const byGroups = await analyseStack(run);
+      const headByHead = await analyseStack({ ...run, headGroups: undefined });
+      assert.deepEqual(byGroups, headByHead);
     });
   }
 
