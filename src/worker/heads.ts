@@ -60,7 +60,7 @@ export async function answerHeads(request: WorkerHeadsQueryRequest): Promise<Wor
 export async function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: AttentionStack): Promise<HeadsAnswer> {
   switch (query.kind) {
     case 'grid':
-      return { kind: 'grid', grid: poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
+      return { kind: 'grid', grid: await poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
     case 'lines':
       return { kind: 'lines', lines: headLines(stack, query.layer, query.heads, query.k) };
     case 'head': {

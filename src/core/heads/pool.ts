@@ -94,20 +94,33 @@ export class LayerPools {
   }
 }
 
-/** The listed layers × heads of a stack, each pooled to at most `size` × `size` cells (from the
- * stack's kept thumbnails where it has them at this size, else from each head's weights). */
-export function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, layers: number[], heads: number[]): PooledGrid {
+/**
+ * The listed layers × heads of a stack, each pooled to at most `size` × `size` cells: from the
+ * stack's kept thumbnails where it has them at this size, else from the heads' weights — a layer's
+ * at once (`headGroups`) when the stack has them so and more than half its heads are listed.
+ */
+export async function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, layers: number[], heads: number[]): Promise<PooledGrid> {
   const { block: rowBlock, cells: rows } = blocking(stack.queryCount, size);
   const { block: colBlock, cells: cols } = blocking(stack.keyCount, size);
   const data = new Float32Array(layers.length * heads.length * rows * cols);
-  layers.forEach((layer, l) =>
+  for (const [l, layer] of layers.entries()) {
+    const cellsOf = (h: number) => data.subarray((l * heads.length + h) * rows * cols, (l * heads.length + h + 1) * rows * cols);
+    const pool = (h: number, weights: ArrayLike<number>) => poolMap(weights, stack.queryCount, stack.keyCount, rowBlock, colBlock, { [mode]: cellsOf(h) });
+    const missing = new Map<number, number>(); // head → its place in `heads`
     heads.forEach((head, h) => {
-      const out = data.subarray((l * heads.length + h) * rows * cols, (l * heads.length + h + 1) * rows * cols);
       const kept = stack.pooled?.(layer, head, mode, rowBlock, colBlock);
-      if (kept) out.set(kept);
-      else poolMap(stack.weights(layer, head), stack.queryCount, stack.keyCount, rowBlock, colBlock, { [mode]: out });
-    }),
-  );
+      if (kept) cellsOf(h).set(kept);
+      else missing.set(head, h);
+    });
+    if (stack.headGroups && 2 * missing.size > stack.headCount) {
+      await stack.headGroups(layer, async (first, group) =>
+        group.forEach((weights, k) => {
+          const h = missing.get(first + k);
+          if (h !== undefined) pool(h, weights);
+        }),
+      );
+    } else for (const [head, h] of missing) pool(h, stack.weights(layer, head));
+  }
   return { mode, layers, heads, rows, cols, rowBlock, colBlock, data };
 }
 

@@ -23,9 +23,9 @@ const close = (got: ArrayLike<number>, want: number[], tolerance: number) => {
 
 describe('heads pooling', () => {
   for (const c of pooling.cases) {
-    it(`${c.mode} pools 37 × 29 to at most ${c.size} per side as numpy does`, () => {
+    it(`${c.mode} pools 37 × 29 to at most ${c.size} per side as numpy does`, async () => {
       const stack = stackOfResult({ heads: [{ weights: { rows: pooling.rows, cols: pooling.cols, data: map } }] }, { source: { kind: 'problem', document: 'd', problem: 0 } });
-      const grid = poolGrid(stack, c.size, c.mode, [0], [0]);
+      const grid = await poolGrid(stack, c.size, c.mode, [0], [0]);
       assert.deepEqual([grid.rowBlock, grid.colBlock, grid.rows, grid.cols], [c.rowBlock, c.colBlock, c.rows, c.cols]);
       // The grid is float32: its rounding, no more.
       close(grid.data, c.values, 2 ** -23);

@@ -20,6 +20,7 @@ function keptOnly(stack: AttentionStack): AttentionStack {
     weights: (layer, head) => {
       throw new Error(`layer ${layer} head ${head} was recomputed`);
     },
+    headGroups: (layer) => Promise.reject(new Error(`layer ${layer}'s heads were recomputed`)),
   };
 }
 
@@ -40,8 +41,8 @@ describe('a model run\'s grid from the thumbnails pooled in its forward', functi
       const run = await runModel(folderFiles(modelFixture(name)), { ids: reference.token_ids });
       const expected = stackOf(reference.attentions, 'float64', reference.token_ids);
       for (const mode of ['max', 'mean'] as PoolMode[]) {
-        const grid = poolGrid(keptOnly(run), DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
-        const want = poolGrid(expected, DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
+        const grid = await poolGrid(keptOnly(run), DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
+        const want = await poolGrid(expected, DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
         const worst = worstDifference(grid.data, want.data);
         assert.ok(worst <= REFERENCE_TOLERANCE.attention, `${mode}: off by ${worst}`);
       }
@@ -52,13 +53,15 @@ describe('a model run\'s grid from the thumbnails pooled in its forward', functi
     const ids = Array.from({ length: 64 }, (_, i) => 100 + ((i * 7919) % 50000));
     const run = await runModel(folderFiles(modelFixture('gpt2')), { ids });
     for (const mode of ['max', 'mean'] as PoolMode[]) {
-      const grid = poolGrid(keptOnly(run), DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
+      const grid = await poolGrid(keptOnly(run), DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
       assert.deepEqual([grid.rowBlock, grid.colBlock, grid.rows], [2, 2, 32]);
-      const recomputed = poolGrid({ ...run, pooled: undefined }, DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
+      const recomputed = await poolGrid({ ...run, pooled: undefined }, DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount));
       const worst = worstDifference(grid.data, recomputed.data);
       assert.ok(worst <= 1e-6, `${mode}: off by ${worst}`);
+      // Recomputed a layer at a time (headGroups) or head by head: the same numbers.
+      assert.deepEqual(recomputed, await poolGrid({ ...run, pooled: undefined, headGroups: undefined }, DEFAULT_THUMBNAIL_SIDE, mode, all(run.layerCount), all(run.headCount)));
     }
     // Another size is pooled from the heads, as before.
-    assert.throws(() => poolGrid(keptOnly(run), 16, 'max', [0], [0]), /layer 0 head 0 was recomputed/);
+    await assert.rejects(poolGrid(keptOnly(run), 16, 'max', [0], [0]), /layer 0 head 0 was recomputed/);
   });
 });

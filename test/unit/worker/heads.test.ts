@@ -22,7 +22,7 @@ describe('worker: heads', function () {
     const { stack } = loadSavedAttentions(file, DEFAULT_LIMITS);
     assert.deepEqual([info.title, info.source, info.layerCount, info.headCount, info.queryCount, info.keyCount], ['tuple.pt', 'saved', 2, 3, 5, 5]);
     const grid = await worker.queryHeads(id, { kind: 'grid', size: 2, mode: 'mean', layers: [1], heads: [0, 2] });
-    assert.deepEqual(grid, { kind: 'grid', grid: poolGrid(stack, 2, 'mean', [1], [0, 2]) });
+    assert.deepEqual(grid, { kind: 'grid', grid: await poolGrid(stack, 2, 'mean', [1], [0, 2]) });
     const lines = await worker.queryHeads(id, { kind: 'lines', layer: 0, heads: [1], k: 2 });
     assert.deepEqual(lines, { kind: 'lines', lines: headLines(stack, 0, [1], 2) });
     const head = await worker.queryHeads(id, { kind: 'head', layer: 1, head: 2 });
