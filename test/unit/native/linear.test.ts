@@ -4,6 +4,7 @@
 // clear error.
 import * as assert from 'node:assert/strict';
 import { nativeLinearBackend, type NativeLinearBackend } from '../../../src/core/engine/native/linear';
+import { cachedSessions } from '../../../src/core/engine/native/runtime';
 import { activate } from '../../../src/core/model/ops';
 import { linearCases as cases } from './choice';
 
@@ -40,6 +41,25 @@ describe('native LinearBackend', () => {
       got.forEach((x, i) => assert.ok(Math.abs(x - want[i]) <= 4e-7 * Math.max(1, Math.abs(want[i])), `${activation}(${plain[i]}): ${x} vs ${want[i]}`));
     });
   }
+
+  it('a backend disposed while another computes leaves it the sessions (two model runs at once); the last one releases them', async () => {
+    const [m, k, n] = [64, 256, 256];
+    const a = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i));
+    const b = Float32Array.from({ length: k * n }, (_, i) => Math.cos(i));
+    const other = nativeLinearBackend()!;
+    const want = await backend.matmul(a, b, m, k, n, true);
+    const products = Array.from({ length: 8 }, () => backend.matmul(a, b, m, k, n, true));
+    other.dispose();
+    other.dispose(); // twice: counted once
+    for (const product of await Promise.all(products)) assert.deepEqual(product, want);
+    assert.ok(cachedSessions() > 0, 'the sessions stay while this backend lives');
+    const last = nativeLinearBackend()!;
+    backend.dispose();
+    assert.ok(cachedSessions() > 0, 'and while another one does');
+    last.dispose();
+    assert.equal(cachedSessions(), 0, 'the last dispose releases them');
+    backend = nativeLinearBackend()!;
+  });
 
   it('says which sizes do not match', async () => {
     await assert.rejects(backend.matmul(new Float32Array(6), new Float32Array(5), 2, 3, 2, false), /B 5 for 3×2/);

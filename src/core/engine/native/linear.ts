@@ -42,10 +42,21 @@ function activated(g: Graph, x: string, activation: Activation): string {
   }
 }
 
+/**
+ * Backends not yet disposed. Their sessions are shared (one per kind of product), so only the last
+ * one's dispose releases them: a run that released them while another run was using them made
+ * that run's next product fail, and the rest of its forward fall back to WebAssembly (a different
+ * rounding, and slower).
+ */
+let liveBackends = 0;
+
 export class NativeLinearBackend implements LinearBackend {
   readonly name = 'onnxruntime';
+  private disposed = false;
 
-  constructor(private readonly ort: typeof Ort) {}
+  constructor(private readonly ort: typeof Ort) {
+    liveBackends++;
+  }
 
   async matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
     if (a.length !== m * k || b.length !== k * n || (bias && bias.length !== n)) {
@@ -61,8 +72,11 @@ export class NativeLinearBackend implements LinearBackend {
     return c.data as Float32Array;
   }
 
+  /** Releases the sessions once no other backend holds them (they keep ONNX Runtime's memory arena). */
   dispose(): void {
-    void releaseSessions(KEY);
+    if (this.disposed) return;
+    this.disposed = true;
+    if (--liveBackends === 0) void releaseSessions(KEY);
   }
 }
 
