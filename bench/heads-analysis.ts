@@ -2,10 +2,12 @@
 // head analyses on a worker thread, as the extension's worker runs them (its kernels on the fast
 // path's compute threads, one per core). A synthetic stack of causal float32 attention (seeded
 // random rows, ids that repeat) is built on the thread first; then each round times analyseStack
-// (all six scores for every head and the rollout) twice, alternating: as a causal model's run gives
-// the heads (lower triangular by construction: only the lower triangles are copied and read) and as
-// a saved file does (nothing known: every weight is read). Wall time, and the CPU time of the whole
-// process (every thread). The first round also starts the compute threads.
+// (all six scores for every head and the rollout) three times, alternating: as a causal model's run
+// gives the heads (lower triangular by construction), as a saved file's reading gives them (one
+// [layers, heads, n, n] tensor through savedStack, which finds them lower triangular as it checks
+// the rows), and as a stack that says nothing of them (every weight is read, to find where each
+// row ends). The kernels read only the lower triangles of the first two. Wall time, and the CPU
+// time of the whole process (every thread). The first round also starts the compute threads.
 // Attention flow is timed at the sizes around its limit (FLOW_MAX_WORK).
 // Then the comparison of two runs: the per-head divergences of that stack against itself with its
 // heads rotated by one (B, no more memory), by the WebAssembly kernel and by the definition as a
@@ -19,6 +21,7 @@ import { analyseStack, headMeans } from '../src/core/heads/analysis';
 import { grid } from '../src/core/heads/compare';
 import { divergences } from '../src/core/heads/divergence';
 import { attentionFlow, FLOW_MAX_WORK, flowRefusal } from '../src/core/heads/flow';
+import { savedStack } from '../src/core/heads/saved';
 import type { AttentionStack } from '../src/core/heads/stack';
 import { kernelsFlavour, threadCount } from '../src/core/engine/fast/pool';
 
@@ -63,6 +66,16 @@ function syntheticStack(layers: number, heads: number, n: number, causal: boolea
     keyCount: n,
     weights: (layer, head) => maps[layer * heads + head],
   };
+}
+
+/** Every head of `stack` in one array [layers, heads, q, k], as a saved file holds them. */
+function allHeads(stack: AttentionStack): Float32Array {
+  const size = stack.queryCount * stack.keyCount;
+  const all = new Float32Array(stack.layerCount * stack.headCount * size);
+  for (let layer = 0; layer < stack.layerCount; layer++) {
+    for (let head = 0; head < stack.headCount; head++) all.set(stack.weights(layer, head), (layer * stack.headCount + head) * size);
+  }
+  return all;
 }
 
 /** The same stack with head k answering as head k + 1 (the last as the first). */
@@ -122,11 +135,15 @@ const figures = ({ wall, cpu, busiest }: { wall: number; cpu: number; busiest: n
 
 async function onThread({ tokens, layers, heads, rounds }: Sizes): Promise<void> {
   const stack = syntheticStack(layers, heads, tokens, true);
-  const modelRun: AttentionStack = { ...stack, lowerTriangular: true };
-  const times: { model: string[]; saved: string[] } = { model: [], saved: [] };
+  const kinds = {
+    model: { ...stack, lowerTriangular: true },
+    saved: savedStack({ file: 'synthetic.npy', content: { format: 'npy', tensors: [{ key: 'array', dtype: 'float32', shape: [layers, heads, tokens, tokens], data: allHeads(stack) }] } }).stack,
+    unknown: stack,
+  };
+  if (!kinds.saved.lowerTriangular) throw new Error('the saved stack should have been found lower triangular');
+  const times: Record<keyof typeof kinds, string[]> = { model: [], saved: [], unknown: [] };
   for (let round = 0; round < rounds; round++) {
-    times.model.push(figures(await timed(() => analyseStack(modelRun))));
-    times.saved.push(figures(await timed(() => analyseStack(stack))));
+    for (const kind of ['model', 'saved', 'unknown'] as const) times[kind].push(figures(await timed(() => analyseStack(kinds[kind]))));
   }
   const flows: string[] = [];
   for (const n of [16, 24, 32, 40, 41, 48]) {
@@ -150,12 +167,13 @@ async function onThread({ tokens, layers, heads, rounds }: Sizes): Promise<void>
 if (isMainThread) {
   const sizes: Sizes = { tokens: flag('tokens', 1024), layers: flag('layers', 12), heads: flag('heads', 12), rounds: flag('rounds', 3) };
   const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { eval: true, workerData: sizes });
-  worker.on('message', ({ times, flows, compared }: { times: { model: string[]; saved: string[] }; flows: string[]; compared: string[] }) => {
+  worker.on('message', ({ times, flows, compared }: { times: Record<'model' | 'saved' | 'unknown', string[]>; flows: string[]; compared: string[] }) => {
     // VS Code desktop's engine runs the relaxed build; Node 20 only with --experimental-wasm-relaxed-simd.
     console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg()[0].toFixed(1)}; kernels: ${kernelsFlavour()} SIMD`);
     console.log(`scores + rollout, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens (issue 27's target: 200 ms), the first round starting the ${threadCount()} compute threads:`);
-    console.log(`  a causal model's run: ${times.model.join(', ')}`);
-    console.log(`  a saved file:         ${times.saved.join(', ')}`);
+    console.log(`  a causal model's run:           ${times.model.join(', ')}`);
+    console.log(`  a saved file (found causal):    ${times.saved.join(', ')}`);
+    console.log(`  heads with nothing said of them: ${times.unknown.join(', ')}`);
     console.log(`attention flow (limit: layers × tokens⁴ ≤ ${FLOW_MAX_WORK.toExponential(1)}):`);
     for (const line of flows) console.log(line);
     console.log(`divergences of two runs, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens (B: the heads rotated by one):`);

@@ -132,9 +132,9 @@ interface Layout {
 export interface StackPassOptions {
   /** Self-attention only. */
   rollout: boolean;
-  /** Every head is square and has no weight past its diagonal by construction (a causal model's
-   * run): the kernels read only the lower triangles. Nothing checks it. (Copying only them was
-   * tried: 1,024 row copies a head cost twice the whole head's one copy.) */
+  /** Every head is square and has no weight past its diagonal (AttentionStack.lowerTriangular):
+   * the kernels read only the lower triangles. Nothing checks it. (Copying only them was tried:
+   * 1,024 row copies a head cost twice the whole head's one copy.) */
   lowerTriangular?: boolean;
   /** At most this many heads per group (default: as many as a set of slots holds). */
   headsPerGroup?: number;

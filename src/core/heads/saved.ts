@@ -63,7 +63,7 @@ export function savedStack(input: SavedAttentionsInput): SavedAttentions {
     throw new HeadsInputError(`${file} holds no attentions: expected a tensor [layers, heads, q, k] or [layers, batch, heads, q, k], or one [heads, q, k] tensor per layer.`);
   }
   const { layers, headCount, queryCount, keyCount } = candidates.length === 1 ? stacked(candidates[0], notes) : perLayer(candidates, notes);
-  checkRows(layers, headCount, queryCount, keyCount);
+  const lowerTriangular = checkRows(layers, headCount, queryCount, keyCount);
   const { tokens, keyTokens, tokenIds } = labels(input, queryCount, keyCount, notes);
   const size = queryCount * keyCount;
   const stack: AttentionStack = {
@@ -75,6 +75,7 @@ export function savedStack(input: SavedAttentionsInput): SavedAttentions {
     headCount,
     queryCount,
     keyCount,
+    ...(lowerTriangular ? { lowerTriangular } : {}),
     weights(layer, head) {
       const { tensor, offset } = layers[layer];
       const start = offset + head * size;
@@ -139,19 +140,33 @@ function named(tensor: Tensor): string {
   return `\`${tensor.key}\``;
 }
 
-/** Weights in [0, 1] whose rows sum to 1 (or 0: a fully masked row), else one message. */
-function checkRows(layers: Layer[], headCount: number, queryCount: number, keyCount: number): void {
+/**
+ * Weights in [0, 1] whose rows sum to 1 (or 0: a fully masked row), else one message. Returns
+ * whether every head is square with no weight past its diagonal (causal attention): the head
+ * analyses then read only the lower triangles. Known for nothing extra: each row's part past the
+ * diagonal is summed apart, and weights ≥ 0 sum to 0 only when all are 0.
+ */
+function checkRows(layers: Layer[], headCount: number, queryCount: number, keyCount: number): boolean {
+  let lowerTriangular = queryCount === keyCount;
   layers.forEach(({ tensor, offset }, layer) => {
     const data = tensor.data;
     for (let head = 0; head < headCount; head++) {
       for (let query = 0; query < queryCount; query++) {
         const start = offset + (head * queryCount + query) * keyCount;
+        const diagonal = start + Math.min(query, keyCount - 1);
         let sum = 0;
         let low = Infinity;
-        for (let key = start; key < start + keyCount; key++) {
+        for (let key = start; key <= diagonal; key++) {
           sum += data[key];
           if (data[key] < low) low = data[key];
         }
+        let past = 0;
+        for (let key = diagonal + 1; key < start + keyCount; key++) {
+          past += data[key];
+          if (data[key] < low) low = data[key];
+        }
+        if (past !== 0) lowerTriangular = false;
+        sum += past;
         const where = `layer ${layer} head ${head} query ${query} (\`${tensor.key}\`)`;
         if (!(low >= 0) || !(Math.abs(sum - 1) <= ROW_SUM_TOLERANCE || sum === 0)) {
           const what = Number.isNaN(sum) ? 'holds NaN' : low < 0 ? `has a negative weight (${Number(low.toPrecision(4))})` : `sums to ${Number(sum.toPrecision(6))}, not 1`;
@@ -160,6 +175,7 @@ function checkRows(layers: Layer[], headCount: number, queryCount: number, keyCo
       }
     }
   });
+  return lowerTriangular;
 }
 
 /** Query and key labels, and the ids when known. */

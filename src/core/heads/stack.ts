@@ -23,9 +23,9 @@ export interface AttentionStack {
   tokenIds?: number[];
   layerCount: number;
   headCount: number;
-  /** True when every head is square and has no weight past its diagonal by construction (a causal
-   * model's run): the analyses' kernels then read only the lower triangles. Only a computation
-   * that masked them says so; a saved file's stack never does. */
+  /** True when every head is square and has no weight past its diagonal: a causal model's run by
+   * construction, a saved file's when its rows were checked so (saved.ts). The analyses' kernels
+   * then read only the lower triangles. Nothing else checks it. */
   lowerTriangular?: boolean;
   queryCount: number;
   keyCount: number;

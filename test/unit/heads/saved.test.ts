@@ -95,5 +95,18 @@ describe('saved attentions', () => {
     const content = { format: 'npy' as const, tensors: [{ key: 'array', dtype: 'float32' as const, shape: [1, 1, 2, 3], data: Float32Array.from([0, 0, 0, 0.2, 0.3, 0.5]) }] };
     const { stack } = savedStack({ file: 'd.npy', content, sidecarTokens: ['a', 'b', 'c'] });
     assert.deepEqual([stack.tokens, stack.keyTokens], [['b', 'c'], ['a', 'b', 'c']]);
+    assert.equal(stack.lowerTriangular, undefined);
+  });
+
+  it('finds, as it checks the rows, whether every head is causal (the analyses then read only the lower triangles)', () => {
+    // 2 layers × 1 head of 3 × 3; `past` is the weight of layer 1's last-but-one row past its diagonal.
+    const open = (past: number) => {
+      const causal = [1, 0, 0, 0.5, 0.5, 0, 0.2, 0.3, 0.5];
+      const other = [1, 0, 0, 0.5, 0.5 - past, past, 0.2, 0.3, 0.5];
+      const content = { format: 'npy' as const, tensors: [{ key: 'array', dtype: 'float32' as const, shape: [2, 1, 3, 3], data: Float32Array.from([...causal, ...other]) }] };
+      return savedStack({ file: 'c.npy', content }).stack.lowerTriangular;
+    };
+    assert.equal(open(0), true);
+    assert.equal(open(2 ** -126), undefined); // the smallest normal float32 past the diagonal
   });
 });
