@@ -8,7 +8,8 @@ import type { AttentionStack } from '../heads/stack';
 import type { ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
-import { nativeRuntime } from '../engine/native/runtime';
+import { warmNativeLinear } from '../engine/native/linear';
+import { backendChoice } from '../engine/native/runtime';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
@@ -66,12 +67,13 @@ function vocabChunk(hidden: number): number {
 /**
  * What a folder's first run would otherwise do before its forward, done ahead (the extension does
  * it once a note names the folder): the tokenizer built and kept (0.35–0.6 s for GPT-2's), ONNX
- * Runtime loaded, the compute threads started. Resolves to the tokenizer, undefined without one.
+ * Runtime loaded and its environment started (~120 ms), the compute threads started. Resolves to
+ * the tokenizer, undefined without one.
  */
 export async function prepareModel(files: ModelFiles): Promise<ModelTokenizer | undefined> {
   warmThreads();
-  nativeRuntime();
-  return ModelTokenizer.open(files);
+  const [tokenizer] = await Promise.all([ModelTokenizer.open(files), backendChoice() === 'wasm' ? undefined : warmNativeLinear()]);
+  return tokenizer;
 }
 
 export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {

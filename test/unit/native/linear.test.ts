@@ -3,7 +3,7 @@
 // cut every blocking; the MLP activations in the graph as ops.ts computes them; bad sizes are a
 // clear error.
 import * as assert from 'node:assert/strict';
-import { nativeLinearBackend, type NativeLinearBackend } from '../../../src/core/engine/native/linear';
+import { nativeLinearBackend, type NativeLinearBackend, warmNativeLinear } from '../../../src/core/engine/native/linear';
 import { cachedSessions } from '../../../src/core/engine/native/runtime';
 import { activate } from '../../../src/core/model/ops';
 import { linearCases as cases } from './choice';
@@ -58,6 +58,18 @@ describe('native LinearBackend', () => {
     assert.ok(cachedSessions() > 0, 'and while another one does');
     last.dispose();
     assert.equal(cachedSessions(), 0, 'the last dispose releases them');
+    backend = nativeLinearBackend()!;
+  });
+
+  it('warming ONNX Runtime (a model folder prepared) leaves no session of its own, and a live backend\'s alone', async () => {
+    await backend.matmul(new Float32Array(4), new Float32Array(4), 2, 2, 2, true);
+    const sessions = cachedSessions();
+    await warmNativeLinear();
+    assert.ok(cachedSessions() >= sessions, 'the live backend\'s sessions stay');
+    backend.dispose();
+    assert.equal(cachedSessions(), 0);
+    await warmNativeLinear();
+    assert.equal(cachedSessions(), 0, 'alone, it releases what it made');
     backend = nativeLinearBackend()!;
   });
 

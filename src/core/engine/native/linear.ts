@@ -80,6 +80,22 @@ export class NativeLinearBackend implements LinearBackend {
   }
 }
 
+/**
+ * Loads ONNX Runtime and starts its environment with a 1 × 1 product: a thread's first session
+ * costs ~120 ms, later ones 2–12 ms, even after every session was released. Nothing where it
+ * cannot load or fails (the run that needs it falls back, and says why).
+ */
+export async function warmNativeLinear(): Promise<void> {
+  const backend = nativeLinearBackend();
+  try {
+    await backend?.matmul(new Float32Array(1), new Float32Array(1), 1, 1, 1, false);
+  } catch {
+    // the run's to report
+  } finally {
+    backend?.dispose();
+  }
+}
+
 /** The backend on ONNX Runtime, or undefined where it cannot load (the caller keeps the WebAssembly one). */
 export function nativeLinearBackend(): NativeLinearBackend | undefined {
   const runtime = nativeRuntime();
