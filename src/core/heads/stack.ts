@@ -37,9 +37,10 @@ export interface AttentionStack {
    */
   weights(layer: number, head: number): Float32Array | Float64Array;
   /**
-   * Every head of `layer`, computed a group at a time where the stack computes heads on demand
-   * faster so than one by one (a model run: on the compute threads). `use` gets each group's first
-   * head and its weights, views valid only until it resolves. Absent: `weights`, head by head.
+   * Every head of `layer`, a group at a time, where a stack that computes its heads on demand does
+   * a group at once for less than its heads one by one (a model run: on the compute threads).
+   * `use` gets each group's first head and its weights, views valid only until it resolves.
+   * Absent: `weights`, head by head.
    */
   headGroups?(layer: number, use: (first: number, heads: (Float32Array | Float64Array)[]) => Promise<void>): Promise<void>;
   /**

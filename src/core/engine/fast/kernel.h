@@ -410,8 +410,9 @@ static inline int FN(row_end)(const T *row, int cols) {
    given) becomes 0 once a row has a non-zero past its diagonal: the rollout's products are lower
    triangular while every layer is causal. The zeros past a row's last non-zero are skipped four
    vectors at a time, so causal attention costs half a dense head. `lower_given`: the caller
-   vouches that no row has a weight past its diagonal (a causal model's run), so nothing past it
-   is read (not even to find the row's end). Rows round-robin over parts. */
+   vouches that no row has a weight past its diagonal (AttentionStack.lowerTriangular: a causal
+   model's run, a saved file found causal), so nothing past it is read, not even to find the
+   row's end. Rows round-robin over parts. */
 EXPORT(head_rows) void FN(head_rows)(const T *w, int heads, int stride, int rows, int cols, double *entropy, T *sum, int first, int *lower, int lower_given, int part, int parts) {
   for (int i = part; i < rows; i += parts)
     for (int head = 0; head < heads; head++) {

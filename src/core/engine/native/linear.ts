@@ -43,40 +43,48 @@ function activated(g: Graph, x: string, activation: Activation): string {
 }
 
 /**
- * Backends not yet disposed. Their sessions are shared (one per kind of product), so only the last
- * one's dispose releases them: a run that released them while another run was using them made
- * that run's next product fail, and the rest of its forward fall back to WebAssembly (a different
- * rounding, and slower).
+ * Products under way, from asking for their session to their answer. The sessions are shared by
+ * every backend (one per kind of product), so a dispose releases them only once none is under way:
+ * a run that released them while another run was in a product made that product fail, and the
+ * rest of that forward fall back to WebAssembly (a different rounding, and slower). A run between
+ * two products just makes its next session again (2–12 ms).
  */
-let liveBackends = 0;
+let productsUnderWay = 0;
+let releaseWhenIdle = false;
+
+function releaseLinearSessions(): void {
+  releaseWhenIdle = false;
+  void releaseSessions(KEY);
+}
 
 export class NativeLinearBackend implements LinearBackend {
   readonly name = 'onnxruntime';
-  private disposed = false;
 
-  constructor(private readonly ort: typeof Ort) {
-    liveBackends++;
-  }
+  constructor(private readonly ort: typeof Ort) {}
 
   async matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
     if (a.length !== m * k || b.length !== k * n || (bias && bias.length !== n)) {
       throw new RangeError(`matmul: A is ${a.length} numbers for ${m}×${k}, B ${b.length} for ${bTransposed ? `${n}×${k}` : `${k}×${n}`}${bias ? `, bias ${bias.length} for ${n}` : ''}`);
     }
-    const session = await sessionFor(this.ort, `${KEY}${bTransposed}:${Boolean(bias)}:${activation ?? ''}`, () => linearGraph(bTransposed, Boolean(bias), activation));
-    const feeds: Record<string, Ort.Tensor> = {
-      a: new this.ort.Tensor('float32', a, [m, k]),
-      b: new this.ort.Tensor('float32', b, bTransposed ? [n, k] : [k, n]),
-    };
-    if (bias) feeds.bias = new this.ort.Tensor('float32', bias, [n]);
-    const { c } = await session.run(feeds);
-    return c.data as Float32Array;
+    productsUnderWay++;
+    try {
+      const session = await sessionFor(this.ort, `${KEY}${bTransposed}:${Boolean(bias)}:${activation ?? ''}`, () => linearGraph(bTransposed, Boolean(bias), activation));
+      const feeds: Record<string, Ort.Tensor> = {
+        a: new this.ort.Tensor('float32', a, [m, k]),
+        b: new this.ort.Tensor('float32', b, bTransposed ? [n, k] : [k, n]),
+      };
+      if (bias) feeds.bias = new this.ort.Tensor('float32', bias, [n]);
+      const { c } = await session.run(feeds);
+      return c.data as Float32Array;
+    } finally {
+      if (--productsUnderWay === 0 && releaseWhenIdle) releaseLinearSessions();
+    }
   }
 
-  /** Releases the sessions once no other backend holds them (they keep ONNX Runtime's memory arena). */
+  /** Releases the sessions (they keep ONNX Runtime's memory arena), once no product is under way. */
   dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    if (--liveBackends === 0) void releaseSessions(KEY);
+    if (productsUnderWay === 0) releaseLinearSessions();
+    else releaseWhenIdle = true;
   }
 }
 

@@ -72,7 +72,7 @@ export async function releaseSessions(prefix = ''): Promise<void> {
   await Promise.all(released.map(([, session]) => session.then((s) => s.release(), () => undefined)));
 }
 
-/** How many sessions are cached (tests: one per shape class, not per size). */
-export function cachedSessions(): number {
-  return sessions.size;
+/** How many sessions are cached whose keys start with `prefix` (tests: one per shape class, not per size). */
+export function cachedSessions(prefix = ''): number {
+  return [...sessions.keys()].filter((key) => key.startsWith(prefix)).length;
 }
