@@ -4,7 +4,9 @@
 // thumbnails, then the same grid pooled from every head recomputed in full (the path a grid of
 // another size takes, and the only one before the forward pooled); then the head scores and
 // rollout of every head (analyseStack: a layer's heads recomputed a group at a time on the compute
-// threads) and the same from heads recomputed one by one. CPU time of the process (all
+// threads) and the same from heads recomputed one by one; then the run compared with itself
+// (the divergence of every head: both runs' heads recomputed, a layer of each at once, or one by
+// one; the numbers are zeros, the cost is a comparison's). CPU time of the process (all
 // threads) and wall time, medians, and the process's peak RSS; the load average is printed with
 // them. The 2048-token line: --model test-output/models-bench/bench/gpt2-small-2048 (written by
 // gen_model_fixtures.py --long) --tokens 2048 --rounds 1 --kept-only. Not a test.
@@ -12,6 +14,7 @@ import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { analyseStack } from '../src/core/heads/analysis';
+import { divergences } from '../src/core/heads/divergence';
 import { poolGrid } from '../src/core/heads/pool';
 import { runModel } from '../src/core/model/run';
 import { folderFiles } from '../src/node/modelFiles';
@@ -42,7 +45,7 @@ async function main(): Promise<void> {
   const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
   console.log(`${folder}; grid of every layer × head at ${DEFAULT_THUMBNAIL_SIDE} px, max; CPU ms (wall ms), median of ${ROUNDS}`);
   for (const n of TOKENS) {
-    const names = ['forward', 'kept', 'recomputed', 'scores', 'scoresHeadByHead'] as const;
+    const names = ['forward', 'kept', 'recomputed', 'scores', 'scoresHeadByHead', 'compared', 'comparedHeadByHead'] as const;
     const rows = Object.fromEntries(names.map((name) => [name, { cpu: [] as number[], wall: [] as number[] }])) as Record<(typeof names)[number], { cpu: number[]; wall: number[] }>;
     for (let round = 0; round < ROUNDS; round++) {
       const run = await timed(() => runModel(folderFiles(folder), { ids: idsOf(n) }));
@@ -52,13 +55,16 @@ async function main(): Promise<void> {
       const recomputed = KEPT_ONLY ? { cpuMs: NaN, wallMs: NaN } : await timed(() => poolGrid({ ...run.value, pooled: undefined }, DEFAULT_THUMBNAIL_SIDE, 'max', layers, heads));
       const scores = await timed(() => analyseStack(run.value));
       const scoresHeadByHead = KEPT_ONLY ? { cpuMs: NaN, wallMs: NaN } : await timed(() => analyseStack({ ...run.value, headGroups: undefined }));
-      for (const [name, t] of [['forward', run], ['kept', kept], ['recomputed', recomputed], ['scores', scores], ['scoresHeadByHead', scoresHeadByHead]] as const) {
+      const compared = await timed(() => divergences(run.value, run.value));
+      const headByHead = { ...run.value, headGroups: undefined };
+      const comparedHeadByHead = KEPT_ONLY ? { cpuMs: NaN, wallMs: NaN } : await timed(() => divergences(headByHead, headByHead));
+      for (const [name, t] of [['forward', run], ['kept', kept], ['recomputed', recomputed], ['scores', scores], ['scoresHeadByHead', scoresHeadByHead], ['compared', compared], ['comparedHeadByHead', comparedHeadByHead]] as const) {
         rows[name].cpu.push(t.cpuMs);
         rows[name].wall.push(t.wallMs);
       }
     }
     const f = (name: keyof typeof rows) => `${median(rows[name].cpu).toFixed(0)} (${median(rows[name].wall).toFixed(0)})`;
-    console.log(`${n} tokens | run (load + forward + pooling): ${f('forward')} | grid from the kept thumbnails: ${f('kept')} | grid from every head recomputed: ${f('recomputed')} | scores + rollout: ${f('scores')}, heads one by one: ${f('scoresHeadByHead')} | peak RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB | load average ${load()}`);
+    console.log(`${n} tokens | run (load + forward + pooling): ${f('forward')} | grid from the kept thumbnails: ${f('kept')} | grid from every head recomputed: ${f('recomputed')} | scores + rollout: ${f('scores')}, heads one by one: ${f('scoresHeadByHead')} | compared: ${f('compared')}, heads one by one: ${f('comparedHeadByHead')} | peak RSS so far ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB | load average ${load()}`);
   }
 }
 

@@ -21,24 +21,43 @@ export async function meanRowDivergence(a: Weights, b: Weights, queries: number,
 /**
  * Per layer × head, the mean row divergence of B from A. Throws a RangeError on different shapes.
  * A group's pairs are asked for and copied in while the threads read the group before;
- * `pairsPerGroup` caps the pairs per run (default: as many as 32 MiB of slots hold).
+ * `pairsPerGroup` caps the pairs per run (default: as many as 32 MiB of slots hold). Two stacks
+ * that compute a layer's heads at once (model runs: `headGroups`) are paired group by group.
  */
 export async function divergences(a: AttentionStack, b: AttentionStack, pairsPerGroup?: number): Promise<number[][]> {
   const refusal = incomparability(a, b);
   if (refusal) throw new RangeError(refusal);
   const { layerCount, headCount } = a;
   const pass = new DivergencePass(a.queryCount, a.keyCount, layerCount * headCount, pairsPerGroup);
-  try {
-    const pending: Promise<number[]>[] = [];
-    for (let first = 0; first < layerCount * headCount; first += pass.group) {
-      const heads = Array.from({ length: Math.min(pass.group, layerCount * headCount - first) }, (_, k) => [Math.floor((first + k) / headCount), (first + k) % headCount]);
-      const { results } = await pass.meanRowDivergences(
-        heads.map(([layer, head]) => a.weights(layer, head)),
-        heads.map(([layer, head]) => b.weights(layer, head)),
-      );
-      pending.push(results);
+  const means: number[] = [];
+  const pending: Promise<void>[] = [];
+  /** Pairs A's and B's heads, the first being head `index` counted over all layers, a pass's group at a time. */
+  const compare = async (index: number, headsA: Weights[], headsB: Weights[]): Promise<void> => {
+    for (let at = 0; at < headsA.length; at += pass.group) {
+      const { results } = await pass.meanRowDivergences(headsA.slice(at, at + pass.group), headsB.slice(at, at + pass.group));
+      pending.push(results.then((values) => values.forEach((value, k) => (means[index + at + k] = value))));
     }
-    const means = (await Promise.all(pending)).flat();
+  };
+  try {
+    if (a.headGroups && b.headGroups) {
+      for (let layer = 0; layer < layerCount; layer++) {
+        await a.headGroups(layer, (firstA, groupA) =>
+          b.headGroups!(layer, (firstB, groupB) => {
+            // The heads both groups hold (the same ones when both runs group alike).
+            const from = Math.max(firstA, firstB);
+            const to = Math.min(firstA + groupA.length, firstB + groupB.length);
+            return from < to ? compare(layer * headCount + from, groupA.slice(from - firstA, to - firstA), groupB.slice(from - firstB, to - firstB)) : Promise.resolve();
+          }),
+        );
+      }
+    } else {
+      // Head by head, a group's pairs asked for at once (across layers when they are small).
+      for (let first = 0; first < layerCount * headCount; first += pass.group) {
+        const heads = Array.from({ length: Math.min(pass.group, layerCount * headCount - first) }, (_, k) => [Math.floor((first + k) / headCount), (first + k) % headCount]);
+        await compare(first, heads.map(([layer, head]) => a.weights(layer, head)), heads.map(([layer, head]) => b.weights(layer, head)));
+      }
+    }
+    await Promise.all(pending);
     return grid(layerCount, headCount, (layer, head) => means[layer * headCount + head]);
   } finally {
     await pass.release();

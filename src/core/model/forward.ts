@@ -48,17 +48,22 @@ export function attentionGroup(c: ModelConfig, n: number): { kvHeads: number; by
 }
 
 /**
- * The fast path's memory of the last head group attended or head recomputed, which the next reuses,
- * whichever run asks: a fresh WebAssembly memory cost each run's first layer ~100 ms here (512
- * tokens), and the compute threads are replaced once they have seen 512 MB of distinct memories.
- * Taken while in use (takeSpareMemory), so two runs at once never share it.
+ * The fast path's memories of the last head groups attended or heads recomputed, which the next
+ * reuse, whichever run asks: a fresh WebAssembly memory cost each run's first layer ~100 ms here
+ * (512 tokens), and the compute threads are replaced once they have seen 512 MB of distinct
+ * memories. Taken while in use (takeSpareMemory), so two runs at once never share one. Two are
+ * kept, the latest first: comparing two runs recomputes a layer's heads of both at once.
  */
-let spareMemory: { output: Matrix } | undefined;
+const spareMemories: { output: Matrix }[] = [];
+const SPARE_MEMORIES = 2;
 
 function takeSpareMemory(): { output: Matrix } | undefined {
-  const taken = spareMemory;
-  spareMemory = undefined;
-  return taken;
+  return spareMemories.pop();
+}
+
+function keepSpareMemory(output: Matrix): void {
+  spareMemories.push({ output });
+  if (spareMemories.length > SPARE_MEMORIES) spareMemories.shift();
 }
 
 export interface ForwardResult {
@@ -178,7 +183,7 @@ export class ModelForward {
       if (pass) {
         pass.heads.forEach((head, i) => pools.add(h0 + i, head.weights.data));
         addColumns(output, pass.output, h0 * d);
-        spareMemory = { output: pass.output }; // read to the end above
+        keepSpareMemory(pass.output); // read to the end above
       } else addColumns(output, forwardOutput(spec, control, (head, weights) => pools.add(h0 + head, weights.data)), h0 * d);
     }
     return output.data as Float32Array;
@@ -226,7 +231,7 @@ export class ModelForward {
       try {
         await use(h0, pass.heads.map((head) => head.weights.data as Float32Array));
       } finally {
-        spareMemory = { output: pass.output };
+        keepSpareMemory(pass.output);
       }
     }
   }
@@ -261,7 +266,7 @@ export class ModelForward {
       // The kernels that ran the layer, on this thread: the same numbers as the run's, in ~10 ms at 1024 tokens.
       const pass = forwardFastHere(spec, true, { recycle: takeSpareMemory(), weightsOnly: true });
       if (pass) {
-        spareMemory = { output: pass.output };
+        keepSpareMemory(pass.output);
         return pass.heads[0].weights.data.slice() as Float32Array;
       }
     }

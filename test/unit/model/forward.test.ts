@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import { runAttention } from '../../../src/core/engine';
 import { CancelledError } from '../../../src/core/engine/attention';
 import { analyseStack } from '../../../src/core/heads/analysis';
+import { divergences } from '../../../src/core/heads/divergence';
 import { runModel, type ModelRun } from '../../../src/core/model/run';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
@@ -102,6 +103,17 @@ describe('model forward against the PyTorch references', function () {
       const byGroups = await analyseStack(run);
       const headByHead = await analyseStack({ ...run, headGroups: undefined });
       assert.deepEqual(byGroups, headByHead);
+    });
+  }
+
+  for (const name of ['gpt2', 'llama-gqa-bf16', 'gemma2-softcap'] as const) {
+    it(`${name}: two runs compared a layer's heads at a time (both recomputed at once) give the head-by-head divergences`, async () => {
+      const a = await runFixture(name);
+      const ids = modelReference(name).token_ids;
+      const b = await runModel(folderFiles(modelFixture(name)), { ids: [...ids.slice(1), ids[0]] });
+      const byGroups = await divergences(a, b);
+      assert.deepEqual(byGroups, await divergences({ ...a, headGroups: undefined }, { ...b, headGroups: undefined }));
+      assert.ok(byGroups.flat().some((value) => value > 1e-3), 'the two texts attend differently');
     });
   }
 
