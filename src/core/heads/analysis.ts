@@ -20,7 +20,7 @@ export interface StackAnalysis {
 }
 
 export interface AnalysisControl extends RunControl {
-  /** At most this many heads per run on the threads (default: as many as 32 MiB of slots hold). */
+  /** At most this many heads per run on the threads (default: as many as a set of slots holds, kernels.ts SET_BYTES). */
   headsPerGroup?: number;
 }
 

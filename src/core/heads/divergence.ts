@@ -21,8 +21,9 @@ export async function meanRowDivergence(a: Weights, b: Weights, queries: number,
 /**
  * Per layer × head, the mean row divergence of B from A. Throws a RangeError on different shapes.
  * A group's pairs are asked for and copied in while the threads read the group before;
- * `pairsPerGroup` caps the pairs per run (default: as many as 32 MiB of slots hold). Two stacks
- * that compute a layer's heads at once (model runs: `headGroups`) are paired group by group.
+ * `pairsPerGroup` caps the pairs per run (default: as many as a set of slots holds, kernels.ts
+ * SET_BYTES). Two stacks that compute a layer's heads at once (model runs: `headGroups`) are
+ * paired group by group.
  */
 export async function divergences(a: AttentionStack, b: AttentionStack, pairsPerGroup?: number): Promise<number[][]> {
   const refusal = incomparability(a, b);

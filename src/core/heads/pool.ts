@@ -96,8 +96,8 @@ export class LayerPools {
 
 /**
  * The listed layers × heads of a stack, each pooled to at most `size` × `size` cells: from the
- * stack's kept thumbnails where it has them at this size, else from the heads' weights — a layer's
- * at once (`headGroups`) when the stack has them so and more than half its heads are listed.
+ * stack's kept thumbnails where it has them at this size, else from the heads' weights: a layer's
+ * at once (`headGroups`) where the stack computes them so and more than half of them are missing.
  */
 export async function poolGrid(stack: AttentionStack, size: number, mode: PoolMode, layers: number[], heads: number[]): Promise<PooledGrid> {
   const { block: rowBlock, cells: rows } = blocking(stack.queryCount, size);
