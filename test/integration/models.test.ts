@@ -60,7 +60,12 @@ describe('whole models', function () {
     const folder = modelFixture('gpt2');
     const reference = modelReference('gpt2');
     assert.ok(reference.text, 'the gpt2 fixture has a text');
-    const { document } = await openUntitled('markdown', `# A model\n<!-- attention: model="${folder}" text="${reference.text}" -->\n`);
+    // A file of its own: the test before leaves a closed untitled note of gpt2 on ids 1, 2, 3 under
+    // Untitled-1, and a new Untitled-1 ran those ids here (a gap with reused untitled names, open).
+    const path = join(mkdtempSync(join(tmpdir(), 'attention-lens-directive-')), 'note.md');
+    writeFileSync(path, `# A model\n<!-- attention: model="${folder}" text="${reference.text}" -->\n`);
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+    await vscode.window.showTextDocument(document);
     const lenses = await eventually(async () => {
       const found = await codeLenses(document.uri);
       return found.length > 0 ? found : undefined;
