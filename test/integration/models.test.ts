@@ -43,13 +43,16 @@ describe('whole models', function () {
     await eventually(() => api.preparedModels().includes(folder) || undefined, 'the folder prepared');
   });
 
-  it('a new untitled note under a closed one\'s name runs its own model, not the closed note\'s', async () => {
+  it('a new untitled note under a closed one\'s name runs its own model, not the closed note\'s', async function () {
     const first = await openUntitled('markdown', `<!-- attention: model="${modelFixture('bert')}" text="The cat sat on the [MASK]." -->\n`);
     await eventually(async () => ((await codeLenses(first.document.uri)).length > 0 ? true : undefined), 'the first note read');
     await closeAllEditors();
     const second = await openUntitled('markdown', `<!-- attention: model="${modelFixture('gpt2')}" ids="1, 2, 3" -->\n`);
     // Untitled-1 again, at the same version 1: what once answered the second from the first's reading.
     assert.equal(second.document.uri.toString(), first.document.uri.toString());
+    // VS Code itself sometimes hands the new note out with the closed one's text (restored from its
+    // backup of Untitled-1, seen here in about one run in four); then there is nothing of ours to check.
+    if (!second.document.getText().includes('ids="1, 2, 3"')) this.skip();
     const outcome = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', second.document.uri, 0);
     assert.deepEqual(outcome?.summary?.tokenIds, [1, 2, 3]);
     await closeAllEditors();
