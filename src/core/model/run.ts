@@ -9,7 +9,6 @@ import type { ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
-import { backendChoice } from '../engine/native/runtime';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
@@ -72,7 +71,7 @@ function vocabChunk(hidden: number): number {
  */
 export async function prepareModel(files: ModelFiles): Promise<ModelTokenizer | undefined> {
   warmThreads();
-  const [tokenizer] = await Promise.all([ModelTokenizer.open(files), backendChoice() === 'wasm' ? undefined : warmNativeLinear()]);
+  const [tokenizer] = await Promise.all([ModelTokenizer.open(files), warmNativeLinear()]);
   return tokenizer;
 }
 

@@ -5,7 +5,7 @@ import type * as Ort from 'onnxruntime-node';
 import type { LinearBackend } from '../../model/backend';
 import type { Activation } from '../../model/config';
 import { Graph } from './graph';
-import { nativeRuntime, releaseSessions, sessionFor } from './runtime';
+import { backendChoice, nativeRuntime, releaseSessions, sessionFor } from './runtime';
 
 const KEY = 'linear:';
 
@@ -90,10 +90,12 @@ export class NativeLinearBackend implements LinearBackend {
 
 /**
  * Loads ONNX Runtime and starts its environment with a 1 × 1 product: a thread's first session
- * costs ~120 ms, later ones 2–12 ms, even after every session was released. Nothing where it
- * cannot load or fails (the run that needs it falls back, and says why).
+ * costs ~120 ms, later ones 2–12 ms, even after every session was released. Nothing where the
+ * WebAssembly backend is forced, or ONNX Runtime cannot load or fails (the run that needs it falls
+ * back, and says why).
  */
 export async function warmNativeLinear(): Promise<void> {
+  if (backendChoice() === 'wasm') return;
   const backend = nativeLinearBackend();
   try {
     await backend?.matmul(new Float32Array(1), new Float32Array(1), 1, 1, 1, false);
