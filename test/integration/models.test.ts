@@ -27,6 +27,13 @@ function maxDifference(weights: ArrayLike<number>, reference: number[][]): numbe
   return max;
 }
 
+/** A Markdown note of `text` in a file of its own, shown in an editor. */
+async function openNote(text: string): Promise<vscode.TextEditor> {
+  const path = join(mkdtempSync(join(tmpdir(), 'attention-lens-note-')), 'note.md');
+  writeFileSync(path, text);
+  return vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.file(path)));
+}
+
 describe('whole models', function () {
   this.timeout(120_000);
   before(activateApi);
@@ -37,9 +44,7 @@ describe('whole models', function () {
     const folder = modelFixture('bert');
     assert.ok(!api.preparedModels().includes(folder), 'not prepared before the note names it');
     // A file of its own (an untitled note would take the next test's Untitled-1 name).
-    const note = join(mkdtempSync(join(tmpdir(), 'attention-lens-prepare-')), 'note.md');
-    writeFileSync(note, `# A model\n<!-- attention: model="${folder}" text="The cat sat on the [MASK]." -->\n`);
-    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.file(note)));
+    await openNote(`# A model\n<!-- attention: model="${folder}" text="The cat sat on the [MASK]." -->\n`);
     await eventually(() => api.preparedModels().includes(folder) || undefined, 'the folder prepared');
   });
 
@@ -63,12 +68,9 @@ describe('whole models', function () {
     const folder = modelFixture('gpt2');
     const reference = modelReference('gpt2');
     assert.ok(reference.text, 'the gpt2 fixture has a text');
-    // A file of its own: the test before leaves a closed untitled note of gpt2 on ids 1, 2, 3 under
-    // Untitled-1, and a new Untitled-1 ran those ids here (a gap with reused untitled names, open).
-    const path = join(mkdtempSync(join(tmpdir(), 'attention-lens-directive-')), 'note.md');
-    writeFileSync(path, `# A model\n<!-- attention: model="${folder}" text="${reference.text}" -->\n`);
-    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
-    await vscode.window.showTextDocument(document);
+    // A file of its own: the test before closes an untitled note of gpt2 on ids 1, 2, 3, and VS Code
+    // may hand a new Untitled-1 out with that text (restored from its backup).
+    const { document } = await openNote(`# A model\n<!-- attention: model="${folder}" text="${reference.text}" -->\n`);
     const lenses = await eventually(async () => {
       const found = await codeLenses(document.uri);
       return found.length > 0 ? found : undefined;
