@@ -2,7 +2,26 @@
 // WebAssembly kernels (portable) and a native backend (ONNX Runtime's CPU provider, where the
 // platform has binaries) both implement it; the engine picks by measurement and falls back
 // silently (design.md §4, "two backends behind one fast path").
+import { columns } from '../engine/kernels';
 import type { Activation } from './config';
+import { multiplyInPlace } from './ops';
+
+/** A linear layer's weight B as stored, [in × out] (GPT-2's Conv1D) or [out × in] when `transposed` (nn.Linear), and its bias. */
+export interface LinearWeights {
+  weight: Float32Array;
+  in: number;
+  out: number;
+  transposed: boolean;
+  bias?: Float32Array;
+}
+
+/** A transformer block's MLP: down(act(x·up)), or down(act(x·gate) ⊙ x·up) when gated (SwiGLU, GeGLU). */
+export interface MlpWeights {
+  up: LinearWeights;
+  gate?: LinearWeights;
+  down: LinearWeights;
+  activation: Activation;
+}
 
 export interface LinearBackend {
   /** Shown in logs, the status bar and the bench: 'wasm', 'onnxruntime', 'reference'. */
@@ -13,6 +32,32 @@ export interface LinearBackend {
    * `bias` (length n) is added to every row when given, then `activation` applied to every entry.
    */
   matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array>;
+  /**
+   * x [m × w.in] · w's B (+ bias), its columns cut into parts of `widths` (summing to w.out), each
+   * [m × width] in an array of its own: GPT-2's fused c_attn into Q, K and V, with no copy of the
+   * whole product made in JavaScript.
+   */
+  matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]>;
+  /**
+   * The MLP of x [m × up.in] in one call, [m × down.out]: ONNX Runtime runs it as one graph, so its
+   * [m × ffn] intermediate never comes back to JavaScript as fresh memory (a page fault per 4 KiB:
+   * GPT-2-small's at 512 tokens took 15–25 ms a layer here).
+   */
+  mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array>;
   /** Releases threads and native sessions. */
   dispose(): void;
+}
+
+/** The MLP as the backend's products, one after another (a backend with nothing better to do). */
+export async function mlpByProducts(backend: LinearBackend, x: Float32Array, m: number, { up, gate, down, activation }: MlpWeights): Promise<Float32Array> {
+  const product = (a: Float32Array, w: LinearWeights, act?: Activation) => backend.matmul(a, w.weight, m, w.in, w.out, w.transposed, w.bias, act);
+  const hidden = gate ? multiplyInPlace(await product(x, gate, activation), await product(x, up)) : await product(x, up, activation);
+  return product(hidden, down);
+}
+
+/** The product's parts as the backend's product, then its columns copied out part by part. */
+export async function partsByProduct(backend: LinearBackend, x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
+  const product = { rows: m, cols: w.out, data: await backend.matmul(x, w.weight, m, w.in, w.out, w.transposed, w.bias) };
+  let start = 0;
+  return widths.map((width) => columns(product, (start += width) - width, width).data as Float32Array);
 }

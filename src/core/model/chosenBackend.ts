@@ -8,7 +8,7 @@
 // and the WebAssembly kernels keep every later one (the run reports the reason once).
 import { nativeLinearBackend } from '../engine/native/linear';
 import { backendChoice } from '../engine/native/runtime';
-import type { LinearBackend } from './backend';
+import type { LinearBackend, LinearWeights, MlpWeights } from './backend';
 import type { Activation } from './config';
 import { WasmLinearBackend } from './wasmBackend';
 
@@ -28,17 +28,30 @@ export class ChosenLinearBackend implements LinearBackend {
     return this.native ? this.native.name : this.portable.name;
   }
 
-  async matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
+  matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
+    return this.onEither((backend) => backend.matmul(a, b, m, k, n, bTransposed, bias, activation));
+  }
+
+  matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
+    return this.onEither((backend) => backend.matmulParts(x, m, w, widths));
+  }
+
+  mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
+    return this.onEither((backend) => backend.mlp(x, m, weights));
+  }
+
+  /** `compute` on the native backend while it works; on the portable one from its first failure on. */
+  private async onEither<T>(compute: (backend: LinearBackend) => Promise<T>): Promise<T> {
     if (this.native) {
       try {
-        return await this.native.matmul(a, b, m, k, n, bTransposed, bias, activation);
+        return await compute(this.native);
       } catch (error) {
         this.fallback = `the native backend (ONNX Runtime) failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
         this.native.dispose();
         this.native = undefined;
       }
     }
-    return this.portable.matmul(a, b, m, k, n, bTransposed, bias, activation);
+    return compute(this.portable);
   }
 
   dispose(): void {

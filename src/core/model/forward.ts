@@ -12,10 +12,10 @@ import { forwardFast, forwardFastHere, referenceOnly } from '../engine/fast/inde
 import { LayerPools } from '../heads/pool';
 import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
-import type { LinearBackend } from './backend';
+import type { LinearBackend, LinearWeights } from './backend';
 import type { Activation, LayerAttention, ModelConfig } from './config';
 import type { LayerLayout, LinearLayout, ModelLayout, NormLayout } from './layout';
-import { addInPlace, gatherRows, multiplyInPlace, norm } from './ops';
+import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
 
 export interface ForwardControl {
@@ -125,11 +125,7 @@ export class ModelForward {
     x = await this.residual(x, await this.linear(attended, n, L.out), L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
-    const activation = this.config.activation;
-    // The activation is the backend's, with its product: act(up), or act(gate) ⊙ up (SwiGLU, GeGLU).
-    const up = await this.linear(mlpInput, n, L.up, L.gate ? undefined : activation);
-    const hidden = L.gate ? multiplyInPlace(await this.linear(mlpInput, n, L.gate, activation), up) : up;
-    x = await this.residual(x, await this.linear(hidden, n, L.down), L.postNorm, L.mlpOutputNorm);
+    x = await this.residual(x, await this.mlp(mlpInput, n, L), L.postNorm, L.mlpOutputNorm);
     return { output: x, record: { input, Q, K, pools } };
   }
 
@@ -147,8 +143,7 @@ export class ModelForward {
     const kvWidth = c.kvHeads * c.headDim;
     let Q: Float32Array, K: Float32Array, V: Float32Array;
     if ('fused' in L.qkv) {
-      const qkv = matrix(n, qWidth + 2 * kvWidth, await this.linear(input, n, L.qkv.fused));
-      [Q, K, V] = [columns(qkv, 0, qWidth), columns(qkv, qWidth, kvWidth), columns(qkv, qWidth + kvWidth, kvWidth)].map((m) => m.data as Float32Array);
+      [Q, K, V] = await this.withLinearWeights(L.qkv.fused, (weights) => this.backend.matmulParts(input, n, weights, [qWidth, kvWidth, kvWidth]));
     } else {
       [Q, K, V] = [await this.linear(input, n, L.qkv.q), await this.linear(input, n, L.qkv.k), await this.linear(input, n, L.qkv.v)];
     }
@@ -278,8 +273,16 @@ export class ModelForward {
     return this.withLinearWeights(L, ({ weight, bias }) => this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias, activation));
   }
 
+  /** Layer L's MLP on x [n × hidden], its weights read together into the forward's reused memory and run in one backend call. */
+  private mlp(x: Float32Array, n: number, L: LayerLayout): Promise<Float32Array> {
+    return this.readBuffer.exclusive(async () => {
+      const [up, gate, down] = await Promise.all([this.linearWeights(L.up), L.gate && this.linearWeights(L.gate), this.linearWeights(L.down)]);
+      return this.backend.mlp(x, n, { up, gate, down, activation: this.config.activation });
+    });
+  }
+
   /** `use` of a linear layer's weights read into the forward's reused memory (no fresh pages to fault in): views valid only while it runs. */
-  withLinearWeights<T>(L: LinearLayout, use: (weights: { weight: Float32Array; bias?: Float32Array }) => T | Promise<T>): Promise<T> {
+  withLinearWeights<T>(L: LinearLayout, use: (weights: LinearWeights) => T | Promise<T>): Promise<T> {
     return this.readBuffer.exclusive(async () => use(await this.linearWeights(L)));
   }
 
@@ -289,9 +292,10 @@ export class ModelForward {
   }
 
   /** A linear layer's weights as views on the reused read buffer (inside its `exclusive`). */
-  private async linearWeights(L: LinearLayout): Promise<{ weight: Float32Array; bias?: Float32Array }> {
+  private async linearWeights(L: LinearLayout): Promise<LinearWeights> {
     const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], this.readBuffer);
-    return L.bias ? { weight, bias: await this.weights.get(`${L.name}.bias`, [L.out]) } : { weight };
+    const layer = { weight, in: L.in, out: L.out, transposed: L.stored === 'out-in' };
+    return L.bias ? { ...layer, bias: await this.weights.get(`${L.name}.bias`, [L.out]) } : layer;
   }
 
   async norm(x: Float32Array, N: NormLayout): Promise<Float32Array> {

@@ -5,7 +5,7 @@
 import type { Matrix } from '../types';
 import { Arena, ArenaPlan, MAX_BYTES } from '../engine/fast/arena';
 import { threadPool } from '../engine/fast/pool';
-import type { LinearBackend } from './backend';
+import { type LinearBackend, type LinearWeights, mlpByProducts, type MlpWeights, partsByProduct } from './backend';
 import type { Activation } from './config';
 import { activate } from './ops';
 
@@ -26,6 +26,14 @@ export class WasmLinearBackend implements LinearBackend {
     });
     this.queue = result.catch(() => undefined);
     return result;
+  }
+
+  matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
+    return partsByProduct(this, x, m, w, widths);
+  }
+
+  mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
+    return mlpByProducts(this, x, m, weights);
   }
 
   private async product(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array): Promise<Float32Array> {

@@ -127,34 +127,48 @@ export class Weights {
 
 /**
  * One memory that weights are read into and consumed from before the next read (a forward's
- * products, the LM head's chunks), used by one caller at a time. Fresh memory costs a page fault
- * and a zero fill per 4 KiB: reading GPT-2-small's 500 MB into fresh arrays took 5–15× the CPU of
+ * products, the LM head's chunks), used by one caller at a time; the reads of one use (a layer's
+ * MLP: two or three weights) lie one after another in it. Fresh memory costs a page fault and a
+ * zero fill per 4 KiB: reading GPT-2-small's 500 MB into fresh arrays took 5–15× the CPU of
  * reading it into one reused array (measured here, docs/models.md).
  */
 export class ReadBuffer {
   private bytes = new Uint8Array(0);
   private decoded = new Float32Array(0);
+  /** Bytes and decoded values handed out since the current use began. */
+  private bytesTaken = 0;
+  private valuesTaken = 0;
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Runs `use` after every earlier caller's `use` has ended: the memory is its own meanwhile. */
   exclusive<T>(use: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(use);
+    const result = this.queue.then(() => {
+      this.bytesTaken = this.valuesTaken = 0;
+      return use();
+    });
     this.queue = result.catch(() => undefined);
     return result;
   }
 
-  /** The first `length` bytes of the memory, grown when it is shorter. */
+  /** The next `length` bytes of the memory (64-byte aligned), grown when it is shorter. */
   take(length: number): Uint8Array {
-    if (this.bytes.length < length) this.bytes = new Uint8Array(length);
-    return this.bytes.subarray(0, length);
+    const start = this.bytesTaken;
+    this.bytesTaken = start + alignedTo64(length);
+    // Views handed out earlier in this use keep the memory they are on; the next use fits in the new one.
+    if (this.bytes.length < this.bytesTaken) this.bytes = new Uint8Array(this.bytesTaken);
+    return this.bytes.subarray(start, start + length);
   }
 
-  /** Reused float32s for values decoded from the bytes (16-bit weights widened), valid as long. */
+  /** The next `count` reused float32s for values decoded from the bytes (16-bit weights widened). */
   values(count: number): Float32Array {
-    if (this.decoded.length < count) this.decoded = new Float32Array(count);
-    return this.decoded.subarray(0, count);
+    const start = this.valuesTaken;
+    this.valuesTaken = start + alignedTo64(count);
+    if (this.decoded.length < this.valuesTaken) this.decoded = new Float32Array(this.valuesTaken);
+    return this.decoded.subarray(start, start + count);
   }
 }
+
+const alignedTo64 = (n: number): number => Math.ceil(n / 64) * 64;
 
 function shardsOf(indexText: string): string[] {
   let index: unknown;

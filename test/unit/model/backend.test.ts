@@ -3,6 +3,8 @@
 // both storage layouts of B, with and without a bias.
 import { strict as assert } from 'node:assert';
 import fc from 'fast-check';
+import type { LinearWeights } from '../../../src/core/model/backend';
+import { activate } from '../../../src/core/model/ops';
 import { blockedMatmul, WasmLinearBackend } from '../../../src/core/model/wasmBackend';
 
 function product64(a: Float32Array, b: Float32Array, m: number, k: number, n: number, transposed: boolean, bias?: Float32Array): Float64Array {
@@ -44,6 +46,42 @@ describe('LinearBackend: WebAssembly gemm', function () {
       }),
       { numRuns: 60 },
     );
+  });
+
+  it('an MLP, gated (SwiGLU) and not (GPT-2), as float64 products and ops.ts\'s activation', async () => {
+    const [m, hidden, ffn] = [5, 12, 20];
+    let seed = 3;
+    const random = (length: number) => Float32Array.from({ length }, () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+    const x = random(m * hidden);
+    for (const gated of [false, true]) {
+      const layer = (inWidth: number, out: number, transposed: boolean): LinearWeights => ({ weight: random(inWidth * out), in: inWidth, out, transposed, ...(gated ? {} : { bias: random(out) }) });
+      const up = layer(hidden, ffn, gated);
+      const gate = gated ? layer(hidden, ffn, true) : undefined;
+      const down = layer(ffn, hidden, gated);
+      const activation = gated ? 'silu' : 'gelu-tanh';
+      const upped = product64(x, up.weight, m, hidden, ffn, up.transposed, up.bias);
+      const act = Float64Array.from(activate(Float32Array.from(gate ? product64(x, gate.weight, m, hidden, ffn, true) : upped), activation));
+      const inner = Float32Array.from(act, (v, i) => (gate ? v * upped[i] : v));
+      const want = product64(inner, down.weight, m, ffn, hidden, down.transposed, down.bias);
+      const got = await backend.mlp(x, m, { up, gate, down, activation });
+      got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-4, `${gated ? 'gated' : 'plain'} y[${i}] ${v} vs ${want[i]}`));
+    }
+  });
+
+  it('a product cut into parts by columns, each part as the float64 product\'s columns', async () => {
+    const [m, k, widths] = [5, 9, [6, 3, 3]];
+    const n = 12;
+    const a = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i));
+    const b = Float32Array.from({ length: k * n }, (_, i) => Math.cos(i));
+    const bias = Float32Array.from({ length: n }, (_, i) => i / 7);
+    const whole = product64(a, b, m, k, n, false, bias);
+    const parts = await backend.matmulParts(a, m, { weight: b, in: k, out: n, transposed: false, bias }, widths);
+    let start = 0;
+    parts.forEach((part, p) => {
+      const want = Float64Array.from({ length: m * widths[p] }, (_, i) => whole[Math.floor(i / widths[p]) * n + start + (i % widths[p])]);
+      assertNear(part, want, k);
+      start += widths[p];
+    });
   });
 
   it('a product larger than the memory it last used, then a smaller one on that memory', async () => {

@@ -70,19 +70,25 @@ describe('model weights', () => {
     assert.deepEqual(files.reads, [3 * 2]);
   });
 
-  it('reads into one reused memory when given a ReadBuffer, float32 without a copy', async () => {
+  it('reads into one reused memory when given a ReadBuffer, float32 without a copy; the reads of one use side by side', async () => {
     const files = memoryFiles({
       'model.safetensors': safetensors({ a: { shape: [2, 3], values: [1, 2, 3, 4, 5, 6] }, b: { shape: [2], values: [7, 8] }, c: { shape: [2], values: [0.5, 0.25], dtype: 'BF16' } }),
     });
     const w = await Weights.open(files);
     const buffer = new ReadBuffer();
-    const a = await w.get('a', [2, 3], buffer);
+    const a = await buffer.exclusive(() => w.get('a', [2, 3], buffer));
     assert.deepEqual([...a], [1, 2, 3, 4, 5, 6]);
-    assert.equal(a.buffer, buffer.take(0).buffer, 'the values are a view on the buffer');
-    const b = await w.get('b', [2], buffer);
+    const b = await buffer.exclusive(() => w.get('b', [2], buffer));
     assert.deepEqual([...b], [7, 8]);
     assert.equal(b.buffer, a.buffer, 'a smaller read reuses the memory');
-    assert.deepEqual([...(await w.get('c', [2], buffer))], [0.5, 0.25]);
+    assert.equal(b.byteOffset, a.byteOffset, 'each use starts at the start');
+    // A layer's MLP: its weights read at once in one use, each whole.
+    const [first, second, third] = await buffer.exclusive(() => Promise.all([w.get('a', [2, 3], buffer), w.get('b', [2], buffer), w.get('c', [2], buffer)]));
+    assert.deepEqual([[...first], [...second], [...third]], [[1, 2, 3, 4, 5, 6], [7, 8], [0.5, 0.25]]);
+    assert.ok(second.byteOffset >= first.byteOffset + first.byteLength, 'side by side, not over each other');
+    const again = await buffer.exclusive(() => Promise.all([w.get('a', [2, 3], buffer), w.get('b', [2], buffer)]));
+    assert.equal(again[0].buffer, again[1].buffer, 'the next use fits in the memory the last one grew to');
+    assert.deepEqual([[...again[0]], [...again[1]]], [[1, 2, 3, 4, 5, 6], [7, 8]]);
   });
 
   it('widens 16-bit weights into the ReadBuffer\'s reused values, and the same as into fresh memory', async () => {
@@ -91,12 +97,14 @@ describe('model weights', () => {
     const w = await Weights.open(files);
     const buffer = new ReadBuffer();
     const fresh = await w.get('h', [2, 3]);
-    const reused = await w.get('h', [2, 3], buffer);
+    const reused = await buffer.exclusive(() => w.get('h', [2, 3], buffer));
     assert.deepEqual([...reused], [...fresh]);
     assert.equal(reused[0], 0.5);
-    const next = await w.get('g', [3], buffer);
+    const next = await buffer.exclusive(() => w.get('g', [3], buffer));
     assert.equal(next.buffer, reused.buffer, 'the next read widens into the same memory');
     assert.deepEqual([...next], [1, 2, 3]);
+    const [h, g] = await buffer.exclusive(() => Promise.all([w.get('h', [2, 3], buffer), w.get('g', [3], buffer)]));
+    assert.deepEqual([[...h], [...g]], [[...fresh], [1, 2, 3]], 'two 16-bit weights of one use widened side by side');
   });
 
   it('float16 by its table: every one of the 65536 bit patterns as halfToNumber decodes it, NaNs and infinities included', () => {

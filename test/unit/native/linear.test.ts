@@ -5,6 +5,8 @@
 import * as assert from 'node:assert/strict';
 import { nativeLinearBackend, type NativeLinearBackend, warmNativeLinear } from '../../../src/core/engine/native/linear';
 import { cachedSessions } from '../../../src/core/engine/native/runtime';
+import { type LinearWeights, mlpByProducts, partsByProduct } from '../../../src/core/model/backend';
+import type { Activation } from '../../../src/core/model/config';
 import { activate } from '../../../src/core/model/ops';
 import { linearCases as cases } from './choice';
 
@@ -41,6 +43,50 @@ describe('native LinearBackend', () => {
       got.forEach((x, i) => assert.ok(Math.abs(x - want[i]) <= 4e-7 * Math.max(1, Math.abs(want[i])), `${activation}(${plain[i]}): ${x} vs ${want[i]}`));
     });
   }
+
+  // GPT-2 ([in, out], biases, gelu_new), BERT (nn.Linear, biases, erf GELU), Llama (SwiGLU, no
+  // biases), Gemma (GeGLU): the graph's one run against its products one by one.
+  const mlps: { name: string; transposed: boolean; bias: boolean; gated: boolean; activation: Activation }[] = [
+    { name: 'GPT-2', transposed: false, bias: true, gated: false, activation: 'gelu-tanh' },
+    { name: 'BERT', transposed: true, bias: true, gated: false, activation: 'gelu-erf' },
+    { name: 'Llama', transposed: true, bias: false, gated: true, activation: 'silu' },
+    { name: 'Gemma', transposed: true, bias: false, gated: true, activation: 'gelu-tanh' },
+  ];
+  for (const kind of mlps) {
+    it(`a ${kind.name} MLP in one graph, as its products one by one`, async () => {
+      const [m, hidden, ffn] = [7, 24, 40];
+      let seed = 5;
+      const random = (length: number) => Float32Array.from({ length }, () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+      const layer = (inWidth: number, out: number): LinearWeights => ({ weight: random(inWidth * out), in: inWidth, out, transposed: kind.transposed, ...(kind.bias ? { bias: random(out) } : {}) });
+      const weights = { up: layer(hidden, ffn), gate: kind.gated ? layer(hidden, ffn) : undefined, down: layer(ffn, hidden), activation: kind.activation };
+      const x = random(m * hidden).map((v) => v * 3);
+      const got = await backend.mlp(x, m, weights);
+      const want = await mlpByProducts(backend, x, m, weights);
+      assert.equal(got.length, m * hidden);
+      // The same float32 products and activation; only the order of a sum may differ.
+      got.forEach((v, i) => assert.ok(Math.abs(v - want[i]) <= 1e-5 * Math.max(1, Math.abs(want[i])), `y[${i}] ${v} vs ${want[i]}`));
+    });
+  }
+
+  for (const [transposed, bias] of [[false, true], [true, false]] as const) {
+    it(`a product cut into parts by columns (GPT-2's c_attn into Q, K, V)${transposed ? ', B transposed' : ''}${bias ? ', with bias' : ''}, as the product's columns`, async () => {
+      const [m, k, widths] = [6, 16, [12, 4, 4]];
+      const out = widths.reduce((sum, width) => sum + width, 0);
+      const x = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i * 1.3));
+      const w: LinearWeights = { weight: Float32Array.from({ length: k * out }, (_, i) => Math.cos(i * 0.7)), in: k, out, transposed, ...(bias ? { bias: Float32Array.from({ length: out }, (_, i) => i / 10) } : {}) };
+      const got = await backend.matmulParts(x, m, w, widths);
+      const want = await partsByProduct(backend, x, m, w, widths);
+      assert.deepEqual(got.map((part) => part.length), widths.map((width) => m * width));
+      got.forEach((part, p) => part.forEach((v, i) => assert.ok(Math.abs(v - want[p][i]) <= 1e-5, `part ${p} [${i}] ${v} vs ${want[p][i]}`)));
+      await assert.rejects(backend.matmulParts(x, m, w, [12, 4]), /parts 12 \+ 4/);
+    });
+  }
+
+  it('an MLP whose sizes do not match says which', async () => {
+    const layer = (inWidth: number, out: number): LinearWeights => ({ weight: new Float32Array(inWidth * out), in: inWidth, out, transposed: false });
+    await assert.rejects(backend.mlp(new Float32Array(8), 2, { up: layer(4, 6), down: layer(5, 4), activation: 'silu' }), /up 4×6, down 5×4/);
+    await assert.rejects(backend.mlp(new Float32Array(8), 2, { up: { ...layer(4, 6), weight: new Float32Array(3) }, down: layer(6, 4), activation: 'silu' }), /up is 3 numbers for 4×6/);
+  });
 
   it('a backend disposed while products of another are under way (two model runs at once) releases the sessions only once they end', async () => {
     const [m, k, n] = [64, 256, 256];

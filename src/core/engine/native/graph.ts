@@ -8,6 +8,7 @@ import type { DType } from '../../types';
 /** ONNX's opset the graphs use: Softmax over the last axis only (13), Reduce* axes as inputs (18). */
 const OPSET = 18;
 const IR_VERSION = 8;
+const RUNTIME_DOMAIN = 'com.microsoft';
 
 export type ElementType = DType | 'int64' | 'bool';
 const ELEMENT: Record<ElementType, onnx.TensorProto.DataType> = {
@@ -51,10 +52,28 @@ export class Graph {
 
   /** One node; the name of its (first) output. */
   op(type: string, inputs: string[], attributes: Record<string, Attribute> = {}): string {
-    const output = `${type.toLowerCase()}_${this.names++}`;
+    return this.node(type, inputs, attributes, '');
+  }
+
+  /** One node of ONNX Runtime's own operators (the com.microsoft domain: fused kernels ONNX has no op for). */
+  runtimeOp(type: string, inputs: string[]): string {
+    return this.node(type, inputs, {}, RUNTIME_DOMAIN);
+  }
+
+  /** One node of `count` outputs (Split); their names. */
+  opOutputs(type: string, inputs: string[], attributes: Record<string, Attribute>, count: number): string[] {
+    return this.node(type, inputs, attributes, '', count);
+  }
+
+  private node(type: string, inputs: string[], attributes: Record<string, Attribute>, domain: string): string;
+  private node(type: string, inputs: string[], attributes: Record<string, Attribute>, domain: string, count: number): string[];
+  private node(type: string, inputs: string[], attributes: Record<string, Attribute>, domain: string, count?: number): string | string[] {
+    const first = this.names;
+    this.names += count ?? 1;
+    const outputs = Array.from({ length: count ?? 1 }, (_, i) => `${type.toLowerCase()}_${first + i}`);
     const attribute = Object.entries(attributes).map(([name, value]) => attributeOf(name, value));
-    this.nodes.push({ opType: type, input: inputs, output: [output], attribute });
-    return output;
+    this.nodes.push({ opType: type, domain, input: inputs, output: outputs, attribute });
+    return count === undefined ? outputs[0] : outputs;
   }
 
   /** A constant tensor of int64s (shapes and axes) or of the graph's floats. */
@@ -80,7 +99,9 @@ export class Graph {
 
   encode(): Uint8Array {
     const graph: onnx.IGraphProto = { name: 'attention-lens', node: this.nodes, input: this.inputs, output: this.outputs, initializer: this.initializers };
-    const model: onnx.IModelProto = { irVersion: IR_VERSION, opsetImport: [{ domain: '', version: OPSET }], producerName: 'attention-lens', graph };
+    const opsetImport = [{ domain: '', version: OPSET }];
+    if (this.nodes.some((node) => node.domain === RUNTIME_DOMAIN)) opsetImport.push({ domain: RUNTIME_DOMAIN, version: 1 });
+    const model: onnx.IModelProto = { irVersion: IR_VERSION, opsetImport, producerName: 'attention-lens', graph };
     return onnx.ModelProto.encode(onnx.ModelProto.create(model)).finish();
   }
 }

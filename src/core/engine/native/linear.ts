@@ -1,8 +1,9 @@
 // The whole-model forward's linear layers on ONNX Runtime: C = A·B (+ bias) as one MatMul [+ Add]
-// graph per kind of product (B transposed or not, bias or not); the sizes are symbolic, so one
-// cached session serves every layer of that kind.
+// graph per kind of product (B transposed or not, bias or not), and a block's whole MLP as one
+// graph per kind of MLP; the sizes are symbolic, so one cached session serves every layer of that
+// kind.
 import type * as Ort from 'onnxruntime-node';
-import type { LinearBackend } from '../../model/backend';
+import type { LinearBackend, LinearWeights, MlpWeights } from '../../model/backend';
 import type { Activation } from '../../model/config';
 import { Graph } from './graph';
 import { backendChoice, nativeRuntime, releaseSessions, sessionFor } from './runtime';
@@ -11,12 +12,39 @@ const KEY = 'linear:';
 
 function linearGraph(bTransposed: boolean, bias: boolean, activation: Activation | undefined): Graph {
   const g = new Graph();
-  const a = g.input('a', 'float32', ['m', 'k']);
-  const b = g.input('b', 'float32', bTransposed ? ['n', 'k'] : ['k', 'n']);
+  const product = linearOf(g, g.input('a', 'float32', ['m', 'k']), 'b', bTransposed, bias, 'k', 'n');
+  g.output('c', activation ? activated(g, product, activation) : product, 'float32', ['m', 'n']);
+  return g;
+}
+
+/** input · B (+ bias), B fed as `name` ([inDim × outDim], or [outDim × inDim] when transposed) and its bias as `name`_bias. */
+function linearOf(g: Graph, input: string, name: string, transposed: boolean, bias: boolean, inDim: string, outDim: string): string {
+  const b = g.input(name, 'float32', transposed ? [outDim, inDim] : [inDim, outDim]);
   // ONNX Runtime folds the transpose into its GEMM's packing (no copy of B is made here).
-  const product = g.op('MatMul', [a, bTransposed ? g.op('Transpose', [b], { perm: [1, 0] }) : b]);
-  const biased = bias ? g.op('Add', [product, g.input('bias', 'float32', ['n'])]) : product;
-  g.output('c', activation ? activated(g, biased, activation) : biased, 'float32', ['m', 'n']);
+  const product = g.op('MatMul', [input, transposed ? g.op('Transpose', [b], { perm: [1, 0] }) : b]);
+  return bias ? g.op('Add', [product, g.input(`${name}_bias`, 'float32', [outDim])]) : product;
+}
+
+/** x · B (+ bias) cut by columns into `parts` outputs, c0…, of the widths fed at each run. */
+function partsGraph(transposed: boolean, bias: boolean, parts: number): Graph {
+  const g = new Graph();
+  const product = linearOf(g, g.input('x', 'float32', ['m', 'k']), 'b', transposed, bias, 'k', 'n');
+  g.opOutputs('Split', [product, g.input('widths', 'int64', [parts])], { axis: 1 }, parts).forEach((part, i) => g.output(`c${i}`, part, 'float32', ['m', `n${i}`]));
+  return g;
+}
+
+/** The kind of an MLP: what its graph depends on (gated or not, each weight's layout and bias, the activation). */
+function mlpKind({ up, gate, down, activation }: MlpWeights): string {
+  const layer = (w: LinearWeights | undefined) => (w ? `${w.transposed}/${Boolean(w.bias)}` : '-');
+  return [layer(up), layer(gate), layer(down), activation].join(':');
+}
+
+function mlpGraph({ up, gate, down, activation }: MlpWeights): Graph {
+  const g = new Graph();
+  const x = g.input('x', 'float32', ['m', 'hidden']);
+  const upped = linearOf(g, x, 'up', up.transposed, Boolean(up.bias), 'hidden', 'ffn');
+  const hidden = gate ? g.op('Mul', [activated(g, linearOf(g, x, 'gate', gate.transposed, Boolean(gate.bias), 'hidden', 'ffn'), activation), upped]) : activated(g, upped, activation);
+  g.output('y', linearOf(g, hidden, 'down', down.transposed, Boolean(down.bias), 'ffn', 'out'), 'float32', ['m', 'out']);
   return g;
 }
 
@@ -28,12 +56,10 @@ function linearGraph(bTransposed: boolean, bias: boolean, activation: Activation
 function activated(g: Graph, x: string, activation: Activation): string {
   const scalar = (value: number): string => g.constant('float32', [value], []);
   switch (activation) {
-    case 'gelu-tanh': {
-      // 0.5·x·(1 + tanh u) = x·σ(2u), u = √(2/π)·(x + 0.044715·x³)
-      const cubed = g.op('Mul', [g.op('Mul', [x, x]), x]);
-      const inner = g.op('Add', [x, g.op('Mul', [cubed, scalar(0.044715)])]);
-      return g.op('Mul', [x, g.op('Sigmoid', [g.op('Mul', [inner, scalar(2 * Math.sqrt(2 / Math.PI))])])]);
-    }
+    case 'gelu-tanh':
+      // ONNX Runtime's FastGelu, 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))): one pass over the
+      // [m × ffn] intermediate, where five elementwise ops each wrote one more into the arena.
+      return g.runtimeOp('FastGelu', [x]);
     case 'gelu-erf':
       // 0.5·x·(1 + erf(x/√2))
       return g.op('Mul', [g.op('Mul', [x, scalar(0.5)]), g.op('Add', [g.op('Erf', [g.op('Mul', [x, scalar(Math.SQRT1_2)])]), scalar(1)])]);
@@ -62,20 +88,56 @@ export class NativeLinearBackend implements LinearBackend {
 
   constructor(private readonly ort: typeof Ort) {}
 
-  async matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
+  matmul(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array, activation?: Activation): Promise<Float32Array> {
     if (a.length !== m * k || b.length !== k * n || (bias && bias.length !== n)) {
-      throw new RangeError(`matmul: A is ${a.length} numbers for ${m}×${k}, B ${b.length} for ${bTransposed ? `${n}×${k}` : `${k}×${n}`}${bias ? `, bias ${bias.length} for ${n}` : ''}`);
+      return Promise.reject(new RangeError(`matmul: A is ${a.length} numbers for ${m}×${k}, B ${b.length} for ${bTransposed ? `${n}×${k}` : `${k}×${n}`}${bias ? `, bias ${bias.length} for ${n}` : ''}`));
     }
+    const feeds: Record<string, Ort.Tensor> = { a: this.tensor(a, [m, k]), b: this.tensor(b, bTransposed ? [n, k] : [k, n]) };
+    if (bias) feeds.b_bias = this.tensor(bias, [n]);
+    return this.run(`${KEY}${bTransposed}:${Boolean(bias)}:${activation ?? ''}`, () => linearGraph(bTransposed, Boolean(bias), activation), feeds, ['c']).then(([c]) => c);
+  }
+
+  matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
+    if (x.length !== m * w.in || w.weight.length !== w.in * w.out || (w.bias && w.bias.length !== w.out) || widths.reduce((sum, width) => sum + width, 0) !== w.out) {
+      return Promise.reject(new RangeError(`matmulParts: x is ${x.length} numbers for ${m}×${w.in}, B ${w.weight.length} for ${w.in}×${w.out}${w.bias ? `, bias ${w.bias.length}` : ''}, parts ${widths.join(' + ')}`));
+    }
+    const feeds: Record<string, Ort.Tensor> = {
+      x: this.tensor(x, [m, w.in]),
+      b: this.tensor(w.weight, w.transposed ? [w.out, w.in] : [w.in, w.out]),
+      widths: new this.ort.Tensor('int64', BigInt64Array.from(widths, BigInt), [widths.length]),
+    };
+    if (w.bias) feeds.b_bias = this.tensor(w.bias, [w.out]);
+    return this.run(`${KEY}parts:${w.transposed}:${Boolean(w.bias)}:${widths.length}`, () => partsGraph(w.transposed, Boolean(w.bias), widths.length), feeds, widths.map((_, i) => `c${i}`));
+  }
+
+  mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
+    const { up, gate, down } = weights;
+    const feeds: Record<string, Ort.Tensor> = { x: this.tensor(x, [m, up.in]) };
+    for (const [name, w] of [['up', up], ['gate', gate], ['down', down]] as const) {
+      if (!w) continue;
+      if (w.weight.length !== w.in * w.out || (w.bias && w.bias.length !== w.out)) {
+        return Promise.reject(new RangeError(`mlp: ${name} is ${w.weight.length} numbers for ${w.in}×${w.out}${w.bias ? `, its bias ${w.bias.length}` : ''}`));
+      }
+      feeds[name] = this.tensor(w.weight, w.transposed ? [w.out, w.in] : [w.in, w.out]);
+      if (w.bias) feeds[`${name}_bias`] = this.tensor(w.bias, [w.out]);
+    }
+    if (x.length !== m * up.in || down.in !== up.out || (gate && (gate.in !== up.in || gate.out !== up.out))) {
+      return Promise.reject(new RangeError(`mlp: x is ${x.length} numbers for ${m}×${up.in}, up ${up.in}×${up.out}, ${gate ? `gate ${gate.in}×${gate.out}, ` : ''}down ${down.in}×${down.out}`));
+    }
+    return this.run(`${KEY}mlp:${mlpKind(weights)}`, () => mlpGraph(weights), feeds, ['y']).then(([y]) => y);
+  }
+
+  private tensor(data: Float32Array, dims: number[]): Ort.Tensor {
+    return new this.ort.Tensor('float32', data, dims);
+  }
+
+  /** `outputs` of the cached session `key` (built by `build` on a miss) run on `feeds`. */
+  private async run(key: string, build: () => Graph, feeds: Record<string, Ort.Tensor>, outputs: string[]): Promise<Float32Array[]> {
     productsUnderWay++;
     try {
-      const session = await sessionFor(this.ort, `${KEY}${bTransposed}:${Boolean(bias)}:${activation ?? ''}`, () => linearGraph(bTransposed, Boolean(bias), activation));
-      const feeds: Record<string, Ort.Tensor> = {
-        a: new this.ort.Tensor('float32', a, [m, k]),
-        b: new this.ort.Tensor('float32', b, bTransposed ? [n, k] : [k, n]),
-      };
-      if (bias) feeds.bias = new this.ort.Tensor('float32', bias, [n]);
-      const { c } = await session.run(feeds);
-      return c.data as Float32Array;
+      const session = await sessionFor(this.ort, key, build);
+      const results = await session.run(feeds);
+      return outputs.map((name) => results[name].data as Float32Array);
     } finally {
       if (--productsUnderWay === 0 && releaseWhenIdle) releaseLinearSessions();
     }
