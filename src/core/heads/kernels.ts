@@ -11,7 +11,7 @@
 // whatever the dtype (a small divergence is a difference of near-equal terms). There are two sets
 // of slots, so the next group is copied in (and a model run's heads computed) while the threads
 // read the last one. How exact each is: docs/analysis.md. Pure: no `vscode` import.
-import { Arena, ArenaPlan, type Block, bytesOf, type MatrixBlock, MAX_BYTES } from '../engine/fast/arena';
+import { Arena, ArenaPlan, type Block, bytesOf, type MatrixBlock, MAX_BYTES, pagedIn } from '../engine/fast/arena';
 import { type Phase, threadPool } from '../engine/fast/pool';
 import type { DType, Matrix } from '../types';
 
@@ -62,13 +62,6 @@ function numbers(buffer: ArrayBufferLike, offset: number, length: number, dtype:
 /** The heads of one group, one after another from the start of `slots`, as `dtype` (rounded or widened to it). */
 function copyHeads(buffer: SharedArrayBuffer, slots: Block, heads: Weights[], elements: number, dtype: DType): void {
   heads.forEach((head, k) => numbers(buffer, slots.offset + k * elements * bytesOf(dtype), elements, dtype).set(head));
-}
-
-/** `array`, each of its pages written once (with the 0 it holds): mapped, so later writes fault no more. */
-function faultedIn(array: Weights): Weights {
-  const perPage = 4096 / array.BYTES_PER_ELEMENT;
-  for (let k = 0; k < array.length; k += perPage) array[k] = 0;
-  return array;
 }
 
 /**
@@ -221,7 +214,7 @@ export class StackPass {
     // R goes to the caller in an array of its own (the worker transfers it to the host). Its fresh
     // pages cost a fault each on first touch, about 30 ms for 1024 tokens on this loaded VM: taken
     // here, while the threads run, rather than after the last run.
-    if (layout.sum && !this.output) this.output = faultedIn(new (dtype === 'float32' ? Float32Array : Float64Array)(queries * queries));
+    if (layout.sum && !this.output) this.output = pagedIn(new (dtype === 'float32' ? Float32Array : Float64Array)(queries * queries));
     return queued;
   }
 

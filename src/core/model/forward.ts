@@ -72,10 +72,38 @@ export interface ForwardResult {
   hidden: Float32Array;
 }
 
-export class ModelForward {
-  /** Where the products' weights are read, each consumed before the next is read. */
-  private readonly readBuffer = new ReadBuffer();
+/**
+ * Where every forward reads its products' weights, each use consumed before the next: one memory
+ * for all runs, since fresh pages cost a fault each (~15 µs here: a GPT-2-small run growing its
+ * own buffer to a layer's MLP faulted ~11,000 pages in, 0.1–0.2 s). Runs at once take turns.
+ */
+const readBuffer = new ReadBuffer();
+/** More than this is not held between runs (a large model's layer weights). */
+const MAX_IDLE_READ_BYTES = 256 * 2 ** 20;
 
+/** What the largest use of `layout`'s weights takes of the read memory: a layer's MLP, read side by side, or its largest product. */
+export function largestRead(layout: ModelLayout, weights: Weights): { bytes: number; values: number } {
+  const room = (...layers: (LinearLayout | undefined)[]) =>
+    layers.reduce((sum, L) => {
+      const { bytes, values } = L ? weights.readRoom(`${L.name}.weight`) : { bytes: 0, values: 0 };
+      return { bytes: sum.bytes + bytes, values: sum.values + values };
+    }, { bytes: 0, values: 0 });
+  const uses = layout.layers.flatMap((L) => [room(L.up, L.gate, L.down), room(L.out), ...('fused' in L.qkv ? [room(L.qkv.fused)] : [room(L.qkv.q), room(L.qkv.k), room(L.qkv.v)])]);
+  return { bytes: Math.max(0, ...uses.map((use) => use.bytes)), values: Math.max(0, ...uses.map((use) => use.values)) };
+}
+
+/** Room for the largest use of `layout`'s weights, paged in before a first run (not when too large to hold idle). */
+export function reserveReads(layout: ModelLayout, weights: Weights): Promise<void> {
+  const { bytes, values } = largestRead(layout, weights);
+  return bytes + 4 * values > MAX_IDLE_READ_BYTES ? Promise.resolve() : readBuffer.reserve(bytes, values);
+}
+
+/** After a run: the read memory is kept for the next one unless it is too large to hold idle. */
+export function trimReads(): Promise<void> {
+  return readBuffer.trim(MAX_IDLE_READ_BYTES);
+}
+
+export class ModelForward {
   constructor(
     readonly config: ModelConfig,
     readonly layout: ModelLayout,
@@ -275,7 +303,7 @@ export class ModelForward {
 
   /** Layer L's MLP on x [n × hidden], its weights read together into the forward's reused memory and run in one backend call. */
   private mlp(x: Float32Array, n: number, L: LayerLayout): Promise<Float32Array> {
-    return this.readBuffer.exclusive(async () => {
+    return readBuffer.exclusive(async () => {
       const [up, gate, down] = await Promise.all([this.linearWeights(L.up), L.gate && this.linearWeights(L.gate), this.linearWeights(L.down)]);
       return this.backend.mlp(x, n, { up, gate, down, activation: this.config.activation });
     });
@@ -283,17 +311,17 @@ export class ModelForward {
 
   /** `use` of a linear layer's weights read into the forward's reused memory (no fresh pages to fault in): views valid only while it runs. */
   withLinearWeights<T>(L: LinearLayout, use: (weights: LinearWeights) => T | Promise<T>): Promise<T> {
-    return this.readBuffer.exclusive(async () => use(await this.linearWeights(L)));
+    return readBuffer.exclusive(async () => use(await this.linearWeights(L)));
   }
 
   /** x [n × width] times rows [first, first + count) of a [rows × width] table, transposed (+ bias): an LM head's chunk. */
   async timesRows(x: Float32Array, n: number, table: string, shape: [number, number], first: number, count: number, bias?: Float32Array): Promise<Float32Array> {
-    return this.readBuffer.exclusive(async () => this.backend.matmul(x, await this.weights.rows(table, shape, first, count, this.readBuffer), n, shape[1], count, true, bias));
+    return readBuffer.exclusive(async () => this.backend.matmul(x, await this.weights.rows(table, shape, first, count, readBuffer), n, shape[1], count, true, bias));
   }
 
   /** A linear layer's weights as views on the reused read buffer (inside its `exclusive`). */
   private async linearWeights(L: LinearLayout): Promise<LinearWeights> {
-    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], this.readBuffer);
+    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], readBuffer);
     const layer = { weight, in: L.in, out: L.out, transposed: L.stored === 'out-in' };
     return L.bias ? { ...layer, bias: await this.weights.get(`${L.name}.bias`, [L.out]) } : layer;
   }

@@ -11,7 +11,7 @@ import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, parseModelConfig } from './config';
-import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward } from './forward';
+import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -71,8 +71,18 @@ function vocabChunk(hidden: number): number {
  */
 export async function prepareModel(files: ModelFiles): Promise<ModelTokenizer | undefined> {
   warmThreads();
-  const [tokenizer] = await Promise.all([ModelTokenizer.open(files), warmNativeLinear()]);
+  const [tokenizer] = await Promise.all([ModelTokenizer.open(files), warmNativeLinear(), reserveReadsOf(files)]);
   return tokenizer;
+}
+
+/** The read memory of the folder's largest use, paged in (nothing when the folder cannot be read: its run says why). */
+async function reserveReadsOf(files: ModelFiles): Promise<void> {
+  try {
+    const configText = await readText(files, 'config.json');
+    if (configText !== undefined) await reserveReads(layoutOf(parseModelConfig(configText)), await Weights.open(files));
+  } catch {
+    // the run's to report
+  }
 }
 
 export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {
@@ -110,6 +120,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const predictions = await head.predictions(ids, result, logitsLast);
   // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
   if (!options.backend) backend.dispose();
+  void trimReads();
   const forwardMs = performance.now() - started - loadMs;
   const tokens = ids.map((id) => tokenizer?.label(id) ?? `#${id}`);
   return {

@@ -3,6 +3,7 @@
 // byte range when a layer needs it, decoded to float32 and dropped after; pytorch_model.bin goes
 // through the safe pickle reader (it cannot be read by range: its zip is read whole, once).
 // Names are accepted with or without the model class's prefix (`transformer.`, `bert.`, `model.`).
+import { pagedIn } from '../engine/fast/arena';
 import { readTorch } from '../parse/tensors/torch';
 import { BYTES_PER_ELEMENT, checkShape, decodeElements, ElementBudget, elementCount, type TensorDType, widenHalves } from '../parse/tensors/tensor';
 import { shapeLabel } from '../parse/tensors/tensor';
@@ -119,6 +120,14 @@ export class Weights {
     return values instanceof Float32Array ? values : Float32Array.from(values);
   }
 
+  /** What reading tensor `name` into a ReadBuffer takes of it: its bytes, and as many decoded values when it is 16-bit (widened). */
+  readRoom(name: string): { bytes: number; values: number } {
+    const entry = this.entries.get(name);
+    if (!entry || entry.values) return { bytes: 0, values: 0 }; // pytorch_model.bin's are handed out as copies
+    const elements = elementCount(entry.shape);
+    return { bytes: alignedTo64(elements * BYTES_PER_ELEMENT[entry.dtype]), values: entry.dtype === 'bfloat16' || entry.dtype === 'float16' ? alignedTo64(elements) : 0 };
+  }
+
   /** The first of `names` the checkpoint has (tied or renamed tensors), or undefined. */
   first(...names: string[]): string | undefined {
     return names.find((name) => this.entries.has(name));
@@ -150,6 +159,26 @@ export class ReadBuffer {
     return result;
   }
 
+  /**
+   * Room for one use of `bytes` bytes and `values` decoded values, each page written once now:
+   * what a folder's preparation does, so that its first run's layers fault no fresh page in.
+   */
+  reserve(bytes: number, values: number): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.bytes.length < bytes) this.bytes = pagedIn(new Uint8Array(bytes));
+      if (this.decoded.length < values) this.decoded = pagedIn(new Float32Array(values));
+    });
+  }
+
+  /** Lets the memory go when it holds more than `maxBytes` (after a run: a large model's layer is too much to hold idle). */
+  trim(maxBytes: number): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.bytes.byteLength + this.decoded.byteLength <= maxBytes) return;
+      this.bytes = new Uint8Array(0);
+      this.decoded = new Float32Array(0);
+    });
+  }
+
   /** The next `length` bytes of the memory (64-byte aligned), grown when it is shorter. */
   take(length: number): Uint8Array {
     const start = this.bytesTaken;
@@ -168,7 +197,9 @@ export class ReadBuffer {
   }
 }
 
+/** Room in a ReadBuffer for `length` bytes or values, as one use takes it. */
 const alignedTo64 = (n: number): number => Math.ceil(n / 64) * 64;
+
 
 function shardsOf(indexText: string): string[] {
   let index: unknown;

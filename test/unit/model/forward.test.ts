@@ -6,7 +6,11 @@ import { runAttention } from '../../../src/core/engine';
 import { CancelledError } from '../../../src/core/engine/attention';
 import { analyseStack } from '../../../src/core/heads/analysis';
 import { divergences } from '../../../src/core/heads/divergence';
+import { parseModelConfig } from '../../../src/core/model/config';
+import { largestRead } from '../../../src/core/model/forward';
+import { layoutOf } from '../../../src/core/model/layout';
 import { runModel, type ModelRun } from '../../../src/core/model/run';
+import { Weights } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
 
@@ -156,6 +160,20 @@ describe('model forward against the PyTorch references', function () {
     const hidden = (spec.X?.cols ?? 0) - 1; // the column of ones
     const cAttnBytes = hidden * 3 * hidden * 4;
     assert.deepEqual(reads.filter((read) => read.length === cAttnBytes), [{ length: cAttnBytes, reused: true }]);
+  });
+
+  it('the largest read a folder prepares for is a layer\'s MLP side by side: GPT-2\'s c_fc and c_proj in float32, Llama\'s gate, up and down in bf16 with as many values widened', async () => {
+    const readOf = async (name: ModelFixtureName) => {
+      const files = folderFiles(modelFixture(name));
+      const config = parseModelConfig(await files.read('config.json', 0, (await files.size('config.json'))!).then((bytes) => new TextDecoder().decode(bytes)));
+      return { config, largest: largestRead(layoutOf(config), await Weights.open(files)) };
+    };
+    const aligned = (n: number) => Math.ceil(n / 64) * 64;
+    const gpt2 = await readOf('gpt2');
+    assert.deepEqual(gpt2.largest, { bytes: 2 * aligned(gpt2.config.hidden * gpt2.config.intermediate * 4), values: 0 });
+    const llama = await readOf('llama-gqa-bf16');
+    const matrix = llama.config.hidden * llama.config.intermediate;
+    assert.deepEqual(llama.largest, { bytes: 3 * aligned(matrix * 2), values: 3 * aligned(matrix) });
   });
 
   it('predictions: the next token at the end (and on demand per position), BERT\'s [MASK] fillers', async () => {

@@ -107,6 +107,24 @@ describe('model weights', () => {
     assert.deepEqual([[...h], [...g]], [[...fresh], [1, 2, 3]], 'two 16-bit weights of one use widened side by side');
   });
 
+  it('readRoom says what a read takes of a ReadBuffer, and a buffer reserved for it grows no more in a use that reads it all', async () => {
+    const files = memoryFiles({ 'model.safetensors': safetensors({ f: { shape: [5, 7], values: Array.from({ length: 35 }, (_, i) => i) }, h: { shape: [3, 30], values: Array.from({ length: 90 }, (_, i) => i / 8), dtype: 'BF16' } }) });
+    const w = await Weights.open(files);
+    assert.deepEqual(w.readRoom('f'), { bytes: 192, values: 0 }, '140 bytes, rounded up to 64');
+    assert.deepEqual(w.readRoom('h'), { bytes: 192, values: 128 }, '180 bytes, and 90 values widened');
+    assert.deepEqual(w.readRoom('absent'), { bytes: 0, values: 0 });
+    const buffer = new ReadBuffer();
+    await buffer.reserve(384, 128);
+    const first = await buffer.exclusive(() => Promise.all([w.get('f', [5, 7], buffer), w.get('h', [3, 30], buffer)]));
+    const again = await buffer.exclusive(() => Promise.all([w.get('f', [5, 7], buffer), w.get('h', [3, 30], buffer)]));
+    assert.equal(again[0].buffer, first[0].buffer, 'the reserved bytes held both reads');
+    assert.equal(again[1].buffer, first[1].buffer, 'the reserved values held the widened ones');
+    assert.deepEqual([...again[1]], Array.from({ length: 90 }, (_, i) => i / 8));
+    const unreserved = new ReadBuffer();
+    const grown = await unreserved.exclusive(() => Promise.all([w.get('f', [5, 7], unreserved), w.get('h', [3, 30], unreserved)]));
+    assert.notEqual(grown[0].buffer, (await unreserved.exclusive(() => w.get('f', [5, 7], unreserved))).buffer, 'without it, the use grew the buffer under the first read');
+  });
+
   it('float16 by its table: every one of the 65536 bit patterns as halfToNumber decodes it, NaNs and infinities included', () => {
     const every = Uint16Array.from({ length: 65536 }, (_, bits) => bits);
     const widened = widenHalves(every, 'float16', new Float32Array(65536));
