@@ -60,3 +60,43 @@ describe('the fast path on the calling thread (forwardFastHere), and weights alo
     });
   }
 });
+
+describe('causal weights alone stop each tile at its diagonal (the kernel skips the keys no row sees)', function () {
+  this.timeout(60_000);
+
+  /** Queries and keys of different lengths, causal from the bottom-right (the diagonal shifted by keys − queries). */
+  function shifted(dtype: DType, queries: number, keys: number): AttentionSpec {
+    const d = 8;
+    return {
+      Q: filled(queries, 2 * d, 4),
+      K: filled(keys, d, 5),
+      V: filled(keys, d, 6),
+      options: { heads: 2, kvHeads: 1, score: 'scaled_dot', dtype, causal: 'bottom-right' },
+    };
+  }
+
+  for (const dtype of ['float32', 'float64'] as const) {
+    for (const [queries, keys] of [[100, 261], [37, 37], [261, 100]] as const) {
+      it(`${dtype}, ${queries} queries on ${keys} keys: the full run's weights and output, bit for bit, on memory a dense run left full of weights`, async () => {
+        const spec = shifted(dtype, queries, keys);
+        const full = await forwardFast(spec, true);
+        assert.ok(full);
+        // A dense run first, its memory then recycled: every weight past a diagonal must be written 0 again.
+        const dense = await forwardFast({ ...spec, options: { ...spec.options, causal: undefined } }, true, { weightsOnly: true });
+        assert.ok(dense && dense.heads[0].weights.data.every((w) => w > 0));
+        const alone = await forwardFast(spec, true, { weightsOnly: true, recycle: { output: dense.output } });
+        assert.ok(alone);
+        assert.equal(alone.output.data.buffer, dense.output.data.buffer, 'the dense run\'s memory');
+        for (const step of ['weights', 'output'] as const) {
+          assert.deepEqual(alone.heads.map((head) => Array.from(head[step].data)), full.heads.map((head) => Array.from(head[step].data)), step);
+        }
+        const weights = alone.heads[1].weights.data;
+        const seen = (i: number) => Math.max(0, Math.min(keys, i + 1 + keys - queries));
+        for (let i = 0; i < queries; i++) {
+          for (let j = seen(i); j < keys; j++) assert.equal(weights[i * keys + j], 0, `weight (${i}, ${j}) past the diagonal`);
+        }
+        assert.ok(weights[(queries - 1) * keys] > 0, 'the last query sees the first key');
+      });
+    }
+  }
+});

@@ -254,6 +254,27 @@ static T FN(prepare_row)(const Attn *a, int i, int j0, int n, const T *s, T *sca
   return max;
 }
 
+/* Row i of causal attention's raw scores s, seeing its first `valid` keys: w[j] = s[j]·scale there
+   and −∞ from there to `end`; returns their max. The numbers prepare_row gives that row (its mask
+   adds 0 to the keys seen), without its mask lookups. */
+static T FN(causal_row)(const T *s, T scale, int valid, int end, T *w) {
+  v128_t vs = VSPLAT(scale), vmax = VSPLAT(-__builtin_inf());
+  int j = 0;
+  for (; j + LANES <= valid; j += LANES) {
+    v128_t v = VMUL(wasm_v128_load(s + j), vs);
+    wasm_v128_store(w + j, v);
+    vmax = VMAX(vmax, v);
+  }
+  T max = VHMAX(vmax);
+  for (; j < valid; j++) {
+    T v = s[j] * scale;
+    w[j] = v;
+    if (v > max) max = v;
+  }
+  for (; j < end; j++) w[j] = -__builtin_inf();
+  return max;
+}
+
 /* w[0:n) = exp(src·scale − max), and src·scale into `scaled` when given; returns the sum. In place
    (src = w, scale 1: the product is exact) after prepare_row. */
 static T FN(exp_row)(const T *src, T scale, T *scaled, T *w, int n, T max) {
@@ -303,7 +324,11 @@ static void FN(zero_rows)(T *p, int ld, int rows, int cols) {
    and its A·V over all keys at once (streaming the packed weights and V panels from L2 beat
    cutting the keys into L1-sized chunks, whose partial sums cost a load and store of the output
    each: 3.9 against 4.3 ms per 1024² head, and 61.5 against 65.2 at 4096²). Tiles go round-robin
-   to parts, which balances causal masks. */
+   to parts, which balances causal masks. A causal mask with nothing else to keep (a model layer's
+   weights alone) stops each tile at its last row's diagonal, rounded up to whole panels: scores,
+   exps, normalising and A·V skip the keys no row of the tile sees, and the rest of each row is
+   written 0. The numbers are the general path's: the keys skipped added only exact zeros to the
+   same sums in the same order (the stop is a multiple of the vectors' width). */
 EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thread) {
   const int nq = a->nq, nk = a->nk, d = a->d, dv = a->dv;
   const T *QP = (const T *)a->q_packed, *KP = (const T *)a->k_packed, *VP = (const T *)a->v_packed;
@@ -315,14 +340,34 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
      and exp are one pass over each row, not two. */
   const T scale = (T)a->scale;
   T *vmax = a->masked_any || !(scale > 0) ? 0 : tile;
+  const int causal_only = a->causal && a->mask_kind == MASK_NONE && !a->padding && !a->scaled && !a->masked && !a->mask_out;
   for (int i0 = TR * part; i0 < nq; i0 += TR * parts) {
     int rows = nq - i0 < TR ? nq - i0 : TR;
+    int kend = nk; /* the keys any row of the tile sees */
+    if (causal_only) {
+      int seen = i0 + rows + a->causal_offset;
+      kend = seen <= 0 ? 0 : (seen + NB - 1) / NB * NB;
+      if (kend > nk) kend = nk;
+    }
     if (vmax)
       for (int r = 0; r < rows; r++) wasm_v128_store(vmax + r * LANES, VSPLAT(-__builtin_inf()));
-    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, nk, d, 0, vmax);
+    FN(block)(QP + i0 * d, KP, d * NB, S + i0 * nk, nk, rows, kend, d, 0, vmax);
     for (int i = i0; i < i0 + rows; i++) {
       long off = (long)i * nk;
       T *w = W + off, *scaled = a->scaled ? (T *)a->scaled + off : 0;
+      if (causal_only) {
+        int valid = i + 1 + a->causal_offset < nk ? i + 1 + a->causal_offset : nk;
+        T max = valid > 0 ? FN(causal_row)(S + off, scale, valid, kend, w) : -__builtin_inf();
+        for (int j = kend; j < nk; j++) w[j] = 0;
+        if (max == -__builtin_inf()) {
+          for (int j = 0; j < kend; j++) w[j] = 0;
+          ((unsigned char *)a->row_flags)[i] = 1;
+          sums[i] = 0;
+          continue;
+        }
+        sums[i] = (T)1 / FN(exp_row)(w, 1, 0, w, kend, max);
+        continue;
+      }
       T max = vmax ? VHMAX(wasm_v128_load(vmax + (i - i0) * LANES)) * scale : -__builtin_inf();
       if (max != -__builtin_inf()) {
         sums[i] = (T)1 / FN(exp_row)(S + off, scale, scaled, w, nk, max); /* the factor, until normalize_quad */
@@ -341,10 +386,10 @@ EXPORT(attention) void FN(attention)(const Attn *a, int part, int parts, int thr
     /* Normalised and packed for A·V in one pass per quad of full rows; a last partial quad row by row. */
     int full = rows / MR * MR;
     for (int q = 0; q < full; q += MR)
-      FN(normalize_quad)(W + (long)(i0 + q) * nk, nk, sums + i0 + q, tile + q * nk, nk, sums + i0 + q);
-    for (int i = i0 + full; i < i0 + rows; i++) sums[i] = FN(scale_row)(W + (long)i * nk, nk, sums[i]);
-    if (full < rows) FN(pack_rows)(W + (long)(i0 + full) * nk, nk, tile + full * nk, rows - full, nk, nk, 0, 0, 1);
-    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, nk, 0, 0);
+      FN(normalize_quad)(W + (long)(i0 + q) * nk, nk, sums + i0 + q, tile + q * kend, kend, sums + i0 + q);
+    for (int i = i0 + full; i < i0 + rows; i++) sums[i] = FN(scale_row)(W + (long)i * nk, kend, sums[i]);
+    if (full < rows) FN(pack_rows)(W + (long)(i0 + full) * nk, nk, tile + full * kend, rows - full, kend, kend, 0, 0, 1);
+    FN(block)(tile, VP, nk * NB, O + i0 * a->ldo, a->ldo, rows, dv, kend, 0, 0);
   }
 }
 
