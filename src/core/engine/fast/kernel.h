@@ -218,28 +218,31 @@ static inline T FN(mask_at)(const Attn *a, int i, int j) {
   return m;
 }
 
+/* s[0:n)·scale into w (and into `scaled` when given), vectorised; returns the row max. */
+static T FN(scale_row_max)(const T *s, T scale, int n, T *scaled, T *w) {
+  v128_t vs = VSPLAT(scale), vmax = VSPLAT(-__builtin_inf());
+  int j = 0;
+  for (; j + LANES <= n; j += LANES) {
+    v128_t v = VMUL(wasm_v128_load(s + j), vs);
+    if (scaled) wasm_v128_store(scaled + j, v);
+    wasm_v128_store(w + j, v);
+    vmax = VMAX(vmax, v);
+  }
+  T max = VHMAX(vmax);
+  for (; j < n; j++) {
+    T v = s[j] * scale;
+    if (scaled) scaled[j] = v;
+    w[j] = v;
+    if (v > max) max = v;
+  }
+  return max;
+}
+
 /* Row i of raw scores s[0:n) (keys j0..j0+n) → scale, mask, into w; optional copies of the scaled
    and masked rows and of the mask. Returns the row max. */
 static T FN(prepare_row)(const Attn *a, int i, int j0, int n, const T *s, T *scaled, T *maskrow, T *masked, T *w) {
   T scale = (T)a->scale;
-  if (!a->masked_any) {
-    v128_t vs = VSPLAT(scale), vmax = VSPLAT(-__builtin_inf());
-    int j = 0;
-    for (; j + LANES <= n; j += LANES) {
-      v128_t v = VMUL(wasm_v128_load(s + j), vs);
-      if (scaled) wasm_v128_store(scaled + j, v);
-      wasm_v128_store(w + j, v);
-      vmax = VMAX(vmax, v);
-    }
-    T max = VHMAX(vmax);
-    for (; j < n; j++) {
-      T v = s[j] * scale;
-      if (scaled) scaled[j] = v;
-      w[j] = v;
-      if (v > max) max = v;
-    }
-    return max;
-  }
+  if (!a->masked_any) return FN(scale_row_max)(s, scale, n, scaled, w);
   T max = -__builtin_inf();
   for (int j = 0; j < n; j++) {
     T v = s[j] * scale;
@@ -258,20 +261,8 @@ static T FN(prepare_row)(const Attn *a, int i, int j0, int n, const T *s, T *sca
    and −∞ from there to `end`; returns their max. The numbers prepare_row gives that row (its mask
    adds 0 to the keys seen), without its mask lookups. */
 static T FN(causal_row)(const T *s, T scale, int valid, int end, T *w) {
-  v128_t vs = VSPLAT(scale), vmax = VSPLAT(-__builtin_inf());
-  int j = 0;
-  for (; j + LANES <= valid; j += LANES) {
-    v128_t v = VMUL(wasm_v128_load(s + j), vs);
-    wasm_v128_store(w + j, v);
-    vmax = VMAX(vmax, v);
-  }
-  T max = VHMAX(vmax);
-  for (; j < valid; j++) {
-    T v = s[j] * scale;
-    w[j] = v;
-    if (v > max) max = v;
-  }
-  for (; j < end; j++) w[j] = -__builtin_inf();
+  T max = FN(scale_row_max)(s, scale, valid, 0, w);
+  for (int j = valid; j < end; j++) w[j] = -__builtin_inf();
   return max;
 }
 
