@@ -18,9 +18,11 @@ export function blocking(count: number, side: number): { block: number; cells: n
  * One pass over the weights for both, a band of rowBlock rows at a time: each block's max and sum
  * are kept in locals while its columns are read, and go into the band's float64 accumulators once
  * per row, so the inner loop is a compare and an add (a store per weight into a float32 cell cost
- * 2–4× the CPU; a pass per mode, ~1.6× the time of one pass for both).
+ * 2–4× the CPU; a pass per mode, ~1.6× the time of one pass for both). `lowerTriangular`: the
+ * caller vouches that every weight past a row's diagonal is 0 (a causal model's heads), so those
+ * are not read: they add 0 to a sum and, weights being ≥ 0, raise no max above 0.
  */
-export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: number, colBlock: number, out: { max?: Float32Array; mean?: Float32Array }): void {
+export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: number, colBlock: number, out: { max?: Float32Array; mean?: Float32Array }, lowerTriangular = false): void {
   const rowCells = Math.ceil(rows / rowBlock);
   const colCells = Math.ceil(cols / colBlock);
   const tops = new Float64Array(colCells);
@@ -30,10 +32,13 @@ export function poolMap(weights: Weights, rows: number, cols: number, rowBlock: 
     const endRow = Math.min(rows, firstRow + rowBlock);
     tops.fill(-Infinity);
     sums.fill(0);
+    // The band's first row reads the fewest columns: every block from its first unread column on holds a 0.
+    if (lowerTriangular && firstRow + 1 < cols) tops.fill(0, Math.floor((firstRow + 1) / colBlock));
     for (let row = firstRow; row < endRow; row++) {
       const at = row * cols;
-      for (let cell = 0, col = 0; cell < colCells; cell++) {
-        const endCol = Math.min(cols, col + colBlock);
+      const rowEnd = lowerTriangular ? Math.min(cols, row + 1) : cols;
+      for (let cell = 0, col = 0; col < rowEnd; cell++) {
+        const endCol = Math.min(rowEnd, col + colBlock);
         let top = tops[cell];
         let sum = 0;
         for (; col < endCol; col++) {
@@ -69,6 +74,8 @@ export class LayerPools {
     heads: number,
     private readonly queryCount: number,
     private readonly keyCount: number,
+    /** Every head has no weight past its diagonal (a causal model's): poolMap reads the lower triangles. */
+    private readonly lowerTriangular = false,
     side = DEFAULT_THUMBNAIL_SIDE,
   ) {
     const rows = blocking(queryCount, side);
@@ -81,7 +88,7 @@ export class LayerPools {
   }
 
   add(head: number, weights: Weights): void {
-    poolMap(weights, this.queryCount, this.keyCount, this.rowBlock, this.colBlock, { max: this.thumbnail(head, 'max'), mean: this.thumbnail(head, 'mean') });
+    poolMap(weights, this.queryCount, this.keyCount, this.rowBlock, this.colBlock, { max: this.thumbnail(head, 'max'), mean: this.thumbnail(head, 'mean') }, this.lowerTriangular);
   }
 
   /** Head `head` pooled by `mode`, when these are the blocks asked for. */
@@ -105,7 +112,7 @@ export async function poolGrid(stack: AttentionStack, size: number, mode: PoolMo
   const data = new Float32Array(layers.length * heads.length * rows * cols);
   for (const [l, layer] of layers.entries()) {
     const cellsOf = (h: number) => data.subarray((l * heads.length + h) * rows * cols, (l * heads.length + h + 1) * rows * cols);
-    const pool = (h: number, weights: ArrayLike<number>) => poolMap(weights, stack.queryCount, stack.keyCount, rowBlock, colBlock, { [mode]: cellsOf(h) });
+    const pool = (h: number, weights: ArrayLike<number>) => poolMap(weights, stack.queryCount, stack.keyCount, rowBlock, colBlock, { [mode]: cellsOf(h) }, stack.lowerTriangular);
     const missing = new Map<number, number>(); // head → its place in `heads`
     heads.forEach((head, h) => {
       const kept = stack.pooled?.(layer, head, mode, rowBlock, colBlock);

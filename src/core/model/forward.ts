@@ -148,7 +148,7 @@ export class ModelForward {
     const L = this.layout.layers[index];
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
     const { Q, K, V } = await this.queriesKeysValues(index, input, n);
-    const pools = new LayerPools(this.config.heads, n, n);
+    const pools = new LayerPools(this.config.heads, n, n, this.config.causal);
     const attended = await this.attend(index, Q, K, V, n, pools, control);
     x = await this.residual(x, await this.linear(attended, n, L.out), L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);

@@ -2,6 +2,7 @@
 // mean over blocks of ceil(q/size) × ceil(k/size) with partial last blocks, on a 37 × 29 map; the
 // k strongest keys of each query with ties to the lower key; and a whole stack's grid and lines.
 import * as assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { headLines, poolGrid, poolMap, topKeys } from '../../../src/core/heads/pool';
@@ -48,6 +49,33 @@ describe('heads pooling', () => {
     poolMap(weights, 37, 29, 10, 8, { mean });
     assert.deepEqual(both, { max, mean });
     assert.ok(max.every((m, i) => m >= mean[i] && m > 0));
+  });
+});
+
+describe('heads pooling, lower triangles only', () => {
+  it('a map with no weight past its diagonal pools the same reading only up to each diagonal, for any blocks', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 12 }), fc.integer(), (n, rowBlock, colBlock, seed) => {
+        let state = seed >>> 0 || 1;
+        const random = () => (state = (state * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+        const weights = Float32Array.from({ length: n * n }, (_, i) => (i % n <= Math.floor(i / n) ? random() : 0));
+        const cells = Math.ceil(n / rowBlock) * Math.ceil(n / colBlock);
+        const whole = { max: new Float32Array(cells), mean: new Float32Array(cells) };
+        const lower = { max: new Float32Array(cells), mean: new Float32Array(cells) };
+        poolMap(weights, n, n, rowBlock, colBlock, whole);
+        poolMap(weights, n, n, rowBlock, colBlock, lower, true);
+        assert.deepEqual(lower, whole);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('leaves the weights past a diagonal unread (a stack said lower triangular: a causal model\'s run)', () => {
+    const weights = Float32Array.from({ length: 16 }, (_, i) => (i % 4 <= Math.floor(i / 4) ? 0.25 : 9));
+    const cells = { max: new Float32Array(4), mean: new Float32Array(4) };
+    poolMap(weights, 4, 4, 2, 2, cells, true);
+    assert.deepEqual([...cells.max], [0.25, 0, 0.25, 0.25]);
+    assert.deepEqual([...cells.mean], [0.1875, 0, 0.25, 0.1875]);
   });
 });
 
