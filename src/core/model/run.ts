@@ -111,6 +111,9 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes);
   const backend = options.backend ?? new ChosenLinearBackend();
   const forward = new ModelForward(config, layout, weights, backend);
+  // Made at its full size at once where no preparation did (the command line): a bf16 MLP's three
+  // weights and their widened values grew it three times in the first layer, ~20,000 pages more.
+  await reserveReads(layout, weights);
   const loadMs = performance.now() - started;
   const result = await forward.run(ids, options);
   const head = new LanguageHead(forward, tokenizer);
