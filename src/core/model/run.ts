@@ -88,6 +88,9 @@ async function reserveReadsOf(files: ModelFiles): Promise<void> {
 export async function runModel(files: ModelFiles, input: ModelInput, options: RunModelOptions = {}): Promise<ModelRun> {
   const started = performance.now();
   warmThreads(); // the layers' attention runs on them
+  // ONNX Runtime's environment (~120 ms on a process's first session) starts while the folder is
+  // read and its tokenizer built, as a prepared folder's did ahead.
+  const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
   const configText = await readText(files, 'config.json');
   if (configText === undefined) throw new ModelFileError(`${files.folder} has no config.json: not a Hugging Face model folder`);
   const config = parseModelConfig(configText);
@@ -111,9 +114,10 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes);
   const backend = options.backend ?? new ChosenLinearBackend();
   const forward = new ModelForward(config, layout, weights, backend);
-  // Made at its full size at once where no preparation did (the command line): a bf16 MLP's three
-  // weights and their widened values grew it three times in the first layer, ~20,000 pages more.
-  await reserveReads(layout, weights);
+  // The read memory made its full size at once where no preparation did (the command line): a bf16
+  // MLP's three weights and their widened values grew it three times in the first layer, ~20,000
+  // pages more.
+  await Promise.all([reserveReads(layout, weights), nativeWarmed]);
   const loadMs = performance.now() - started;
   const result = await forward.run(ids, options);
   const head = new LanguageHead(forward, tokenizer);
