@@ -1,7 +1,8 @@
-// What a whole-model forward needs from a compute backend: the linear layers' products. The
-// WebAssembly kernels (portable) and a native backend (ONNX Runtime's CPU provider, where the
-// platform has binaries) both implement it; the engine picks by measurement and falls back
-// silently (design.md §4, "two backends behind one fast path").
+// What a whole-model forward needs from a compute backend: the linear layers' products, one by
+// one, cut into parts by columns, or a whole MLP at once. The WebAssembly kernels (portable) and a
+// native backend (ONNX Runtime's CPU provider, where the platform has binaries) both implement it;
+// the engine picks by measurement and falls back silently (design.md §4, "two backends behind one
+// fast path").
 import { columns } from '../engine/kernels';
 import type { Activation } from './config';
 import { multiplyInPlace } from './ops';
