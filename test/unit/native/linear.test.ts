@@ -104,9 +104,14 @@ describe('native LinearBackend', () => {
     assert.equal(cachedSessions('linear:'), 1);
   });
 
-  it('warming ONNX Runtime (a model folder prepared) leaves no session behind', async () => {
+  it('warming ONNX Runtime (a folder prepared, every model run) leaves no session of its own, and a later warming releases no other backend\'s', async () => {
     await warmNativeLinear();
-    assert.equal(cachedSessions('linear:'), 0);
+    assert.equal(cachedSessions('linear:false:false:'), 0, 'its 1 × 1 session released');
+    await backend.matmul(Float32Array.of(1, 2), Float32Array.of(3, 4), 1, 2, 1, true);
+    const kept = cachedSessions('linear:');
+    assert.ok(kept > 0, 'a product\'s session cached');
+    await warmNativeLinear();
+    assert.equal(cachedSessions('linear:'), kept, 'the environment started once: nothing made or released again');
   });
 
   it('says which sizes do not match', async () => {

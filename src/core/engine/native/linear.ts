@@ -150,14 +150,23 @@ export class NativeLinearBackend implements LinearBackend {
   }
 }
 
+/** The environment's start, once per thread: it outlives every session. */
+let environmentStarted: Promise<void> | undefined;
+
 /**
- * Loads ONNX Runtime and starts its environment with a 1 × 1 product: a thread's first session
- * costs ~120 ms, later ones 2–12 ms, even after every session was released. Nothing where the
- * WebAssembly backend is forced, or ONNX Runtime cannot load or fails (the run that needs it falls
- * back, and says why).
+ * Loads ONNX Runtime and starts its environment with a 1 × 1 product, once: a thread's first
+ * session costs ~120 ms, later ones 2–12 ms, even after every session was released. Every model run
+ * asks for it, and only the first does the work; a later one neither makes a session nor releases
+ * another run's. Nothing where the WebAssembly backend is forced, or ONNX Runtime cannot load or
+ * fails (the run that needs it falls back, and says why).
  */
-export async function warmNativeLinear(): Promise<void> {
-  if (backendChoice() === 'wasm') return;
+export function warmNativeLinear(): Promise<void> {
+  if (backendChoice() === 'wasm') return Promise.resolve();
+  environmentStarted ??= startEnvironment();
+  return environmentStarted;
+}
+
+async function startEnvironment(): Promise<void> {
   const backend = nativeLinearBackend();
   try {
     await backend?.matmul(new Float32Array(1), new Float32Array(1), 1, 1, 1, false);
