@@ -9,7 +9,7 @@
 // dialog, each head's divergence as PyTorch computes it (scripts/gen_model_fixtures.py).
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { paths } from '../runner/paths.mjs';
 import { clickCodeLensUntilWebview, eventually, modelFixture, openFile, openQuickInput, openWorkbench, pickQuickItem, recordFailure, webviewFrame } from './workbench.mjs';
 
@@ -125,16 +125,15 @@ describe('comparing two model runs, end to end', function () {
   it('compares it with another checkpoint picked in the folder dialog: the same weights as a .bin diverge nowhere', async () => {
     const { page } = workbench;
     await heads.locator('#compare-checkpoint').click();
-    // The workbench's folder dialog opens beside A's folder; the sibling's name is typed after it.
+    // The workbench's folder dialog opens beside A's folder.
     const input = page.locator('.quick-input-widget input.input').filter({ visible: true });
     await eventually(async () => assert.equal(await input.inputValue(), `${dirname(gpt2)}/`));
-    await input.press('End');
-    await page.keyboard.type(basename(gpt2Bin));
-    // Enter goes into the folder named ("gpt2-bin/"), and the dialog's button then picks the folder
-    // it is in; or, when the dialog had already taken the name as a folder of its list, Enter picks
-    // it at once (seen in CI: the run on gpt2-bin logged, the dialog gone).
-    await input.press('Enter');
-    // A click while the dialog still redraws its list can be lost, as for a user, who clicks again.
+    // The sibling's whole path is put in at once, ending in a separator, which takes the dialog into
+    // that folder; its button then picks the folder it is in. Typed a letter at a time, the name met
+    // the dialog's autocompletion, which could leave A's own "gpt2" active when Enter came (seen in
+    // CI: B named gpt2 after the pick).
+    await input.fill(`${gpt2Bin}/`);
+    // A click while the dialog still reads the folder only reads it again, as for a user, who clicks again.
     const pick = page.locator('.quick-input-widget .monaco-button', { hasText: 'Compare with this model' });
     await eventually(async () => {
       if (await pick.isVisible()) await pick.click();
