@@ -168,7 +168,7 @@ if (isMainThread) {
   const sizes: Sizes = { tokens: flag('tokens', 1024), layers: flag('layers', 12), heads: flag('heads', 12), rounds: flag('rounds', 3) };
   const worker = new Worker(`require('tsx/cjs'); require(${JSON.stringify(__filename)});`, { eval: true, workerData: sizes });
   worker.on('message', ({ times, flows, compared }: { times: Record<'model' | 'saved' | 'unknown', string[]>; flows: string[]; compared: string[] }) => {
-    // VS Code desktop's engine runs the relaxed build; Node 20 only with --experimental-wasm-relaxed-simd.
+    // The relaxed build wherever it validates (Node 20 once the engine turned its flag on); ATTENTION_LENS_KERNELS=simd128 the plain one.
     console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, load ${loadavg()[0].toFixed(1)}; kernels: ${kernelsFlavour()} SIMD`);
     console.log(`scores + rollout, ${sizes.layers} × ${sizes.heads} heads, ${sizes.tokens} tokens (issue 27's target: 200 ms), the first round starting the ${threadCount()} compute threads:`);
     console.log(`  a causal model's run:           ${times.model.join(', ')}`);

@@ -161,7 +161,7 @@ async function main(): Promise<void> {
       const ids = idsOf(n).join(',');
       const runs: Record<'native' | 'wasm' | 'torch' | 'numpy', Timing[]> = { native: [], wasm: [], torch: [], numpy: [] };
       const ours = (backend: 'native' | 'wasm') =>
-        spawnJson(process.execPath, ['--experimental-wasm-relaxed-simd', '--import', 'tsx', __filename, '--child', folder, String(n)], { ...process.env, ATTENTION_LENS_BACKEND: backend });
+        spawnJson(process.execPath, ['--import', 'tsx', __filename, '--child', folder, String(n)], { ...process.env, ATTENTION_LENS_BACKEND: backend });
       for (let round = 0; round < ROUNDS; round++) {
         runs.native.push(ours('native'));
         runs.wasm.push(ours('wasm'));

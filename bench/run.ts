@@ -263,7 +263,7 @@ interface Row {
   name: string;
   /** One-minute load average when the case ended: other work on the machine (figures drift with it). */
   load_average: number;
-  /** The build the extension runs here: relaxed SIMD where it validates (`npm run bench` turns it on in Node 20). */
+  /** The build the extension runs here: relaxed SIMD where it validates (the engine turns Node 20's flag on). */
   fast_ms: number;
   /** The 128-bit SIMD build on a pool of its own, when the relaxed one runs as `fast`. */
   fast_simd128_ms?: number;
