@@ -14,6 +14,7 @@ import { nativeThreads } from '../src/core/engine/native/runtime';
 import type { LinearBackend } from '../src/core/model/backend';
 import { WasmLinearBackend } from '../src/core/model/wasmBackend';
 import { random } from './inputs';
+import { ensurePeers } from './peers';
 
 const repeatsFlag = process.argv.indexOf('--repeats');
 const REPEATS = repeatsFlag === -1 ? 15 : Number(process.argv[repeatsFlag + 1]);
@@ -48,9 +49,7 @@ async function main(): Promise<void> {
     ours.push(median(times));
   }
   backend.dispose();
-  // The peer's packages, as `npm run bench` installs them (Debian, as root).
-  const system = (await import(join(__dirname, '..', 'scripts', 'lib', 'system.mjs'))) as { ensureDebianPackages(names: string[]): void };
-  system.ensureDebianPackages(['python3-numpy', 'libopenblas0-pthread', 'python3-threadpoolctl']);
+  ensurePeers();
   const peer = spawnSync('/usr/bin/python3', [join(__dirname, 'peer_matmul.py')], {
     input: JSON.stringify({ shapes: SHAPES.map(([, m, k, n]) => [m, k, n]), repeats: REPEATS, threads }),
     encoding: 'utf8',

@@ -3,16 +3,17 @@
 // clicks its "▶ Run model" CodeLens and stamps the moment the first attention map is on screen in a
 // webview. The anchor, measured in the same run: Debian's PyTorch computing the same attentions in
 // a fresh process (import, load the same files, forward with every attention returned), as
-// bench/model_peers.py does for `npm run bench:model`. Models: random-weight folders in the exact
+// bench/model_peers.py does for `npm run bench:model`, on the fastest OpenBLAS kernel (bench/peers.ts). Models: random-weight folders in the exact
 // published layouts (scripts/gen_model_fixtures.py --bench), GPT-2-small-shaped (124M) at
 // 128/512/1024 tokens and Qwen2.5-0.5B-shaped at 128/512.
-// A benchmark, not a test: it asserts nothing. Usage: node esbuild.mjs --production && node bench/model-latency.mjs
+// A benchmark, not a test: it asserts nothing. Usage: node esbuild.mjs --production && node --import tsx bench/model-latency.mjs
 // [--rounds N] [--case TEXT] [--settle MS]. Each round opens a fresh window (nothing warm from the round before).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { openFile, openWorkbench, webviewFrame } from '../test/e2e/workbench.mjs';
+import { ensurePeers, fastestOpenBlas } from './peers.ts';
 
 const root = join(import.meta.dirname, '..');
 const benchFolders = join(root, 'test-output', 'models-bench');
@@ -60,8 +61,8 @@ async function onScreen(folder, n) {
 }
 
 /** PyTorch in a fresh process: total (import, load, forward) and the forward alone, ms. */
-function torchAnchor(folder, n) {
-  const out = spawnSync('/usr/bin/python3', [join(import.meta.dirname, 'model_peers.py'), 'torch', folder, idsOf(n).join(',')], { encoding: 'utf8', maxBuffer: 2 ** 24 });
+function torchAnchor(folder, n, env) {
+  const out = spawnSync('/usr/bin/python3', [join(import.meta.dirname, 'model_peers.py'), 'torch', folder, idsOf(n).join(',')], { encoding: 'utf8', env, maxBuffer: 2 ** 24 });
   if (out.status !== 0) throw new Error(`model_peers.py torch failed: ${out.stderr.slice(-2000)}`);
   return JSON.parse(out.stdout.trim().split('\n').at(-1));
 }
@@ -70,7 +71,9 @@ if (!existsSync(join(benchFolders, 'bench', 'qwen2.5-0.5b', 'config.json'))) {
   console.log('writing the benchmark models (scripts/gen_model_fixtures.py --bench)…');
   spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, '--bench'], { stdio: 'inherit' });
 }
-console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; each click ${SETTLE_MS / 1000} s after the window showed the lens`);
+ensurePeers();
+const openBlas = fastestOpenBlas();
+console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}; each click ${SETTLE_MS / 1000} s after the window showed the lens; PyTorch on OpenBLAS's ${openBlas.name} kernel`);
 console.log('model           tokens | click → attention on screen (ms, each round) | PyTorch fresh process: total  forward | screen ÷ PyTorch total');
 for (const { model, tokens } of CASES) {
   for (const n of tokens) {
@@ -80,7 +83,7 @@ for (const { model, tokens } of CASES) {
     const torch = [];
     for (let round = 0; round < ROUNDS; round++) {
       screen.push(await onScreen(folder, n));
-      torch.push(torchAnchor(folder, n));
+      torch.push(torchAnchor(folder, n, openBlas.env));
     }
     const torchTotal = median(torch.map((t) => t.total_ms));
     const torchForward = median(torch.map((t) => t.forward_ms));

@@ -16,6 +16,7 @@ import { ChosenLinearBackend } from '../src/core/model/chosenBackend';
 import { parseModelConfig } from '../src/core/model/config';
 import { runModel } from '../src/core/model/run';
 import { WasmLinearBackend } from '../src/core/model/wasmBackend';
+import { ensurePeers, fastestOpenBlas } from './peers';
 import { folderFiles } from '../src/node/modelFiles';
 
 const root = join(__dirname, '..');
@@ -27,8 +28,6 @@ const CASES = [
   { model: 'gpt2-small', tokens: [128, 512, 1024] },
   { model: 'qwen2.5-0.5b', tokens: [128, 512] },
 ];
-/** The OpenBLAS kernels worth probing for numpy (as bench/run.ts probes them); unset = OpenBLAS's choice. */
-const KERNEL_CANDIDATES = process.arch === 'x64' ? [undefined, 'Haswell', 'Zen', 'SkylakeX', 'CooperLake', 'SapphireRapids'] : [undefined];
 
 interface Timing {
   /** CPU time of the whole process, every thread: comparable when the machine is shared. */
@@ -84,23 +83,6 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
-/** The fastest OpenBLAS kernel for numpy here (a kernel the CPU lacks dies: skipped). */
-function fastestKernel(): { env: NodeJS.ProcessEnv; name: string; gflops: number } {
-  let best = { env: process.env, name: '(unset)', gflops: 0 };
-  for (const kernel of KERNEL_CANDIDATES) {
-    const env = { ...process.env };
-    delete env.OPENBLAS_CORETYPE;
-    if (kernel) env.OPENBLAS_CORETYPE = kernel;
-    try {
-      const { gflops = 0 } = spawnJson('/usr/bin/python3', [join(__dirname, 'model_peers.py'), 'probe'], env);
-      if (gflops > best.gflops) best = { env, name: kernel ?? '(unset)', gflops };
-    } catch {
-      // SIGILL: not this CPU's kernel
-    }
-  }
-  return best;
-}
-
 /**
  * GFLOP/s of a LinearBackend on 512×768 · 768×768 (a GPT-2-small projection of 512 tokens): by
  * the wall clock, and per CPU-second of the process (all its threads), which a shared machine
@@ -150,7 +132,8 @@ async function main(): Promise<void> {
     const rate = await gemmRate(backend);
     console.log(`gemm on ${backend.name}, 512×768 · 768×768: ${rate.wall.toFixed(1)} GFLOP/s (${rate.perCpuSecond.toFixed(1)} per CPU-second)`);
   }
-  const kernel = fastestKernel();
+  ensurePeers();
+  const kernel = fastestOpenBlas();
   console.log(`numpy's OpenBLAS kernel: ${kernel.name} (${kernel.gflops.toFixed(1)} GFLOP/s on 1024² float32)`);
   const script = join(__dirname, 'model_peers.py');
   console.log('model           tokens | ours: backend  load  forward  GFLOP/s  total  CPU (run)  RSS MB | torch: import  load  forward  total  CPU (run)  RSS MB | numpy: forward  total  CPU (run) | ours/best forward');

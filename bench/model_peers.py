@@ -2,7 +2,6 @@
 
     model_peers.py torch FOLDER IDS      PyTorch (Debian's 1.13), float32, written plainly from the models' definitions
     model_peers.py numpy FOLDER IDS      numpy in the picoGPT style (GPT-2 only), float32
-    model_peers.py probe                 GFLOP/s of a 1024² float32 numpy product (bench/model.ts picks OPENBLAS_CORETYPE by it)
 
 IDS is a comma-separated list of token ids. Prints one JSON line: import, load and forward times (ms) and the
 process's peak RSS (MB). Times start when this script starts, before `import torch` / `import numpy`.
@@ -44,14 +43,6 @@ def read_safetensors(folder, to_array):
             out[name] = to_array(data[start:end], entry['dtype'], entry['shape'])
     return out
 
-
-if MODE == 'probe':
-    import numpy as np
-    a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
-    c = np.empty_like(a)
-    best = min((lambda t: (np.matmul(a, a, out=c), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))
-    report(gflops=2 * 1024 ** 3 / best / 1e9)
-    sys.exit(0)
 
 FOLDER, IDS = sys.argv[2], [int(i) for i in sys.argv[3].split(',')]
 with open(os.path.join(FOLDER, 'config.json')) as f:

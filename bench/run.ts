@@ -27,6 +27,7 @@ import type { AttentionSpec, DType, Matrix, Problem } from '../src/core/types';
 import { adoptResultView, panelDataOf } from '../src/panel/model';
 import { AttentionWorker } from '../src/worker/client';
 import { random } from './inputs';
+import { ensurePeers } from './peers';
 import type { Latency } from './latency';
 
 const json = process.argv.includes('--json');
@@ -96,12 +97,6 @@ function flopsOf(c: Case): number {
     outputProjection: c.kind === 'mha',
   }).flops;
 }
-
-/**
- * What the peers need on Debian: Debian's numpy alone links the reference BLAS, ~10× slower;
- * threadpoolctl says which OpenBLAS kernel runs.
- */
-const PEER_PACKAGES = ['python3-numpy', 'libopenblas0-pthread', 'python3-threadpoolctl', 'python3-torch'];
 
 /**
  * OpenBLAS kernels worth probing (OPENBLAS_CORETYPE): the x86-64 ones with AVX2 or AVX-512 GEMM.
@@ -460,11 +455,7 @@ function companion(name: string, needsBuild = false): unknown {
 }
 
 async function main(): Promise<void> {
-  if (existsSync('/etc/debian_version')) {
-    // Installed with apt-get when root, else a clear error naming the command (as `npm test` does).
-    const system = (await import(join(__dirname, '..', 'scripts', 'lib', 'system.mjs'))) as { ensureDebianPackages(names: string[]): void };
-    system.ensureDebianPackages(PEER_PACKAGES);
-  }
+  ensurePeers();
   const threads = threadCount();
   const flavour = kernelsFlavour();
   // Both builds when the relaxed one runs: the 128-bit one on a pool of its own, in the same rounds.
