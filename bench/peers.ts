@@ -18,13 +18,14 @@ export function ensurePeers(): void {
 /** OpenBLAS's x86-64 kernels with AVX2 or AVX-512 GEMM (OPENBLAS_CORETYPE); undefined: its own choice. */
 export const OPENBLAS_CANDIDATES = process.arch === 'x64' ? [undefined, 'Haswell', 'Zen', 'SkylakeX', 'CooperLake', 'SapphireRapids'] : [undefined];
 
-/** numpy's GFLOP/s on a 1024² float32 product, preallocated output, best of 5. */
+/** numpy's GFLOP/s on a 1024² float32 product (preallocated output, best of 5), and the BLAS that ran it (threadpoolctl). */
 const PROBE = `
-import time, numpy as np
+import json, time, numpy as np, threadpoolctl
 a = np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32)
 c = np.empty_like(a)
 best = min((lambda t: (np.matmul(a, a, out=c), time.perf_counter() - t)[1])(time.perf_counter()) for _ in range(5))
-print(2 * 1024 ** 3 / best / 1e9)
+blas = [(i['internal_api'], i.get('architecture')) for i in threadpoolctl.threadpool_info() if i['user_api'] == 'blas']
+print(json.dumps({'gflops': 2 * 1024 ** 3 / best / 1e9, 'blas': blas[0][0] if blas else None, 'kernel': blas[0][1] if blas else None}))
 `;
 
 export interface OpenBlasKernel {
@@ -35,7 +36,10 @@ export interface OpenBlasKernel {
   gflops: number;
 }
 
-/** The fastest OpenBLAS kernel here; a kernel the CPU lacks dies of SIGILL and is skipped. */
+/**
+ * The fastest OpenBLAS kernel here; a kernel the CPU lacks dies of SIGILL and is skipped. Throws
+ * when numpy does not run on OpenBLAS at all (PyTorch links the same libblas.so.3).
+ */
 export function fastestOpenBlas(): OpenBlasKernel {
   let best: OpenBlasKernel = { env: process.env, name: '(unset)', gflops: 0 };
   for (const kernel of OPENBLAS_CANDIDATES) {
@@ -43,8 +47,10 @@ export function fastestOpenBlas(): OpenBlasKernel {
     delete env.OPENBLAS_CORETYPE;
     if (kernel) env.OPENBLAS_CORETYPE = kernel;
     const probe = spawnSync('/usr/bin/python3', ['-c', PROBE], { encoding: 'utf8', env });
-    const gflops = probe.status === 0 ? Number(probe.stdout.trim()) : 0;
-    if (gflops > best.gflops) best = { env, name: kernel ?? '(unset)', gflops };
+    if (probe.status !== 0) continue;
+    const { gflops, blas, kernel: running } = JSON.parse(probe.stdout) as { gflops: number; blas: string | null; kernel: string | null };
+    if (blas !== 'openblas') throw new Error(`numpy runs on ${blas ?? 'no BLAS threadpoolctl knows'}, not OpenBLAS: install libopenblas0-pthread`);
+    if (gflops > best.gflops) best = { env, name: kernel ?? `(unset: ${running})`, gflops };
   }
   return best;
 }
