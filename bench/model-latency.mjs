@@ -3,11 +3,12 @@
 // clicks its "▶ Run model" CodeLens and stamps the moment the first attention map is on screen in a
 // webview. The anchor, measured in the same run: Debian's PyTorch computing the same attentions in
 // a fresh process (import, load the same files, forward with every attention returned), as
-// bench/model_peers.py does for `npm run bench:model`, on the fastest OpenBLAS kernel (bench/peers.ts). Models: random-weight folders in the exact
-// published layouts (scripts/gen_model_fixtures.py --bench), GPT-2-small-shaped (124M) at
-// 128/512/1024 tokens and Qwen2.5-0.5B-shaped at 128/512.
-// A benchmark, not a test: it asserts nothing. Usage: node esbuild.mjs --production && node --import tsx bench/model-latency.mjs
-// [--rounds N] [--case TEXT] [--settle MS]. Each round opens a fresh window (nothing warm from the round before).
+// bench/model_peers.py does for `npm run bench:model`, on the fastest OpenBLAS kernel
+// (bench/peers.ts). Models: random-weight folders in the exact published layouts
+// (scripts/gen_model_fixtures.py --bench), GPT-2-small-shaped (124M) at 128/512/1024 tokens and
+// Qwen2.5-0.5B-shaped at 128/512.
+// A benchmark, not a test: it asserts nothing. Usage: `npm run bench:model-latency -- [--rounds N]
+// [--case TEXT] [--settle MS]`. Each round opens a fresh window (nothing warm from the round before).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';

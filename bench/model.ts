@@ -16,8 +16,8 @@ import { ChosenLinearBackend } from '../src/core/model/chosenBackend';
 import { parseModelConfig } from '../src/core/model/config';
 import { runModel } from '../src/core/model/run';
 import { WasmLinearBackend } from '../src/core/model/wasmBackend';
-import { ensurePeers, fastestOpenBlas } from './peers';
 import { folderFiles } from '../src/node/modelFiles';
+import { ensurePeers, fastestOpenBlas } from './peers';
 
 const root = join(__dirname, '..');
 const benchFolders = join(root, 'test-output', 'models-bench');
