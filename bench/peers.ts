@@ -2,13 +2,14 @@
 // numpy and PyTorch link libblas.so.3, which is the reference BLAS until OpenBLAS is installed: a
 // 512×768 · 768×3072 float32 product took PyTorch 413 ms on it against 15 ms on OpenBLAS, and a
 // GPT-2-small forward at 512 tokens 20.4 s against 0.9 s. And OpenBLAS misreads some CPUs (0.3.21
-// takes Emerald Rapids for a Prescott), so the kernel it picks by itself is only one candidate.
+// takes Emerald Rapids for a Prescott: 65 against ~300 GFLOP/s with SkylakeX), so the kernel it
+// picks by itself is only one candidate.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { ensureDebianPackages } from '../scripts/lib/system.mjs';
 
 /** The Debian packages of the peers; threadpoolctl says which OpenBLAS kernel runs. */
-export const PEER_PACKAGES = ['python3-numpy', 'libopenblas0-pthread', 'python3-threadpoolctl', 'python3-torch'];
+const PEER_PACKAGES = ['python3-numpy', 'libopenblas0-pthread', 'python3-threadpoolctl', 'python3-torch'];
 
 /** Installs the peers' packages on Debian (apt-get as root; otherwise an error naming the command, as `npm test` does). */
 export function ensurePeers(): void {

@@ -27,7 +27,7 @@ import type { AttentionSpec, DType, Matrix, Problem } from '../src/core/types';
 import { adoptResultView, panelDataOf } from '../src/panel/model';
 import { AttentionWorker } from '../src/worker/client';
 import { random } from './inputs';
-import { ensurePeers } from './peers';
+import { ensurePeers, OPENBLAS_CANDIDATES } from './peers';
 import type { Latency } from './latency';
 
 const json = process.argv.includes('--json');
@@ -98,14 +98,6 @@ function flopsOf(c: Case): number {
   }).flops;
 }
 
-/**
- * OpenBLAS kernels worth probing (OPENBLAS_CORETYPE): the x86-64 ones with AVX2 or AVX-512 GEMM.
- * OpenBLAS 0.3.21 takes Emerald Rapids for a Prescott (65 against ~300 GFLOP/s with SkylakeX), so
- * the kernel it picks by itself is only one candidate. A kernel the CPU lacks dies of SIGILL (its
- * probe is a child process); a name OpenBLAS does not know falls back to its own choice, which
- * threadpoolctl's report of the kernel running catches.
- */
-const KERNEL_CANDIDATES = process.arch === 'x64' ? ['Haswell', 'Zen', 'SkylakeX', 'CooperLake', 'SapphireRapids'] : [];
 /** The products the kernels are compared on (and the GEMM peak quoted next to the fast path). */
 const GEMM_SIZE: Record<DType, number> = { float32: 2048, float64: 1024 };
 
@@ -189,7 +181,9 @@ const PROBE_ROUNDS = 5;
  * so a burst of other work on the machine does not decide which kernel wins.
  */
 async function probeKernels(threads: number): Promise<KernelProbe[]> {
-  const candidates = [undefined, ...KERNEL_CANDIDATES].map((requested) => ({
+  // A kernel the CPU lacks dies of SIGILL (its probe is a child process); a name OpenBLAS does not
+  // know falls back to its own choice, which threadpoolctl's report of the kernel running catches.
+  const candidates = OPENBLAS_CANDIDATES.map((requested) => ({
     peer: new Peer('numpy', requested, threads),
     probe: { requested: requested ?? 'as loaded' } as KernelProbe,
   }));
