@@ -12,6 +12,13 @@ import type { ScoreGrids } from './core/heads/scores';
 import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/input';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
+import type { CompareWith, DifferenceMap } from './core/heads/compare';
+import type { HeadLines, PooledGrid } from './core/heads/pool';
+import type { PoolMode } from './core/heads/stack';
+
+// The heads views' shapes are the core's, which computes them; the messages carry them as they are.
+export type { CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode };
+export { DEFAULT_THUMBNAIL_SIDE } from './core/heads/pool';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
  * text over). The host sends a document's text in slices, each cut in its own turn of the event
@@ -628,9 +635,6 @@ export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefin
 // The worker holds each open stack (a saved file's tensors, a problem's weights) under an id and
 // answers with only what the page draws: pooled thumbnails, top-k lines, one head when opened.
 
-/** How a thumbnail cell summarises its block of weights. */
-export type PoolMode = 'max' | 'mean';
-
 /** What the page knows of a stack: labels and counts, never its weights. */
 export interface StackInfo {
   title: string;
@@ -643,29 +647,6 @@ export interface StackInfo {
   keyCount: number;
   /** How the file was read (layout, batch picked, where the tokens came from). */
   notes: string[];
-}
-
-/** Every listed map pooled to rows × cols cells (blocks of rowBlock × colBlock weights, the last
- * ones partial); `data` holds the maps one after another, layer-major, each row-major. */
-export interface PooledGrid {
-  mode: PoolMode;
-  layers: number[];
-  heads: number[];
-  rows: number;
-  cols: number;
-  rowBlock: number;
-  colBlock: number;
-  data: Float32Array;
-}
-
-/** The k strongest keys of each query, per head: `keys[(h·queryCount + q)·k + r]` is the r-th
- * strongest key of query q in heads[h], `weights` its weight (rows sorted strongest first). */
-export interface HeadLines {
-  layer: number;
-  heads: number[];
-  k: number;
-  keys: Int32Array;
-  weights: Float32Array;
 }
 
 /** Saved attentions to read from disk into a stack: a .pt/.safetensors/.npy/.npz file, with
@@ -741,22 +722,6 @@ export type HeadsAnswer =
   /** null: no prediction there (no LM head, a BERT token that is not a [MASK], a stack that is not a model run). */
   | { kind: 'predict'; position: number; prediction: Prediction | null };
 
-/** B − A of one head, pooled to rows × cols cells of rowBlock × colBlock entries (the last ones
- * partial). Each cell holds its block's entry of largest |B − A| (the first in row-major order on
- * ties): `difference` is B − A there, `a` and `b` the two weights, `at` its index query·keys + key. */
-export interface DifferenceMap {
-  layer: number;
-  head: number;
-  rows: number;
-  cols: number;
-  rowBlock: number;
-  colBlock: number;
-  difference: Float32Array;
-  a: Float32Array;
-  b: Float32Array;
-  at: Int32Array;
-}
-
 /** What the compare tab states of each run: a title and the text or path it ran on. */
 export interface ComparedRun {
   title: string;
@@ -781,9 +746,6 @@ export type HostToHeadsView =
   /** The second run could not be opened or has another shape: one message, the pairing unchanged. */
   | { type: 'compareFailed'; message: string };
 
-/** The ways in to a comparison: a model run's page offers text and checkpoint, a saved file's, file. */
-export type CompareWith = 'text' | 'checkpoint' | 'file';
-
 export type HeadsViewToHost =
   | { type: 'ready' }
   | { type: 'query'; requestId: number; query: HeadsQuery }
@@ -804,8 +766,6 @@ export type HeadsViewToHost =
 export const MAX_PROBE_REPEAT = 1024;
 /** Largest thumbnail side and top-k the page may ask for. */
 export const MAX_THUMBNAIL_SIDE = 256;
-/** The model view's thumbnail side when it opens: a model run pools every head at it during its forward. */
-export const DEFAULT_THUMBNAIL_SIDE = 48;
 export const MAX_TOP_K = 64;
 const MAX_LISTED = 4096;
 

@@ -4,7 +4,6 @@
 //   (0·ln 0 = 0, so it lies in [0, ln 2]), computed in divergence.ts; the difference B − A of one
 //   head on demand.
 // Pure functions with no WebAssembly (the page and the host import this module): no `vscode` import.
-import type { CompareWith, DifferenceMap } from '../../protocol';
 import { quantity } from '../words';
 import { blocking } from './pool';
 import type { AttentionStack } from './stack';
@@ -23,6 +22,9 @@ export function incomparability(a: StackShape, b: StackShape): string | undefine
   const shape = (s: StackShape) => `${quantity(s.layerCount, 'layer')} × ${quantity(s.headCount, 'head')} × ${s.queryCount}×${s.keyCount}`;
   return shape(a) === shape(b) ? undefined : `cannot compare runs of different shapes: ${shape(a)} against ${shape(b)}`;
 }
+
+/** The ways in to a comparison: a model run's page offers text and checkpoint, a saved file's, file. */
+export type CompareWith = 'text' | 'checkpoint' | 'file';
 
 /** Why B cannot be compared with A, said for the way B was chosen (the heads page's Compare tab). */
 export function refusalToCompare(a: StackShape, b: StackShape, how: CompareWith): string | undefined {
@@ -52,6 +54,22 @@ export function difference(a: AttentionStack, b: AttentionStack, layer: number, 
   const result = new Float64Array(x.length);
   for (let k = 0; k < x.length; k++) result[k] = y[k] - x[k];
   return result;
+}
+
+/** B − A of one head, pooled to rows × cols cells of rowBlock × colBlock entries (the last ones
+ * partial). Each cell holds its block's entry of largest |B − A| (the first in row-major order on
+ * ties): `difference` is B − A there, `a` and `b` the two weights, `at` its index query·keys + key. */
+export interface DifferenceMap {
+  layer: number;
+  head: number;
+  rows: number;
+  cols: number;
+  rowBlock: number;
+  colBlock: number;
+  difference: Float32Array;
+  a: Float32Array;
+  b: Float32Array;
+  at: Int32Array;
 }
 
 /**

@@ -2,8 +2,33 @@
 // thumbnail (max or mean over blocks of weights), and the k strongest keys of each query for the
 // head view's lines. Blocks are ceil(q / rows) × ceil(k / cols) weights from the top-left; the
 // last row and column of blocks may be partial, and a mean is over the weights a block holds.
-import { DEFAULT_THUMBNAIL_SIDE, type HeadLines, type PooledGrid, type PoolMode } from '../../protocol';
-import type { AttentionStack } from './stack';
+import type { AttentionStack, PoolMode } from './stack';
+
+/** The model view's thumbnail side when it opens: a model run pools every head at it during its forward. */
+export const DEFAULT_THUMBNAIL_SIDE = 48;
+
+/** Every listed map pooled to rows × cols cells (blocks of rowBlock × colBlock weights, the last
+ * ones partial); `data` holds the maps one after another, layer-major, each row-major. */
+export interface PooledGrid {
+  mode: PoolMode;
+  layers: number[];
+  heads: number[];
+  rows: number;
+  cols: number;
+  rowBlock: number;
+  colBlock: number;
+  data: Float32Array;
+}
+
+/** The k strongest keys of each query, per head: `keys[(h·queryCount + q)·k + r]` is the r-th
+ * strongest key of query q in heads[h], `weights` its weight (rows sorted strongest first). */
+export interface HeadLines {
+  layer: number;
+  heads: number[];
+  k: number;
+  keys: Int32Array;
+  weights: Float32Array;
+}
 
 type Weights = ArrayLike<number>;
 

@@ -3,7 +3,6 @@
 // head view, head scores, rollout and comparisons are views and analyses over this shape, run in
 // the worker; the page receives only what it draws (pooled maps, top-k lines, score tables).
 // Pure data and functions: no `vscode` import.
-import type { PoolMode } from '../../protocol';
 import type { Prediction } from '../model/input';
 
 /** Where a stack came from: tells the page what a click on a head opens. */
@@ -11,6 +10,9 @@ export type StackSource =
   | { kind: 'model'; architecture: string; folder: string }
   | { kind: 'saved'; file: string }
   | { kind: 'problem'; document: string; problem: number };
+
+/** How a thumbnail cell summarises its block of weights. */
+export type PoolMode = 'max' | 'mean';
 
 export interface AttentionStack {
   source: StackSource;
