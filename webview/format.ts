@@ -27,7 +27,7 @@ export function flops(value: number): string {
   return `${(value / 1000 ** power).toPrecision(3)} ${SI[power]}FLOP`;
 }
 
-export { formatBytes as bytes } from '../src/core/format';
+export { formatBytes as bytes } from '../src/core/words';
 
 /** "query 2 (am)" or "query 2" when there is no token. */
 export function named(kind: string, index: number, tokens?: string[]): string {

@@ -349,10 +349,3 @@ export function toTextReport(file: string, readDiagnostics: Diagnostic[], outcom
   if (diagnostics.length > 0) parts.push(['Diagnostics', ...diagnostics.map((d) => `  ${diagnosticLine(file, d)}`)].join('\n'));
   return `${parts.join('\n\n')}\n`;
 }
-
-/** Bytes in binary units: 1 MiB = 2²⁰ B (a 512×512 float32 matrix is exactly 1 MiB). */
-export function formatBytes(value: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  const power = Math.min(units.length - 1, Math.max(0, Math.floor(Math.log2(Math.max(value, 1)) / 10)));
-  return `${power === 0 ? value : (value / 1024 ** power).toPrecision(3)} ${units[power]}`;
-}

@@ -11,7 +11,7 @@ import { describeExpression, labelsExpression, languageOf, type DebugLanguage } 
 import { bytesOf, decodeLabels, parseDescriptions, shapeText, unreadableReason, type ArrayRead } from '../core/debug/payload';
 import { labelsOfName, matchRoles, mayStackHeads, problemOfArrays, roleOfName, roleText, type RoleOf, type ScopeVariable } from '../core/debug/problem';
 import { reshapeFlat, shapeChoices, type ShapedArray } from '../core/debug/reshape';
-import { formatBytes } from '../core/format';
+import { formatBytes } from '../core/words';
 import { buildSpec } from '../core/spec';
 import type { DType, Problem } from '../core/types';
 import type { PanelApi } from '../panel';

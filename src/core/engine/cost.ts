@@ -1,4 +1,4 @@
-import { formatBytes } from '../format';
+import { formatBytes } from '../words';
 import type { AttentionSpec, DType, Matrix } from '../types';
 
 export interface AttentionShape {
