@@ -3,7 +3,7 @@
 // one's come one head at a time from the worker, panel/variantsOnDemand.ts, pooled to small
 // overviews). Small plots of their own: these matrices are not the run's steps, so they have no
 // source cell to reveal and no export key.
-import type { MatrixView, PanelData, VariantsAnswer, VariantsView } from '../src/protocol';
+import type { MatrixView, VariantsAnswer, VariantsView } from '../src/protocol';
 import { flops, named, num, percent } from './format';
 import { type Axis, axisLabel, blockText, cellAt, type HeatmapCard, isPooled, textElement, ticks } from './heatmap';
 import { colorScaleOf, type ThemeColors } from './theme';
@@ -219,18 +219,4 @@ function variantBlocks(context: ViewContext, variants: VariantsView, h: number, 
     );
   }
   return blocks;
-}
-
-/** The Steps tab's formulas with what the variants add: RoPE in the scores, the temperature and
- * softcap in the scaling, ALiBi in the additive matrix. */
-export function withVariants(step: 'scores' | 'scaled' | 'masked', formula: string, options: PanelData['options']): string {
-  const { rope, temperature, softcap, alibi } = options;
-  if (step === 'scores' && rope !== undefined) return `S = RoPE(Q) · RoPE(K)ᵀ: Q and K turned by their positions (base ${rope}) — before and after in the Variants tab`;
-  if (step === 'scaled') {
-    const t = temperature !== undefined ? `, then / T = ${num(temperature, 6)}` : '';
-    const c = softcap !== undefined ? `, then C·tanh(s / C) with C = ${num(softcap, 6)} (softcap)` : '';
-    return formula + t + c;
-  }
-  if (step === 'masked' && alibi) return "S'' = S' + M, M = ALiBi's −m·|i − j| (this head's slope) + the mask (−∞ where blocked)";
-  return formula;
 }

@@ -4,7 +4,6 @@ import type { HeadView, MatrixKey, MatrixView, PanelData, PanelState, ResultView
 import { bytes, flops, named, num, percent } from './format';
 import { blockText, heatmapCard, textElement, isPooled, outdatedViews, type Axis, type Cell, type HeatmapCard, type HeatmapContext, type HeatmapSpec } from './heatmap';
 import { button } from './toolkit';
-import { withVariants } from './variants';
 
 export type Block = HeatmapCard | HTMLElement;
 
@@ -211,6 +210,20 @@ function valuesCard(context: ViewContext, id: string, key: MatrixKey, head: numb
 function isSmall(result: ResultView): boolean {
   const views = [result.input, result.heads[0]?.Q, result.heads[0]?.K, result.heads[0]?.V].filter((view): view is MatrixView => !!view);
   return views.every((view) => view.sourceRows <= SMALL_PROBLEM && view.sourceCols <= SMALL_PROBLEM);
+}
+
+/** The Steps tab's formulas with what the variants add: RoPE in the scores, the temperature and
+ * softcap in the scaling, ALiBi in the additive matrix. */
+function withVariants(step: 'scores' | 'scaled' | 'masked', formula: string, options: PanelData['options']): string {
+  const { rope, temperature, softcap, alibi } = options;
+  if (step === 'scores' && rope !== undefined) return `S = RoPE(Q) · RoPE(K)ᵀ: Q and K turned by their positions (base ${rope}) — before and after in the Variants tab`;
+  if (step === 'scaled') {
+    const t = temperature !== undefined ? `, then / T = ${num(temperature, 6)}` : '';
+    const c = softcap !== undefined ? `, then C·tanh(s / C) with C = ${num(softcap, 6)} (softcap)` : '';
+    return formula + t + c;
+  }
+  if (step === 'masked' && alibi) return "S'' = S' + M, M = ALiBi's −m·|i − j| (this head's slope) + the mask (−∞ where blocked)";
+  return formula;
 }
 
 export function stepsView(context: ViewContext): Block[] {
