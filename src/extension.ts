@@ -12,7 +12,7 @@ import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
 import { registerModelPreparer } from './features/modelPrepare';
 import { registerModels } from './features/models';
-import { Results } from './features/results';
+import { Results } from './host/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
 import { registerTensorFiles } from './features/tensorFile';

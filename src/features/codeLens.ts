@@ -9,11 +9,11 @@
 // attention that never ran. The commands are a few strings per problem: cheap to make up front.
 import * as vscode from 'vscode';
 import type { DocumentAnalyzer } from './analysis';
-import { COMMANDS } from './commandIds';
+import { COMMANDS } from '../host/commandIds';
 import { matrixTitle, runSummary } from './describe';
 import { SELECTOR } from './languages';
 import { lensPositionIn, problemLensPositionIn } from './notebook';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import { readSettings } from './settings';
 
 type LensKind =

@@ -15,10 +15,10 @@ import { formatBytes } from '../core/words';
 import { buildSpec } from '../core/spec';
 import type { DType, Problem } from '../core/types';
 import type { PanelApi } from '../panel';
-import { COMMANDS } from './commandIds';
+import { COMMANDS } from '../host/commandIds';
 import { DebugReadError, evaluate, pausedFrame, readArray, variablesInScope, type PausedFrame } from './debugAdapter';
-import { debugSessionUri, isDebugUri } from './debugUri';
-import type { Results } from './results';
+import { debugSessionUri, isDebugUri } from '../host/debugUri';
+import type { Results } from '../host/results';
 import type { RunOutcome, Runner } from './runner';
 
 const LABELS_TEXT = { tokens: 'token labels (the axes)', keyTokens: 'key token labels (the key axis)' };

@@ -1,7 +1,7 @@
 // Words for matrices, roles and runs, shared by CodeLens, hovers and the status bar so every
 // surface names things the same way.
 import type { AttentionResult, MatrixDef, Problem, Role } from '../core/types';
-import type { ProblemRun } from './results';
+import type { ProblemRun } from '../host/results';
 
 export const ROLE_NAMES: Record<Role, string> = {
   X: 'input embeddings',

@@ -8,7 +8,7 @@ import { matrixOf } from '../panel/model';
 import type { MatrixKey } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import type { Analysis } from './analysis';
-import type { DocumentRun } from './results';
+import type { DocumentRun } from '../host/results';
 
 export type ExportFormat = 'json' | 'csv' | 'html';
 

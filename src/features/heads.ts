@@ -16,10 +16,10 @@ import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRun
 import { renderHeadsReportHtml } from '../report/headsHtml';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
-import { COMMANDS } from './commandIds';
+import { COMMANDS } from '../host/commandIds';
 import { problemAtCursor } from './commands';
 import type { ModelRunOutcome, ModelRuns } from './models';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import { activeTensorFile } from './tensorFile';
 import { readSettings } from './settings';
 

@@ -8,7 +8,7 @@ import type { DocumentAnalyzer } from './analysis';
 import { matrixTitle, ROLE_NAMES, roleFormula } from './describe';
 import { SELECTOR } from './languages';
 import { rangeIn } from './notebook';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import { readSettings } from './settings';
 
 /** Longer key lists show only the top keys. */

@@ -4,7 +4,7 @@
 // `attentionLens.inlineHeatmap`.
 import * as vscode from 'vscode';
 import type { AttentionResult, MatrixDef, Problem } from '../core/types';
-import type { DocumentRun, Results } from './results';
+import type { DocumentRun, Results } from '../host/results';
 
 export const INLINE_HEATMAP_SETTING = 'inlineHeatmap';
 export const TOGGLE_INLINE_HEATMAP = 'attentionLens.toggleInlineHeatmap';

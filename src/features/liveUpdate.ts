@@ -4,7 +4,7 @@
 // Settings that change what a run computes (dtype, size limit) re-run every document with results.
 import * as vscode from 'vscode';
 import { hasErrors, type DocumentAnalyzer } from './analysis';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import type { Runner } from './runner';
 import { readSettings, SECTION } from './settings';
 

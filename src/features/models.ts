@@ -14,10 +14,10 @@ import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
 import type { ModelRunInput, ModelRunSummary } from '../protocol';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
-import { COMMANDS } from './commandIds';
-import { MODEL_SCHEME } from './debugUri';
+import { COMMANDS } from '../host/commandIds';
+import { MODEL_SCHEME } from '../host/debugUri';
 import type { ModelPreparer } from './modelPrepare';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import type { RunOutcome, Runner } from './runner';
 
 /** Runs quicker than this never flash a notification. */

@@ -4,31 +4,22 @@
 // read in the worker as text documents are.
 // Every cell of a notebook shares that one reading — positions carry the cell they are in — and
 // the same entry in `Results`, so a run started from any cell shows in all of them. The surfaces
-// place things with `rangeIn`/`lensPositionIn`: what lies in another cell is not shown here.
+// place things with `rangeIn`/`lensPositionIn`: what lies in another cell is not shown here. Which
+// cell a position is in: host/notebookCells.ts, shared with the panel.
 import * as vscode from 'vscode';
 import exampleNotebook from '../../examples/12-notebook.ipynb';
 import type { NotebookCell } from '../core/parse/notebook';
-import type { Diagnostic, Position, Problem, Range } from '../core/types';
+import type { Diagnostic, Problem, Range } from '../core/types';
 import type { WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
 import type { Analysis, AnalyzedEvent } from './analysis';
-import type { Results } from './results';
+import { cellOf, documentHolding } from '../host/notebookCells';
+import type { Results } from '../host/results';
 import { toVsDiagnostic } from './vsDiagnostic';
 import { toVsRange } from './vsRange';
 
-export const CELL_SCHEME = 'vscode-notebook-cell';
 const STDOUT_MIME = 'application/vnd.code.notebook.stdout';
 const TEXT_MIME = 'text/plain';
-
-/** The notebook a cell document belongs to, and the cell's index in it. */
-export function cellOf(document: vscode.TextDocument): { notebook: vscode.NotebookDocument; index: number } | undefined {
-  if (document.uri.scheme !== CELL_SCHEME) return undefined;
-  for (const notebook of vscode.workspace.notebookDocuments) {
-    const cell = notebook.getCells().find((candidate) => candidate.document.uri.toString() === document.uri.toString());
-    if (cell) return { notebook, index: cell.index };
-  }
-  return undefined;
-}
 
 /**
  * Where a range the reader gave lies in this document, or undefined when it is elsewhere: in
@@ -60,20 +51,6 @@ export function problemLensPositionIn(document: vscode.TextDocument, problem: Pr
   if (!found || found.notebook.cellAt(first).kind !== vscode.NotebookCellKind.Markup) return undefined;
   const inCode = problem.matrices.find(({ nameRange }) => nameRange.start.cell !== undefined && found.notebook.cellAt(nameRange.start.cell).kind === vscode.NotebookCellKind.Code);
   return inCode && lensPositionIn(document, inCode.nameRange);
-}
-
-/** A position in this document as the reader counts it: in a notebook cell, with its cell. */
-export function readerPosition(document: vscode.TextDocument, { line, character }: vscode.Position): Position {
-  const cell = cellOf(document)?.index;
-  return cell === undefined ? { line, character } : { line, character, cell };
-}
-
-/** The document that holds a range the reader gave: `document` itself, or in a notebook the
- * cell's (undefined for a printed output, which is no text document). */
-export function documentHolding(document: vscode.TextDocument, range: Range): vscode.TextDocument | undefined {
-  if (range.start.cell === undefined) return document;
-  if (range.start.output !== undefined) return undefined;
-  return cellOf(document)?.notebook.cellAt(range.start.cell).document;
 }
 
 /** The text of a range the reader gave, from whichever cell of the notebook holds it. */

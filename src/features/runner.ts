@@ -10,8 +10,9 @@ import { adoptResultView } from '../panel/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { Analysis, DocumentAnalyzer } from './analysis';
 import { hasDirectiveKey } from './directive';
-import { cellOf, textAt } from './notebook';
-import type { DocumentRun, ProblemRun, Results } from './results';
+import { cellOf } from '../host/notebookCells';
+import { textAt } from './notebook';
+import type { DocumentRun, ProblemRun, Results } from '../host/results';
 import { readSettings, type Settings } from './settings';
 
 /** Runs quicker than this never flash a notification. */

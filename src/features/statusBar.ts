@@ -1,9 +1,9 @@
 // The status bar item: how many attention problems the active file holds and its last run's time.
 import * as vscode from 'vscode';
-import { COMMANDS } from './commandIds';
+import { COMMANDS } from '../host/commandIds';
 import { formatMs } from './describe';
 import { isSupported } from './languages';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import type { AttentionResult } from '../core/types';
 
 const BACKEND_NAMES = { onnxruntime: 'ONNX Runtime (native)', wasm: 'WebAssembly', reference: 'the reference engine' } as const;

@@ -16,9 +16,9 @@ import type { PanelApi } from '../panel';
 import { type HostToTensorView, parseTensorViewMessage, type TensorViewData } from '../protocol';
 import type { AttentionWorker, TensorFileRead } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
-import { COMMANDS } from './commandIds';
+import { COMMANDS } from '../host/commandIds';
 import { isSupported } from './languages';
-import type { Results } from './results';
+import type { Results } from '../host/results';
 import { refusal } from './runner';
 import { readSettings } from './settings';
 

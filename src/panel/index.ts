@@ -4,10 +4,10 @@
 import * as vscode from 'vscode';
 import { rangeContains } from '../core/location';
 import type { Range } from '../core/types';
-import { COMMANDS } from '../features/commandIds';
-import { isDetachedUri } from '../features/debugUri';
-import { readerPosition } from '../features/notebook';
-import type { DocumentRun, Results } from '../features/results';
+import { COMMANDS } from '../host/commandIds';
+import { isDetachedUri } from '../host/debugUri';
+import { readerPosition } from '../host/notebookCells';
+import type { DocumentRun, Results } from '../host/results';
 import { parsePanelState } from '../protocol';
 import { WebviewSession, type DtypeRequest, type Log, type SessionDeps } from './session';
 

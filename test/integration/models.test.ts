@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import * as vscode from 'vscode';
-import { MODEL_SCHEME } from '../../src/features/debugUri';
+import { MODEL_SCHEME } from '../../src/host/debugUri';
 import type { ModelRunOutcome } from '../../src/features/models';
 import type { RunOutcome } from '../../src/features/runner';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../unit/model/fixtures';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { MatrixDef } from '../../src/core/types';
-import { documentHolding } from '../../src/features/notebook';
+import { documentHolding } from '../../src/host/notebookCells';
 import type { RunOutcome } from '../../src/features/runner';
 import { sourceRanges, type SourceRange } from '../../src/panel/reveal';
 import { activateApi, assertClose, closeAllEditors, codeLenses, eventually, hoverText, ourDiagnostics, repoUri, rowsOf } from './support';
