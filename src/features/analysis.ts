@@ -10,11 +10,11 @@
 // only once typing has paused for `debounceMs` — half-typed numbers do not flash red — while a
 // fix clears them at once.
 import * as vscode from 'vscode';
-import type { AttentionSpec, Diagnostic, ParseResult } from '../core/types';
-import type { MatrixStatistics } from '../core/statistics';
+import type { Diagnostic } from '../core/types';
 import * as path from 'node:path';
 import type { TextChange, WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
+import type { Analysis, AnalyzedEvent } from './documentAnalysis';
 import { isSupported } from './languages';
 import { CELL_SCHEME } from '../host/notebookCells';
 import { NotebookAnalyzer } from './notebook';
@@ -25,30 +25,6 @@ import { toVsDiagnostic } from './vsDiagnostic';
 
 /** Characters of text per slice sent to the worker: cutting and posting one takes about 1 ms. */
 const SLICE_CHARS = 2 ** 20;
-
-export interface Analysis {
-  version: number;
-  parse: ParseResult;
-  /** One per problem, same order as `parse.problems`. */
-  specs: { spec?: AttentionSpec; diagnostics: Diagnostic[] }[];
-  /** Reader and spec diagnostics together. */
-  diagnostics: Diagnostic[];
-  /** Per problem, per matrix: min/max/mean for hovers. */
-  statistics: MatrixStatistics[][];
-  /** Milliseconds the worker spent reading. */
-  readMs: number;
-}
-
-export interface AnalyzedEvent {
-  document: vscode.TextDocument;
-  analysis: Analysis;
-  /** The document had results before this read (live update re-runs those). */
-  hadRuns: boolean;
-}
-
-export function hasErrors(analysis: Analysis): boolean {
-  return analysis.diagnostics.some((diagnostic) => diagnostic.severity === 'error');
-}
 
 export class DocumentAnalyzer implements vscode.Disposable {
   private readonly byUri = new Map<string, Analysis>();

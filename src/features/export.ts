@@ -7,7 +7,7 @@ import { labelsOf, matrixExportText } from '../panel/matrixExport';
 import { matrixOf } from '../panel/model';
 import type { MatrixKey } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
-import type { Analysis } from './analysis';
+import type { Analysis } from './documentAnalysis';
 import type { DocumentRun } from '../host/results';
 
 export type ExportFormat = 'json' | 'csv' | 'html';

@@ -3,7 +3,8 @@
 // While the text has errors (a number half typed) the last good results stay on screen.
 // Settings that change what a run computes (dtype, size limit) re-run every document with results.
 import * as vscode from 'vscode';
-import { hasErrors, type DocumentAnalyzer } from './analysis';
+import type { DocumentAnalyzer } from './analysis';
+import { hasErrors } from './documentAnalysis';
 import type { Results } from '../host/results';
 import type { Runner } from './runner';
 import { readSettings, SECTION } from './settings';

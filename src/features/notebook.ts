@@ -12,7 +12,7 @@ import type { NotebookCell } from '../core/parse/notebook';
 import type { Diagnostic, Problem, Range } from '../core/types';
 import type { WorkerReading } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
-import type { Analysis, AnalyzedEvent } from './analysis';
+import type { Analysis, AnalyzedEvent } from './documentAnalysis';
 import { cellOf, documentHolding } from '../host/notebookCells';
 import type { Results } from '../host/results';
 import { toVsDiagnostic } from './vsDiagnostic';
