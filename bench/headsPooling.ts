@@ -6,7 +6,7 @@
 // bench/heads.mjs to print beside what the page measured.
 import { loadSavedAttentions } from '../src/core/heads/load';
 import type { HeadsQuery } from '../src/protocol';
-import { answerQuery } from '../src/worker/heads';
+import { answerQuery } from '../src/views/heads';
 
 const file = process.argv[2];
 const at = process.argv.indexOf('--rounds');

@@ -24,7 +24,7 @@ import { forwardNative, prepareNative } from '../src/core/engine/native/attentio
 import { nativeRuntime, nativeThreads } from '../src/core/engine/native/runtime';
 import { backendFor } from '../src/core/engine/native/select';
 import type { AttentionSpec, DType, Matrix, Problem } from '../src/core/types';
-import { adoptResultView, panelDataOf } from '../src/panel/model';
+import { adoptResultView, panelDataOf } from '../src/views/model';
 import { AttentionWorker } from '../src/worker/client';
 import { random } from './inputs';
 import { ensurePeers, OPENBLAS_CANDIDATES } from './peers';

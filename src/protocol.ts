@@ -123,7 +123,7 @@ export interface Region {
 }
 
 /** One head's Variants views, or the FlashAttention walk of one query tile, of a large problem
- * (panel/variantsOnDemand.ts): computed here from the spec when the page asks. `output`: the
+ * (views/variantsOnDemand.ts): computed here from the spec when the page asks. `output`: the
  * head's output as the run computed it, which the walk must end in. */
 export interface WorkerVariantsRequest {
   type: 'variants';
@@ -210,7 +210,7 @@ export type WorkerRequest =
   | WorkerHeadsCloseMessage;
 
 /** One outcome per requested problem, in request order. `view`: the panel's views of the result
- * (panel/model.ts), built in the worker so that the host never pools large matrices itself. */
+ * (views/model.ts), built in the worker so that the host never pools large matrices itself. */
 export type WorkerProblemOutcome =
   | { index: number; result: AttentionResult; view: ResultView }
   | { index: number; error: string };
@@ -252,7 +252,7 @@ export interface MatrixView {
   rows: number;
   cols: number;
   data: Float64Array | Float32Array;
-  /** How the numbers follow from other views of the same head, exactly (src/panel/derived.ts):
+  /** How the numbers follow from other views of the same head, exactly (src/views/derived.ts):
    * a post may then carry the rule without the numbers. */
   rule?: ViewRule;
 }
@@ -309,7 +309,7 @@ export interface ResultView {
   WO?: MatrixView;
   layerOutput: MatrixView;
   residual?: MatrixView;
-  /** The variants' views (panel/variantsModel.ts), for problems that use any and are small. */
+  /** The variants' views (views/variantsModel.ts), for problems that use any and are small. */
   variants?: VariantsView;
   /** FlashAttention's online softmax walked on each head: per head, one walk per tile size offered. */
   flash?: FlashView[][];
@@ -440,7 +440,7 @@ export interface ViewRef {
 }
 
 export type HostToWebview =
-  /** `update` numbers the host's data posts, for the views it held back (src/panel/deferral.ts). */
+  /** `update` numbers the host's data posts, for the views it held back (src/views/deferral.ts). */
   | { type: 'data'; data: PanelData; focusHead?: number; update?: number }
   /** The views update `update` held back, each with every place it fills. */
   | { type: 'deferredViews'; update: number; views: { refs: ViewRef[]; view: MatrixView }[] }

@@ -480,7 +480,7 @@ function actionButtons(spec: HeatmapSpec, plot: HTMLElement, context: HeatmapCon
   return actions;
 }
 
-/** Views shown in place of ones the host held back (src/panel/deferral.ts): older numbers, marked. */
+/** Views shown in place of ones the host held back (src/views/deferral.ts): older numbers, marked. */
 export const outdatedViews = new WeakSet<MatrixView>();
 
 export interface HeatmapCard {

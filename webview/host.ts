@@ -2,9 +2,9 @@
 // In a standalone report: nobody — the page answers its own requests from the data embedded in
 // it (switching problems, exports as downloads) and keeps its state in memory.
 import type { HostToWebview, PanelData, PanelState, WebviewToHost } from '../src/protocol';
-import { decodePanelData, REPORT_DATA_ID } from '../src/panel/codec';
-import { labelsOf, matrixExportText } from '../src/panel/matrixExport';
-import { viewOfKey } from '../src/panel/model';
+import { decodePanelData, REPORT_DATA_ID } from '../src/views/codec';
+import { labelsOf, matrixExportText } from '../src/views/matrixExport';
+import { viewOfKey } from '../src/views/model';
 
 export interface Host {
   standalone: boolean;

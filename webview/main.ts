@@ -1,9 +1,9 @@
 // Entry of the panel's browser code, shared by the panel beside the editor, the compact bottom
 // view (<body data-mode="compact">) — both inline in their page (dist/panel/main.js) — and the
 // standalone HTML report (dist/webview.js, via webview/report.ts).
-import { normalizeMatrixView, normalizePanelData, normalizeVariantsAnswer } from '../src/panel/codec';
-import { fillDeferred, withViews } from '../src/panel/deferral';
-import { withRuledNumbers } from '../src/panel/derived';
+import { normalizeMatrixView, normalizePanelData, normalizeVariantsAnswer } from '../src/views/codec';
+import { fillDeferred, withViews } from '../src/views/deferral';
+import { withRuledNumbers } from '../src/views/derived';
 import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ResultView, type VariantsQuery, type ViewRef } from '../src/protocol';
 import { outdatedViews, type HeatmapCard, type HeatmapContext } from './heatmap';
 import { connectHost } from './host';

@@ -1,6 +1,6 @@
 // The Variants tab: what RoPE, temperature/softcap, ALiBi, the masks and a decode step do to this
-// problem's numbers (panel/variantsModel.ts builds every head's with a small result; a larger
-// one's come one head at a time from the worker, panel/variantsOnDemand.ts, pooled to small
+// problem's numbers (views/variantsModel.ts builds every head's with a small result; a larger
+// one's come one head at a time from the worker, views/variantsOnDemand.ts, pooled to small
 // overviews). Small plots of their own: these matrices are not the run's steps, so they have no
 // source cell to reveal and no export key.
 import type { MatrixView, VariantsAnswer, VariantsView } from '../src/protocol';

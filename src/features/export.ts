@@ -3,8 +3,8 @@
 import * as vscode from 'vscode';
 import { matrixToCsv, toJsonReport } from '../core/format';
 import type { AttentionResult, Problem } from '../core/types';
-import { labelsOf, matrixExportText } from '../panel/matrixExport';
-import { matrixOf } from '../panel/model';
+import { labelsOf, matrixExportText } from '../views/matrixExport';
+import { matrixOf } from '../views/model';
 import type { MatrixKey } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import type { Analysis } from './documentAnalysis';

@@ -10,7 +10,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { refusalToCompare } from '../core/heads/compare';
-import { contentSecurityPolicy, htmlPage, newNonce } from '../panel/html';
+import { contentSecurityPolicy, htmlPage, newNonce } from '../views/html';
 import type { PanelApi } from '../panel';
 import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
 import { renderHeadsReportHtml } from '../report/headsHtml';

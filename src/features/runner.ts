@@ -6,7 +6,7 @@ import { runFootprint } from '../core/engine/cost';
 import { referenceOnly } from '../core/engine/fast';
 import { rangeContains } from '../core/location';
 import type { AttentionSpec, DType, Problem } from '../core/types';
-import { adoptResultView } from '../panel/model';
+import { adoptResultView } from '../views/model';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import type { Analysis } from './documentAnalysis';

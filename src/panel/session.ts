@@ -11,11 +11,11 @@ import { COMMANDS } from '../host/commandIds';
 import { isDetachedUri } from '../host/debugUri';
 import { documentHolding } from '../host/notebookCells';
 import type { DocumentRun, Results } from '../host/results';
-import { deferOffScreen, type DeferredViews } from './deferral';
-import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from './derived';
-import { newNonce, panelHtml, type WebviewMode } from './html';
-import { labelsOf, matrixExportText } from './matrixExport';
-import { matrixOf, panelDataOf, viewOf } from './model';
+import { deferOffScreen, type DeferredViews } from '../views/deferral';
+import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from '../views/derived';
+import { newNonce, panelHtml, type WebviewMode } from '../views/html';
+import { labelsOf, matrixExportText } from '../views/matrixExport';
+import { matrixOf, panelDataOf, viewOf } from '../views/model';
 import { sourceRanges } from './reveal';
 
 export interface Log {
@@ -68,7 +68,7 @@ export class WebviewSession implements vscode.Disposable {
   private updates = 0;
   /** The heatmaps the page last said were on screen, after drawing update `update`. */
   private onScreen: { update: number; views: ViewRef[] } | undefined;
-  /** The views the last update held back (deferral.ts), until the page asks for them. */
+  /** The views the last update held back (views/deferral.ts), until the page asks for them. */
   private deferred: { update: number; views: DeferredViews } | undefined;
   /** How many times a page of this webview has said 'ready'. */
   private pageLoads = 0;

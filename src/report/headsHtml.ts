@@ -5,7 +5,7 @@
 // opens offline in any browser and fetches nothing.
 import { quantity } from '../core/words';
 import type { StackInfo } from '../protocol';
-import { escapeHtml, htmlPage, newNonce } from '../panel/html';
+import { escapeHtml, htmlPage, newNonce } from '../views/html';
 
 export interface HeadsReport {
   info: StackInfo;

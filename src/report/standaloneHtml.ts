@@ -3,9 +3,9 @@
 // overview), under the same CSP as the panel (scripts only with this file's nonce). Opens
 // offline in any browser. Used by `attention-lens render` and by the Export command.
 import type { AttentionResult, Problem } from '../core/types';
-import { encodePanelData, REPORT_DATA_ID } from '../panel/codec';
-import { contentSecurityPolicy, htmlPage, inlineSafe, newNonce } from '../panel/html';
-import { panelDataOf } from '../panel/model';
+import { encodePanelData, REPORT_DATA_ID } from '../views/codec';
+import { contentSecurityPolicy, htmlPage, inlineSafe, newNonce } from '../views/html';
+import { panelDataOf } from '../views/model';
 
 export interface ReportAssets {
   /** dist/webview.js */

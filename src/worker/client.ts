@@ -130,7 +130,7 @@ export class AttentionWorker {
     return view;
   }
 
-  /** One head's Variants views, or one query tile's walk, of the run of `spec` (panel/variantsOnDemand.ts);
+  /** One head's Variants views, or one query tile's walk, of the run of `spec` (views/variantsOnDemand.ts);
    * rejects with the worker's words when the problem has no such head or tile. `output`: the
    * head's output as the run computed it, for a walk (on shared memory for fast results). */
   variantsOf(spec: AttentionSpec, query: VariantsQuery, output?: Matrix): Promise<VariantsAnswer> {

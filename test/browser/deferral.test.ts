@@ -1,13 +1,13 @@
 // On-screen views first, in Chromium: an update whose off-screen views the host held back
-// (src/panel/deferral.ts) shows its new numbers on screen at once, keeps the last numbers off
+// (src/views/deferral.ts) shows its new numbers on screen at once, keeps the last numbers off
 // screen marked out of date, asks for the rest, and once they arrive shows exactly the new result.
 import assert from 'node:assert/strict';
 import { runAttention } from '../../src/core/engine';
 import { parseDocument } from '../../src/core/parse';
 import { buildSpec } from '../../src/core/spec';
-import { deferOffScreen } from '../../src/panel/deferral';
-import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from '../../src/panel/derived';
-import { panelDataOf } from '../../src/panel/model';
+import { deferOffScreen } from '../../src/views/deferral';
+import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from '../../src/views/derived';
+import { panelDataOf } from '../../src/views/model';
 import type { HostToWebview, PanelData, WebviewToHost } from '../../src/protocol';
 import { causalNote } from '../fixtures/causalNote';
 import { choose, heatmapZ, panelPages, type PanelPage } from './harness';
@@ -52,7 +52,7 @@ describe('panel: on-screen views first (Chromium)', function () {
     const split = deferOffScreen(second.result!, first.result!, report.views);
     assert.ok(split.deferred.length > 0);
     const before = await panel.page.evaluate(() => Number(document.body.dataset.rendered));
-    // As the session posts it: the scores and scaled scores on screen as rules (panel/derived.ts).
+    // As the session posts it: the scores and scaled scores on screen as rules (views/derived.ts).
     const posted = withoutRuledNumbers(split.update);
     assert.equal(posted.heads[0].scores.data.length + posted.heads[0].scaled.data.length, 0);
     await deliver(panel, { type: 'data', data: { ...second, result: posted }, update: 2 });

@@ -3,7 +3,7 @@
 // plots in place — keeping scroll, zoom and head — or only mark the result out of date.
 import assert from 'node:assert/strict';
 import type { AttentionResult } from '../../src/core/types';
-import { panelDataOf } from '../../src/panel/model';
+import { panelDataOf } from '../../src/views/model';
 import type { PanelData } from '../../src/protocol';
 import { cellText } from '../../webview/format';
 import { loadFixture } from './fixtures';

@@ -1,4 +1,4 @@
-// Loads the built panel (the HTML of src/panel/html.ts with dist/panel/main.js and media/panel.css
+// Loads the built panel (the HTML of src/views/html.ts with dist/panel/main.js and media/panel.css
 // inline; plotly and the toolkit served from dist/panel/) into
 // Debian's Chromium, the way VS Code serves a webview: from its own origin, themed, with a
 // stand-in for acquireVsCodeApi that records what the page posts and keeps its state.
@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { newNonce, panelHtml, type WebviewMode } from '../../src/panel/html';
+import { newNonce, panelHtml, type WebviewMode } from '../../src/views/html';
 import type { HostToWebview, PanelState, WebviewToHost } from '../../src/protocol';
 import { themed, type ThemeName } from './themes';
 

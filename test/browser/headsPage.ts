@@ -1,11 +1,11 @@
 // The heads page (webview/heads/) in Chromium, served as src/features/heads.ts serves it, with the
 // test standing in for the extension host and the worker: each `query` the page posts is answered
-// by the worker's own code (src/worker/heads.ts's pooling, top-k and head views) over a stack, and
+// by the worker's own code (src/views/heads.ts: pooling, top-k and head views) over a stack, and
 // a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
 import type { AttentionStack } from '../../src/core/heads/stack';
-import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/panel/html';
+import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
-import { answerQuery } from '../../src/worker/heads';
+import { answerQuery } from '../../src/views/heads';
 import { openPanel, pageOrigin, type PanelPage, repoFile } from './harness';
 
 export interface HeadsPage extends PanelPage {

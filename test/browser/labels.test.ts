@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { runAttention } from '../../src/core/engine';
 import { parseDocument } from '../../src/core/parse';
 import { buildSpec } from '../../src/core/spec';
-import { panelDataOf } from '../../src/panel/model';
+import { panelDataOf } from '../../src/views/model';
 import { renderReportHtml } from '../../src/report/standaloneHtml';
 import { hoverCell, hoverPreviewCell, panelPages, ROOT, type PanelPage } from './harness';
 

@@ -1,7 +1,7 @@
 // The host's guard against its webviews: every message is validated before it is acted on, and
 // the page's HTML allows nothing the panel does not need. Plain node (no browser).
 import assert from 'node:assert/strict';
-import { contentSecurityPolicy, newNonce, panelHtml } from '../../src/panel/html';
+import { contentSecurityPolicy, newNonce, panelHtml } from '../../src/views/html';
 import { parsePanelState, parseWebviewMessage, type PanelState } from '../../src/protocol';
 
 const STATE: PanelState = {

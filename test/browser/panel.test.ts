@@ -1,11 +1,11 @@
-// The built panel (the HTML of src/panel/html.ts with dist/panel/main.js and media/panel.css) in Debian's
+// The built panel (the HTML of src/views/html.ts with dist/panel/main.js and media/panel.css) in Debian's
 // Chromium, fed the PyTorch reference results of fixtures/attention.json the way the extension
 // host feeds it. Run with `npm run test:browser`.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Matrix, Problem } from '../../src/core/types';
-import { panelDataOf, viewOf } from '../../src/panel/model';
+import { panelDataOf, viewOf } from '../../src/views/model';
 import { parsePanelState, type PanelData, type PanelState, type WebviewToHost } from '../../src/protocol';
 import { num } from '../../webview/format';
 import { loadFixture } from './fixtures';

@@ -209,7 +209,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     panel = await clickCodeLensUntilWebview(page, '▶ Run attention', 'body:has(header h2:has-text("512 tokens")) section.card.heatmap[data-key="weights"][data-rows="512"]:not([data-outdated])');
     await weightsCard(panel, 0).locator('.plot .heatmaplayer').first().waitFor();
     // The top of the Steps view on screen (the scores), the weights below it; a record of every
-    // card the host held back (src/panel/deferral.ts: the page marks it out of date meanwhile).
+    // card the host held back (src/views/deferral.ts: the page marks it out of date meanwhile).
     await panel.locator('body').evaluate((body) => {
       const frame = body.ownerDocument.defaultView;
       frame.scrollTo(0, 0);

@@ -9,8 +9,8 @@ import { attentionGraph, classKey, prepareNative } from '../../../src/core/engin
 import { cachedSessions, nativeThreads } from '../../../src/core/engine/native/runtime';
 import { attentionOutputOnBackend, backendFor, runAttentionOnBackend } from '../../../src/core/engine/native/select';
 import type { AttentionSpec, Matrix } from '../../../src/core/types';
-import { withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
-import { resultViewOf } from '../../../src/panel/model';
+import { withoutRuledNumbers, withRuledNumbers } from '../../../src/views/derived';
+import { resultViewOf } from '../../../src/views/model';
 import { forced } from './choice';
 import { assertChecksAsReference, assertForwardMatches, assertMatrixClose, type Fixture, loadFixtures, specOf } from '../engine/fixtures';
 

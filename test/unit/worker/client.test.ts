@@ -11,8 +11,8 @@ import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionSpec } from '../../../src/core/types';
 import type { WorkerProblemOutcome } from '../../../src/protocol';
-import { adoptResultView, panelDataOf, viewOf } from '../../../src/panel/model';
-import { answerVariants, onDemandViewsOf } from '../../../src/panel/variantsOnDemand';
+import { adoptResultView, panelDataOf, viewOf } from '../../../src/views/model';
+import { answerVariants, onDemandViewsOf } from '../../../src/views/variantsOnDemand';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 
 const root = join(__dirname, '..', '..', '..');

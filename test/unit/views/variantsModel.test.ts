@@ -1,10 +1,10 @@
-// The FlashAttention views the panel receives (panel/variantsModel.ts): a walk for every head,
+// The FlashAttention views the panel receives (views/variantsModel.ts): a walk for every head,
 // whatever the score function, each ending in its own head's output.
 import assert from 'node:assert/strict';
 import { runAttention } from '../../../src/core/engine';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
-import { variantViewsOf } from '../../../src/panel/variantsModel';
+import { variantViewsOf } from '../../../src/views/variantsModel';
 
 const note = (score: string) => `attention: heads=2 causal score=${score}
 X = [[1, 0, 2, -1], [0, 1, -1, 2], [1, 1, 0, 0], [2, -1, 1, 1], [0, 2, 1, -2]]

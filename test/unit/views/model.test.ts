@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
-import { panelDataOf } from '../../../src/panel/model';
+import { panelDataOf } from '../../../src/views/model';
 
 const root = join(__dirname, '..', '..', '..');
 

@@ -1,5 +1,5 @@
 // A larger problem's Variants and FlashAttention views, as the worker computes them on demand
-// (panel/variantsOnDemand.ts): one head's views, pooled to small overviews, and one query tile's
+// (views/variantsOnDemand.ts): one head's views, pooled to small overviews, and one query tile's
 // walk, checked against the reference engine's full run of the same problem (itself checked
 // against numpy in test/unit/engine); and the questions the problem cannot answer, refused.
 import assert from 'node:assert/strict';
@@ -11,9 +11,9 @@ import { alibiSlopes } from '../../../src/core/engine/variants';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionResult, AttentionSpec, Matrix, Problem } from '../../../src/core/types';
-import { viewOf } from '../../../src/panel/model';
-import { scaled } from '../../../src/panel/variantsModel';
-import { answerVariants, MAX_WALK_STEPS, onDemandViewsOf, tileSidesOf, VARIANT_CELLS_PER_SIDE } from '../../../src/panel/variantsOnDemand';
+import { viewOf } from '../../../src/views/model';
+import { scaled } from '../../../src/views/variantsModel';
+import { answerVariants, MAX_WALK_STEPS, onDemandViewsOf, tileSidesOf, VARIANT_CELLS_PER_SIDE } from '../../../src/views/variantsOnDemand';
 import type { MatrixView, VariantsAnswer } from '../../../src/protocol';
 
 const LARGE = readFileSync(path.join(__dirname, '..', '..', '..', 'examples', 'large', '512-tokens.py'), 'utf8');

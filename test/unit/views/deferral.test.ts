@@ -6,8 +6,8 @@ import fc from 'fast-check';
 import { runAttention } from '../../../src/core/engine';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
-import { deferOffScreen, DEFER_MIN_CELLS, fillDeferred, isDeferred, viewEntries, withViews } from '../../../src/panel/deferral';
-import { resultViewOf } from '../../../src/panel/model';
+import { deferOffScreen, DEFER_MIN_CELLS, fillDeferred, isDeferred, viewEntries, withViews } from '../../../src/views/deferral';
+import { resultViewOf } from '../../../src/views/model';
 import type { MatrixView, ResultView, ViewRef } from '../../../src/protocol';
 import { causalNote } from '../../fixtures/causalNote';
 
@@ -22,7 +22,7 @@ function resultOf(tokens: number, seed: number, heads = 4): ResultView {
 const large = (view: MatrixView) => view.rows * view.cols >= DEFER_MIN_CELLS;
 const id = (ref: ViewRef) => `${ref.head}:${ref.key}`;
 
-describe('on-screen views first (panel/deferral)', () => {
+describe('on-screen views first (views/deferral)', () => {
   const held = resultOf(96, 1);
   const next = resultOf(96, 2);
   const onScreen: ViewRef[] = [{ head: 0, key: 'scores' }, { head: 0, key: 'scaled' }];

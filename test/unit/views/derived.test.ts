@@ -9,9 +9,9 @@ import { kernelsFlavour } from '../../../src/core/engine/fast/pool';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionResult } from '../../../src/core/types';
-import { deferOffScreen, fillDeferred, viewEntries, withViews } from '../../../src/panel/deferral';
-import { heldBackWithoutRuledNumbers, withoutRuledNumbers, withRuledNumbers } from '../../../src/panel/derived';
-import { resultViewOf } from '../../../src/panel/model';
+import { deferOffScreen, fillDeferred, viewEntries, withViews } from '../../../src/views/deferral';
+import { heldBackWithoutRuledNumbers, withoutRuledNumbers, withRuledNumbers } from '../../../src/views/derived';
+import { resultViewOf } from '../../../src/views/model';
 import type { MatrixView, ResultView } from '../../../src/protocol';
 import { causalNote } from '../../fixtures/causalNote';
 
@@ -47,7 +47,7 @@ function roundTrip(views: ResultView): string[] {
   return [...new Set(ruled)];
 }
 
-describe('views posted as rules (panel/derived)', () => {
+describe('views posted as rules (views/derived)', () => {
   it('reference engine, float64 (1/√2 scale, not a power of two): scores and scaled as rules, rebuilt bit for bit', () => {
     assert.deepEqual(roundTrip(viewsOf(runAttention(specOf(example('01-worked-example.md'))))), ['scores (sum)', 'scaled']);
   });

@@ -1,0 +1,65 @@
+// The heads views' pages as the worker shapes them from an AttentionStack: what the page knows of
+// a stack (StackInfo) and what it draws for each question (pooled thumbnails, top-k lines, one
+// head, the analyses and comparisons). No `vscode` import: the worker holds the stacks and answers
+// with these; the browser tests and the benchmarks call the same functions.
+import { maxPoolFast } from '../core/engine/fast';
+import { analyseStack, stackFlow } from '../core/heads/analysis';
+import { pooledDifference } from '../core/heads/compare';
+import { divergences } from '../core/heads/divergence';
+import { headLines, poolGrid } from '../core/heads/pool';
+import type { AttentionStack } from '../core/heads/stack';
+import type { HeadsAnswer, HeadsQuery, StackInfo } from '../protocol';
+import { MAX_CELLS_PER_SIDE, viewOf } from './model';
+
+/** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
+ * The worker answers with it; the browser tests, which stand in for the host, call it too. */
+export async function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: AttentionStack): Promise<HeadsAnswer> {
+  switch (query.kind) {
+    case 'grid':
+      return { kind: 'grid', grid: await poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
+    case 'lines':
+      return { kind: 'lines', lines: headLines(stack, query.layer, query.heads, query.k) };
+    case 'head': {
+      const { layer, head } = query;
+      const weights = stack.weights(layer, head);
+      // A new array either way (the view travels by transfer; the stack keeps its numbers), in the
+      // weights' own precision: float32 weights as float32, exact and half the bytes that the host
+      // passes on to the page (1 MB, not 2, for a 512-token head); a problem's float64 ones exact.
+      const view = viewOf({ rows: stack.queryCount, cols: stack.keyCount, data: weights }, undefined, maxPoolFast);
+      return { kind: 'head', layer, head, view: weights instanceof Float32Array ? { ...view, data: Float32Array.from(view.data) } : view };
+    }
+    case 'scores':
+      return { kind: 'scores', ...(await analyseStack(stack)) };
+    case 'flow':
+      return { kind: 'flow', flow: stackFlow(stack) };
+    case 'divergence':
+      return { kind: 'divergence', divergence: await divergences(stack, compared(other)) };
+    case 'difference':
+      return { kind: 'difference', difference: pooledDifference(stack, compared(other), query.layer, query.head, MAX_CELLS_PER_SIDE) };
+    case 'predict':
+      // A model run's LM head row, on demand (the page's token hover); null for other stacks.
+      return { kind: 'predict', position: query.position, prediction: (await stack.predictAt?.(query.position)) ?? null };
+  }
+}
+
+function compared(other: AttentionStack | undefined): AttentionStack {
+  if (!other) throw new RangeError('Choose a run to compare with first (the Compare tab).');
+  return other;
+}
+
+/** Why `query` asks for what `stack` does not have (a layer, head or token past its counts). */
+export function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
+  if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
+  if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
+  const layers = query.kind === 'grid' ? query.layers : [query.layer];
+  const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
+  if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;
+  if (heads.some((head) => head >= stack.headCount)) return `There are ${stack.headCount} heads (0–${stack.headCount - 1}).`;
+  return undefined;
+}
+
+/** What the page knows of a stack: its labels and counts, never its weights. */
+export function infoOf(stack: AttentionStack, title: string, notes: string[]): StackInfo {
+  const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes };
+}
