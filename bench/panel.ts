@@ -1,6 +1,6 @@
 // Time to overview of an n×n attention-weights matrix in the panel, in Debian's Chromium:
-// the max pooling to at most 512×512 (src/views/model.ts's viewOf, which the engine worker runs
-// next to the result, off the extension host's thread; here in node) of a fast result's weights,
+// the max pooling to at most 512×512 (src/views/matrixView.ts's viewOf, which the engine worker
+// runs next to the result, off the extension host's thread; here in node) of a fast result's weights,
 // by the pool_max kernel as the worker does (and, for comparison, in JavaScript), plus, in the
 // page, the postMessage of the panel data and plotly drawing the heatmap (dist/panel/; build
 // first).
@@ -9,7 +9,8 @@
 import { cpus, loadavg } from 'node:os';
 import { maxPoolFast, runAttentionFast } from '../src/core/engine/fast';
 import type { PanelState } from '../src/protocol';
-import { panelDataOf, viewOf } from '../src/views/model';
+import { viewOf } from '../src/views/matrixView';
+import { panelDataOf } from '../src/views/model';
 import { random } from './inputs';
 import { closeChromium, openPanel } from '../test/browser/harness';
 import { syntheticResult, syntheticWeights } from '../test/browser/synthetic';

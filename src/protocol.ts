@@ -439,11 +439,14 @@ export interface ViewRef {
   key: MatrixKey;
 }
 
+/** The views held back from an update, each once with every place it fills (heads share a mask). */
+export type DeferredViews = { refs: ViewRef[]; view: MatrixView }[];
+
 export type HostToWebview =
   /** `update` numbers the host's data posts, for the views it held back (src/views/deferral.ts). */
   | { type: 'data'; data: PanelData; focusHead?: number; update?: number }
   /** The views update `update` held back, each with every place it fills. */
-  | { type: 'deferredViews'; update: number; views: { refs: ViewRef[]; view: MatrixView }[] }
+  | { type: 'deferredViews'; update: number; views: DeferredViews }
   /** The result shown did not change; only whether it is out of date did (see PanelData.stale). */
   | { type: 'stale'; stale?: string }
   | { type: 'region'; requestId: number; view: MatrixView | null }

@@ -4,7 +4,7 @@
 import type { HostToWebview, PanelData, PanelState, WebviewToHost } from '../src/protocol';
 import { decodePanelData, REPORT_DATA_ID } from '../src/views/codec';
 import { labelsOf, matrixExportText } from '../src/views/matrixExport';
-import { viewOfKey } from '../src/views/model';
+import { viewOfKey } from '../src/views/matrixKeys';
 
 export interface Host {
   standalone: boolean;

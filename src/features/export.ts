@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { matrixToCsv, toJsonReport } from '../core/format';
 import type { AttentionResult, Problem } from '../core/types';
 import { labelsOf, matrixExportText } from '../views/matrixExport';
-import { matrixOf } from '../views/model';
+import { matrixOf } from '../views/matrixKeys';
 import type { MatrixKey } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import type { Analysis } from './documentAnalysis';

@@ -5,17 +5,19 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AttentionSpec, Matrix } from '../core/types';
-import { parseWebviewMessage, type HostToWebview, type VariantsAnswer, type VariantsQuery, type MatrixView, type PanelState, type Region, type ResultView, type ViewRef, type WebviewToHost } from '../protocol';
+import { parseWebviewMessage, type DeferredViews, type HostToWebview, type VariantsAnswer, type VariantsQuery, type MatrixView, type PanelState, type Region, type ResultView, type ViewRef, type WebviewToHost } from '../protocol';
 import { renderReportHtml } from '../report/standaloneHtml';
 import { COMMANDS } from '../host/commandIds';
 import { isDetachedUri } from '../host/debugUri';
 import { documentHolding } from '../host/notebookCells';
 import type { DocumentRun, Results } from '../host/results';
-import { deferOffScreen, type DeferredViews } from '../views/deferral';
+import { deferOffScreen } from '../views/deferral';
 import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from '../views/derived';
 import { newNonce, panelHtml, type WebviewMode } from '../views/html';
 import { labelsOf, matrixExportText } from '../views/matrixExport';
-import { matrixOf, panelDataOf, viewOf } from '../views/model';
+import { matrixOf } from '../views/matrixKeys';
+import { viewOf } from '../views/matrixView';
+import { panelDataOf } from '../views/model';
 import { sourceRanges } from './reveal';
 
 export interface Log {

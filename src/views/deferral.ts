@@ -5,9 +5,9 @@
 // screen; each other large view is posted as a placeholder of the same shape ("deferred"), the
 // page keeps showing what it holds there (marked out of date), and asks for the rest once it has
 // drawn (src/panel/session.ts, webview/main.ts). Pure: the host and the page share it.
-import type { HeadView, HostToWebview, MatrixView, ResultView, ViewRef } from '../protocol';
+import type { DeferredViews, HeadView, MatrixView, ResultView, ViewRef } from '../protocol';
 import { sourcesOf, withoutNumbers } from './derived';
-import { GRADIENT_KEYS, isGradientKey, isLayerKey, LAYER_KEYS, viewAt } from './model';
+import { GRADIENT_KEYS, isGradientKey, isLayerKey, LAYER_KEYS, viewAt } from './matrixKeys';
 
 /** Views smaller than this (cells) always travel with their update: too small to be worth a wait. */
 export const DEFER_MIN_CELLS = 4096;
@@ -56,9 +56,6 @@ const refId = (ref: ViewRef): string => (isLayerKey(ref.key) ? ref.key : `${ref.
 const sameShape = (a: MatrixView, b: MatrixView): boolean =>
   a.sourceRows === b.sourceRows && a.sourceCols === b.sourceCols && a.rowStart === b.rowStart && a.colStart === b.colStart &&
   a.rowBlock === b.rowBlock && a.colBlock === b.colBlock && a.rows === b.rows && a.cols === b.cols;
-
-/** The views held back from an update, each once with every place it fills (heads share a mask). */
-export type DeferredViews = Extract<HostToWebview, { type: 'deferredViews' }>['views'];
 
 /**
  * Splits `result` for a page that holds `held` and shows `onScreen`: the update to post now (large

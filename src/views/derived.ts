@@ -7,8 +7,7 @@
 // go in the same post (`withoutRuledNumbers`); the page computes them (`withRuledNumbers`). A
 // 512-token edit's scores and scaled scores on screen were 4 MB of a code-server websocket at
 // ~20 MB/s; they are now 128 kB of Q and K and ~10 ms of the page's time. Pure.
-import type { HeadView, MatrixView, ResultView, ViewRule } from '../protocol';
-import type { DeferredViews } from './deferral';
+import type { DeferredViews, HeadView, MatrixView, ResultView, ViewRule } from '../protocol';
 
 type DType = ResultView['dtype'];
 type QKRounding = Extract<ViewRule, { kind: 'QK' }>['rounding'];

@@ -9,7 +9,7 @@ import { divergences } from '../core/heads/divergence';
 import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';
 import type { HeadsAnswer, HeadsQuery, StackInfo } from '../protocol';
-import { MAX_CELLS_PER_SIDE, viewOf } from './model';
+import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
  * The worker answers with it; the browser tests, which stand in for the host, call it too. */

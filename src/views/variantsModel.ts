@@ -11,7 +11,7 @@ import { alibiBias, headSlope, positionsOf } from '../core/engine/variants';
 import { buildSpec } from '../core/spec';
 import type { AttentionResult, AttentionSpec, Matrix, Problem } from '../core/types';
 import type { FlashView, ResultView, VariantsView } from '../protocol';
-import { viewOf } from './model';
+import { viewOf } from './matrixView';
 
 export const MAX_TOKENS = 64;
 

@@ -10,7 +10,7 @@ import { bindScores } from '../core/engine/scores';
 import { alibiBias, headSlope, modifyScores } from '../core/engine/variants';
 import type { AttentionResult, AttentionSpec, Matrix } from '../core/types';
 import type { FlashView, ResultView, VariantsAnswer, VariantsQuery, VariantsView } from '../protocol';
-import { viewOf } from './model';
+import { viewOf } from './matrixView';
 import { conventions, explainedWhole, maskView, scaled } from './variantsModel';
 
 /** Side of the variant cards' overviews: small plots beside each other, coarser than the steps'. */

@@ -1,8 +1,8 @@
-// What the host sends a webview of each matrix (src/views/model.ts): exact up to 512×512, else
-// a max-pooled overview; zoomed regions cut from the full matrix. Plain node.
+// What the host sends a webview of each matrix (src/views/matrixView.ts): exact up to 512×512,
+// else a max-pooled overview; zoomed regions cut from the full matrix. Plain node.
 import assert from 'node:assert/strict';
 import type { Matrix } from '../../src/core/types';
-import { MAX_CELLS_PER_SIDE, viewOf } from '../../src/views/model';
+import { MAX_CELLS_PER_SIDE, viewOf } from '../../src/views/matrixView';
 
 function matrix(rows: number, cols: number, at: (r: number, c: number) => number): Matrix {
   const data = new Float64Array(rows * cols);

@@ -1,4 +1,4 @@
-// The panel's max pooling by the pool_max kernel (fast/pooling.ts) against views/model.ts's
+// The panel's max pooling by the pool_max kernel (fast/pooling.ts) against views/matrixView.ts's
 // JavaScript pooling, cell for cell, on real fast results: whole matrices and zoomed regions,
 // blocks 1, 2 and 3 wide (the kernel's three column paths), ragged last blocks, and NaN and ±∞
 // cells, which must win or lose exactly as in JavaScript.
@@ -6,7 +6,7 @@ import * as assert from 'node:assert/strict';
 import { MessageChannel } from 'node:worker_threads';
 import { maxPoolFast, runAttentionFast } from '../../../src/core/engine/fast';
 import type { AttentionSpec, DType, Matrix } from '../../../src/core/types';
-import { viewOf } from '../../../src/views/model';
+import { viewOf } from '../../../src/views/matrixView';
 
 function columns(rows: number, cols: number, seed: number): Matrix {
   return { rows, cols, data: Float64Array.from({ length: rows * cols }, (_, i) => Math.sin(i * 0.61 + seed)) };

@@ -11,7 +11,7 @@ import { alibiSlopes } from '../../../src/core/engine/variants';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionResult, AttentionSpec, Matrix, Problem } from '../../../src/core/types';
-import { viewOf } from '../../../src/views/model';
+import { viewOf } from '../../../src/views/matrixView';
 import { scaled } from '../../../src/views/variantsModel';
 import { answerVariants, MAX_WALK_STEPS, onDemandViewsOf, tileSidesOf, VARIANT_CELLS_PER_SIDE } from '../../../src/views/variantsOnDemand';
 import type { MatrixView, VariantsAnswer } from '../../../src/protocol';

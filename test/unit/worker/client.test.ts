@@ -11,7 +11,8 @@ import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
 import type { AttentionSpec } from '../../../src/core/types';
 import type { WorkerProblemOutcome } from '../../../src/protocol';
-import { adoptResultView, panelDataOf, viewOf } from '../../../src/views/model';
+import { viewOf } from '../../../src/views/matrixView';
+import { adoptResultView, panelDataOf } from '../../../src/views/model';
 import { answerVariants, onDemandViewsOf } from '../../../src/views/variantsOnDemand';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 

@@ -1,6 +1,6 @@
 // The panel's max pooling of a fast result's matrices, by the pool_max kernel on this thread: the
-// engine worker pools every large n×n matrix of a run for the panel (views/model.ts viewOf), and
-// in JavaScript that took longer than the run itself (8 heads of 1024 tokens: 378 ms of views
+// engine worker pools every large n×n matrix of a run for the panel (views/matrixView.ts viewOf),
+// and in JavaScript that took longer than the run itself (8 heads of 1024 tokens: 378 ms of views
 // after a 119 ms run). A matrix on a fast run's memory is pooled in place, in the scratch its plan
 // reserved; anything else answers undefined and is pooled in JavaScript.
 import type { DType, Matrix } from '../../types';
