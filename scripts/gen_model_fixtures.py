@@ -406,6 +406,17 @@ def gpt2_folders(out, tokenizer):
     write_folder(out, 'gpt2-bin', config, with_buffers, 'bin', reference, tokenizer, tokenizer_config)
 
 
+def bert_layer_weights(r, p, hidden, inter):
+    """One BertLayer's tensors under prefix p (RoBERTa's layers are the same module)."""
+    for name in ('query', 'key', 'value'):
+        r.linear(f'{p}.attention.self.{name}', hidden, hidden, bias=True)
+    r.linear(f'{p}.attention.output.dense', hidden, hidden, bias=True)
+    r.norm(f'{p}.attention.output.LayerNorm', hidden, bias=True)
+    r.linear(f'{p}.intermediate.dense', inter, hidden, bias=True)
+    r.linear(f'{p}.output.dense', hidden, inter, bias=True)
+    r.norm(f'{p}.output.LayerNorm', hidden, bias=True)
+
+
 def bert_folder(out):
     vocab = {token: i for i, token in enumerate(BERT_SPECIALS + BERT_WORDS)}
     hidden, layers, heads, inter, positions = 32, 2, 4, 64, 32
@@ -422,14 +433,7 @@ def bert_folder(out):
     r.normal(f'{e}.token_type_embeddings.weight', (2, hidden), 0.5)
     r.norm(f'{e}.LayerNorm', hidden, bias=True)
     for layer in range(layers):
-        p = f'bert.encoder.layer.{layer}'
-        for name in ('query', 'key', 'value'):
-            r.linear(f'{p}.attention.self.{name}', hidden, hidden, bias=True)
-        r.linear(f'{p}.attention.output.dense', hidden, hidden, bias=True)
-        r.norm(f'{p}.attention.output.LayerNorm', hidden, bias=True)
-        r.linear(f'{p}.intermediate.dense', inter, hidden, bias=True)
-        r.linear(f'{p}.output.dense', hidden, inter, bias=True)
-        r.norm(f'{p}.output.LayerNorm', hidden, bias=True)
+        bert_layer_weights(r, f'bert.encoder.layer.{layer}', hidden, inter)
     r.linear('bert.pooler.dense', hidden, hidden, bias=True)
     r.linear('cls.predictions.transform.dense', hidden, hidden, bias=True)
     r.norm('cls.predictions.transform.LayerNorm', hidden, bias=True)
@@ -721,6 +725,736 @@ def example_folders(out, tokenizer):
             eos_token_id=50256), torch.float32))
 
 
+# ---------------------------------------------------------------- issue 40's dense families
+#
+# Each reference below follows its family's modeling_<arch>.py in transformers (named on each), in
+# float64 on the stored weights; the names are the checkpoint's own, class prefix included. What
+# a family shares with the eight above (attend, causal, the norms) is the same code.
+
+def rotate_part(x, inv_freq, rotary_dim, interleaved=False, factor=1.0):
+    """RoPE on the first rotary_dim columns of x [heads, n, d] (the rest pass), rotate-half or GPT-J's rotate-every-two
+    (pairs (2i, 2i+1), cos/sin repeat_interleave'd), cos and sin times `factor` (longrope, yarn)."""
+    turned, rest = x[..., :rotary_dim], x[..., rotary_dim:]
+    angles = torch.arange(x.shape[1], dtype=torch.float64)[:, None] * inv_freq[None, :]
+    if interleaved:
+        cos, sin = angles.cos().repeat_interleave(2, -1), angles.sin().repeat_interleave(2, -1)
+        partner = torch.stack((-turned[..., 1::2], turned[..., ::2]), -1).flatten(-2)
+    else:
+        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+        half = rotary_dim // 2
+        partner = torch.cat([-turned[..., half:], turned[..., :half]], -1)
+    return torch.cat([turned * (cos * factor) + partner * (sin * factor), rest], -1)
+
+
+def rotate_by_matrices(x, inv_freq, rotary_dim, interleaved):
+    """The same turn as rotate_part, built independently: per position an explicit rotation matrix R (2×2 blocks on the
+    pairs of the layout) applied as x · Rᵀ — the --check route for interleaved and partial rotary."""
+    n, d = x.shape[1], x.shape[-1]
+    out = x.clone()
+    for p in range(n):
+        rotation = torch.eye(d, dtype=torch.float64)
+        for i, freq in enumerate(inv_freq.tolist()):
+            a, b = (2 * i, 2 * i + 1) if interleaved else (i, i + rotary_dim // 2)
+            c, s = math.cos(p * freq), math.sin(p * freq)
+            rotation[a, a], rotation[a, b], rotation[b, a], rotation[b, b] = c, -s, s, c
+        out[:, p, :] = x[:, p, :] @ rotation.T
+    return out
+
+
+def rope_inv_freq(params, dim, max_positions, n, original_top=None):
+    """modeling_rope_utils' inv_freq and attention factor of a run of n tokens over a rotary width dim, for the rope types
+    added in issue 40 and the earlier ones (default, linear, llama3 via inv_frequencies)."""
+    kind, base = params.get('rope_type', params.get('type', 'default')), params['rope_theta']
+    exponents = torch.arange(0, dim, 2, dtype=torch.float64) / dim
+    if kind in ('default', 'linear', 'llama3'):
+        return inv_frequencies({'rope_parameters': dict(params, rope_type=kind)}, dim), 1.0
+    if kind == 'dynamic':  # dynamic_rope_update: recomputed for seq_len = n past max_position_embeddings
+        if n > max_positions:
+            base = base * ((params['factor'] * n / max_positions) - (params['factor'] - 1)) ** (dim / (dim - 2))
+        return 1.0 / base ** exponents, 1.0
+    if kind == 'yarn':
+        factor, original = params['factor'], max_positions
+        if 'original_max_position_embeddings' in params:
+            original = params['original_max_position_embeddings']
+            factor = max_positions / original
+        mscale = lambda scale, m=1: 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+        attention = params.get('attention_factor') or (mscale(factor, params['mscale']) / mscale(factor, params['mscale_all_dim'])
+                                                        if params.get('mscale') and params.get('mscale_all_dim') else mscale(factor))
+        fast, slow = params.get('beta_fast') or 32, params.get('beta_slow') or 1
+        where = lambda rotations: dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+        low, high = where(fast), where(slow)
+        if params.get('truncate', True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = ((torch.arange(dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+        extrapolation = 1 - ramp
+        positions = base ** exponents
+        return (1 / (factor * positions)) * (1 - extrapolation) + (1 / positions) * extrapolation, attention
+    if kind in ('longrope', 'su'):
+        original = original_top or params.get('original_max_position_embeddings') or max_positions
+        factor = max_positions / original_top if original_top else params.get('factor', 1.0)
+        attention = params.get('attention_factor') or (1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original)))
+        ext = torch.tensor(params['long_factor'] if n > original else params['short_factor'], dtype=torch.float64)
+        return 1.0 / (ext * base ** exponents), attention
+    raise ValueError(kind)
+
+
+def lin(w, x, name):
+    return apply_linear(x, (w[f'{name}.weight'], w.get(f'{name}.bias')))
+
+
+def ln(w, x, name, eps, bias=True):
+    return layer_norm(x, (w[f'{name}.weight'], w[f'{name}.bias'] if bias else 0.0), eps)
+
+
+def plain_layer_norm(x, eps):
+    """F.layer_norm with no weight and no bias (OLMo's OlmoLayerNorm)."""
+    mean = x.mean(-1, keepdim=True)
+    return (x - mean) / torch.sqrt(((x - mean) ** 2).mean(-1, keepdim=True) + eps)
+
+
+def gpt_neox_forward(config, w, ids):
+    """modeling_gpt_neox.py: query_key_value viewed [n, heads, 3·head_size] and cut per head; rotary on rotary_ndims =
+    int(head_size·rotary_pct) columns, inv_freq over that width; parallel (x + attn + mlp) or sequential residual."""
+    n, heads, eps = len(ids), config['num_attention_heads'], config['layer_norm_eps']
+    hd = config['hidden_size'] // heads
+    rotary = int(hd * config['rotary_pct'])
+    inv_freq = 1.0 / config['rotary_emb_base'] ** (torch.arange(0, rotary, 2, dtype=torch.float64) / rotary)
+    x, attentions = w['gpt_neox.embed_in.weight'][ids], []
+    for layer in range(config['num_hidden_layers']):
+        p = f'gpt_neox.layers.{layer}'
+        qkv = lin(w, ln(w, x, f'{p}.input_layernorm', eps), f'{p}.attention.query_key_value').view(n, heads, 3 * hd).transpose(0, 1)
+        q, k, v = qkv[..., :hd], qkv[..., hd:2 * hd], qkv[..., 2 * hd:]
+        weights, out = attend(rotate_part(q, inv_freq, rotary), rotate_part(k, inv_freq, rotary), v, causal(n), hd ** -0.5)
+        attentions.append(weights)
+        a = lin(w, out, f'{p}.attention.dense')
+        mlp = lambda h: lin(w, gelu_erf(lin(w, h, f'{p}.mlp.dense_h_to_4h')), f'{p}.mlp.dense_4h_to_h')
+        if config['use_parallel_residual']:
+            x = mlp(ln(w, x, f'{p}.post_attention_layernorm', eps)) + a + x
+        else:
+            x = x + a
+            x = mlp(ln(w, x, f'{p}.post_attention_layernorm', eps)) + x
+    hidden = ln(w, x, 'gpt_neox.final_layer_norm', eps)
+    return attentions, hidden, hidden @ w['embed_out.weight'].T
+
+
+def gpt_neox_by_heads(config, w, ids):
+    """GPT-NeoX again for --check: query_key_value's rows regrouped into separate q, k, v projections first (so the
+    per-head layout is undone on the weights, not the activations), RoPE by explicit rotation matrices."""
+    n, heads, eps = len(ids), config['num_attention_heads'], config['layer_norm_eps']
+    hd = config['hidden_size'] // heads
+    rotary = int(hd * config['rotary_pct'])
+    inv_freq = 1.0 / config['rotary_emb_base'] ** (torch.arange(0, rotary, 2, dtype=torch.float64) / rotary)
+    x, attentions = w['gpt_neox.embed_in.weight'][ids], []
+    for layer in range(config['num_hidden_layers']):
+        p = f'gpt_neox.layers.{layer}'
+        fused_w = w[f'{p}.attention.query_key_value.weight'].view(heads, 3, hd, -1)
+        fused_b = w[f'{p}.attention.query_key_value.bias'].view(heads, 3, hd)
+        h = ln(w, x, f'{p}.input_layernorm', eps)
+        q, k, v = ((h @ fused_w[:, part].reshape(heads * hd, -1).T + fused_b[:, part].reshape(-1)).view(n, heads, hd).transpose(0, 1)
+                   for part in range(3))
+        q, k = (rotate_by_matrices(t, inv_freq, rotary, False) for t in (q, k))
+        scores = torch.einsum('hqd,hkd->hqk', q, k) / math.sqrt(hd)
+        weights = torch.softmax(scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), -math.inf), -1)
+        attentions.append(weights)
+        a = lin(w, torch.einsum('hqk,hkd->qhd', weights, v).reshape(n, -1), f'{p}.attention.dense')
+        mlp = lambda t: lin(w, torch.nn.functional.gelu(lin(w, t, f'{p}.mlp.dense_h_to_4h')), f'{p}.mlp.dense_4h_to_h')
+        sequential = x + a
+        x = (x + a + mlp(ln(w, x, f'{p}.post_attention_layernorm', eps))) if config['use_parallel_residual'] else \
+            sequential + mlp(ln(w, sequential, f'{p}.post_attention_layernorm', eps))
+    hidden = ln(w, x, 'gpt_neox.final_layer_norm', eps)
+    return attentions, hidden[-1], hidden[-1] @ w['embed_out.weight'].T
+
+
+def gpt_neox_folder(out, name, seed, dtype, layout, parallel, rotary_pct):
+    hidden, heads, layers, inter, vocab = 64, 4, 2, 128, 128
+    config = {'architectures': ['GPTNeoXForCausalLM'], 'model_type': 'gpt_neox', 'vocab_size': vocab, 'hidden_size': hidden,
+              'num_hidden_layers': layers, 'num_attention_heads': heads, 'intermediate_size': inter, 'hidden_act': 'gelu',
+              'rotary_pct': rotary_pct, 'rotary_emb_base': 10000, 'max_position_embeddings': 64, 'layer_norm_eps': 1e-5,
+              'use_parallel_residual': parallel, 'tie_word_embeddings': False, 'torch_dtype': str(dtype).removeprefix('torch.'),
+              'bos_token_id': 0, 'eos_token_id': 0}
+    r = Weights(seed, dtype)
+    r.normal('gpt_neox.embed_in.weight', (vocab, hidden), 1.0)
+    for layer in range(layers):
+        p = f'gpt_neox.layers.{layer}'
+        r.norm(f'{p}.input_layernorm', hidden, bias=True)
+        r.norm(f'{p}.post_attention_layernorm', hidden, bias=True)
+        r.linear(f'{p}.attention.query_key_value', 3 * hidden, hidden, bias=True)
+        r.linear(f'{p}.attention.dense', hidden, hidden, bias=True)
+        r.linear(f'{p}.mlp.dense_h_to_4h', inter, hidden, bias=True)
+        r.linear(f'{p}.mlp.dense_4h_to_h', hidden, inter, bias=True)
+    r.norm('gpt_neox.final_layer_norm', hidden, bias=True)
+    r.linear('embed_out', vocab, hidden)
+    ids = random_ids(seed, 10, vocab)
+    write_folder(out, name, config, r.stored, layout, run_reference(gpt_neox_forward, config, r.stored, ids, None), None, None)
+
+
+def llama_relative_forward(config, w, ids):
+    """Llama's block (modeling_llama.py) with each relative's differences, as its own modeling file writes them:
+    phi3 (fused qkv_proj q | k | v and gate_up_proj gate | up, longrope, sliding_window, partial rotary), olmo (F.layer_norm
+    without parameters, eps 1e-5; clip_qkv clamps q, k, v), olmo2 (no input norms: post_attention_layernorm and
+    post_feedforward_layernorm on the sublayers' outputs; q_norm / k_norm RMSNorm over the whole projection before the
+    head split), stablelm (LayerNorm with bias, partial_rotary_factor, qk_layernorm per head without bias,
+    use_parallel_residual), granite (embedding, residual and attention multipliers, logits / logits_scaling), gemma
+    ((1 + w) RMSNorm, embeddings × √hidden in the model dtype, gelu tanh GeGLU, tied head); llama itself with yarn or
+    dynamic rope."""
+    arch, n = config['model_type'], len(ids)
+    heads, kv_heads = config['num_attention_heads'], config.get('num_key_value_heads', config['num_attention_heads'])
+    hd = config.get('head_dim') or config['hidden_size'] // heads
+    rotary = int(hd * config.get('partial_rotary_factor', 1.0))
+    inv_freq, factor = rope_inv_freq(rope_parameters(config), rotary, config['max_position_embeddings'], n,
+                                     config.get('original_max_position_embeddings'))
+    eps = config.get('rms_norm_eps', config.get('layer_norm_eps'))
+    scale = config['attention_multiplier'] if arch == 'granite' else hd ** -0.5
+    residual = config.get('residual_multiplier', 1.0)
+
+    def norm(x, name):
+        if arch == 'olmo':
+            return plain_layer_norm(x, 1e-5)
+        if arch == 'stablelm':
+            return ln(w, x, name, eps)
+        return rms_norm(x, w[f'{name}.weight'], eps, 1.0 if arch == 'gemma' else 0.0)
+
+    x = w['model.embed_tokens.weight'][ids]
+    if arch == 'gemma':
+        x = x * torch.tensor(config['hidden_size'] ** 0.5, dtype=getattr(torch, config['torch_dtype'])).to(torch.float64)
+    if arch == 'granite':
+        x = x * config['embedding_multiplier']
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        h = x if arch == 'olmo2' else norm(x, f'{p}.input_layernorm')
+        if arch == 'phi3':
+            q, k, v = lin(w, h, f'{p}.self_attn.qkv_proj').split([heads * hd, kv_heads * hd, kv_heads * hd], -1)
+        else:
+            q, k, v = (lin(w, h, f'{p}.self_attn.{t}_proj') for t in 'qkv')
+        if config.get('clip_qkv'):
+            q, k, v = (t.clamp(-config['clip_qkv'], config['clip_qkv']) for t in (q, k, v))
+        if arch == 'olmo2':
+            q, k = rms_norm(q, w[f'{p}.self_attn.q_norm.weight'], eps), rms_norm(k, w[f'{p}.self_attn.k_norm.weight'], eps)
+        q, k, v = split_heads(q, heads), split_heads(k, kv_heads), split_heads(v, kv_heads)
+        if arch == 'stablelm' and config.get('qk_layernorm'):
+            q = torch.stack([layer_norm(q[i], (w[f'{p}.self_attn.q_layernorm.norms.{i}.weight'], 0.0), eps) for i in range(heads)])
+            k = torch.stack([layer_norm(k[i], (w[f'{p}.self_attn.k_layernorm.norms.{i}.weight'], 0.0), eps) for i in range(kv_heads)])
+        q, k = rotate_part(q, inv_freq, rotary, factor=factor), rotate_part(k, inv_freq, rotary, factor=factor)
+        weights, out = attend(q, k, v, causal(n, config.get('sliding_window')), scale)
+        attentions.append(weights)
+        a = lin(w, out, f'{p}.self_attn.o_proj')
+
+        def mlp(t):
+            if arch == 'phi3':
+                gate, up = lin(w, t, f'{p}.mlp.gate_up_proj').chunk(2, -1)
+            else:
+                gate, up = lin(w, t, f'{p}.mlp.gate_proj'), lin(w, t, f'{p}.mlp.up_proj')
+            return lin(w, (gelu_tanh if arch == 'gemma' else silu)(gate) * up, f'{p}.mlp.down_proj')
+        if arch == 'olmo2':
+            x = x + norm(a, f'{p}.post_attention_layernorm')
+            x = x + norm(mlp(x), f'{p}.post_feedforward_layernorm')
+        elif config.get('use_parallel_residual'):
+            x = x + a + mlp(h)
+        else:
+            x = x + a * residual
+            x = x + mlp(norm(x, f'{p}.post_attention_layernorm')) * residual
+    hidden = norm(x, 'model.norm')
+    head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
+    return attentions, hidden, (hidden @ head.T) / config.get('logits_scaling', 1.0)
+
+
+def llama_relative_weights(config, seed, dtype):
+    arch, hidden, inter = config['model_type'], config['hidden_size'], config['intermediate_size']
+    heads, kv_heads = config['num_attention_heads'], config['num_key_value_heads']
+    hd = config.get('head_dim') or hidden // heads
+    r = Weights(seed, dtype)
+    r.normal('model.embed_tokens.weight', (config['vocab_size'], hidden), 1.0)
+    layer_norm_bias = arch == 'stablelm'
+    center = 0.0 if arch == 'gemma' else 1.0
+
+    def norm(name, width):
+        if arch != 'olmo':
+            r.norm(name, width, bias=layer_norm_bias, center=center)
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        if arch != 'olmo2':
+            norm(f'{p}.input_layernorm', hidden)
+        bias = config.get('attention_bias', False) or config.get('use_qkv_bias', False)
+        if arch == 'phi3':
+            r.linear(f'{p}.self_attn.qkv_proj', (heads + 2 * kv_heads) * hd, hidden)
+        else:
+            r.linear(f'{p}.self_attn.q_proj', heads * hd, hidden, bias)
+            r.linear(f'{p}.self_attn.k_proj', kv_heads * hd, hidden, bias)
+            r.linear(f'{p}.self_attn.v_proj', kv_heads * hd, hidden, bias)
+        r.linear(f'{p}.self_attn.o_proj', hidden, heads * hd)
+        if arch == 'olmo2':
+            r.norm(f'{p}.self_attn.q_norm', heads * hd)
+            r.norm(f'{p}.self_attn.k_norm', kv_heads * hd)
+        if arch == 'stablelm' and config.get('qk_layernorm'):
+            for i in range(heads):
+                r.norm(f'{p}.self_attn.q_layernorm.norms.{i}', hd)
+            for i in range(kv_heads):
+                r.norm(f'{p}.self_attn.k_layernorm.norms.{i}', hd)
+        if not config.get('use_parallel_residual'):
+            norm(f'{p}.post_attention_layernorm', hidden)
+        if arch == 'olmo2':
+            norm(f'{p}.post_feedforward_layernorm', hidden)
+        if arch == 'phi3':
+            r.linear(f'{p}.mlp.gate_up_proj', 2 * inter, hidden)
+        else:
+            r.linear(f'{p}.mlp.gate_proj', inter, hidden)
+            r.linear(f'{p}.mlp.up_proj', inter, hidden)
+        r.linear(f'{p}.mlp.down_proj', hidden, inter)
+    norm('model.norm', hidden)
+    if not config['tie_word_embeddings']:
+        r.linear('lm_head', config['vocab_size'], hidden)
+    return r.stored
+
+
+LLAMA_RELATIVES = [
+    # name, config, weight dtype, layout
+    ('phi3-longrope-bf16', decoder_config(
+        'phi3', 'Phi3ForCausalLM', 'bfloat16', hidden_size=64, num_key_value_heads=2, rms_norm_eps=1e-5, partial_rotary_factor=0.75,
+        # Phi-4-mini's shape of settings at toy size: a 10-token run is past original_max_position_embeddings (8), so the
+        # long factors turn, and the attention factor √(1 + ln 4 / ln 8) multiplies cos and sin.
+        max_position_embeddings=32, original_max_position_embeddings=8, sliding_window=6,
+        rope_scaling={'type': 'longrope', 'short_factor': [1.0, 1.1, 1.3, 1.6, 2.0, 2.5], 'long_factor': [1.0, 1.5, 2.5, 4.0, 6.0, 9.0]}),
+     torch.bfloat16, 'safetensors'),
+    ('olmo-clip', decoder_config('olmo', 'OlmoForCausalLM', 'float32', clip_qkv=0.6, tie_word_embeddings=True, rms_norm_eps=None),
+     torch.float32, 'safetensors'),
+    ('olmo2-bf16', decoder_config('olmo2', 'Olmo2ForCausalLM', 'bfloat16', rms_norm_eps=1e-6), torch.bfloat16, 'safetensors'),
+    ('stablelm-f16', decoder_config(
+        'stablelm', 'StableLmForCausalLM', 'float16', hidden_size=64, num_key_value_heads=2, rms_norm_eps=None, layer_norm_eps=1e-5,
+        partial_rotary_factor=0.25, use_qkv_bias=True, qk_layernorm=True, use_parallel_residual=True), torch.float16, 'safetensors'),
+    ('granite', decoder_config(
+        'granite', 'GraniteForCausalLM', 'float32', embedding_multiplier=3.0, residual_multiplier=0.5, attention_multiplier=0.3,
+        logits_scaling=4.0), torch.float32, 'safetensors'),
+    ('gemma', decoder_config(
+        'gemma', 'GemmaForCausalLM', 'float32', head_dim=16, num_key_value_heads=1, hidden_act='gelu', hidden_activation='gelu_pytorch_tanh',
+        tie_word_embeddings=True), torch.float32, 'safetensors'),
+    ('llama-yarn', decoder_config(
+        'llama', 'LlamaForCausalLM', 'float32', head_dim=16, max_position_embeddings=64, rope_theta=10000.0,
+        rope_scaling={'rope_type': 'yarn', 'factor': 8.0, 'original_max_position_embeddings': 8, 'beta_fast': 4.0, 'beta_slow': 1.0}),
+     torch.float32, 'safetensors'),
+    ('llama-dynamic', decoder_config(
+        'llama', 'LlamaForCausalLM', 'float32', max_position_embeddings=6, rope_scaling={'rope_type': 'dynamic', 'factor': 4.0}),
+     torch.float32, 'safetensors'),
+]
+
+
+def llama_relative_folders(out):
+    for seed, (name, config, dtype, layout) in enumerate(LLAMA_RELATIVES, start=40):
+        tensors = llama_relative_weights(config, seed, dtype)
+        ids = random_ids(seed, 10, config['vocab_size'])
+        write_folder(out, name, config, tensors, layout, run_reference(llama_relative_forward, config, tensors, ids, None), None, None)
+
+
+def gptj_forward(config, w, ids):
+    """modeling_gptj.py: q/k/v without bias, rotary_dim columns turned by rotate_every_two with sincos repeat_interleave'd,
+    scores / √head_dim, attention and MLP both from ln_1 (x + attn + mlp), an LM head with a bias."""
+    n, heads, eps = len(ids), config['n_head'], config['layer_norm_epsilon']
+    hd, rotary = config['n_embd'] // heads, config['rotary_dim']
+    inv_freq = 1.0 / 10000 ** (torch.arange(0, rotary, 2, dtype=torch.float64) / rotary)
+    x, attentions = w['transformer.wte.weight'][ids], []
+    for layer in range(config['n_layer']):
+        p = f'transformer.h.{layer}'
+        h = ln(w, x, f'{p}.ln_1', eps)
+        q, k, v = (split_heads(lin(w, h, f'{p}.attn.{t}_proj'), heads) for t in 'qkv')
+        q, k = rotate_part(q, inv_freq, rotary, interleaved=True), rotate_part(k, inv_freq, rotary, interleaved=True)
+        weights, out = attend(q, k, v, causal(n), 1 / math.sqrt(hd))
+        attentions.append(weights)
+        x = x + lin(w, out, f'{p}.attn.out_proj') + lin(w, gelu_tanh(lin(w, h, f'{p}.mlp.fc_in')), f'{p}.mlp.fc_out')
+    hidden = ln(w, x, 'transformer.ln_f', eps)
+    return attentions, hidden, lin(w, hidden, 'lm_head')
+
+
+def gptj_by_matrices(config, w, ids):
+    """GPT-J again for --check: RoPE by explicit rotation matrices on the interleaved pairs, the parallel block as two
+    sublayers each reading the saved block input."""
+    n, heads, eps = len(ids), config['n_head'], config['layer_norm_epsilon']
+    hd, rotary = config['n_embd'] // heads, config['rotary_dim']
+    inv_freq = torch.tensor([10000 ** (-2 * i / rotary) for i in range(rotary // 2)], dtype=torch.float64)
+    x, attentions = w['transformer.wte.weight'][ids], []
+    for layer in range(config['n_layer']):
+        p = f'transformer.h.{layer}'
+        block_input = x
+        h = torch.nn.functional.layer_norm(block_input, (config['n_embd'],), w[f'{p}.ln_1.weight'], w[f'{p}.ln_1.bias'], eps)
+        q, k, v = (torch.nn.functional.linear(h, w[f'{p}.attn.{t}_proj.weight']).view(n, heads, hd).transpose(0, 1) for t in 'qkv')
+        q, k = (rotate_by_matrices(t, inv_freq, rotary, True) for t in (q, k))
+        scores = torch.einsum('hqd,hkd->hqk', q, k) / math.sqrt(hd)
+        weights = torch.softmax(scores.masked_fill(torch.triu(torch.ones(n, n, dtype=torch.bool), 1), -math.inf), -1)
+        attentions.append(weights)
+        x = x + torch.nn.functional.linear(torch.einsum('hqk,hkd->qhd', weights, v).reshape(n, -1), w[f'{p}.attn.out_proj.weight'])
+        inner = torch.nn.functional.gelu(torch.nn.functional.linear(h, w[f'{p}.mlp.fc_in.weight'], w[f'{p}.mlp.fc_in.bias']), approximate='tanh')
+        x = x + torch.nn.functional.linear(inner, w[f'{p}.mlp.fc_out.weight'], w[f'{p}.mlp.fc_out.bias'])
+    hidden = torch.nn.functional.layer_norm(x, (config['n_embd'],), w['transformer.ln_f.weight'], w['transformer.ln_f.bias'], eps)[-1]
+    return attentions, hidden, torch.nn.functional.linear(hidden, w['lm_head.weight'], w['lm_head.bias'])
+
+
+def gptj_folder(out):
+    hidden, heads, layers, vocab = 64, 4, 2, 128
+    config = {'architectures': ['GPTJForCausalLM'], 'model_type': 'gptj', 'vocab_size': vocab, 'n_embd': hidden, 'n_layer': layers,
+              'n_head': heads, 'rotary_dim': 8, 'n_inner': None, 'n_positions': 64, 'activation_function': 'gelu_new',
+              'layer_norm_epsilon': 1e-5, 'tie_word_embeddings': False, 'torch_dtype': 'bfloat16', 'bos_token_id': 0, 'eos_token_id': 0}
+    r = Weights(33, torch.bfloat16)
+    r.normal('transformer.wte.weight', (vocab, hidden), 1.0)
+    for layer in range(layers):
+        p = f'transformer.h.{layer}'
+        r.norm(f'{p}.ln_1', hidden, bias=True)
+        for t in 'qkv':
+            r.linear(f'{p}.attn.{t}_proj', hidden, hidden)
+        r.linear(f'{p}.attn.out_proj', hidden, hidden)
+        r.linear(f'{p}.mlp.fc_in', 4 * hidden, hidden, bias=True)
+        r.linear(f'{p}.mlp.fc_out', hidden, 4 * hidden, bias=True)
+    r.norm('transformer.ln_f', hidden, bias=True)
+    r.linear('lm_head', vocab, hidden, bias=True)
+    ids = random_ids(33, 10, vocab)
+    write_folder(out, 'gptj-bf16', config, r.stored, 'safetensors', run_reference(gptj_forward, config, r.stored, ids, None), None, None)
+
+
+def gpt_neo_forward(config, w, ids):
+    """modeling_gpt_neo.py: GPT-2's pre-LN block with nn.Linear layers (q/k/v without bias), no scaling of the scores,
+    local layers (attention_types) masking keys at or before i − window_size, the LM head tied to wte."""
+    n, heads, eps = len(ids), config['num_heads'], config['layer_norm_epsilon']
+    kinds = [kind for pattern, repeats in config['attention_types'] for _ in range(repeats) for kind in pattern]
+    x, attentions = w['transformer.wte.weight'][ids] + w['transformer.wpe.weight'][:n], []
+    for layer in range(config['num_layers']):
+        p = f'transformer.h.{layer}'
+        h = ln(w, x, f'{p}.ln_1', eps)
+        q, k, v = (split_heads(lin(w, h, f'{p}.attn.attention.{t}_proj'), heads) for t in 'qkv')
+        weights, out = attend(q, k, v, causal(n, config['window_size'] if kinds[layer] == 'local' else None), 1.0)
+        attentions.append(weights)
+        x = x + lin(w, out, f'{p}.attn.attention.out_proj')
+        x = x + lin(w, gelu_tanh(lin(w, ln(w, x, f'{p}.ln_2', eps), f'{p}.mlp.c_fc')), f'{p}.mlp.c_proj')
+    hidden = ln(w, x, 'transformer.ln_f', eps)
+    return attentions, hidden, hidden @ w['transformer.wte.weight'].T
+
+
+def gpt_neo_folder(out):
+    hidden, heads, vocab, positions = 32, 4, 128, 64
+    config = {'architectures': ['GPTNeoForCausalLM'], 'model_type': 'gpt_neo', 'vocab_size': vocab, 'hidden_size': hidden,
+              'num_layers': 2, 'num_heads': heads, 'attention_types': [[['global', 'local'], 1]], 'attention_layers': ['global', 'local'],
+              'window_size': 4, 'intermediate_size': None, 'max_position_embeddings': positions, 'activation_function': 'gelu_new',
+              'layer_norm_epsilon': 1e-5, 'torch_dtype': 'float32', 'bos_token_id': 0, 'eos_token_id': 0}
+    r = Weights(34, torch.float32)
+    r.normal('transformer.wte.weight', (vocab, hidden), 1.0)
+    r.normal('transformer.wpe.weight', (positions, hidden), 0.5)
+    for layer in range(2):
+        p = f'transformer.h.{layer}'
+        r.norm(f'{p}.ln_1', hidden, bias=True)
+        r.norm(f'{p}.ln_2', hidden, bias=True)
+        for t in 'qkv':
+            # GPT-Neo's scores are not divided by √head_dim: smaller weights keep them in softmax's range.
+            r.normal(f'{p}.attn.attention.{t}_proj.weight', (hidden, hidden), 0.5 / math.sqrt(hidden))
+        r.linear(f'{p}.attn.attention.out_proj', hidden, hidden, bias=True)
+        r.linear(f'{p}.mlp.c_fc', 4 * hidden, hidden, bias=True)
+        r.linear(f'{p}.mlp.c_proj', hidden, 4 * hidden, bias=True)
+    r.norm('transformer.ln_f', hidden, bias=True)
+    ids = random_ids(34, 10, vocab)
+    write_folder(out, 'gpt_neo-local', config, r.stored, 'safetensors', run_reference(gpt_neo_forward, config, r.stored, ids, None), None, None)
+
+
+def opt_forward(config, w, ids):
+    """modeling_opt.py: positions = cumsum(attention_mask) − 1 + 2 (no padding: i + 2), q scaled by head_dim^−½, ReLU,
+    self_attn_layer_norm / final_layer_norm before the sublayers or (do_layer_norm_before false) after each residual add,
+    decoder.final_layer_norm only in the pre-LN form, the LM head tied to embed_tokens."""
+    n, heads, before = len(ids), config['num_attention_heads'], config['do_layer_norm_before']
+    hd = config['hidden_size'] // heads
+    x, attentions = w['model.decoder.embed_tokens.weight'][ids] + w['model.decoder.embed_positions.weight'][2:n + 2], []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.decoder.layers.{layer}'
+        h = ln(w, x, f'{p}.self_attn_layer_norm', 1e-5) if before else x
+        q, k, v = (split_heads(lin(w, h, f'{p}.self_attn.{t}_proj'), heads) for t in 'qkv')
+        weights, out = attend(q, k, v, causal(n), hd ** -0.5)
+        attentions.append(weights)
+        x = x + lin(w, out, f'{p}.self_attn.out_proj')
+        if not before:
+            x = ln(w, x, f'{p}.self_attn_layer_norm', 1e-5)
+        h = ln(w, x, f'{p}.final_layer_norm', 1e-5) if before else x
+        x = x + lin(w, torch.relu(lin(w, h, f'{p}.fc1')), f'{p}.fc2')
+        if not before:
+            x = ln(w, x, f'{p}.final_layer_norm', 1e-5)
+    hidden = ln(w, x, 'model.decoder.final_layer_norm', 1e-5) if before else x
+    return attentions, hidden, hidden @ w['model.decoder.embed_tokens.weight'].T
+
+
+def opt_folder(out, name, seed, dtype, layout, before):
+    hidden, heads, layers, ffn, vocab, positions = 32, 4, 2, 64, 128, 64
+    config = {'architectures': ['OPTForCausalLM'], 'model_type': 'opt', 'vocab_size': vocab, 'hidden_size': hidden,
+              'num_hidden_layers': layers, 'ffn_dim': ffn, 'num_attention_heads': heads, 'max_position_embeddings': positions,
+              'do_layer_norm_before': before, 'word_embed_proj_dim': hidden, 'activation_function': 'relu', 'enable_bias': True,
+              'layer_norm_elementwise_affine': True, 'torch_dtype': str(dtype).removeprefix('torch.'), 'pad_token_id': 1,
+              'bos_token_id': 2, 'eos_token_id': 2}
+    r = Weights(seed, dtype)
+    r.normal('model.decoder.embed_tokens.weight', (vocab, hidden), 1.0)
+    r.normal('model.decoder.embed_positions.weight', (positions + 2, hidden), 0.5)
+    for layer in range(layers):
+        p = f'model.decoder.layers.{layer}'
+        for t in ('q', 'k', 'v', 'out'):
+            r.linear(f'{p}.self_attn.{t}_proj', hidden, hidden, bias=True)
+        r.norm(f'{p}.self_attn_layer_norm', hidden, bias=True)
+        r.linear(f'{p}.fc1', ffn, hidden, bias=True)
+        r.linear(f'{p}.fc2', hidden, ffn, bias=True)
+        r.norm(f'{p}.final_layer_norm', hidden, bias=True)
+    if before:
+        r.norm('model.decoder.final_layer_norm', hidden, bias=True)
+    ids = random_ids(seed, 10, vocab)
+    write_folder(out, name, config, r.stored, layout, run_reference(opt_forward, config, r.stored, ids, None), None, None)
+
+
+def phi_forward(config, w, ids):
+    """modeling_phi.py: input_layernorm (LayerNorm) once, attention and MLP side by side (x + attn + mlp), biases
+    everywhere, partial_rotary_factor of each head rotate-half, `dense` output, final_layernorm, lm_head with a bias."""
+    n, heads, eps = len(ids), config['num_attention_heads'], config['layer_norm_eps']
+    hd = config['hidden_size'] // heads
+    rotary = int(hd * config['partial_rotary_factor'])
+    inv_freq = 1.0 / config['rope_theta'] ** (torch.arange(0, rotary, 2, dtype=torch.float64) / rotary)
+    x, attentions = w['model.embed_tokens.weight'][ids], []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        h = ln(w, x, f'{p}.input_layernorm', eps)
+        q, k, v = (split_heads(lin(w, h, f'{p}.self_attn.{t}_proj'), heads) for t in 'qkv')
+        weights, out = attend(rotate_part(q, inv_freq, rotary), rotate_part(k, inv_freq, rotary), v, causal(n), hd ** -0.5)
+        attentions.append(weights)
+        x = x + lin(w, out, f'{p}.self_attn.dense') + lin(w, gelu_tanh(lin(w, h, f'{p}.mlp.fc1')), f'{p}.mlp.fc2')
+    hidden = ln(w, x, 'model.final_layernorm', eps)
+    return attentions, hidden, lin(w, hidden, 'lm_head')
+
+
+def phi_folder(out):
+    hidden, heads, layers, inter, vocab = 64, 4, 2, 128, 128
+    config = {'architectures': ['PhiForCausalLM'], 'model_type': 'phi', 'vocab_size': vocab, 'hidden_size': hidden,
+              'intermediate_size': inter, 'num_hidden_layers': layers, 'num_attention_heads': heads, 'num_key_value_heads': None,
+              'hidden_act': 'gelu_new', 'max_position_embeddings': 64, 'layer_norm_eps': 1e-5, 'tie_word_embeddings': False,
+              'rope_theta': 10000.0, 'rope_scaling': None, 'partial_rotary_factor': 0.5, 'qk_layernorm': False, 'torch_dtype': 'float32',
+              'bos_token_id': 0, 'eos_token_id': 0}
+    r = Weights(35, torch.float32)
+    r.normal('model.embed_tokens.weight', (vocab, hidden), 1.0)
+    for layer in range(layers):
+        p = f'model.layers.{layer}'
+        r.norm(f'{p}.input_layernorm', hidden, bias=True)
+        for t in 'qkv':
+            r.linear(f'{p}.self_attn.{t}_proj', hidden, hidden, bias=True)
+        r.linear(f'{p}.self_attn.dense', hidden, hidden, bias=True)
+        r.linear(f'{p}.mlp.fc1', inter, hidden, bias=True)
+        r.linear(f'{p}.mlp.fc2', hidden, inter, bias=True)
+    r.norm('model.final_layernorm', hidden, bias=True)
+    r.linear('lm_head', vocab, hidden, bias=True)
+    ids = random_ids(35, 10, vocab)
+    write_folder(out, 'phi', config, r.stored, 'safetensors', run_reference(phi_forward, config, r.stored, ids, None), None, None)
+
+
+def roberta_position_ids(ids, padding_idx):
+    """create_position_ids_from_input_ids: positions count from padding_idx + 1 over the tokens that are not padding;
+    a padding token keeps padding_idx."""
+    mask = (torch.tensor(ids) != padding_idx).long()
+    return (torch.cumsum(mask, 0) * mask + padding_idx).tolist()
+
+
+def encoder_forward(config, w, ids):
+    """BERT's post-LN encoder under RoBERTa's (modeling_roberta.py: positions from create_position_ids_from_input_ids,
+    lm_head.dense → gelu → lm_head.layer_norm → decoder tied + lm_head.bias) and DistilBERT's names (modeling_distilbert.py:
+    no token types, q/k/v_lin, sa_layer_norm, ffn.lin1/lin2, output_layer_norm, vocab_transform → gelu → vocab_layer_norm →
+    vocab_projector tied; its LayerNorms eps 1e-12)."""
+    arch, n = config['model_type'], len(ids)
+    distil = arch == 'distilbert'
+    heads = config['n_heads'] if distil else config['num_attention_heads']
+    eps = 1e-12 if distil else config['layer_norm_eps']
+    if distil:
+        e, names = 'distilbert.embeddings', ('attention.q_lin', 'attention.k_lin', 'attention.v_lin', 'attention.out_lin', 'sa_layer_norm',
+                                             'ffn.lin1', 'ffn.lin2', 'output_layer_norm')
+        x = w[f'{e}.word_embeddings.weight'][ids] + w[f'{e}.position_embeddings.weight'][:n]
+        layers = [f'distilbert.transformer.layer.{i}' for i in range(config['n_layers'])]
+    else:
+        e, names = 'roberta.embeddings', ('attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense',
+                                          'attention.output.LayerNorm', 'intermediate.dense', 'output.dense', 'output.LayerNorm')
+        positions = roberta_position_ids(ids, config['pad_token_id'])
+        x = w[f'{e}.word_embeddings.weight'][ids] + w[f'{e}.position_embeddings.weight'][positions] + w[f'{e}.token_type_embeddings.weight'][0]
+        layers = [f'roberta.encoder.layer.{i}' for i in range(config['num_hidden_layers'])]
+    x = ln(w, x, f'{e}.LayerNorm', eps)
+    attentions = []
+    for p in layers:
+        q, k, v = (split_heads(lin(w, x, f'{p}.{name}'), heads) for name in names[:3])
+        weights, out = attend(q, k, v, torch.ones(n, n, dtype=torch.bool), 1 / math.sqrt(q.shape[-1]))
+        attentions.append(weights)
+        x = ln(w, x + lin(w, out, f'{p}.{names[3]}'), f'{p}.{names[4]}', eps)
+        x = ln(w, x + lin(w, gelu_erf(lin(w, x, f'{p}.{names[5]}')), f'{p}.{names[6]}'), f'{p}.{names[7]}', eps)
+    if distil:
+        h = ln(w, gelu_erf(lin(w, x, 'vocab_transform')), 'vocab_layer_norm', eps)
+        return attentions, x, h @ w[f'{e}.word_embeddings.weight'].T + w['vocab_projector.bias']
+    h = ln(w, gelu_erf(lin(w, x, 'lm_head.dense')), 'lm_head.layer_norm', eps)
+    return attentions, x, h @ w[f'{e}.word_embeddings.weight'].T + w['lm_head.bias']
+
+
+ROBERTA_SPECIALS = ['<s>', '<pad>', '</s>', '<unk>', '<mask>']
+
+
+def wordpiece_tokenizer_json(vocab, specials, cls, sep, unk):
+    """A WordPiece tokenizer.json (BERT's normalizer and pre-tokenizer) over our small vocabulary, cls … sep added."""
+    tokenizer = bert_tokenizer_json({**{t: vocab[t] for t in BERT_SPECIALS if t in vocab}, **{t: i for i, t in enumerate(BERT_SPECIALS) if t not in vocab}, **vocab})
+    tokenizer['model']['vocab'] = vocab
+    tokenizer['added_tokens'] = [{'id': vocab[t], 'content': t, 'single_word': False, 'lstrip': False, 'rstrip': False, 'normalized': False,
+                                  'special': True} for t in specials]
+    tokenizer['post_processor'] = {
+        'type': 'TemplateProcessing',
+        'single': [{'SpecialToken': {'id': cls, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}, {'SpecialToken': {'id': sep, 'type_id': 0}}],
+        'pair': [{'SpecialToken': {'id': cls, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}, {'SpecialToken': {'id': sep, 'type_id': 0}},
+                 {'Sequence': {'id': 'B', 'type_id': 1}}, {'SpecialToken': {'id': sep, 'type_id': 1}}],
+        'special_tokens': {t: {'id': t, 'ids': [vocab[t]], 'tokens': [t]} for t in (cls, sep)},
+    }
+    tokenizer['model']['unk_token'] = unk
+    return tokenizer
+
+
+def roberta_folder(out, name, model_type, seed, dtype, layout):
+    vocab = {token: i for i, token in enumerate(ROBERTA_SPECIALS + BERT_WORDS)}
+    hidden, heads, inter, positions = 32, 4, 64, 20
+    config = {'architectures': ['RobertaForMaskedLM' if model_type == 'roberta' else 'XLMRobertaForMaskedLM'], 'model_type': model_type,
+              'vocab_size': len(vocab), 'hidden_size': hidden, 'num_hidden_layers': 2, 'num_attention_heads': heads, 'intermediate_size': inter,
+              'hidden_act': 'gelu', 'max_position_embeddings': positions, 'type_vocab_size': 1, 'layer_norm_eps': 1e-5, 'pad_token_id': 1,
+              'bos_token_id': 0, 'eos_token_id': 2, 'position_embedding_type': 'absolute', 'torch_dtype': str(dtype).removeprefix('torch.')}
+    r = Weights(seed, dtype)
+    e = 'roberta.embeddings'
+    r.normal(f'{e}.word_embeddings.weight', (len(vocab), hidden), 1.0)
+    r.normal(f'{e}.position_embeddings.weight', (positions, hidden), 0.5)
+    r.normal(f'{e}.token_type_embeddings.weight', (1, hidden), 0.5)
+    r.norm(f'{e}.LayerNorm', hidden, bias=True)
+    for layer in range(2):
+        bert_layer_weights(r, f'roberta.encoder.layer.{layer}', hidden, inter)
+    r.linear('lm_head.dense', hidden, hidden, bias=True)
+    r.norm('lm_head.layer_norm', hidden, bias=True)
+    r.normal('lm_head.bias', (len(vocab),), 0.1)
+    # A padding token inside the run: its position stays padding_idx while the later ones count on from padding_idx + 1.
+    ids = [vocab[t] for t in ['<s>', 'the', 'cat', '<pad>', 'sat', 'on', 'the', '<mask>', '.', '</s>']]
+    tokenizer_config = {'tokenizer_class': 'RobertaTokenizer', 'bos_token': '<s>', 'eos_token': '</s>', 'pad_token': '<pad>', 'mask_token': '<mask>',
+                        'unk_token': '<unk>', 'model_max_length': positions - 2}
+    write_folder(out, name, config, r.stored, layout, run_reference(encoder_forward, config, r.stored, ids, None),
+                 wordpiece_tokenizer_json(vocab, ROBERTA_SPECIALS, '<s>', '</s>', '<unk>'), tokenizer_config)
+
+
+def distilbert_folder(out):
+    vocab = {token: i for i, token in enumerate(BERT_SPECIALS + BERT_WORDS)}
+    hidden, heads, inter, positions = 32, 4, 64, 32
+    config = {'architectures': ['DistilBertForMaskedLM'], 'model_type': 'distilbert', 'vocab_size': len(vocab), 'dim': hidden, 'n_layers': 2,
+              'n_heads': heads, 'hidden_dim': inter, 'activation': 'gelu', 'max_position_embeddings': positions, 'sinusoidal_pos_embds': False,
+              'pad_token_id': 0, 'tie_weights_': True, 'torch_dtype': 'float16'}
+    r = Weights(38, torch.float16)
+    e = 'distilbert.embeddings'
+    r.normal(f'{e}.word_embeddings.weight', (len(vocab), hidden), 1.0)
+    r.normal(f'{e}.position_embeddings.weight', (positions, hidden), 0.5)
+    r.norm(f'{e}.LayerNorm', hidden, bias=True)
+    for layer in range(2):
+        p = f'distilbert.transformer.layer.{layer}'
+        for t in ('q_lin', 'k_lin', 'v_lin', 'out_lin'):
+            r.linear(f'{p}.attention.{t}', hidden, hidden, bias=True)
+        r.norm(f'{p}.sa_layer_norm', hidden, bias=True)
+        r.linear(f'{p}.ffn.lin1', inter, hidden, bias=True)
+        r.linear(f'{p}.ffn.lin2', hidden, inter, bias=True)
+        r.norm(f'{p}.output_layer_norm', hidden, bias=True)
+    r.linear('vocab_transform', hidden, hidden, bias=True)
+    r.norm('vocab_layer_norm', hidden, bias=True)
+    r.normal('vocab_projector.bias', (len(vocab),), 0.1)
+    text = 'The dog was running in the [MASK].'
+    ids = bert_ids(text, vocab)
+    tokenizer_config = {'tokenizer_class': 'DistilBertTokenizer', 'do_lower_case': True, 'model_max_length': positions, 'mask_token': '[MASK]'}
+    write_folder(out, 'distilbert-f16', config, r.stored, 'safetensors', run_reference(encoder_forward, config, r.stored, ids, text),
+                 bert_tokenizer_json(vocab), tokenizer_config)
+
+
+def modernbert_forward(config, w, ids):
+    """modeling_modernbert.py: tok_embeddings → norm (LayerNorm, bias only with norm_bias); per layer attn_norm (an
+    Identity in layer 0) → Wqkv viewed [n, 3, heads, head_dim] → RoPE rotate-half (global_rope_theta, or local_rope_theta
+    on local layers) → softmax(q·kᵀ/√d + window mask |i − j| ≤ local_attention // 2 on local layers) → Wo; mlp_norm → Wi
+    chunked into input | gate → Wo(gelu(input) · gate); final_norm; head dense → gelu → norm; decoder tied + bias."""
+    n, heads, eps = len(ids), config['num_attention_heads'], config['norm_eps']
+    hd = config['hidden_size'] // heads
+
+    def norm(x, name):
+        return layer_norm(x, (w[f'{name}.weight'], 0.0), eps)
+    x = norm(w['model.embeddings.tok_embeddings.weight'][ids], 'model.embeddings.norm')
+    distance = (torch.arange(n)[:, None] - torch.arange(n)[None, :]).abs()
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        local = layer % config['global_attn_every_n_layers'] != 0
+        theta = config['local_rope_theta'] if local else config['global_rope_theta']
+        inv_freq = 1.0 / theta ** (torch.arange(0, hd, 2, dtype=torch.float64) / hd)
+        h = x if layer == 0 else norm(x, f'{p}.attn_norm')
+        q, k, v = lin(w, h, f'{p}.attn.Wqkv').view(n, 3, heads, hd).permute(1, 2, 0, 3)
+        allowed = distance <= config['local_attention'] // 2 if local else torch.ones(n, n, dtype=torch.bool)
+        weights, out = attend(rotate(q, inv_freq), rotate(k, inv_freq), v, allowed, hd ** -0.5)
+        attentions.append(weights)
+        x = x + lin(w, out, f'{p}.attn.Wo')
+        up, gate = lin(w, norm(x, f'{p}.mlp_norm'), f'{p}.mlp.Wi').chunk(2, -1)
+        x = x + lin(w, gelu_erf(up) * gate, f'{p}.mlp.Wo')
+    x = norm(x, 'model.final_norm')
+    h = norm(gelu_erf(lin(w, x, 'head.dense')), 'head.norm')
+    return attentions, x, h @ w['model.embeddings.tok_embeddings.weight'].T + w['decoder.bias']
+
+
+def modernbert_folder(out):
+    vocab = {token: i for i, token in enumerate(BERT_SPECIALS + BERT_WORDS)}
+    hidden, heads, inter, layers = 32, 2, 48, 3
+    config = {'architectures': ['ModernBertForMaskedLM'], 'model_type': 'modernbert', 'vocab_size': len(vocab), 'hidden_size': hidden,
+              'intermediate_size': inter, 'num_hidden_layers': layers, 'num_attention_heads': heads, 'hidden_activation': 'gelu',
+              'max_position_embeddings': 64, 'norm_eps': 1e-5, 'norm_bias': False, 'global_rope_theta': 160000.0, 'local_rope_theta': 10000.0,
+              'global_attn_every_n_layers': 2, 'local_attention': 4, 'attention_bias': False, 'mlp_bias': False, 'decoder_bias': True,
+              'classifier_bias': False, 'tie_word_embeddings': True, 'pad_token_id': 0, 'torch_dtype': 'bfloat16'}
+    r = Weights(39, torch.bfloat16)
+    r.normal('model.embeddings.tok_embeddings.weight', (len(vocab), hidden), 1.0)
+    r.norm('model.embeddings.norm', hidden)
+    for layer in range(layers):
+        p = f'model.layers.{layer}'
+        if layer:
+            r.norm(f'{p}.attn_norm', hidden)
+        r.linear(f'{p}.attn.Wqkv', 3 * hidden, hidden)
+        r.linear(f'{p}.attn.Wo', hidden, hidden)
+        r.norm(f'{p}.mlp_norm', hidden)
+        r.linear(f'{p}.mlp.Wi', 2 * inter, hidden)
+        r.linear(f'{p}.mlp.Wo', hidden, inter)
+    r.norm('model.final_norm', hidden)
+    r.linear('head.dense', hidden, hidden)
+    r.norm('head.norm', hidden)
+    r.normal('decoder.bias', (len(vocab),), 0.1)
+    text = 'The dog sat on the [MASK] in the house.'
+    ids = bert_ids(text, vocab)
+    tokenizer_config = {'tokenizer_class': 'PreTrainedTokenizerFast', 'model_max_length': 64, 'mask_token': '[MASK]'}
+    write_folder(out, 'modernbert-bf16', config, r.stored, 'safetensors', run_reference(modernbert_forward, config, r.stored, ids, text),
+                 bert_tokenizer_json(vocab), tokenizer_config)
+
+
+def dense_folders(out):
+    gpt_neox_folder(out, 'pythia-f16', 31, torch.float16, 'safetensors', parallel=True, rotary_pct=0.25)
+    gpt_neox_folder(out, 'gpt_neox-sequential-sharded-bf16', 32, torch.bfloat16, ('shards', 2), parallel=False, rotary_pct=0.5)
+    llama_relative_folders(out)
+    gptj_folder(out)
+    gpt_neo_folder(out)
+    opt_folder(out, 'opt-f16', 36, torch.float16, 'safetensors', before=True)
+    opt_folder(out, 'opt-post-ln-bin', 37, torch.float32, 'bin', before=False)
+    phi_folder(out)
+    roberta_folder(out, 'roberta', 'roberta', 41, torch.float32, 'safetensors')
+    roberta_folder(out, 'xlm-roberta-sharded-f16', 'xlm-roberta', 42, torch.float16, ('shards', 2))
+    distilbert_folder(out)
+    modernbert_folder(out)
+
+
+def check_dense(out):
+    """The dense families' second routes: GPT-NeoX with its q/k/v regrouped on the weights and RoPE by rotation matrices."""
+    worst = {}
+    for name, second in [('pythia-f16', gpt_neox_by_heads), ('gpt_neox-sequential-sharded-bf16', gpt_neox_by_heads), ('gptj-bf16', gptj_by_matrices)]:
+        folder = os.path.join(out, name)
+        with open(os.path.join(folder, 'config.json'), encoding='utf-8') as f:
+            config = json.load(f)
+        with open(os.path.join(folder, 'reference.json'), encoding='utf-8') as f:
+            reference = json.load(f)
+        # read_weights drops GPT-J's transformer. prefix, which the reference names keep.
+        w = {('transformer.' + k if name.startswith('gptj') and not k.startswith('lm_head') else k): v for k, v in read_weights(folder).items()}
+        attentions, hidden, logits = second(config, w, reference['token_ids'])
+        worst[name] = max((torch.stack(attentions) - torch.tensor(reference['attentions'])).abs().max().item(),
+                          (hidden - torch.tensor(reference['hidden_last'])).abs().max().item(),
+                          (logits - torch.tensor(reference['logits_last'])).abs().max().item())
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('out')
@@ -746,8 +1480,9 @@ def main():
     gpt2_folders(args.out, tokenizer)
     bert_folder(args.out)
     decoder_folders(args.out)
+    dense_folders(args.out)
     if args.check:
-        worst = check_references(args.out)
+        worst = {**check_references(args.out), **check_dense(args.out)}
         for name, difference in worst.items():
             print(f'{name}: reference vs torch modules, largest difference {difference:.2e}')
         if max(worst.values()) > 1e-9:

@@ -3,8 +3,11 @@
 // docs/models.md). The result is data: which norm, which MLP, which positions, and per layer the
 // attention variants (RoPE frequencies, window, softcap, scale) the engine applies.
 
+/** Issue 40's dense model types, each read as its configuration_*.py and modeling_*.py read config.json. */
+export const DENSE_MODEL_TYPES = ['gpt_neox', 'gptj', 'gpt_neo', 'opt', 'phi', 'phi3', 'olmo', 'olmo2', 'stablelm', 'granite', 'gemma', 'roberta', 'xlm-roberta', 'distilbert', 'modernbert'] as const;
+
 /** The model types this forward pass runs, as config.json's `model_type` names them. */
-export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma3_text'] as const;
+export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma3_text', ...DENSE_MODEL_TYPES] as const;
 
 export class ModelConfigError extends Error {
   constructor(message: string) {
@@ -16,7 +19,7 @@ export class ModelConfigError extends Error {
 /** LayerNorm (x − μ)/σ·w + b; RMSNorm x/rms·w; Gemma's RMSNorm x/rms·(1 + w). */
 export type NormKind = 'layer' | 'rms' | 'rms-plus-one';
 /** gelu_new and gelu_pytorch_tanh are the same tanh approximation; gelu is the erf form. */
-export type Activation = 'gelu-tanh' | 'gelu-erf' | 'silu';
+export type Activation = 'gelu-tanh' | 'gelu-erf' | 'silu' | 'relu';
 
 export interface LayerAttention {
   /** Multiplies Q·Kᵀ (1/√head_dim, or what the model says). */
@@ -38,11 +41,22 @@ export interface RopeFrequencies {
   inverseFrequencies: Float64Array;
   /** True when inverseFrequencies are exactly theta^(−2i/d): the engine's own RoPE reproduces them. */
   plain: boolean;
+  /** The leading columns of each head that turn (rotary_pct, rotary_dim, partial_rotary_factor); absent: all head_dim. */
+  rotaryDim?: number;
+  /** GPT-J's rotate-every-two: columns (2i, 2i + 1) pair up, not rotate-half's (i, i + d/2). */
+  interleaved?: boolean;
+  /** cos and sin multiplied by this (yarn, longrope); absent: 1. */
+  attentionFactor?: number;
+  /** longrope: on a run longer than `beyond` tokens these frequencies (long_factor) replace inverseFrequencies (short_factor). */
+  long?: { inverseFrequencies: Float64Array; beyond: number };
+  /** Dynamic NTK: a run of n > `original` tokens turns on theta·(factor·n/original − (factor − 1))^(d/(d − 2)). */
+  dynamic?: { factor: number; original: number };
 }
 
 export interface ModelConfig {
   modelType: string;
-  family: 'gpt2' | 'bert' | 'llama';
+  /** Which weight-name map (layout.ts) the checkpoint follows; the Llama relatives share one. */
+  family: 'gpt2' | 'bert' | 'llama' | DenseFamily;
   hidden: number;
   layers: number;
   heads: number;
@@ -72,7 +86,39 @@ export interface ModelConfig {
   finalSoftcap?: number;
   typeVocab: number;
   attention: LayerAttention[];
+  // ---- the conventions of issue 40's dense families (absent: as the eight above)
+  /** x + attention(norm₁(x)) + mlp(norm₂(x)): both read the block's input (GPT-J, GPT-NeoX, Phi, StableLM). */
+  parallelResidual?: boolean;
+  /** Each sublayer's output times this before the residual add (Granite's residual_multiplier). */
+  residualScale?: number;
+  /** Logits times this (Granite: 1 / logits_scaling). */
+  logitScale?: number;
+  /** q, k and v clamped to [−c, c] after their projections (OLMo's clip_qkv). */
+  clipQkv?: number;
+  /** Where q/k norms act: each head's head_dim (Qwen3, the default) or the whole projection (OLMo 2). */
+  qkNormOver?: 'head' | 'projection';
+  /** StableLM's qk_layernorm: one LayerNorm (no bias) per head, each with weights of its own. */
+  qkNormPerHeadWeights?: boolean;
+  /** OLMo 2: no norm before the sublayers; norms on the attention's and the MLP's outputs before each residual add. */
+  outputNormsOnly?: boolean;
+  /** Norms without learned parameters (OLMo's LayerNorm), or LayerNorms without a bias (ModernBERT's norm_bias false). */
+  normParameters?: 'none' | 'weight';
+  /** Learned positions: row `offset + position` of a table of `rows` (OPT: offset 2; RoBERTa: positions count from padding_idx + 1, pads stay at padding_idx). */
+  positions?: { offset: number; rows: number; paddingId?: number };
+  /** q, k and v in one projection: q | k | v along its outputs (Phi-3, ModernBERT), or per head [heads, 3, head_dim] (GPT-NeoX). */
+  fusedQkv?: 'concatenated' | 'per-head';
+  /** The gated MLP's two input projections in one tensor, the activated half first (Phi-3's gate_up_proj, ModernBERT's Wi). */
+  fusedGateUp?: boolean;
+  /** A bias on the LM head (GPT-J, Phi). */
+  headBias?: boolean;
+  /** OPT's do_layer_norm_before false (OPT-350m): each block's two norms after its residual adds, no final norm. */
+  postLayerNorm?: boolean;
+  /** ModernBERT's classifier_bias: a bias on the MLM head's dense layer. */
+  headDenseBias?: boolean;
 }
+
+/** The weight-name maps of issue 40's dense families (the Llama relatives among them use Llama's). */
+export type DenseFamily = 'gpt_neox' | 'gptj' | 'gpt_neo' | 'opt' | 'phi' | 'roberta' | 'distilbert' | 'modernbert';
 
 type Json = Record<string, unknown>;
 
@@ -102,10 +148,14 @@ export function parseModelConfig(text: string): ModelConfig {
     case 'gemma3':
     case 'gemma3_text':
       return llamaFamily(json, modelType);
-    default:
+    default: {
+      const dense = denseFamily(json, modelType);
+      if (dense) return dense;
+      if (isObject(json.auto_map)) throw remoteCodeError(json, modelType);
       throw new ModelConfigError(
         `config.json's model_type ${modelType === undefined ? 'is missing' : JSON.stringify(modelType)}${modelType === undefined ? '' : ' is not supported'}: supported are ${SUPPORTED_MODEL_TYPES.join(', ')}`,
       );
+    }
   }
 }
 
@@ -173,7 +223,7 @@ function llamaFamily(json: Json, modelType: string): ModelConfig {
     ...common(modelType, 'llama', hidden, layers, heads, kvHeads, headDim),
     intermediate: int(json, 'intermediate_size', 4 * hidden),
     vocab: int(json, 'vocab_size', 32000),
-    maxPositions: int(json, 'max_position_embeddings', 2048),
+    maxPositions: positionsOf(json, ropes.full_attention, 2048),
     norm: gemma ? 'rms-plus-one' : 'rms',
     normEps: num(json, 'rms_norm_eps', 1e-6),
     activation: activationOf(json.hidden_activation ?? json.hidden_act ?? (gemma ? 'gelu_pytorch_tanh' : 'silu'), 'hidden_act'),
@@ -247,7 +297,7 @@ function layerTypesOf(json: Json, modelType: string, layers: number): string[] {
  * one per layer type; older files have `rope_theta` beside `rope_scaling` (`type` an older
  * spelling of `rope_type`). Gemma 3's local layers use `rope_local_base_freq` without scaling.
  */
-function ropeByLayerType(json: Json, modelType: string, headDim: number): Record<string, RopeFrequencies> {
+function ropeByLayerType(json: Json, modelType: string, headDim: number, family: RopeContext = {}): Record<string, RopeFrequencies> {
   const defaultTheta = num(json, 'rope_theta', 10000);
   const parameters = json.rope_parameters ?? json.rope_scaling;
   const sets: Record<string, Json> = {};
@@ -258,28 +308,66 @@ function ropeByLayerType(json: Json, modelType: string, headDim: number): Record
   }
   if (modelType.startsWith('gemma3') && !sets.sliding_attention) sets.sliding_attention = { rope_type: 'default', rope_theta: num(json, 'rope_local_base_freq', 10000) };
   const out: Record<string, RopeFrequencies> = {};
-  for (const [type, set] of Object.entries(sets)) out[type] = ropeFrequencies(set, defaultTheta, headDim);
+  const context: RopeContext = {
+    maxPositions: optionalNumber(json, 'max_position_embeddings'),
+    originalMaxPositions: optionalNumber(json, 'original_max_position_embeddings'),
+    partialRotaryFactor: optionalNumber(json, 'partial_rotary_factor'),
+    ...family,
+  };
+  for (const [type, set] of Object.entries(sets)) out[type] = ropeFrequencies(set, defaultTheta, headDim, context);
   return out;
 }
 
-/** inv_freq of one rope set, as modeling_rope_utils computes it for default, linear and llama3. */
-export function ropeFrequencies(set: Json, defaultTheta: number, headDim: number): RopeFrequencies {
-  const type = String(set.rope_type ?? set.type ?? 'default');
+/** What a family says about its rotary embedding beside the rope set itself. */
+export interface RopeContext {
+  /** Columns that turn, when the family says so outright (GPT-NeoX's rotary_pct, GPT-J's rotary_dim). */
+  rotaryDim?: number;
+  /** partial_rotary_factor at the config's top level (Phi, StableLM, Phi-3); a rope set's own wins. */
+  partialRotaryFactor?: number;
+  /** GPT-J's rotate-every-two layout. */
+  interleaved?: boolean;
+  /** max_position_embeddings: dynamic's, yarn's and longrope's reference length. */
+  maxPositions?: number;
+  /** config.json's top-level original_max_position_embeddings (Phi-3's longrope). */
+  originalMaxPositions?: number;
+}
+
+/** The rope types read, as modeling_rope_utils names them (`su`, Phi-3's first name for longrope, too). */
+export const SUPPORTED_ROPE_TYPES = ['default', 'linear', 'llama3', 'dynamic', 'yarn', 'longrope'] as const;
+
+/**
+ * inv_freq of one rope set, as modeling_rope_utils computes it: over the rotary width d (head_dim,
+ * or its partial share), theta^(−2i/d), then the rope type's scaling. Dynamic NTK and longrope
+ * depend on the run's length: ropeAt gives a run's frequencies.
+ */
+export function ropeFrequencies(set: Json, defaultTheta: number, headDim: number, context: RopeContext = {}): RopeFrequencies {
+  const given = String(set.rope_type ?? set.type ?? 'default');
+  const type = given === 'su' ? 'longrope' : given;
   const theta = typeof set.rope_theta === 'number' ? set.rope_theta : defaultTheta;
-  if (set.partial_rotary_factor !== undefined && set.partial_rotary_factor !== 1) throw new ModelConfigError('config.json asks for partial_rotary_factor, which is not supported');
-  const half = headDim / 2;
-  const base = Float64Array.from({ length: half }, (_, i) => theta ** (-(2 * i) / headDim));
+  const partial = typeof set.partial_rotary_factor === 'number' ? set.partial_rotary_factor : (context.partialRotaryFactor ?? 1);
+  if (!(partial > 0 && partial <= 1)) throw new ModelConfigError(`config.json's partial_rotary_factor must be in (0, 1], not ${partial}`);
+  // int(head_dim · factor), as the modeling files truncate it.
+  const dim = context.rotaryDim ?? Math.trunc(headDim * partial + 1e-9);
+  if (dim % 2 !== 0 || dim <= 0 || dim > headDim) throw new ModelConfigError(`the rotary width ${dim} (of head_dim ${headDim}) is ${dim % 2 !== 0 ? 'odd: RoPE turns pairs of columns' : 'out of range'}`);
+  const half = dim / 2;
+  const base = Float64Array.from({ length: half }, (_, i) => theta ** (-(2 * i) / dim));
+  const shape = { theta, type, ...(dim !== headDim ? { rotaryDim: dim } : {}), ...(context.interleaved ? { interleaved: true } : {}) };
+  const whole = dim === headDim;
   const factor = (): number => {
     const value = set.factor;
     if (typeof value !== 'number' || !(value > 0)) throw new ModelConfigError(`config.json's rope type "${type}" needs a positive factor`);
     return value;
   };
+  const maxPositions = (): number => {
+    if (context.maxPositions === undefined) throw new ModelConfigError(`config.json's rope type "${type}" needs max_position_embeddings`);
+    return context.maxPositions;
+  };
   switch (type) {
     case 'default':
-      return { theta, type, inverseFrequencies: base, plain: true };
+      return { ...shape, inverseFrequencies: base, plain: whole };
     case 'linear': {
       const f = factor();
-      return { theta, type, inverseFrequencies: base.map((v) => v / f), plain: f === 1 };
+      return { ...shape, inverseFrequencies: base.map((v) => v / f), plain: whole && f === 1 };
     }
     case 'llama3': {
       const f = factor();
@@ -295,11 +383,81 @@ export function ropeFrequencies(set: Json, defaultTheta: number, headDim: number
         const smooth = (original / wavelength - low) / (high - low);
         return (1 - smooth) * (inv / f) + smooth * inv;
       });
-      return { theta, type, inverseFrequencies: scaled, plain: false };
+      return { ...shape, inverseFrequencies: scaled, plain: false };
     }
+    case 'dynamic':
+      // Up to max_position_embeddings tokens the plain frequencies; past it, ropeAt turns theta up for the run's length.
+      return { ...shape, inverseFrequencies: base, plain: false, dynamic: { factor: factor(), original: maxPositions() } };
+    case 'yarn':
+      return { ...shape, ...yarn(set, theta, dim, factor(), maxPositions()), plain: false };
+    case 'longrope':
+      return { ...shape, ...longrope(set, theta, dim, maxPositions(), context.originalMaxPositions), plain: false };
     default:
-      throw new ModelConfigError(`config.json's rope type "${type}" is not supported: supported are default, linear and llama3`);
+      throw new ModelConfigError(`config.json's rope type "${given}" is not supported: supported are ${SUPPORTED_ROPE_TYPES.join(', ')}`);
   }
+}
+
+/** YaRN: frequencies blended between interpolated (÷ factor) and kept by a ramp over the dimensions, and cos/sin × mscale. */
+function yarn(set: Json, theta: number, dim: number, givenFactor: number, maxPositions: number): { inverseFrequencies: Float64Array; attentionFactor: number } {
+  let factor = givenFactor;
+  let original = maxPositions;
+  if (typeof set.original_max_position_embeddings === 'number') {
+    original = set.original_max_position_embeddings;
+    factor = maxPositions / original;
+  }
+  const mscale = (scale: number, m = 1) => (scale <= 1 ? 1 : 0.1 * m * Math.log(scale) + 1);
+  const m = typeof set.mscale === 'number' ? set.mscale : 0;
+  const mAll = typeof set.mscale_all_dim === 'number' ? set.mscale_all_dim : 0;
+  const attentionFactor = typeof set.attention_factor === 'number' ? set.attention_factor : m && mAll ? mscale(factor, m) / mscale(factor, mAll) : mscale(factor);
+  const betaFast = typeof set.beta_fast === 'number' && set.beta_fast ? set.beta_fast : 32;
+  const betaSlow = typeof set.beta_slow === 'number' && set.beta_slow ? set.beta_slow : 1;
+  const truncate = set.truncate !== false;
+  const correction = (rotations: number) => (dim * Math.log(original / (rotations * 2 * Math.PI))) / (2 * Math.log(theta));
+  let low = correction(betaFast);
+  let high = correction(betaSlow);
+  if (truncate) [low, high] = [Math.floor(low), Math.ceil(high)];
+  low = Math.max(low, 0);
+  high = Math.min(high, dim - 1);
+  if (low === high) high += 0.001;
+  const inverseFrequencies = Float64Array.from({ length: dim / 2 }, (_, i) => {
+    const position = theta ** ((2 * i) / dim);
+    const ramp = Math.min(1, Math.max(0, (i - low) / (high - low)));
+    const extrapolation = 1 - ramp;
+    return (1 / (factor * position)) * (1 - extrapolation) + (1 / position) * extrapolation;
+  });
+  return { inverseFrequencies, attentionFactor };
+}
+
+/** LongRoPE (Phi-3): per-frequency divisors, short_factor up to the original context and long_factor past it, and cos/sin × the attention factor. */
+function longrope(set: Json, theta: number, dim: number, maxPositions: number, topLevelOriginal: number | undefined): Pick<RopeFrequencies, 'inverseFrequencies' | 'attentionFactor' | 'long'> {
+  const factors = (key: string): number[] => {
+    const value = set[key];
+    if (!Array.isArray(value) || value.length !== dim / 2 || !value.every((v) => typeof v === 'number' && v > 0)) {
+      throw new ModelConfigError(`config.json's rope type "longrope" needs ${key}: ${dim / 2} positive numbers (one per rotary frequency)`);
+    }
+    return value as number[];
+  };
+  const [short, long] = [factors('short_factor'), factors('long_factor')];
+  // Phi-3 gives the pretrained context at the top level and scales by max_position_embeddings / it.
+  const setOriginal = typeof set.original_max_position_embeddings === 'number' ? set.original_max_position_embeddings : undefined;
+  const original = topLevelOriginal ?? setOriginal ?? maxPositions;
+  const factor = topLevelOriginal !== undefined ? maxPositions / topLevelOriginal : typeof set.factor === 'number' ? set.factor : 1;
+  const attentionFactor = typeof set.attention_factor === 'number' ? set.attention_factor : factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
+  const divided = (by: number[]) => Float64Array.from(by, (f, i) => 1 / (f * theta ** ((2 * i) / dim)));
+  return { inverseFrequencies: divided(short), attentionFactor, long: { inverseFrequencies: divided(long), beyond: original } };
+}
+
+/** The frequencies and cos/sin factor of a run of n tokens (dynamic NTK and longrope depend on n). */
+export function ropeAt(rope: RopeFrequencies, n: number): { inverseFrequencies: Float64Array; attentionFactor: number } {
+  const attentionFactor = rope.attentionFactor ?? 1;
+  if (rope.long && n > rope.long.beyond) return { inverseFrequencies: rope.long.inverseFrequencies, attentionFactor };
+  if (rope.dynamic && n > rope.dynamic.original) {
+    const d = 2 * rope.inverseFrequencies.length;
+    const { factor, original } = rope.dynamic;
+    const theta = rope.theta * ((factor * n) / original - (factor - 1)) ** (d / (d - 2));
+    return { inverseFrequencies: Float64Array.from({ length: d / 2 }, (_, i) => theta ** (-(2 * i) / d)), attentionFactor };
+  }
+  return { inverseFrequencies: rope.inverseFrequencies, attentionFactor };
 }
 
 function activationOf(value: unknown, key: string): Activation {
@@ -313,8 +471,10 @@ function activationOf(value: unknown, key: string): Activation {
     case 'silu':
     case 'swish':
       return 'silu';
+    case 'relu':
+      return 'relu';
     default:
-      throw new ModelConfigError(`config.json's ${key} ${JSON.stringify(value)} is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu and silu`);
+      throw new ModelConfigError(`config.json's ${key} ${JSON.stringify(value)} is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu, silu and relu`);
   }
 }
 
@@ -353,4 +513,358 @@ function bool(json: Json, key: string, fallback: boolean): boolean {
 function divide(a: number, b: number, aKey: string, bKey: string): number {
   if (a % b !== 0) throw new ModelConfigError(`config.json's ${aKey} (${a}) is not a multiple of ${bKey} (${b})`);
   return a / b;
+}
+
+// ---------------------------------------------------------------- issue 40's dense families
+
+
+function denseFamily(json: Json, modelType: unknown): ModelConfig | undefined {
+  switch (modelType) {
+    case 'gpt_neox':
+      return gptNeox(json);
+    case 'gptj':
+      return gptj(json);
+    case 'gpt_neo':
+      return gptNeo(json);
+    case 'opt':
+      return opt(json);
+    case 'phi':
+      return phi(json);
+    case 'phi3':
+    case 'olmo':
+    case 'olmo2':
+    case 'stablelm':
+    case 'granite':
+    case 'gemma':
+      return llamaRelative(json, modelType);
+    case 'roberta':
+    case 'xlm-roberta':
+      return roberta(json, modelType);
+    case 'distilbert':
+      return distilbert(json);
+    case 'modernbert':
+      return modernbert(json);
+    default:
+      return undefined;
+  }
+}
+
+/** A model whose architecture exists only as Python in its folder (auto_map → modeling_*.py). */
+function remoteCodeError(json: Json, modelType: unknown): ModelConfigError {
+  const files = [...new Set(Object.values(json.auto_map as Json).flatMap((v) => (Array.isArray(v) ? v : [v])).filter((v): v is string => typeof v === 'string').map((v) => `${v.split('--').pop()?.split('.')[0]}.py`))];
+  const name = modelType === undefined ? 'no model_type' : `model_type ${JSON.stringify(modelType)}`;
+  return new ModelConfigError(
+    `config.json has ${name} and its architecture only as Python code (auto_map → ${files.join(', ')}): Attention Lens does not run a model folder's code (it could do anything on your machine), so it runs only architectures it knows: ${SUPPORTED_MODEL_TYPES.join(', ')}`,
+  );
+}
+
+/** The fields every dense family shares, with the eight's defaults. */
+function dense(modelType: string, family: ModelConfig['family'], dims: { hidden: number; layers: number; heads: number; kvHeads?: number; headDim?: number }) {
+  const kvHeads = dims.kvHeads ?? dims.heads;
+  if (dims.heads % kvHeads !== 0) throw new ModelConfigError(`config.json's num_attention_heads (${dims.heads}) is not a multiple of num_key_value_heads (${kvHeads})`);
+  return common(modelType, family, dims.hidden, dims.layers, dims.heads, kvHeads, dims.headDim ?? divide(dims.hidden, dims.heads, 'hidden_size', 'num_attention_heads'));
+}
+
+/** The same RoPE on every layer, from rope_theta (or a family's older name for it) and rope_scaling / rope_parameters. */
+function uniformRope(json: Json, modelType: string, headDim: number, context: RopeContext, thetaKey = 'rope_theta'): RopeFrequencies {
+  const withTheta = json[thetaKey] !== undefined && json.rope_theta === undefined ? { ...json, rope_theta: json[thetaKey] } : json;
+  return ropeByLayerType(withTheta, modelType, headDim, context).full_attention;
+}
+
+/** A run longer than max_position_embeddings is what dynamic NTK is for: no cut at that length. */
+function positionsOf(json: Json, rope: RopeFrequencies | undefined, fallback: number): number {
+  return rope?.dynamic ? Number.MAX_SAFE_INTEGER : int(json, 'max_position_embeddings', fallback);
+}
+
+/** Pythia (GPT-NeoX): rotary_pct of each head rotate-half, fused query_key_value per head, parallel residual by default. */
+function gptNeox(json: Json): ModelConfig {
+  const hidden = int(json, 'hidden_size', 6144);
+  const heads = int(json, 'num_attention_heads', 64);
+  const layers = int(json, 'num_hidden_layers', 44);
+  const base = dense('gpt_neox', 'gpt_neox', { hidden, layers, heads });
+  const pct = num(json, 'rotary_pct', num(json, 'partial_rotary_factor', 0.25));
+  const rope = uniformRope(json, 'gpt_neox', base.headDim, { rotaryDim: Math.trunc(base.headDim * pct + 1e-9) }, 'rotary_emb_base');
+  const bias = bool(json, 'attention_bias', true);
+  return {
+    ...base,
+    intermediate: int(json, 'intermediate_size', 4 * hidden),
+    vocab: int(json, 'vocab_size', 50432),
+    maxPositions: positionsOf(json, rope, 2048),
+    norm: 'layer',
+    normEps: num(json, 'layer_norm_eps', 1e-5),
+    activation: activationOf(json.hidden_act ?? 'gelu', 'hidden_act'),
+    causal: true,
+    qkvBias: bias,
+    outputBias: bias,
+    mlpBias: true,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', false),
+    attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(base.headDim), rope })),
+    parallelResidual: bool(json, 'use_parallel_residual', true),
+  };
+}
+
+/** GPT-J: rotary_dim columns of each head with rotate-every-two pairs, attention and MLP in parallel from ln_1. */
+function gptj(json: Json): ModelConfig {
+  const hidden = int(json, 'n_embd', 4096);
+  const heads = int(json, 'n_head', 16);
+  const layers = int(json, 'n_layer', 28);
+  const base = dense('gptj', 'gptj', { hidden, layers, heads });
+  const rotaryDim = json.rotary_dim === null || json.rotary_dim === undefined ? base.headDim : int(json, 'rotary_dim', 64);
+  // GPT-J's sinusoidal table has base 10000, fixed in its modeling file.
+  const rope = ropeFrequencies({ rope_type: 'default' }, 10000, base.headDim, { rotaryDim, interleaved: true });
+  return {
+    ...base,
+    intermediate: int(json, 'n_inner', 4 * hidden),
+    vocab: int(json, 'vocab_size', 50400),
+    maxPositions: int(json, 'n_positions', 2048),
+    norm: 'layer',
+    normEps: num(json, 'layer_norm_epsilon', 1e-5),
+    activation: activationOf(json.activation_function ?? 'gelu_new', 'activation_function'),
+    causal: true,
+    qkvBias: false,
+    outputBias: false,
+    mlpBias: true,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', false),
+    attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(base.headDim), rope })),
+    parallelResidual: true,
+    headBias: true,
+  };
+}
+
+/** GPT-Neo: GPT-2's block, layers global or local (window_size) as attention_types lists them, and no 1/√d on the scores. */
+function gptNeo(json: Json): ModelConfig {
+  const hidden = int(json, 'hidden_size', 2048);
+  const heads = int(json, 'num_heads', 16);
+  const layers = int(json, 'num_layers', 24);
+  const kinds = gptNeoLayerKinds(json, layers);
+  const window = int(json, 'window_size', 256);
+  return {
+    ...dense('gpt_neo', 'gpt_neo', { hidden, layers, heads }),
+    intermediate: json.intermediate_size === null || json.intermediate_size === undefined ? 4 * hidden : int(json, 'intermediate_size', 0),
+    vocab: int(json, 'vocab_size', 50257),
+    maxPositions: int(json, 'max_position_embeddings', 2048),
+    norm: 'layer',
+    normEps: num(json, 'layer_norm_epsilon', 1e-5),
+    activation: activationOf(json.activation_function ?? 'gelu_new', 'activation_function'),
+    causal: true,
+    qkvBias: false,
+    outputBias: true,
+    mlpBias: true,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
+    // GPT-Neo multiplies no scale into its scores; a local layer's query sees itself and the window_size − 1 keys before it.
+    attention: kinds.map((kind) => ({ scale: 1, ...(kind === 'local' ? { window } : {}) })),
+  };
+}
+
+/** attention_types [[["global", "local"], 12]] expanded to one kind per layer (or attention_layers, already expanded). */
+function gptNeoLayerKinds(json: Json, layers: number): string[] {
+  let kinds: unknown[] = [];
+  if (Array.isArray(json.attention_types)) {
+    for (const item of json.attention_types) {
+      if (!Array.isArray(item) || !Array.isArray(item[0]) || typeof item[1] !== 'number') throw new ModelConfigError('config.json\'s attention_types must be a list of [["global" | "local", …], repeats]');
+      for (let r = 0; r < item[1]; r++) kinds.push(...(item[0] as unknown[]));
+    }
+  } else if (Array.isArray(json.attention_layers)) kinds = json.attention_layers;
+  else kinds = Array.from({ length: layers }, () => 'global');
+  if (kinds.length !== layers || !kinds.every((k) => k === 'global' || k === 'local')) throw new ModelConfigError(`config.json's attention_types give ${kinds.length} layers of "global"/"local", but num_layers is ${layers}`);
+  return kinds as string[];
+}
+
+/** OPT: learned positions offset by 2, ReLU, pre-LN or (do_layer_norm_before false) post-LN. */
+function opt(json: Json): ModelConfig {
+  const hidden = int(json, 'hidden_size', 768);
+  const heads = int(json, 'num_attention_heads', 12);
+  const layers = int(json, 'num_hidden_layers', 12);
+  const projected = json.word_embed_proj_dim ?? hidden;
+  if (projected !== hidden) throw new ModelConfigError(`config.json's word_embed_proj_dim (${JSON.stringify(projected)}) differs from hidden_size (${hidden}): OPT's project_in / project_out (OPT-350m) are not supported`);
+  const base = dense('opt', 'opt', { hidden, layers, heads });
+  const maxPositions = int(json, 'max_position_embeddings', 2048);
+  const bias = bool(json, 'enable_bias', true);
+  const before = bool(json, 'do_layer_norm_before', true);
+  if (before && bool(json, '_remove_final_layer_norm', false)) throw new ModelConfigError("config.json's _remove_final_layer_norm is not supported");
+  return {
+    ...base,
+    intermediate: int(json, 'ffn_dim', 3072),
+    vocab: int(json, 'vocab_size', 50272),
+    maxPositions,
+    norm: 'layer',
+    normEps: 1e-5, // nn.LayerNorm's default: OPT gives no eps
+    activation: activationOf(json.activation_function ?? 'relu', 'activation_function'),
+    causal: true,
+    qkvBias: bias,
+    outputBias: bias,
+    mlpBias: bias,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
+    attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(base.headDim) })),
+    positions: { offset: 2, rows: maxPositions + 2 },
+    ...(bool(json, 'layer_norm_elementwise_affine', true) ? {} : { normParameters: 'none' as const }),
+    ...(before ? {} : { postLayerNorm: true }),
+  };
+}
+
+/** Phi-2: partial_rotary_factor of each head rotate-half, one LayerNorm before attention and MLP side by side. */
+function phi(json: Json): ModelConfig {
+  const hidden = int(json, 'hidden_size', 2048);
+  const heads = int(json, 'num_attention_heads', 32);
+  const layers = int(json, 'num_hidden_layers', 24);
+  const base = dense('phi', 'phi', { hidden, layers, heads, kvHeads: json.num_key_value_heads === null || json.num_key_value_heads === undefined ? heads : int(json, 'num_key_value_heads', heads) });
+  const rope = uniformRope(json, 'phi', base.headDim, { partialRotaryFactor: num(json, 'partial_rotary_factor', 0.5) });
+  return {
+    ...base,
+    intermediate: int(json, 'intermediate_size', 8192),
+    vocab: int(json, 'vocab_size', 51200),
+    maxPositions: positionsOf(json, rope, 2048),
+    norm: 'layer',
+    normEps: num(json, 'layer_norm_eps', 1e-5),
+    activation: activationOf(json.hidden_act ?? 'gelu_new', 'hidden_act'),
+    causal: true,
+    qkvBias: true,
+    outputBias: true,
+    mlpBias: true,
+    qkNorm: bool(json, 'qk_layernorm', false),
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', false),
+    attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(base.headDim), rope })),
+    parallelResidual: true,
+    headBias: true,
+  };
+}
+
+/**
+ * Llama's names and block with one family's conventions on top: Phi-3's fused projections and
+ * longrope, OLMo's parameterless LayerNorm and clip_qkv, OLMo 2's output norms and whole-projection
+ * q/k norms, StableLM's LayerNorms, partial rotary, per-head q/k norms and parallel block, Granite's
+ * multipliers, Gemma's (1 + w) norm, √hidden embeddings and GeGLU.
+ */
+function llamaRelative(json: Json, modelType: 'phi3' | 'olmo' | 'olmo2' | 'stablelm' | 'granite' | 'gemma'): ModelConfig {
+  // Llama's reading of the shared fields (Gemma's under its own name: llamaFamily knows Gemma 2's conventions, not v1's).
+  const llama = llamaFamily(modelType === 'gemma' ? { ...json, model_type: 'llama' } : json, modelType === 'gemma' ? 'llama' : modelType);
+  const c: ModelConfig = { ...llama, modelType };
+  const rope = c.attention[0].rope;
+  const withRope = (r: RopeFrequencies | undefined) => c.attention.map((a) => ({ ...a, rope: r }));
+  switch (modelType) {
+    case 'phi3': {
+      // Phi-3's sliding_window (Phi-3-mini: 2047) masks every layer, as Mistral's does.
+      const window = optionalNumber(json, 'sliding_window');
+      return {
+        ...c,
+        fusedQkv: 'concatenated',
+        fusedGateUp: true,
+        normEps: num(json, 'rms_norm_eps', 1e-5),
+        maxPositions: positionsOf(json, rope, 4096),
+        attention: c.attention.map((a) => ({ ...a, ...(window !== undefined ? { window: int(json, 'sliding_window', 0) } : {}) })),
+      };
+    }
+    case 'olmo':
+      return { ...c, norm: 'layer', normEps: 1e-5, normParameters: 'none', ...(optionalNumber(json, 'clip_qkv') !== undefined ? { clipQkv: num(json, 'clip_qkv', 0) } : {}) };
+    case 'olmo2':
+      return { ...c, normEps: num(json, 'rms_norm_eps', 1e-5), outputNormsOnly: true, qkNorm: true, qkNormOver: 'projection' };
+    case 'stablelm': {
+      const partial = uniformRope(json, modelType, c.headDim, { partialRotaryFactor: num(json, 'partial_rotary_factor', 0.25) });
+      const qkNorm = bool(json, 'qk_layernorm', false);
+      const qkvBias = bool(json, 'use_qkv_bias', false);
+      return {
+        ...c,
+        norm: 'layer',
+        normEps: num(json, 'layer_norm_eps', 1e-5),
+        qkvBias,
+        outputBias: false,
+        mlpBias: false,
+        qkNorm,
+        ...(qkNorm ? { qkNormPerHeadWeights: true } : {}),
+        attention: withRope(partial),
+        maxPositions: positionsOf(json, partial, 4096),
+        parallelResidual: bool(json, 'use_parallel_residual', false),
+      };
+    }
+    case 'granite': {
+      const scale = num(json, 'attention_multiplier', 1);
+      return {
+        ...c,
+        embeddingScale: num(json, 'embedding_multiplier', 1),
+        residualScale: num(json, 'residual_multiplier', 1),
+        logitScale: 1 / num(json, 'logits_scaling', 1),
+        attention: c.attention.map((a) => ({ ...a, scale })),
+      };
+    }
+    case 'gemma':
+      // Gemma 1: Llama's block with (1 + w) RMSNorm, embeddings × √hidden, GeGLU (gelu tanh: hidden_activation, as its modeling file reads it), tied head.
+      return {
+        ...c,
+        norm: 'rms-plus-one',
+        embeddingScale: Math.sqrt(c.hidden),
+        activation: activationOf(json.hidden_activation ?? 'gelu_pytorch_tanh', 'hidden_activation'),
+        tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
+        attention: c.attention.map((a) => ({ ...a, scale: 1 / Math.sqrt(c.headDim), window: undefined })),
+      };
+  }
+}
+
+/** RoBERTa and XLM-RoBERTa: BERT's block; positions counted from padding_idx + 1, skipping pads; the MLM head as lm_head. */
+function roberta(json: Json, modelType: string): ModelConfig {
+  const c = bert({ ...json, vocab_size: json.vocab_size ?? 50265, max_position_embeddings: json.max_position_embeddings ?? 514, type_vocab_size: json.type_vocab_size ?? 1 });
+  const paddingId = json.pad_token_id === undefined ? 1 : int(json, 'pad_token_id', 1);
+  const rows = int(json, 'max_position_embeddings', 514);
+  if (rows <= paddingId + 1) throw new ModelConfigError(`config.json's max_position_embeddings (${rows}) leaves no position after padding_idx + 1 (${paddingId + 1})`);
+  return { ...c, modelType, family: 'roberta', maxPositions: rows - paddingId - 1, normEps: num(json, 'layer_norm_eps', 1e-12), positions: { offset: 0, rows, paddingId } };
+}
+
+/** DistilBERT: BERT's post-LN block under its own names, no token types, the MLM head as vocab_transform / vocab_projector. */
+function distilbert(json: Json): ModelConfig {
+  const hidden = int(json, 'dim', 768);
+  const heads = int(json, 'n_heads', 12);
+  const layers = int(json, 'n_layers', 6);
+  const base = dense('distilbert', 'distilbert', { hidden, layers, heads });
+  return {
+    ...base,
+    intermediate: int(json, 'hidden_dim', 4 * hidden),
+    vocab: int(json, 'vocab_size', 30522),
+    maxPositions: int(json, 'max_position_embeddings', 512),
+    ...LAYER_NORM_BIASED_TIED,
+    normEps: 1e-12, // DistilBERT's LayerNorms are built with eps 1e-12, not from the config
+    activation: activationOf(json.activation ?? 'gelu', 'activation'),
+    causal: false,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
+    attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(base.headDim) })),
+  };
+}
+
+/**
+ * ModernBERT: RoPE (global_rope_theta on global layers, local_rope_theta on local ones), every
+ * global_attn_every_n_layers-th layer global and the others seeing local_attention / 2 keys on
+ * each side, GeGLU, no biases, LayerNorms without bias unless norm_bias.
+ */
+function modernbert(json: Json): ModelConfig {
+  const hidden = int(json, 'hidden_size', 768);
+  const heads = int(json, 'num_attention_heads', 12);
+  const layers = int(json, 'num_hidden_layers', 22);
+  const base = dense('modernbert', 'modernbert', { hidden, layers, heads });
+  const every = int(json, 'global_attn_every_n_layers', 3);
+  const local = int(json, 'local_attention', 128);
+  const ropeOf = (theta: number) => ropeFrequencies({ rope_type: 'default' }, theta, base.headDim);
+  const [global, localRope] = [ropeOf(num(json, 'global_rope_theta', 160000)), ropeOf(num(json, 'local_rope_theta', 10000))];
+  const kinds = Array.isArray(json.layer_types) && json.layer_types.length === layers ? json.layer_types.map((t) => t === 'sliding_attention') : Array.from({ length: layers }, (_, i) => i % every !== 0);
+  const attentionBias = bool(json, 'attention_bias', false);
+  const mlpBias = bool(json, 'mlp_bias', false);
+  if (!bool(json, 'decoder_bias', true)) throw new ModelConfigError("config.json's decoder_bias false is not supported");
+  return {
+    ...base,
+    intermediate: int(json, 'intermediate_size', 1152),
+    vocab: int(json, 'vocab_size', 50368),
+    maxPositions: int(json, 'max_position_embeddings', 8192),
+    norm: 'layer',
+    normEps: num(json, 'norm_eps', 1e-5),
+    activation: activationOf(json.hidden_activation ?? 'gelu', 'hidden_activation'),
+    gatedMlp: true,
+    causal: false,
+    qkvBias: attentionBias,
+    outputBias: attentionBias,
+    mlpBias,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
+    // A local layer's query sees the keys within local_attention / 2 on each side: |i − j| < window.
+    attention: kinds.map((sliding) => ({ scale: 1 / Math.sqrt(base.headDim), rope: sliding ? localRope : global, ...(sliding ? { window: Math.floor(local / 2) + 1 } : {}) })),
+    ...(bool(json, 'norm_bias', false) ? {} : { normParameters: 'weight' as const }),
+    fusedQkv: 'concatenated',
+    fusedGateUp: true,
+    headDenseBias: bool(json, 'classifier_bias', false),
+  };
 }

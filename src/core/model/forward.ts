@@ -13,7 +13,7 @@ import { LayerPools } from '../heads/pool';
 import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend, LinearWeights } from './backend';
-import type { Activation, LayerAttention, ModelConfig } from './config';
+import { type Activation, type LayerAttention, type ModelConfig, type RopeFrequencies, ropeAt } from './config';
 import type { LayerLayout, LinearLayout, ModelLayout, NormLayout } from './layout';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
@@ -139,7 +139,7 @@ export class ModelForward {
       const scale = Math.fround(c.embeddingScale); // the models multiply by √hidden in their dtype
       for (let i = 0; i < x.length; i++) x[i] *= scale;
     }
-    if (positionEmbeddings) addInPlace(x, await this.weights.rows(positionEmbeddings, [c.maxPositions, c.hidden], 0, ids.length));
+    if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids));
     if (typeEmbeddings) addInPlace(x, gatherRows(await this.weights.rows(typeEmbeddings, [c.typeVocab, c.hidden], 0, 1), c.hidden, ids.map(() => 0)));
     return embeddingNorm ? this.norm(x, embeddingNorm) : x;
   }
@@ -150,11 +150,41 @@ export class ModelForward {
     const { Q, K, V } = await this.queriesKeysValues(index, input, n);
     const pools = new LayerPools(this.config.heads, n, n, this.config.causal);
     const attended = await this.attend(index, Q, K, V, n, pools, control);
-    x = await this.residual(x, await this.linear(attended, n, L.out), L.postNorm, L.attentionOutputNorm);
+    const attention = this.scaled(await this.linear(attended, n, L.out));
+    if (L.parallel) {
+      // GPT-J, GPT-NeoX, Phi, StableLM: the MLP reads the block's input (its own norm, or the attention's), not the sum.
+      checkCancelled(control);
+      const mlp = this.scaled(await this.mlp(L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : input, n, L));
+      return { output: addInPlace(addInPlace(mlp, attention), x), record: { input, Q, K, pools } };
+    }
+    x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
-    x = await this.residual(x, await this.mlp(mlpInput, n, L), L.postNorm, L.mlpOutputNorm);
+    x = await this.residual(x, this.scaled(await this.mlp(mlpInput, n, L)), L.postNorm, L.mlpOutputNorm);
     return { output: x, record: { input, Q, K, pools } };
+  }
+
+  /** A sublayer's output times Granite's residual_multiplier (in place), before its residual add. */
+  private scaled(y: Float32Array): Float32Array {
+    const scale = this.config.residualScale;
+    if (scale !== undefined && scale !== 1) for (let i = 0; i < y.length; i++) y[i] *= scale;
+    return y;
+  }
+
+  /**
+   * The learned position rows of the run's tokens: rows offset…offset + n − 1 (OPT's offset 2), or
+   * RoBERTa's positions counted from padding_idx + 1 over the tokens that are not padding (a pad
+   * token stays at padding_idx), as create_position_ids_from_input_ids numbers them.
+   */
+  private async positionRows(table: string, ids: readonly number[]): Promise<Float32Array> {
+    const c = this.config;
+    const { offset, rows, paddingId } = c.positions ?? { offset: 0, rows: c.maxPositions };
+    if (paddingId === undefined) return this.weights.rows(table, [rows, c.hidden], offset, ids.length);
+    let count = 0;
+    const positions = ids.map((id) => (id === paddingId ? paddingId : paddingId + ++count));
+    const last = Math.max(...positions);
+    if (last >= rows) throw new RangeError(`the input needs position ${last} but the model has ${rows} position rows`);
+    return gatherRows(await this.weights.rows(table, [rows, c.hidden], 0, last + 1), c.hidden, positions);
   }
 
   /** x + y, with the output norm after the sum (post-LN: BERT) or on y before it (Gemma 2/3). */
@@ -175,13 +205,14 @@ export class ModelForward {
     } else {
       [Q, K, V] = [await this.linear(input, n, L.qkv.q), await this.linear(input, n, L.qkv.k), await this.linear(input, n, L.qkv.v)];
     }
-    // Per-head norms: each head's vector is a row of width head_dim in the same storage.
+    if (c.clipQkv !== undefined) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
+    // Per-head norms: each head's vector is a row of width head_dim in the same storage (OLMo 2's span the whole projection).
     if (L.qNorm) Q = await this.norm(Q, L.qNorm);
     if (L.kNorm) K = await this.norm(K, L.kNorm);
     const rope = c.attention[index].rope;
     if (rope && rotated) {
-      Q = rotateHeads(Q, n, c.heads, c.headDim, rope.inverseFrequencies);
-      K = rotateHeads(K, n, c.kvHeads, c.headDim, rope.inverseFrequencies);
+      Q = rotateHeads(Q, n, c.heads, c.headDim, rope);
+      K = rotateHeads(K, n, c.kvHeads, c.headDim, rope);
     }
     return { Q, K, V };
   }
@@ -304,8 +335,24 @@ export class ModelForward {
   /** Layer L's MLP on x [n × hidden], its weights read together into the forward's reused memory and run in one backend call. */
   private mlp(x: Float32Array, n: number, L: LayerLayout): Promise<Float32Array> {
     return readBuffer.exclusive(async () => {
+      // A fused gate_up (Phi-3, ModernBERT) is read once and cut in two.
+      if (L.gate && L.gate.name === L.up.name) {
+        const [[gate, up], down] = await Promise.all([this.fusedRowWeights([L.gate, L.up]), this.linearWeights(L.down)]);
+        return this.backend.mlp(x, n, { up, gate, down, activation: this.config.activation });
+      }
       const [up, gate, down] = await Promise.all([this.linearWeights(L.up), L.gate && this.linearWeights(L.gate), this.linearWeights(L.down)]);
       return this.backend.mlp(x, n, { up, gate, down, activation: this.config.activation });
+    });
+  }
+
+  /** Layers that are row ranges of one stored nn.Linear, from one read of it. */
+  private async fusedRowWeights(parts: LinearLayout[]): Promise<LinearWeights[]> {
+    const whole = parts[0];
+    const total = whole.rows?.total ?? whole.out;
+    const all = await this.linearWeights({ ...whole, out: total, rows: undefined });
+    return parts.map((P) => {
+      const start = P.rows?.start ?? 0;
+      return { weight: all.weight.subarray(start * P.in, (start + P.out) * P.in), in: P.in, out: P.out, transposed: true, ...(all.bias ? { bias: all.bias.subarray(start, start + P.out) } : {}) };
     });
   }
 
@@ -321,17 +368,33 @@ export class ModelForward {
 
   /** A linear layer's weights as views on the reused read buffer (inside its `exclusive`). */
   private async linearWeights(L: LinearLayout): Promise<LinearWeights> {
-    const weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], readBuffer);
+    if (L.rows) return (await this.fusedRowWeights([L]))[0];
+    let weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], readBuffer);
+    let bias = L.bias ? await this.weights.get(`${L.name}.bias`, [L.out]) : undefined;
+    if (L.perHead) {
+      // [heads, parts, width] outputs regrouped as [parts, heads, width]: q | k | v, each head's columns in order.
+      weight = regroupRows(weight, L.perHead.heads, L.perHead.parts);
+      if (bias) bias = regroupRows(bias, L.perHead.heads, L.perHead.parts);
+    }
     const layer = { weight, in: L.in, out: L.out, transposed: L.stored === 'out-in' };
-    return L.bias ? { ...layer, bias: await this.weights.get(`${L.name}.bias`, [L.out]) } : layer;
+    return bias ? { ...layer, bias } : layer;
   }
 
   async norm(x: Float32Array, N: NormLayout): Promise<Float32Array> {
     const c = this.config;
+    // OLMo's LayerNorm has no parameters at all.
+    if (N.parameters === 'none') return norm(x, N.width, c.norm, c.normEps, new Float32Array(N.width).fill(1));
+    // StableLM's per-head norms: one weight per head, side by side, taken by the rows in turn.
+    if (N.perHead !== undefined) {
+      const weights = await Promise.all(Array.from({ length: N.perHead }, (_, h) => this.weights.get(`${N.name}.norms.${h}.weight`, [N.width])));
+      const weight = new Float32Array(N.perHead * N.width);
+      weights.forEach((w, h) => weight.set(w, h * N.width));
+      return norm(x, N.width, c.norm, c.normEps, weight);
+    }
     // Old BERT checkpoints name LayerNorm's parameters gamma and beta.
     const weightName = this.weights.first(`${N.name}.weight`, `${N.name}.gamma`) ?? `${N.name}.weight`;
     const weight = await this.weights.get(weightName, [N.width]);
-    const bias = c.norm === 'layer' ? await this.weights.get(this.weights.first(`${N.name}.bias`, `${N.name}.beta`) ?? `${N.name}.bias`, [N.width]) : undefined;
+    const bias = c.norm === 'layer' && N.parameters !== 'weight' ? await this.weights.get(this.weights.first(`${N.name}.bias`, `${N.name}.beta`) ?? `${N.name}.bias`, [N.width]) : undefined;
     return norm(x, N.width, c.norm, c.normEps, weight, bias);
   }
 
@@ -349,12 +412,33 @@ function headColumns(m: Matrix, start: number, count: number): Matrix {
   return start === 0 && count === m.cols ? m : columns(m, start, count);
 }
 
-/** RoPE (rotate-half) on each head's columns of x [n × heads·headDim], by the engine's rotate. */
-function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number, frequencies: Float64Array): Float32Array {
+/**
+ * RoPE on each head's columns of x [n × heads·headDim], by the engine's rotate: its first rotaryDim
+ * columns turn (rotate-half, or GPT-J's interleaved pairs), at the run's frequencies, cos and sin
+ * times the attention factor (yarn, longrope); the rest pass (partial rotary).
+ */
+function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number, rope: RopeFrequencies): Float32Array {
+  const { inverseFrequencies: frequencies, attentionFactor } = ropeAt(rope, n);
+  const width = rope.rotaryDim ?? headDim;
   const whole = matrix(n, heads * headDim, x);
-  const out = zeros(n, heads * headDim, 'float32');
+  const out = width === headDim ? zeros(n, heads * headDim, 'float32') : matrix(n, heads * headDim, x.slice());
   for (let h = 0; h < heads; h++) {
-    addColumns(out, rotate(columns(whole, h * headDim, headDim), { base: 0, layout: 'half', frequencies }, 0, 'float32'), h * headDim);
+    const turned = rotate(columns(whole, h * headDim, width), { base: 0, layout: rope.interleaved ? 'interleaved' : 'half', frequencies }, 0, 'float32');
+    if (attentionFactor !== 1) for (let i = 0; i < turned.data.length; i++) turned.data[i] *= attentionFactor;
+    if (width === headDim) addColumns(out, turned, h * headDim);
+    else for (let r = 0; r < n; r++) (out.data as Float32Array).set((turned.data as Float32Array).subarray(r * width, (r + 1) * width), r * heads * headDim + h * headDim);
   }
   return out.data as Float32Array;
+}
+
+/** The rows of an nn.Linear weight [heads·parts·width × in] (or its bias) stored per head, regrouped part by part. */
+function regroupRows(stored: Float32Array, heads: number, parts: number): Float32Array {
+  const out = new Float32Array(stored.length);
+  const block = stored.length / (heads * parts);
+  for (let h = 0; h < heads; h++) for (let p = 0; p < parts; p++) out.set(stored.subarray((h * parts + p) * block, (h * parts + p + 1) * block), (p * heads + h) * block);
+  return out;
+}
+
+function clampInPlace(x: Float32Array, limit: number): void {
+  for (let i = 0; i < x.length; i++) x[i] = Math.min(limit, Math.max(-limit, x[i]));
 }

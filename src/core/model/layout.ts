@@ -1,7 +1,7 @@
 // Where each architecture keeps its pieces: tensor names (without the class prefix), shapes and
 // storage layouts, as data the one forward pass (forward.ts) walks. GPT-2's Conv1D stores
 // weights [in, out]; nn.Linear stores [out, in].
-import type { ModelConfig } from './config';
+import type { DenseFamily, ModelConfig } from './config';
 
 export interface LinearLayout {
   name: string;
@@ -10,12 +10,20 @@ export interface LinearLayout {
   bias: boolean;
   /** 'in-out': y = x·W (Conv1D); 'out-in': y = x·Wᵀ (nn.Linear). */
   stored: 'in-out' | 'out-in';
+  /** Output rows [start, start + out) of a fused nn.Linear of `total` outputs (Phi-3's gate_up_proj): the rest is another layer's. */
+  rows?: { start: number; total: number };
+  /** Outputs stored per head, [heads, parts, width] (GPT-NeoX's query_key_value: q, k, v of head 0, then head 1…), read as [parts, heads, width]: q | k | v. */
+  perHead?: { heads: number; parts: number };
 }
 
 export interface NormLayout {
   /** The module's name: its parameters are NAME.weight (and NAME.bias for LayerNorm). */
   name: string;
   width: number;
+  /** 'none': no parameters (OLMo's LayerNorm); 'weight': a LayerNorm without bias. Absent: the config's norm with all its parameters. */
+  parameters?: 'none' | 'weight';
+  /** One norm per head, NAME.norms.H.weight each (StableLM's qk_layernorm): rows of `width` take the heads' parameters in turn. */
+  perHead?: number;
 }
 
 export type QkvLayout = { fused: LinearLayout } | { q: LinearLayout; k: LinearLayout; v: LinearLayout };
@@ -36,6 +44,8 @@ export interface LayerLayout {
   gate?: LinearLayout;
   up: LinearLayout;
   down: LinearLayout;
+  /** Attention and MLP side by side on the block's input: x + attention + mlp (the MLP's input norm, or the attention's when absent). */
+  parallel?: boolean;
 }
 
 export interface ModelLayout {
@@ -49,6 +59,8 @@ export interface ModelLayout {
   head: string[];
   /** BERT's MLM head: dense + activation + LayerNorm before the decoder, and the decoder's bias. */
   mlmTransform?: { dense: LinearLayout; norm: NormLayout; bias: string };
+  /** The LM head's own bias (GPT-J, Phi). */
+  headBias?: string;
 }
 
 export function layoutOf(c: ModelConfig): ModelLayout {
@@ -58,7 +70,9 @@ export function layoutOf(c: ModelConfig): ModelLayout {
     case 'bert':
       return bert(c);
     case 'llama':
-      return llama(c);
+      return llamaRelative(c, llama(c));
+    default:
+      return denseLayoutOf(c, c.family);
   }
 }
 
@@ -140,5 +154,238 @@ function llama(c: ModelConfig): ModelLayout {
     }),
     finalNorm: { name: 'norm', width: C },
     head: c.tiedEmbeddings ? ['lm_head.weight', 'embed_tokens.weight'] : ['lm_head.weight'],
+  };
+}
+
+// ---------------------------------------------------------------- issue 40's dense families
+
+/** A Llama relative's differences from Llama's map, each a field of its description (config.ts). */
+function llamaRelative(c: ModelConfig, base: ModelLayout): ModelLayout {
+  const C = c.hidden;
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  const parameters = (N: NormLayout | undefined): NormLayout | undefined => (N && c.normParameters ? { ...N, parameters: c.normParameters } : N);
+  const layers = base.layers.map((L, i): LayerLayout => {
+    const at = `layers.${i}`;
+    const out: LayerLayout = { ...L, attentionInputNorm: parameters(L.attentionInputNorm), mlpInputNorm: parameters(L.mlpInputNorm) };
+    if (c.fusedQkv === 'concatenated') out.qkv = { fused: linear(`${at}.self_attn.qkv_proj`, C, q + 2 * kv, c.qkvBias, 'out-in') };
+    if (c.fusedGateUp) {
+      const fused = linear(`${at}.mlp.gate_up_proj`, C, c.intermediate, c.mlpBias, 'out-in');
+      out.gate = { ...fused, rows: { start: 0, total: 2 * c.intermediate } };
+      out.up = { ...fused, rows: { start: c.intermediate, total: 2 * c.intermediate } };
+    }
+    if (c.outputNormsOnly) {
+      // OLMo 2: x + norm(attention(x)), x + norm(mlp(x)).
+      out.attentionInputNorm = undefined;
+      out.mlpInputNorm = undefined;
+      out.attentionOutputNorm = { name: `${at}.post_attention_layernorm`, width: C };
+      out.mlpOutputNorm = { name: `${at}.post_feedforward_layernorm`, width: C };
+    }
+    if (c.qkNorm && c.qkNormOver === 'projection') {
+      out.qNorm = { name: `${at}.self_attn.q_norm`, width: q };
+      out.kNorm = { name: `${at}.self_attn.k_norm`, width: kv };
+    }
+    if (c.qkNorm && c.qkNormPerHeadWeights) {
+      out.qNorm = { name: `${at}.self_attn.q_layernorm`, width: c.headDim, parameters: 'weight', perHead: c.heads };
+      out.kNorm = { name: `${at}.self_attn.k_layernorm`, width: c.headDim, parameters: 'weight', perHead: c.kvHeads };
+    }
+    if (c.parallelResidual) {
+      out.parallel = true;
+      out.mlpInputNorm = undefined; // StableLM's parallel block has no post_attention_layernorm: the MLP reads input_layernorm's output
+    }
+    return out;
+  });
+  return { ...base, layers, finalNorm: parameters(base.finalNorm) };
+}
+
+function denseLayoutOf(c: ModelConfig, family: DenseFamily): ModelLayout {
+  switch (family) {
+    case 'gpt_neox':
+      return gptNeox(c);
+    case 'gptj':
+      return gptj(c);
+    case 'gpt_neo':
+      return gptNeo(c);
+    case 'opt':
+      return opt(c);
+    case 'phi':
+      return phi(c);
+    case 'roberta':
+      return { ...bert(c), head: ['lm_head.decoder.weight', 'embeddings.word_embeddings.weight'], mlmTransform: { dense: linear('lm_head.dense', c.hidden, c.hidden, true, 'out-in'), norm: { name: 'lm_head.layer_norm', width: c.hidden }, bias: 'lm_head.bias' } };
+    case 'distilbert':
+      return distilbert(c);
+    case 'modernbert':
+      return modernbert(c);
+  }
+}
+
+/** Pythia: fused query_key_value per head, untied embed_out, parallel or sequential residual. */
+function gptNeox(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  return {
+    tokenEmbeddings: 'embed_in.weight',
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `layers.${i}`;
+      return {
+        attentionInputNorm: { name: `${at}.input_layernorm`, width: C },
+        mlpInputNorm: { name: `${at}.post_attention_layernorm`, width: C },
+        qkv: { fused: { ...linear(`${at}.attention.query_key_value`, C, 3 * C, c.qkvBias, 'out-in'), perHead: { heads: c.heads, parts: 3 } } },
+        out: linear(`${at}.attention.dense`, C, C, c.outputBias, 'out-in'),
+        postNorm: false,
+        up: linear(`${at}.mlp.dense_h_to_4h`, C, c.intermediate, true, 'out-in'),
+        down: linear(`${at}.mlp.dense_4h_to_h`, c.intermediate, C, true, 'out-in'),
+        parallel: c.parallelResidual === true,
+      };
+    }),
+    finalNorm: { name: 'final_layer_norm', width: C },
+    head: c.tiedEmbeddings ? ['embed_out.weight', 'embed_in.weight'] : ['embed_out.weight'],
+  };
+}
+
+/** GPT-J: split q/k/v without biases, attention and MLP in parallel from ln_1, an LM head with a bias. */
+function gptj(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  return {
+    tokenEmbeddings: 'wte.weight',
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `h.${i}`;
+      return {
+        attentionInputNorm: { name: `${at}.ln_1`, width: C },
+        qkv: { q: linear(`${at}.attn.q_proj`, C, C, false, 'out-in'), k: linear(`${at}.attn.k_proj`, C, C, false, 'out-in'), v: linear(`${at}.attn.v_proj`, C, C, false, 'out-in') },
+        out: linear(`${at}.attn.out_proj`, C, C, false, 'out-in'),
+        postNorm: false,
+        up: linear(`${at}.mlp.fc_in`, C, c.intermediate, true, 'out-in'),
+        down: linear(`${at}.mlp.fc_out`, c.intermediate, C, true, 'out-in'),
+        parallel: true,
+      };
+    }),
+    finalNorm: { name: 'ln_f', width: C },
+    head: ['lm_head.weight'],
+    headBias: 'lm_head.bias',
+  };
+}
+
+/** GPT-Neo: GPT-2's block with nn.Linear layers, q/k/v without biases. */
+function gptNeo(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  return {
+    tokenEmbeddings: 'wte.weight',
+    positionEmbeddings: 'wpe.weight',
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `h.${i}`;
+      return {
+        attentionInputNorm: { name: `${at}.ln_1`, width: C },
+        mlpInputNorm: { name: `${at}.ln_2`, width: C },
+        qkv: { q: linear(`${at}.attn.attention.q_proj`, C, C, false, 'out-in'), k: linear(`${at}.attn.attention.k_proj`, C, C, false, 'out-in'), v: linear(`${at}.attn.attention.v_proj`, C, C, false, 'out-in') },
+        out: linear(`${at}.attn.attention.out_proj`, C, C, true, 'out-in'),
+        postNorm: false,
+        up: linear(`${at}.mlp.c_fc`, C, c.intermediate, true, 'out-in'),
+        down: linear(`${at}.mlp.c_proj`, c.intermediate, C, true, 'out-in'),
+      };
+    }),
+    finalNorm: { name: 'ln_f', width: C },
+    head: ['lm_head.weight', 'wte.weight'],
+  };
+}
+
+/** OPT: pre-LN, or post-LN when do_layer_norm_before is false (the same two norms after each residual add). */
+function opt(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  const post = c.postLayerNorm === true;
+  return {
+    tokenEmbeddings: 'decoder.embed_tokens.weight',
+    positionEmbeddings: 'decoder.embed_positions.weight',
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `decoder.layers.${i}`;
+      const [attentionNorm, mlpNorm] = [{ name: `${at}.self_attn_layer_norm`, width: C }, { name: `${at}.final_layer_norm`, width: C }];
+      return {
+        ...(post ? { attentionOutputNorm: attentionNorm, mlpOutputNorm: mlpNorm } : { attentionInputNorm: attentionNorm, mlpInputNorm: mlpNorm }),
+        qkv: { q: linear(`${at}.self_attn.q_proj`, C, C, c.qkvBias, 'out-in'), k: linear(`${at}.self_attn.k_proj`, C, C, c.qkvBias, 'out-in'), v: linear(`${at}.self_attn.v_proj`, C, C, c.qkvBias, 'out-in') },
+        out: linear(`${at}.self_attn.out_proj`, C, C, c.outputBias, 'out-in'),
+        postNorm: post,
+        up: linear(`${at}.fc1`, C, c.intermediate, c.mlpBias, 'out-in'),
+        down: linear(`${at}.fc2`, c.intermediate, C, c.mlpBias, 'out-in'),
+      };
+    }),
+    ...(post ? {} : { finalNorm: { name: 'decoder.final_layer_norm', width: C } }),
+    head: ['lm_head.weight', 'decoder.embed_tokens.weight'],
+  };
+}
+
+/** Phi-2: one LayerNorm before attention and MLP side by side, `dense` output, final_layernorm, an LM head with a bias. */
+function phi(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  const q = c.heads * c.headDim;
+  const kv = c.kvHeads * c.headDim;
+  return {
+    tokenEmbeddings: 'embed_tokens.weight',
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `layers.${i}`;
+      return {
+        attentionInputNorm: { name: `${at}.input_layernorm`, width: C },
+        qkv: { q: linear(`${at}.self_attn.q_proj`, C, q, true, 'out-in'), k: linear(`${at}.self_attn.k_proj`, C, kv, true, 'out-in'), v: linear(`${at}.self_attn.v_proj`, C, kv, true, 'out-in') },
+        ...(c.qkNorm ? { qNorm: { name: `${at}.self_attn.q_layernorm`, width: c.headDim }, kNorm: { name: `${at}.self_attn.k_layernorm`, width: c.headDim } } : {}),
+        out: linear(`${at}.self_attn.dense`, q, C, true, 'out-in'),
+        postNorm: false,
+        up: linear(`${at}.mlp.fc1`, C, c.intermediate, true, 'out-in'),
+        down: linear(`${at}.mlp.fc2`, c.intermediate, C, true, 'out-in'),
+        parallel: true,
+      };
+    }),
+    finalNorm: { name: 'final_layernorm', width: C },
+    head: c.tiedEmbeddings ? ['lm_head.weight', 'embed_tokens.weight'] : ['lm_head.weight'],
+    headBias: 'lm_head.bias',
+  };
+}
+
+/** DistilBERT: BERT's post-LN block under other names, no token types. */
+function distilbert(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  return {
+    tokenEmbeddings: 'embeddings.word_embeddings.weight',
+    positionEmbeddings: 'embeddings.position_embeddings.weight',
+    embeddingNorm: { name: 'embeddings.LayerNorm', width: C },
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `transformer.layer.${i}`;
+      return {
+        qkv: { q: linear(`${at}.attention.q_lin`, C, C, true, 'out-in'), k: linear(`${at}.attention.k_lin`, C, C, true, 'out-in'), v: linear(`${at}.attention.v_lin`, C, C, true, 'out-in') },
+        out: linear(`${at}.attention.out_lin`, C, C, true, 'out-in'),
+        attentionOutputNorm: { name: `${at}.sa_layer_norm`, width: C },
+        postNorm: true,
+        up: linear(`${at}.ffn.lin1`, C, c.intermediate, true, 'out-in'),
+        down: linear(`${at}.ffn.lin2`, c.intermediate, C, true, 'out-in'),
+        mlpOutputNorm: { name: `${at}.output_layer_norm`, width: C },
+      };
+    }),
+    head: ['vocab_projector.weight', 'embeddings.word_embeddings.weight'],
+    mlmTransform: { dense: linear('vocab_transform', C, C, true, 'out-in'), norm: { name: 'vocab_layer_norm', width: C }, bias: 'vocab_projector.bias' },
+  };
+}
+
+/** ModernBERT: fused Wqkv (q | k | v), GeGLU from Wi (the activated half first), no first attn_norm, norms without bias unless norm_bias. */
+function modernbert(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  const norm = (name: string): NormLayout => ({ name, width: C, ...(c.normParameters ? { parameters: c.normParameters } : {}) });
+  const wi = linear('', C, c.intermediate, c.mlpBias, 'out-in');
+  return {
+    tokenEmbeddings: 'embeddings.tok_embeddings.weight',
+    embeddingNorm: norm('embeddings.norm'),
+    layers: Array.from({ length: c.layers }, (_, i) => {
+      const at = `layers.${i}`;
+      return {
+        // Layer 0's attn_norm is an Identity: the embeddings' norm came just before.
+        ...(i === 0 ? {} : { attentionInputNorm: norm(`${at}.attn_norm`) }),
+        mlpInputNorm: norm(`${at}.mlp_norm`),
+        qkv: { fused: linear(`${at}.attn.Wqkv`, C, 3 * C, c.qkvBias, 'out-in') },
+        out: linear(`${at}.attn.Wo`, C, C, c.outputBias, 'out-in'),
+        postNorm: false,
+        gate: { ...wi, name: `${at}.mlp.Wi`, rows: { start: 0, total: 2 * c.intermediate } },
+        up: { ...wi, name: `${at}.mlp.Wi`, rows: { start: c.intermediate, total: 2 * c.intermediate } },
+        down: linear(`${at}.mlp.Wo`, c.intermediate, C, c.mlpBias, 'out-in'),
+      };
+    }),
+    finalNorm: norm('final_norm'),
+    head: ['decoder.weight', 'embeddings.tok_embeddings.weight'],
+    mlmTransform: { dense: linear('head.dense', C, C, c.headDenseBias !== false, 'out-in'), norm: norm('head.norm'), bias: 'decoder.bias' },
   };
 }

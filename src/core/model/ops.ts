@@ -3,13 +3,20 @@
 // LinearBackend; attention through the engine.
 import type { Activation, NormKind } from './config';
 
-/** Row-wise norm of x [n × width] into a fresh array: LayerNorm, RMSNorm, or Gemma's (1 + w) RMSNorm. */
+/**
+ * Row-wise norm of x [n × width] into a fresh array: LayerNorm, RMSNorm, or Gemma's (1 + w) RMSNorm.
+ * A weight (and bias) of k·width values holds k rows' parameters in turn (StableLM's per-head q/k
+ * norms: rows of head_dim, one set per head).
+ */
 export function norm(x: Float32Array, width: number, kind: NormKind, eps: number, weight: Float32Array, bias?: Float32Array): Float32Array {
   const out = new Float32Array(x.length);
   // The gain and shift per column, once: the row loop below stays free of branches.
-  const gain = kind === 'rms-plus-one' ? Float64Array.from(weight, (w) => 1 + w) : weight;
-  const shift = bias ?? new Float32Array(width);
-  for (let row = 0; row < x.length; row += width) {
+  const gains = kind === 'rms-plus-one' ? Float64Array.from(weight, (w) => 1 + w) : weight;
+  const shifts = bias ?? new Float32Array(weight.length);
+  const sets = weight.length / width;
+  for (let row = 0, r = 0; row < x.length; row += width, r++) {
+    const gain = sets === 1 ? gains : gains.subarray((r % sets) * width, (r % sets + 1) * width);
+    const shift = sets === 1 ? shifts : shifts.subarray((r % sets) * width, (r % sets + 1) * width);
     let mean = 0;
     if (kind === 'layer') {
       for (let j = 0; j < width; j++) mean += x[row + j];
@@ -50,6 +57,8 @@ function activationOf(activation: Activation): (v: number) => number {
       return (v) => 0.5 * v * (1 + erf(v / Math.SQRT2));
     case 'silu':
       return (v) => v / (1 + Math.exp(-v));
+    case 'relu':
+      return (v) => (v > 0 ? v : 0);
   }
 }
 

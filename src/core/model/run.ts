@@ -10,7 +10,7 @@ import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
-import { type ModelConfig, parseModelConfig } from './config';
+import { type ModelConfig, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
@@ -180,6 +180,7 @@ class LanguageHead {
       x = await this.forward.norm(await this.forward.linear(x, rows, layout.mlmTransform.dense, c.activation), layout.mlmTransform.norm);
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
+    if (layout.headBias) bias = await weights.get(layout.headBias, [c.vocab]);
     const out = new Float32Array(rows * c.vocab);
     const chunk = vocabChunk(c.hidden);
     for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
@@ -187,6 +188,7 @@ class LanguageHead {
       const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, c.hidden], v0, count, bias?.subarray(v0, v0 + count));
       for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
     }
+    if (c.logitScale !== undefined && c.logitScale !== 1) for (let i = 0; i < out.length; i++) out[i] *= c.logitScale;
     return c.finalSoftcap === undefined ? out : softcapInPlace(out, c.finalSoftcap);
   }
 
@@ -258,17 +260,17 @@ async function drillDown(forward: ModelForward, result: ForwardResult, layer: nu
   // Counted from 0, as PyTorch indexes `outputs.attentions[layer][0, head]` and the heads page names them.
   const title = `${c.modelType} L${layer} H${head}${c.kvHeads < c.heads ? ` (KV head ${kvHead})` : ''}`;
   const input = result.layers[layer].input;
-  const direct = L.qNorm !== undefined || (rope !== undefined && !rope.plain);
+  const direct = L.qNorm !== undefined || (rope !== undefined && !rope.plain) || c.clipQkv !== undefined;
   if (direct) {
     // Before RoPE when the options can say it (plain frequencies), else as scored.
     const qkv = await forward.queriesKeysValues(layer, input, n, rope !== undefined && !rope.plain);
     const part = (data: Float32Array, heads: number, index: number) => columns(matrix(n, heads * d, data), index * d, d);
-    const how = rope && !rope.plain ? `Q and K after the model's ${rope.type}-scaled RoPE` : 'Q and K after the per-head q/k norms';
+    const how = rope && !rope.plain ? `Q and K after the model's ${ropeWords(rope)}` : L.qNorm ? 'Q and K after the q/k norms' : `Q, K and V clipped to ±${c.clipQkv}`;
     return {
       Q: part(qkv.Q, c.heads, head),
       K: part(qkv.K, c.kvHeads, kvHead),
       V: part(qkv.V, c.kvHeads, kvHead),
-      options: { ...forward.attentionOptions(layer, 1, 1), ...(rope?.plain ? { rope: rope.theta } : {}), name: `${title}: ${how}, as the model computes them` },
+      options: { ...forward.attentionOptions(layer, 1, 1), ...(rope?.plain ? ropeOptions(rope) : {}), name: `${title}: ${how}, as the model computes them` },
       tokens,
     };
   }
@@ -290,11 +292,26 @@ async function drillDown(forward: ModelForward, result: ForwardResult, layer: nu
     WV: [WV],
     options: {
       ...forward.attentionOptions(layer, 1, 1),
-      ...(rope ? { rope: rope.theta } : {}),
+      ...(rope ? ropeOptions(rope) : {}),
       name: biased ? `${title} (biases as the last row of W_Q, W_K, W_V, on a column of ones added to X: exact)` : title,
     },
     tokens,
   };
+}
+
+/** The step view's own RoPE for frequencies it reproduces: theta, and GPT-J's interleaved pairs. */
+function ropeOptions(rope: RopeFrequencies): { rope: number; ropeLayout?: 'interleaved' } {
+  return { rope: rope.theta, ...(rope.interleaved ? { ropeLayout: 'interleaved' as const } : {}) };
+}
+
+/** What the model's RoPE does that the step view's options cannot: `partial (16 of 32 columns), longrope-scaled RoPE`. */
+function ropeWords(rope: RopeFrequencies): string {
+  const words = [
+    ...(rope.rotaryDim !== undefined ? [`partial (${rope.rotaryDim} of each head's columns)`] : []),
+    ...(rope.interleaved ? ['interleaved'] : []),
+    ...(rope.type !== 'default' ? [`${rope.type}-scaled`] : []),
+  ];
+  return `${words.join(', ')} RoPE`;
 }
 
 /** Columns [start, start + count) of a projection's output as a [in (+1 bias row) × count] matrix. */

@@ -43,7 +43,7 @@ interface Entry {
 
 const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 /** Class prefixes, longest first: Gemma 3's multimodal checkpoints keep the language model under language_model. */
-const PREFIXES = ['model.language_model.', 'language_model.model.', 'language_model.', 'transformer.', 'bert.', 'model.'];
+const PREFIXES = ['model.language_model.', 'language_model.model.', 'language_model.', 'gpt_neox.', 'roberta.', 'distilbert.', 'transformer.', 'bert.', 'model.'];
 const SAFETENSORS_DTYPES: Record<string, TensorDType> = { F16: 'float16', BF16: 'bfloat16', F32: 'float32', F64: 'float64' };
 
 export class Weights {

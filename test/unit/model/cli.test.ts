@@ -99,6 +99,25 @@ describe('CLI: model', function () {
     assertOneLine(cli(folder, '--ids', '1'), /model_type "falcon" is not supported: supported are gpt2, bert, llama, mistral, qwen2, qwen3, gemma2, gemma3/);
   });
 
+  it('issue 40\'s bad input, each one line: remote code, an odd rotary width, an unknown rope type; and a Pythia run as JSON', () => {
+    const folder = copy('gpt2');
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'baichuan_custom', auto_map: { AutoModelForCausalLM: 'modeling_baichuan.BaichuanForCausalLM' } }));
+    assertOneLine(cli(folder, '--ids', '1'), /architecture only as Python code \(auto_map → modeling_baichuan\.py\): Attention Lens does not run a model folder's code \(it could do anything on your machine\)/);
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'gpt_neox', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, rotary_pct: 0.2 }));
+    assertOneLine(cli(folder, '--ids', '1'), /the rotary width 3 \(of head_dim 16\) is odd: RoPE turns pairs of columns/);
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'phi', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, partial_rotary_factor: 0.2 }));
+    assertOneLine(cli(folder, '--ids', '1'), /the rotary width 3 \(of head_dim 16\) is odd: RoPE turns pairs of columns/);
+    writeFileSync(join(folder, 'config.json'), JSON.stringify({ model_type: 'llama', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, rope_scaling: { rope_type: 'ntk-by-parts', factor: 2 } }));
+    assertOneLine(cli(folder, '--ids', '1'), /rope type "ntk-by-parts" is not supported: supported are default, linear, llama3, dynamic, yarn, longrope/);
+    const reference = modelReference('pythia-f16');
+    const run = cli(modelFixture('pythia-f16'), '--ids', reference.token_ids.join(','), '--json');
+    assert.equal(run.status, 0, run.stderr);
+    const json = JSON.parse(run.stdout) as { architecture: string; attentions: number[][][][]; logits_last: number[] };
+    assert.equal(json.architecture, 'gpt_neox');
+    const worst = Math.max(...reference.attentions.flat(3).map((v, i) => Math.abs(v - json.attentions.flat(3)[i])));
+    assert.ok(worst <= REFERENCE_TOLERANCE.attention, `attention off by ${worst}`);
+  });
+
   it('a truncated shard says so', () => {
     const folder = copy('qwen2-sharded-f16');
     const shard = join(folder, 'model-00002-of-00002.safetensors');

@@ -4,11 +4,16 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseModelConfig, SUPPORTED_MODEL_TYPES } from '../../../src/core/model/config';
+import { parseModelConfig, ropeAt, SUPPORTED_MODEL_TYPES } from '../../../src/core/model/config';
 
 const references = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'model-rope', 'inv_freq.json'), 'utf8')) as Record<
   string,
   { config: Record<string, unknown>; head_dim: number; inv_freq: number[] }
+>;
+
+const byLength = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'model-rope', 'by_length.json'), 'utf8')) as Record<
+  string,
+  { config: Record<string, unknown>; head_dim: number; runs: Record<string, { inv_freq: number[]; attention_factor: number }> }
 >;
 
 const llama = (fields: Record<string, unknown>, headDim = 64) => parseModelConfig(JSON.stringify({ model_type: 'llama', hidden_size: 4 * headDim, num_attention_heads: 4, num_hidden_layers: 2, ...fields }));
@@ -30,6 +35,47 @@ describe('model config', () => {
       assert.equal(old?.plain, name === 'default');
     });
   }
+
+  for (const [name, { config, head_dim: headDim, runs }] of Object.entries(byLength)) {
+    it(`${name}: the frequencies and cos/sin factor of each run length as the torch reference`, () => {
+      const rope = llama(config, headDim).attention[0].rope;
+      assert.ok(rope);
+      for (const [n, want] of Object.entries(runs)) {
+        const got = ropeAt(rope, Number(n));
+        assertClose(got.inverseFrequencies, want.inv_freq, `${n} tokens`);
+        assert.ok(Math.abs(got.attentionFactor - want.attention_factor) <= 1e-12, `${n} tokens: factor ${got.attentionFactor} vs ${want.attention_factor}`);
+      }
+    });
+  }
+
+  it('issue 40\'s families: rotary widths and layouts, residuals, norms, positions and scales as their modeling files read them', () => {
+    const parse = (fields: Record<string, unknown>) => parseModelConfig(JSON.stringify(fields));
+    const pythia = parse({ model_type: 'gpt_neox', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, rotary_pct: 0.25, rotary_emb_base: 10000 });
+    assert.deepEqual([pythia.attention[0].rope?.rotaryDim, pythia.attention[0].rope?.inverseFrequencies.length, pythia.parallelResidual, pythia.tiedEmbeddings], [4, 2, true, false]);
+    assert.equal(parse({ model_type: 'gpt_neox', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, use_parallel_residual: false }).parallelResidual, false);
+    const gptj = parse({ model_type: 'gptj', n_embd: 64, n_head: 4, n_layer: 2, rotary_dim: 8 });
+    assert.deepEqual([gptj.attention[0].rope?.rotaryDim, gptj.attention[0].rope?.interleaved, gptj.headBias], [8, true, true]);
+    const neo = parse({ model_type: 'gpt_neo', hidden_size: 32, num_heads: 4, num_layers: 4, attention_types: [[['global', 'local'], 2]], window_size: 256 });
+    assert.deepEqual(neo.attention.map((a) => [a.scale, a.window]), [[1, undefined], [1, 256], [1, undefined], [1, 256]]);
+    const opt = parse({ model_type: 'opt', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 2048 });
+    assert.deepEqual([opt.positions, opt.activation, opt.postLayerNorm], [{ offset: 2, rows: 2050 }, 'relu', undefined]);
+    const roberta = parse({ model_type: 'xlm-roberta', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 514, pad_token_id: 1 });
+    assert.deepEqual([roberta.maxPositions, roberta.positions, roberta.causal], [512, { offset: 0, rows: 514, paddingId: 1 }, false]);
+    const phi3 = parse({ model_type: 'phi3', hidden_size: 96, num_attention_heads: 4, num_hidden_layers: 1, partial_rotary_factor: 0.5, sliding_window: 2047 });
+    assert.deepEqual([phi3.fusedQkv, phi3.fusedGateUp, phi3.attention[0].rope?.rotaryDim, phi3.attention[0].window], ['concatenated', true, 12, 2047]);
+    const olmo = parse({ model_type: 'olmo', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 1, clip_qkv: 8 });
+    assert.deepEqual([olmo.norm, olmo.normParameters, olmo.clipQkv], ['layer', 'none', 8]);
+    const olmo2 = parse({ model_type: 'olmo2', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 1 });
+    assert.deepEqual([olmo2.outputNormsOnly, olmo2.qkNormOver], [true, 'projection']);
+    const granite = parse({ model_type: 'granite', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 1, embedding_multiplier: 12, residual_multiplier: 0.22, attention_multiplier: 0.0078125, logits_scaling: 8 });
+    assert.deepEqual([granite.embeddingScale, granite.residualScale, granite.attention[0].scale, granite.logitScale], [12, 0.22, 0.0078125, 0.125]);
+    const gemma = parse({ model_type: 'gemma', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 1, head_dim: 16, hidden_act: 'gelu' });
+    assert.deepEqual([gemma.norm, gemma.embeddingScale, gemma.activation, gemma.sandwichNorms, gemma.tiedEmbeddings, gemma.attention[0].scale], ['rms-plus-one', Math.sqrt(32), 'gelu-tanh', false, true, 0.25]);
+    const modern = parse({ model_type: 'modernbert', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 4, global_attn_every_n_layers: 3, local_attention: 128 });
+    assert.deepEqual(modern.attention.map((a) => [a.window, a.rope?.theta]), [[undefined, 160000], [65, 10000], [65, 10000], [undefined, 160000]]);
+    const dynamic = llama({ max_position_embeddings: 2048, rope_scaling: { type: 'dynamic', factor: 2 } });
+    assert.equal(dynamic.maxPositions, Number.MAX_SAFE_INTEGER, 'dynamic NTK runs past max_position_embeddings');
+  });
 
   it('rope_parameters per layer type, and Gemma 3\'s local base frequency', () => {
     const c = parseModelConfig(JSON.stringify({
@@ -66,9 +112,17 @@ describe('model config', () => {
     assert.throws(() => parseModelConfig('{"model_type": "t5"}'), new RegExp(`model_type "t5" is not supported: supported are ${SUPPORTED_MODEL_TYPES.join(', ')}`));
     assert.throws(() => parseModelConfig('{}'), /model_type is missing: supported are gpt2, bert/);
     assert.throws(() => parseModelConfig('{"model_type": "gpt2",'), /config\.json is not JSON/);
-    assert.throws(() => llama({ rope_scaling: { rope_type: 'yarn', factor: 4 } }), /rope type "yarn" is not supported: supported are default, linear and llama3/);
+    assert.throws(() => llama({ rope_scaling: { rope_type: 'mrope', factor: 4 } }), /rope type "mrope" is not supported: supported are default, linear, llama3, dynamic, yarn, longrope/);
+    assert.throws(() => llama({ partial_rotary_factor: 0.3 }), /the rotary width 19 \(of head_dim 64\) is odd: RoPE turns pairs of columns/);
+    assert.throws(() => parseModelConfig(JSON.stringify({ model_type: 'gptj', n_embd: 64, n_head: 4, n_layer: 1, rotary_dim: 7 })), /rotary width 7 \(of head_dim 16\) is odd/);
+    assert.throws(
+      () => parseModelConfig(JSON.stringify({ model_type: 'mpt_custom', auto_map: { AutoConfig: 'configuration_mpt.MPTConfig', AutoModelForCausalLM: 'acme/mpt--modeling_mpt.MPTForCausalLM' } })),
+      /model_type "mpt_custom" and its architecture only as Python code \(auto_map → configuration_mpt\.py, modeling_mpt\.py\): Attention Lens does not run a model folder's code/,
+    );
+    assert.throws(() => parseModelConfig(JSON.stringify({ model_type: 'opt', hidden_size: 1024, word_embed_proj_dim: 512, num_attention_heads: 16 })), /word_embed_proj_dim \(512\) differs from hidden_size \(1024\)/);
+    assert.throws(() => llama({ rope_scaling: { rope_type: 'longrope', short_factor: [1, 2], long_factor: [1, 2] }, max_position_embeddings: 64 }), /needs short_factor: 32 positive numbers/);
     assert.throws(() => llama({ rope_scaling: { rope_type: 'llama3', factor: 8 } }), /rope type "llama3" needs a positive low_freq_factor/);
     assert.throws(() => llama({ num_key_value_heads: 3 }), /num_attention_heads \(4\) is not a multiple of num_key_value_heads \(3\)/);
-    assert.throws(() => llama({ hidden_act: 'relu' }), /hidden_act "relu" is not supported/);
+    assert.throws(() => llama({ hidden_act: 'tanh' }), /hidden_act "tanh" is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu, silu and relu/);
   });
 });

@@ -16,8 +16,34 @@ export const MODEL_FIXTURES = [
   'qwen3',
   'mistral-window',
   'gemma2-softcap',
+  // issue 40's dense families
+  'pythia-f16',
+  'gpt_neox-sequential-sharded-bf16',
+  'gptj-bf16',
+  'gpt_neo-local',
+  'opt-f16',
+  'opt-post-ln-bin',
+  'phi',
+  'phi3-longrope-bf16',
+  'olmo-clip',
+  'olmo2-bf16',
+  'stablelm-f16',
+  'granite',
+  'gemma',
+  'llama-yarn',
+  'llama-dynamic',
+  'roberta',
+  'xlm-roberta-sharded-f16',
+  'distilbert-f16',
+  'modernbert-bf16',
 ] as const;
 export type ModelFixtureName = (typeof MODEL_FIXTURES)[number];
+
+/** The fixtures of bidirectional encoders: their predictions are a mask token's fillers. */
+export const ENCODER_FIXTURES: readonly ModelFixtureName[] = ['bert', 'roberta', 'xlm-roberta-sharded-f16', 'distilbert-f16', 'modernbert-bf16'];
+
+/** Issue 40's dense-family fixtures. */
+export const DENSE_FIXTURES = MODEL_FIXTURES.slice(MODEL_FIXTURES.indexOf('pythia-f16'));
 
 /** What reference.json holds: the float64 reference forward of the folder's weights on token_ids. */
 export interface ModelReference {

@@ -12,7 +12,7 @@ import { layoutOf } from '../../../src/core/model/layout';
 import { runModel, type ModelRun } from '../../../src/core/model/run';
 import { Weights } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
-import { MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
+import { DENSE_FIXTURES, ENCODER_FIXTURES, MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
 
 /** max |a − b| / max |a|: the relative tolerance of the issue, over a whole vector. */
 function relativeError(want: readonly number[], got: ArrayLike<number>): number {
@@ -61,7 +61,7 @@ describe('model forward against the PyTorch references', function () {
     });
   }
 
-  for (const name of ['gpt2', 'bert', 'llama-gqa-bf16', 'qwen2-sharded-f16', 'qwen3', 'mistral-window', 'gemma2-softcap'] as const) {
+  for (const name of ['gpt2', 'bert', 'llama-gqa-bf16', 'qwen2-sharded-f16', 'qwen3', 'mistral-window', 'gemma2-softcap', ...DENSE_FIXTURES] as const) {
     it(`${name}: every head's step-by-step spec gives the run's weights`, async () => {
       const run = await runFixture(name);
       for (let l = 0; l < run.layerCount; l++) {
@@ -150,6 +150,32 @@ describe('model forward against the PyTorch references', function () {
     await assert.rejects(() => run0().then((r) => r.drillDownSpec(2, 0)), /no layer 2, head 0: the model has layers 0–1 of heads 0–1/);
   });
 
+  it('issue 40\'s families: drill-down specs carry each model\'s own scale, window, RoPE and mask, or Q and K as computed', async () => {
+    const neo = await (await runFixture('gpt_neo-local')).drillDownSpec(1, 0);
+    assert.equal(neo.options.scale, 1); // GPT-Neo divides by nothing
+    assert.equal(neo.options.window, 4);
+    assert.equal((await (await runFixture('gpt_neo-local')).drillDownSpec(0, 0)).options.window, undefined);
+    const granite = await (await runFixture('granite')).drillDownSpec(0, 0);
+    assert.equal(granite.options.scale, 0.3);
+    assert.equal(granite.options.rope, 10000);
+    const modern = await runFixture('modernbert-bf16');
+    const local = await modern.drillDownSpec(1, 1);
+    assert.deepEqual([local.options.window, local.options.rope, local.options.causal], [3, 10000, undefined]);
+    assert.deepEqual([(await modern.drillDownSpec(0, 0)).options.window, (await modern.drillDownSpec(0, 0)).options.rope], [undefined, 160000]);
+    const pythia = await (await runFixture('pythia-f16')).drillDownSpec(1, 2);
+    assert.ok(pythia.Q && !pythia.X);
+    assert.match(pythia.options.name ?? '', /^gpt_neox L1 H2: Q and K after the model's partial \(4 of each head's columns\) RoPE/);
+    const gptj = await (await runFixture('gptj-bf16')).drillDownSpec(0, 0);
+    assert.match(gptj.options.name ?? '', /partial \(8 of each head's columns\), interleaved RoPE/);
+    const phi3 = await (await runFixture('phi3-longrope-bf16')).drillDownSpec(0, 3);
+    assert.match(phi3.options.name ?? '', /longrope-scaled RoPE/);
+    assert.equal(phi3.options.window, 6);
+    const olmo = await (await runFixture('olmo-clip')).drillDownSpec(0, 0);
+    assert.match(olmo.options.name ?? '', /clipped to ±0\.6/);
+    const roberta = await runFixture('roberta');
+    assert.deepEqual(roberta.predictions.map((p) => [p.kind, roberta.tokens[p.position]]), [['mask', '<mask>']]);
+  });
+
   it('a drill-down reads GPT-2\'s fused c_attn once, into the forward\'s reused memory (three fresh reads cost the first click 0.1–0.2 s of page faults)', async () => {
     const files = folderFiles(modelFixture('gpt2'));
     const reads: { length: number; reused: boolean }[] = [];
@@ -202,19 +228,20 @@ describe('model forward against the PyTorch references', function () {
       const masked = run.predictions.map((p) => p.position);
       for (let position = 0; position < run.queryCount; position++) {
         const prediction = await run.predictAt(position);
-        if (name === 'bert' && !masked.includes(position)) {
+        const encoder = ENCODER_FIXTURES.includes(name);
+        if (encoder && !masked.includes(position)) {
           assert.equal(prediction, undefined, `position ${position} is not a [MASK]`);
           continue;
         }
         assert.ok(prediction, `a prediction at ${position}`);
-        assert.equal(prediction.kind, name === 'bert' ? 'mask' : 'next');
+        assert.equal(prediction.kind, encoder ? 'mask' : 'next');
         assert.deepEqual(prediction.top.map((t) => t.id), top5[position].ids, `position ${position}: the top 5 ids`);
         prediction.top.forEach((t, r) => {
           const want = top5[position].probabilities[r];
           assert.ok(Math.abs(t.probability - want) <= REFERENCE_TOLERANCE.logitsRelative * want, `position ${position}, rank ${r}: ${t.probability} vs ${want}`);
         });
       }
-      if (name === 'bert') assert.equal(masked.length, 1);
+      if (ENCODER_FIXTURES.includes(name)) assert.equal(masked.length, 1);
     });
   }
 

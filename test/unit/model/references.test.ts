@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { MODEL_FIXTURES, modelFixture, modelReference, type ModelFixtureName } from './fixtures';
+import { ENCODER_FIXTURES, MODEL_FIXTURES, modelFixture, modelReference, type ModelFixtureName } from './fixtures';
 
 const repoRoot = resolve(__dirname, '..', '..', '..');
 
@@ -34,14 +34,14 @@ describe('model fixtures', () => {
     try {
       const report = execFileSync('/usr/bin/python3', [join(repoRoot, 'scripts', 'gen_model_fixtures.py'), out, '--check'], { encoding: 'utf8' });
       const checked = [...report.matchAll(/^(\S+): reference vs torch modules, largest difference (\S+)$/gm)];
-      assert.deepEqual(checked.map((m) => m[1]), ['gpt2', 'gpt2-bin', 'llama-gqa-bf16', 'mistral-window', 'qwen2-sharded-f16']);
+      assert.deepEqual(checked.map((m) => m[1]), ['gpt2', 'gpt2-bin', 'llama-gqa-bf16', 'mistral-window', 'qwen2-sharded-f16', 'pythia-f16', 'gpt_neox-sequential-sharded-bf16', 'gptj-bf16']);
       for (const [, , difference] of checked) assert.ok(Number(difference) < 1e-9, report);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }
   });
 
-  it('every reference row is a distribution, causal for the decoders, bidirectional for BERT', () => {
+  it('every reference row is a distribution, causal for the decoders, bidirectional for the encoders', () => {
     for (const name of MODEL_FIXTURES) {
       const reference = modelReference(name);
       const n = reference.token_ids.length;
@@ -56,7 +56,7 @@ describe('model fixtures', () => {
           });
         }
       }
-      if (name === 'bert') assert.ok(future > 1, 'BERT attends to later tokens');
+      if (ENCODER_FIXTURES.includes(name)) assert.ok(future > 1, `${name} attends to later tokens`);
       else assert.equal(future, 0, `${name} is causal`);
     }
   });
@@ -65,6 +65,7 @@ describe('model fixtures', () => {
     const cases: Array<[ModelFixtureName, (layer: number) => number | null]> = [
       ['mistral-window', () => config('mistral-window').sliding_window as number],
       ['gemma2-softcap', (layer) => ((config('gemma2-softcap').layer_types as string[])[layer] === 'sliding_attention' ? 4 : null)],
+      ['gpt_neo-local', (layer) => (layer === 1 ? 4 : null)],
     ];
     for (const [name, windowOf] of cases) {
       const reference = modelReference(name);
@@ -116,6 +117,45 @@ describe('model fixtures', () => {
     assert.ok(gemma['model.layers.0.pre_feedforward_layernorm.weight'] && gemma['model.layers.0.post_feedforward_layernorm.weight']);
     const bert = safetensorsHeader(join(modelFixture('bert'), 'model.safetensors'));
     assert.ok(bert['cls.predictions.transform.dense.weight'] && bert['bert.embeddings.token_type_embeddings.weight']);
+  });
+
+  it("ModernBERT's local layers see |i − j| ≤ local_attention / 2 both ways, its global layers everything", () => {
+    const reference = modelReference('modernbert-bf16');
+    reference.attentions.forEach((layer, l) =>
+      layer.forEach((head) =>
+        head.forEach((row, i) =>
+          row.forEach((weight, j) => {
+            if (l % 2 === 1 && Math.abs(i - j) > 2) assert.equal(weight, 0, `layer ${l}: (${i}, ${j})`);
+            else assert.ok(weight > 0, `layer ${l}: (${i}, ${j})`);
+          }),
+        ),
+      ),
+    );
+  });
+
+  it("RoBERTa's run has a padding token inside, and each issue 40 layout is what it stands for", () => {
+    const roberta = modelReference('roberta');
+    assert.ok(roberta.token_ids.indexOf(1) > 0, '<pad> (padding_idx 1) inside the run');
+    const pythia = safetensorsHeader(join(modelFixture('pythia-f16'), 'model.safetensors'));
+    assert.deepEqual(pythia['gpt_neox.layers.0.attention.query_key_value.weight'].shape, [192, 64]); // [heads · 3 · head_dim, hidden]
+    assert.ok(Object.values(pythia).every((t) => t.dtype === 'F16'));
+    assert.ok(pythia['embed_out.weight'] && !pythia['gpt_neox.embed_out.weight']);
+    const neox = modelFixture('gpt_neox-sequential-sharded-bf16');
+    assert.equal(new Set(Object.values((JSON.parse(readFileSync(join(neox, 'model.safetensors.index.json'), 'utf8')) as { weight_map: Record<string, string> }).weight_map)).size, 2);
+    const phi3 = safetensorsHeader(join(modelFixture('phi3-longrope-bf16'), 'model.safetensors'));
+    assert.deepEqual(phi3['model.layers.0.self_attn.qkv_proj.weight'].shape, [128, 64]); // q 64 | k 32 | v 32
+    assert.deepEqual(phi3['model.layers.0.mlp.gate_up_proj.weight'].shape, [128, 64]); // gate 64 | up 64
+    const olmo = safetensorsHeader(join(modelFixture('olmo-clip'), 'model.safetensors'));
+    assert.ok(!Object.keys(olmo).some((k) => k.includes('layernorm') || k.endsWith('norm.weight')), 'OLMo has no norm parameters');
+    const olmo2 = safetensorsHeader(join(modelFixture('olmo2-bf16'), 'model.safetensors'));
+    assert.deepEqual(olmo2['model.layers.0.self_attn.q_norm.weight'].shape, [32]); // the whole projection
+    const stablelm = safetensorsHeader(join(modelFixture('stablelm-f16'), 'model.safetensors'));
+    assert.ok(stablelm['model.layers.0.self_attn.q_layernorm.norms.3.weight'] && !stablelm['model.layers.0.post_attention_layernorm.weight']);
+    const gptj = safetensorsHeader(join(modelFixture('gptj-bf16'), 'model.safetensors'));
+    assert.ok(gptj['lm_head.bias'] && gptj['transformer.h.0.attn.q_proj.weight'] && !gptj['transformer.h.0.attn.q_proj.bias']);
+    assert.deepEqual(readdirSync(modelFixture('opt-post-ln-bin')).filter((f) => !f.endsWith('.json')), ['pytorch_model.bin']);
+    const modernbert = safetensorsHeader(join(modelFixture('modernbert-bf16'), 'model.safetensors'));
+    assert.ok(!modernbert['model.layers.0.attn_norm.weight'] && modernbert['model.layers.1.attn_norm.weight'] && !modernbert['model.embeddings.norm.bias']);
   });
 
   it("Gemma 2's final softcap bounds the reference logits", () => {

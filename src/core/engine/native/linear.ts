@@ -65,6 +65,8 @@ function activated(g: Graph, x: string, activation: Activation): string {
       return g.op('Mul', [g.op('Mul', [x, scalar(0.5)]), g.op('Add', [g.op('Erf', [g.op('Mul', [x, scalar(Math.SQRT1_2)])]), scalar(1)])]);
     case 'silu':
       return g.op('Mul', [x, g.op('Sigmoid', [x])]);
+    case 'relu':
+      return g.op('Relu', [x]);
   }
 }
 
