@@ -1156,10 +1156,15 @@ def gpt_neo_folder(out):
 def opt_forward(config, w, ids):
     """modeling_opt.py: positions = cumsum(attention_mask) − 1 + 2 (no padding: i + 2), q scaled by head_dim^−½, ReLU,
     self_attn_layer_norm / final_layer_norm before the sublayers or (do_layer_norm_before false) after each residual add,
-    decoder.final_layer_norm only in the pre-LN form, the LM head tied to embed_tokens."""
+    decoder.final_layer_norm only in the pre-LN form, the LM head tied to embed_tokens; with word_embed_proj_dim ≠
+    hidden_size (OPT-350m) project_in on the token embeddings before the positions are added, project_out last."""
     n, heads, before = len(ids), config['num_attention_heads'], config['do_layer_norm_before']
     hd = config['hidden_size'] // heads
-    x, attentions = w['model.decoder.embed_tokens.weight'][ids] + w['model.decoder.embed_positions.weight'][2:n + 2], []
+    projected = config['word_embed_proj_dim'] != config['hidden_size']
+    x = w['model.decoder.embed_tokens.weight'][ids]
+    if projected:
+        x = lin(w, x, 'model.decoder.project_in')
+    x, attentions = x + w['model.decoder.embed_positions.weight'][2:n + 2], []
     for layer in range(config['num_hidden_layers']):
         p = f'model.decoder.layers.{layer}'
         h = ln(w, x, f'{p}.self_attn_layer_norm', 1e-5) if before else x
@@ -1174,19 +1179,24 @@ def opt_forward(config, w, ids):
         if not before:
             x = ln(w, x, f'{p}.final_layer_norm', 1e-5)
     hidden = ln(w, x, 'model.decoder.final_layer_norm', 1e-5) if before else x
+    if projected:
+        hidden = lin(w, hidden, 'model.decoder.project_out')
     return attentions, hidden, hidden @ w['model.decoder.embed_tokens.weight'].T
 
 
-def opt_folder(out, name, seed, dtype, layout, before):
+def opt_folder(out, name, seed, dtype, layout, before, projected=32):
     hidden, heads, layers, ffn, vocab, positions = 32, 4, 2, 64, 128, 64
     config = {'architectures': ['OPTForCausalLM'], 'model_type': 'opt', 'vocab_size': vocab, 'hidden_size': hidden,
               'num_hidden_layers': layers, 'ffn_dim': ffn, 'num_attention_heads': heads, 'max_position_embeddings': positions,
-              'do_layer_norm_before': before, 'word_embed_proj_dim': hidden, 'activation_function': 'relu', 'enable_bias': True,
+              'do_layer_norm_before': before, 'word_embed_proj_dim': projected, 'activation_function': 'relu', 'enable_bias': True,
               'layer_norm_elementwise_affine': True, 'torch_dtype': str(dtype).removeprefix('torch.'), 'pad_token_id': 1,
               'bos_token_id': 2, 'eos_token_id': 2}
     r = Weights(seed, dtype)
-    r.normal('model.decoder.embed_tokens.weight', (vocab, hidden), 1.0)
+    r.normal('model.decoder.embed_tokens.weight', (vocab, projected), 1.0)
     r.normal('model.decoder.embed_positions.weight', (positions + 2, hidden), 0.5)
+    if projected != hidden:
+        r.linear('model.decoder.project_in', hidden, projected)
+        r.linear('model.decoder.project_out', projected, hidden)
     for layer in range(layers):
         p = f'model.decoder.layers.{layer}'
         for t in ('q', 'k', 'v', 'out'):
@@ -1429,7 +1439,8 @@ def dense_folders(out):
     gptj_folder(out)
     gpt_neo_folder(out)
     opt_folder(out, 'opt-f16', 36, torch.float16, 'safetensors', before=True)
-    opt_folder(out, 'opt-post-ln-bin', 37, torch.float32, 'bin', before=False)
+    # OPT-350m's shape of settings: post-LN and word_embed_proj_dim 16 ≠ hidden 32 (project_in / project_out).
+    opt_folder(out, 'opt-350m-post-ln-bin', 37, torch.float32, 'bin', before=False, projected=16)
     phi_folder(out)
     roberta_folder(out, 'roberta', 'roberta', 41, torch.float32, 'safetensors')
     roberta_folder(out, 'xlm-roberta-sharded-f16', 'xlm-roberta', 42, torch.float16, ('shards', 2))

@@ -115,6 +115,13 @@ export interface ModelConfig {
   postLayerNorm?: boolean;
   /** ModernBERT's classifier_bias: a bias on the MLM head's dense layer. */
   headDenseBias?: boolean;
+  /** The embeddings' and the LM head's width where it differs from hidden (OPT-350m's word_embed_proj_dim: project_in after the embeddings, project_out before the head). */
+  embeddingWidth?: number;
+}
+
+/** The width of the token embeddings, of the final hidden state and of the LM head's rows. */
+export function outputWidth(c: ModelConfig): number {
+  return c.embeddingWidth ?? c.hidden;
 }
 
 /** The weight-name maps of issue 40's dense families (the Llama relatives among them use Llama's). */
@@ -675,8 +682,7 @@ function opt(json: Json): ModelConfig {
   const hidden = int(json, 'hidden_size', 768);
   const heads = int(json, 'num_attention_heads', 12);
   const layers = int(json, 'num_hidden_layers', 12);
-  const projected = json.word_embed_proj_dim ?? hidden;
-  if (projected !== hidden) throw new ModelConfigError(`config.json's word_embed_proj_dim (${JSON.stringify(projected)}) differs from hidden_size (${hidden}): OPT's project_in / project_out (OPT-350m) are not supported`);
+  const projected = json.word_embed_proj_dim === undefined || json.word_embed_proj_dim === null ? hidden : int(json, 'word_embed_proj_dim', hidden);
   const base = dense('opt', 'opt', { hidden, layers, heads });
   const maxPositions = int(json, 'max_position_embeddings', 2048);
   const bias = bool(json, 'enable_bias', true);
@@ -699,6 +705,7 @@ function opt(json: Json): ModelConfig {
     positions: { offset: 2, rows: maxPositions + 2 },
     ...(bool(json, 'layer_norm_elementwise_affine', true) ? {} : { normParameters: 'none' as const }),
     ...(before ? {} : { postLayerNorm: true }),
+    ...(projected !== hidden ? { embeddingWidth: projected } : {}),
   };
 }
 

@@ -13,7 +13,7 @@ import { LayerPools } from '../heads/pool';
 import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend, LinearWeights } from './backend';
-import { type Activation, type LayerAttention, type ModelConfig, type RopeFrequencies, ropeAt } from './config';
+import { type Activation, type LayerAttention, type ModelConfig, outputWidth, type RopeFrequencies, ropeAt } from './config';
 import type { LayerLayout, LinearLayout, ModelLayout, NormLayout } from './layout';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
@@ -120,7 +120,8 @@ export class ModelForward {
       x = output;
       layers.push(record);
     }
-    const hidden = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
+    const normed = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
+    const hidden = this.layout.projectOut ? await this.linear(normed, ids.length, this.layout.projectOut) : normed;
     return { layers, hidden };
   }
 
@@ -131,14 +132,16 @@ export class ModelForward {
     // Only the rows of the tokens present are read, not the whole table: each distinct token once
     // (the induction probe repeats every token), all reads under way at once.
     const distinct = [...new Set(ids)];
-    const rows = await Promise.all(distinct.map((id) => this.weights.rows(tokenEmbeddings, [c.vocab, c.hidden], id, 1)));
+    const width = outputWidth(c);
+    const rows = await Promise.all(distinct.map((id) => this.weights.rows(tokenEmbeddings, [c.vocab, width], id, 1)));
     const rowOf = new Map(distinct.map((id, i) => [id, rows[i]]));
-    const x = new Float32Array(ids.length * c.hidden);
-    for (const [r, id] of ids.entries()) x.set(rowOf.get(id)!, r * c.hidden);
+    let x: Float32Array = new Float32Array(ids.length * width);
+    for (const [r, id] of ids.entries()) x.set(rowOf.get(id)!, r * width);
     if (c.embeddingScale !== 1) {
       const scale = Math.fround(c.embeddingScale); // the models multiply by √hidden in their dtype
       for (let i = 0; i < x.length; i++) x[i] *= scale;
     }
+    if (this.layout.projectIn) x = await this.linear(x, ids.length, this.layout.projectIn);
     if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids));
     if (typeEmbeddings) addInPlace(x, gatherRows(await this.weights.rows(typeEmbeddings, [c.typeVocab, c.hidden], 0, 1), c.hidden, ids.map(() => 0)));
     return embeddingNorm ? this.norm(x, embeddingNorm) : x;

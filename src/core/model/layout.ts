@@ -61,6 +61,9 @@ export interface ModelLayout {
   mlmTransform?: { dense: LinearLayout; norm: NormLayout; bias: string };
   /** The LM head's own bias (GPT-J, Phi). */
   headBias?: string;
+  /** OPT-350m: embeddings (embeddingWidth wide) projected to hidden before the layers, and the final hidden state back after them. */
+  projectIn?: LinearLayout;
+  projectOut?: LinearLayout;
 }
 
 export function layoutOf(c: ModelConfig): ModelLayout {
@@ -309,6 +312,9 @@ function opt(c: ModelConfig): ModelLayout {
     }),
     ...(post ? {} : { finalNorm: { name: 'decoder.final_layer_norm', width: C } }),
     head: ['lm_head.weight', 'decoder.embed_tokens.weight'],
+    ...(c.embeddingWidth !== undefined
+      ? { projectIn: linear('decoder.project_in', c.embeddingWidth, C, false, 'out-in'), projectOut: linear('decoder.project_out', C, c.embeddingWidth, false, 'out-in') }
+      : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
-import { type ModelConfig, parseModelConfig, type RopeFrequencies } from './config';
+import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
@@ -122,7 +122,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const result = await forward.run(ids, options);
   const head = new LanguageHead(forward, tokenizer);
   const n = ids.length;
-  const hiddenLast = result.hidden.slice((n - 1) * config.hidden);
+  const hiddenLast = result.hidden.slice((n - 1) * outputWidth(config));
   const logitsLast = await head.logits(hiddenLast, 1);
   const predictions = await head.predictions(ids, result, logitsLast);
   // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
@@ -182,10 +182,11 @@ class LanguageHead {
     }
     if (layout.headBias) bias = await weights.get(layout.headBias, [c.vocab]);
     const out = new Float32Array(rows * c.vocab);
-    const chunk = vocabChunk(c.hidden);
+    const width = outputWidth(c);
+    const chunk = vocabChunk(width);
     for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
       const count = Math.min(chunk, c.vocab - v0);
-      const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, c.hidden], v0, count, bias?.subarray(v0, v0 + count));
+      const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, width], v0, count, bias?.subarray(v0, v0 + count));
       for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
     }
     if (c.logitScale !== undefined && c.logitScale !== 1) for (let i = 0; i < out.length; i++) out[i] *= c.logitScale;
@@ -228,7 +229,7 @@ class LanguageHead {
   }
 
   private async logitsAt(result: ForwardResult, position: number): Promise<Float32Array> {
-    const width = this.forward.config.hidden;
+    const width = outputWidth(this.forward.config);
     return (await this.logits(result.hidden.slice(position * width, (position + 1) * width), 1)) as Float32Array;
   }
 
@@ -265,7 +266,8 @@ async function drillDown(forward: ModelForward, result: ForwardResult, layer: nu
     // Before RoPE when the options can say it (plain frequencies), else as scored.
     const qkv = await forward.queriesKeysValues(layer, input, n, rope !== undefined && !rope.plain);
     const part = (data: Float32Array, heads: number, index: number) => columns(matrix(n, heads * d, data), index * d, d);
-    const how = rope && !rope.plain ? `Q and K after the model's ${ropeWords(rope)}` : L.qNorm ? 'Q and K after the q/k norms' : `Q, K and V clipped to ±${c.clipQkv}`;
+    const after = [...(L.qNorm ? ['the q/k norms'] : []), ...(rope && !rope.plain ? [`the model's ${ropeWords(rope)}`] : [])];
+    const how = [...(c.clipQkv !== undefined ? [`Q, K and V clipped to ±${c.clipQkv}`] : []), ...(after.length ? [`Q and K after ${after.join(' and ')}`] : [])].join(', then ');
     return {
       Q: part(qkv.Q, c.heads, head),
       K: part(qkv.K, c.kvHeads, kvHead),

@@ -58,7 +58,9 @@ describe('model config', () => {
     const neo = parse({ model_type: 'gpt_neo', hidden_size: 32, num_heads: 4, num_layers: 4, attention_types: [[['global', 'local'], 2]], window_size: 256 });
     assert.deepEqual(neo.attention.map((a) => [a.scale, a.window]), [[1, undefined], [1, 256], [1, undefined], [1, 256]]);
     const opt = parse({ model_type: 'opt', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 2048 });
-    assert.deepEqual([opt.positions, opt.activation, opt.postLayerNorm], [{ offset: 2, rows: 2050 }, 'relu', undefined]);
+    assert.deepEqual([opt.positions, opt.activation, opt.postLayerNorm, opt.embeddingWidth], [{ offset: 2, rows: 2050 }, 'relu', undefined, undefined]);
+    const opt350 = parse({ model_type: 'opt', hidden_size: 1024, word_embed_proj_dim: 512, num_attention_heads: 16, num_hidden_layers: 2, do_layer_norm_before: false });
+    assert.deepEqual([opt350.embeddingWidth, opt350.postLayerNorm], [512, true]);
     const roberta = parse({ model_type: 'xlm-roberta', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 514, pad_token_id: 1 });
     assert.deepEqual([roberta.maxPositions, roberta.positions, roberta.causal], [512, { offset: 0, rows: 514, paddingId: 1 }, false]);
     const phi3 = parse({ model_type: 'phi3', hidden_size: 96, num_attention_heads: 4, num_hidden_layers: 1, partial_rotary_factor: 0.5, sliding_window: 2047 });
@@ -119,7 +121,6 @@ describe('model config', () => {
       () => parseModelConfig(JSON.stringify({ model_type: 'mpt_custom', auto_map: { AutoConfig: 'configuration_mpt.MPTConfig', AutoModelForCausalLM: 'acme/mpt--modeling_mpt.MPTForCausalLM' } })),
       /model_type "mpt_custom" and its architecture only as Python code \(auto_map → configuration_mpt\.py, modeling_mpt\.py\): Attention Lens does not run a model folder's code/,
     );
-    assert.throws(() => parseModelConfig(JSON.stringify({ model_type: 'opt', hidden_size: 1024, word_embed_proj_dim: 512, num_attention_heads: 16 })), /word_embed_proj_dim \(512\) differs from hidden_size \(1024\)/);
     assert.throws(() => llama({ rope_scaling: { rope_type: 'longrope', short_factor: [1, 2], long_factor: [1, 2] }, max_position_embeddings: 64 }), /needs short_factor: 32 positive numbers/);
     assert.throws(() => llama({ rope_scaling: { rope_type: 'llama3', factor: 8 } }), /rope type "llama3" needs a positive low_freq_factor/);
     assert.throws(() => llama({ num_key_value_heads: 3 }), /num_attention_heads \(4\) is not a multiple of num_key_value_heads \(3\)/);

@@ -22,7 +22,7 @@ export const MODEL_FIXTURES = [
   'gptj-bf16',
   'gpt_neo-local',
   'opt-f16',
-  'opt-post-ln-bin',
+  'opt-350m-post-ln-bin',
   'phi',
   'phi3-longrope-bf16',
   'olmo-clip',

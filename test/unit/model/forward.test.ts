@@ -172,6 +172,8 @@ describe('model forward against the PyTorch references', function () {
     assert.equal(phi3.options.window, 6);
     const olmo = await (await runFixture('olmo-clip')).drillDownSpec(0, 0);
     assert.match(olmo.options.name ?? '', /clipped to ±0\.6/);
+    const opt350 = await runFixture('opt-350m-post-ln-bin');
+    assert.equal(opt350.hiddenLast.length, 16); // after project_out: word_embed_proj_dim wide
     const roberta = await runFixture('roberta');
     assert.deepEqual(roberta.predictions.map((p) => [p.kind, roberta.tokens[p.position]]), [['mask', '<mask>']]);
   });

@@ -153,7 +153,7 @@ describe('model fixtures', () => {
     assert.ok(stablelm['model.layers.0.self_attn.q_layernorm.norms.3.weight'] && !stablelm['model.layers.0.post_attention_layernorm.weight']);
     const gptj = safetensorsHeader(join(modelFixture('gptj-bf16'), 'model.safetensors'));
     assert.ok(gptj['lm_head.bias'] && gptj['transformer.h.0.attn.q_proj.weight'] && !gptj['transformer.h.0.attn.q_proj.bias']);
-    assert.deepEqual(readdirSync(modelFixture('opt-post-ln-bin')).filter((f) => !f.endsWith('.json')), ['pytorch_model.bin']);
+    assert.deepEqual(readdirSync(modelFixture('opt-350m-post-ln-bin')).filter((f) => !f.endsWith('.json')), ['pytorch_model.bin']);
     const modernbert = safetensorsHeader(join(modelFixture('modernbert-bf16'), 'model.safetensors'));
     assert.ok(!modernbert['model.layers.0.attn_norm.weight'] && modernbert['model.layers.1.attn_norm.weight'] && !modernbert['model.embeddings.norm.bias']);
   });
