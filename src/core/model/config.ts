@@ -115,6 +115,8 @@ export interface ModelConfig {
   postLayerNorm?: boolean;
   /** ModernBERT's classifier_bias: a bias on the MLM head's dense layer. */
   headDenseBias?: boolean;
+  /** The MLM head's activation where it is not the layers' (ModernBERT's classifier_activation). */
+  headActivation?: Activation;
   /** The embeddings' and the LM head's width where it differs from hidden (OPT-350m's word_embed_proj_dim: project_in after the embeddings, project_out before the head). */
   embeddingWidth?: number;
 }
@@ -873,5 +875,6 @@ function modernbert(json: Json): ModelConfig {
     fusedQkv: 'concatenated',
     fusedGateUp: true,
     headDenseBias: bool(json, 'classifier_bias', false),
+    headActivation: activationOf(json.classifier_activation ?? 'gelu', 'classifier_activation'),
   };
 }

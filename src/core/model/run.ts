@@ -177,7 +177,7 @@ class LanguageHead {
     let x = hidden;
     let bias: Float32Array | undefined;
     if (layout.mlmTransform) {
-      x = await this.forward.norm(await this.forward.linear(x, rows, layout.mlmTransform.dense, c.activation), layout.mlmTransform.norm);
+      x = await this.forward.norm(await this.forward.linear(x, rows, layout.mlmTransform.dense, c.headActivation ?? c.activation), layout.mlmTransform.norm);
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
     if (layout.headBias) bias = await weights.get(layout.headBias, [c.vocab]);

@@ -91,7 +91,7 @@ describe('model forward against the PyTorch references', function () {
     });
   }
 
-  for (const name of ['gpt2', 'llama-gqa-bf16', 'qwen3', 'mistral-window', 'gemma2-softcap'] as const) {
+  for (const name of ['gpt2', 'llama-gqa-bf16', 'qwen3', 'mistral-window', 'gemma2-softcap', 'pythia-f16', 'phi3-longrope-bf16', 'modernbert-bf16', 'gpt_neo-local'] as const) {
     it(`${name}: a layer's heads computed a group at a time (what the head analyses read) are the run's own numbers, and analyse as head by head`, async () => {
       const run = await runFixture(name);
       assert.ok(run.headGroups);
@@ -110,7 +110,7 @@ describe('model forward against the PyTorch references', function () {
     });
   }
 
-  for (const name of ['gpt2', 'llama-gqa-bf16', 'gemma2-softcap'] as const) {
+  for (const name of ['gpt2', 'llama-gqa-bf16', 'gemma2-softcap', 'pythia-f16', 'roberta'] as const) {
     it(`${name}: two runs compared a layer's heads at a time (both recomputed at once) give the head-by-head divergences`, async () => {
       const a = await runFixture(name);
       const ids = modelReference(name).token_ids;
