@@ -529,6 +529,197 @@ def decoder_folders(out):
         write_folder(out, name, config, tensors, layout, reference, None, None)
 
 
+
+# ---------------------------------------------------------------- mixtures of experts (Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE)
+
+def moe_settings(config):
+    """The routing as each modeling file reads config.json: experts, top-k, renormalisation, which layers are sparse,
+    the checkpoint's names (Mixtral's block_sparse_moe.experts.E.w1/w3/w2, else mlp.experts.E.gate/up/down_proj)."""
+    arch, layers = config['model_type'], config['num_hidden_layers']
+    mixtral = arch == 'mixtral'
+    experts = config['num_local_experts'] if mixtral else config['num_experts']
+    step = config.get('decoder_sparse_step', 1) if arch in ('qwen2_moe', 'qwen3_moe') else 1
+    dense = config.get('mlp_only_layers', []) if arch in ('qwen2_moe', 'qwen3_moe') else []
+    return {
+        'experts': experts, 'top_k': config['num_experts_per_tok'], 'norm': True if mixtral else config.get('norm_topk_prob', False),
+        'sparse': [experts > 0 and layer not in dense and (layer + 1) % step == 0 for layer in range(layers)],
+        'block': 'block_sparse_moe' if mixtral else 'mlp', 'names': ('w1', 'w3', 'w2') if mixtral else ('gate_proj', 'up_proj', 'down_proj'),
+        'intermediate': config['moe_intermediate_size'] if arch in ('qwen2_moe', 'qwen3_moe') else config['intermediate_size'],
+        'shared': config.get('shared_expert_intermediate_size') if arch == 'qwen2_moe' else None,
+    }
+
+
+def moe_mlp(x, w, prefix, names):
+    gate, up, down = names
+    return apply_linear(silu(apply_linear(x, (w[f'{prefix}.{gate}.weight'], None))) * apply_linear(x, (w[f'{prefix}.{up}.weight'], None)),
+                        (w[f'{prefix}.{down}.weight'], None))
+
+
+def moe_block(h, w, block, settings, by_token_loop=False):
+    """The sparse block: softmax of the router's logits, its top-k (renormalised when asked), each chosen expert's output
+    times its weight, plus Qwen2-MoE's shared expert behind sigmoid(shared_expert_gate). Gathered as the modeling files do
+    (each expert's tokens at once, index_add_), or token by token (the self-check). Returns the output, the routing
+    ([position] → [[expert, weight], …] by decreasing weight) and the smallest gap between consecutive logits of each
+    token's k + 1 largest (how far the choice is from a tie)."""
+    k, names = settings['top_k'], settings['names']
+    logits = apply_linear(h, (w[f'{block}.gate.weight'], None))
+    weights, chosen = torch.softmax(logits, -1).topk(k, -1)
+    if settings['norm']:
+        weights = weights / weights.sum(-1, keepdim=True)
+    out = torch.zeros_like(h)
+    if by_token_loop:
+        for t in range(h.shape[0]):
+            for slot in range(k):
+                out[t] += weights[t, slot] * moe_mlp(h[t:t + 1], w, f'{block}.experts.{chosen[t, slot].item()}', names)[0]
+    else:
+        for expert in range(settings['experts']):
+            tokens, slots = torch.where(chosen == expert)
+            if len(tokens):
+                out.index_add_(0, tokens, moe_mlp(h[tokens], w, f'{block}.experts.{expert}', names) * weights[tokens, slots, None])
+    if settings['shared']:
+        gate = torch.sigmoid(apply_linear(h, (w[f'{block}.shared_expert_gate.weight'], None)))
+        out = out + gate * moe_mlp(h, w, f'{block}.shared_expert', names)
+    ranked = logits.sort(-1, descending=True).values[:, :k + 1]
+    margin = (ranked[:, :-1] - ranked[:, 1:]).min().item() if settings['experts'] > k else math.inf
+    routing = [[[e, v] for e, v in zip(chosen[t].tolist(), weights[t].tolist())] for t in range(h.shape[0])]
+    return out, routing, margin
+
+
+def moe_forward(config, w, ids, by_token_loop=False):
+    """Mixtral, Qwen2-MoE, OLMoE and Qwen3-MoE: Llama's block (RMSNorm, RoPE, GQA) with q/k/v biases (Qwen2-MoE), q/k norms
+    per head (Qwen3-MoE) or over the whole projection (OLMoE), and the MLP routed through experts on sparse layers."""
+    arch, n = config['model_type'], len(ids)
+    heads, kv_heads = config['num_attention_heads'], config['num_key_value_heads']
+    head_dim = config.get('head_dim') or config['hidden_size'] // heads
+    eps, settings = config['rms_norm_eps'], moe_settings(config)
+    inv_freq = inv_frequencies(config, head_dim)
+
+    def lin(x, name):
+        return apply_linear(x, (w[f'{name}.weight'], w.get(f'{name}.bias')))
+
+    def norm(x, name):
+        return rms_norm(x, w[f'{name}.weight'], eps)
+
+    x = w['model.embed_tokens.weight'][ids]
+    attentions, experts, margin = [], [], math.inf
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        h = norm(x, f'{p}.input_layernorm')
+        q, k, v = lin(h, f'{p}.self_attn.q_proj'), lin(h, f'{p}.self_attn.k_proj'), lin(h, f'{p}.self_attn.v_proj')
+        if arch == 'olmoe':  # q_norm and k_norm over the whole projection, before the heads are split
+            q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
+        q, k, v = split_heads(q, heads), split_heads(k, kv_heads), split_heads(v, kv_heads)
+        if arch == 'qwen3_moe':  # per head
+            q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
+        weights, out = attend(rotate(q, inv_freq), rotate(k, inv_freq), v, causal(n), head_dim ** -0.5)
+        attentions.append(weights)
+        x = x + lin(out, f'{p}.self_attn.o_proj')
+        h = norm(x, f'{p}.post_attention_layernorm')
+        if settings['sparse'][layer]:
+            mlp, routing, layer_margin = moe_block(h, w, f'{p}.{settings["block"]}', settings, by_token_loop)
+            margin = min(margin, layer_margin)
+        else:
+            mlp, routing = moe_mlp(h, w, f'{p}.mlp', ('gate_proj', 'up_proj', 'down_proj')), [[] for _ in range(n)]
+        experts.append(routing)
+        x = x + mlp
+    hidden = norm(x, 'model.norm')
+    head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
+    return attentions, hidden, hidden @ head.T, experts, margin
+
+
+def moe_weights(config, seed, dtype):
+    """The MoE checkpoints' tensors under their published names. The router's weights are 3/√hidden (logits O(3)) so that
+    the top-k choices stand apart."""
+    arch, hidden = config['model_type'], config['hidden_size']
+    heads, kv_heads = config['num_attention_heads'], config['num_key_value_heads']
+    head_dim = config.get('head_dim') or hidden // heads
+    settings, bias = moe_settings(config), arch == 'qwen2_moe' and config.get('qkv_bias', True)
+    r = Weights(seed, dtype)
+    r.normal('model.embed_tokens.weight', (config['vocab_size'], hidden), 1.0)
+
+    def mlp(prefix, width, names):
+        r.linear(f'{prefix}.{names[0]}', width, hidden)
+        r.linear(f'{prefix}.{names[1]}', width, hidden)
+        r.linear(f'{prefix}.{names[2]}', hidden, width)
+
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}'
+        r.norm(f'{p}.input_layernorm', hidden)
+        r.linear(f'{p}.self_attn.q_proj', heads * head_dim, hidden, bias)
+        r.linear(f'{p}.self_attn.k_proj', kv_heads * head_dim, hidden, bias)
+        r.linear(f'{p}.self_attn.v_proj', kv_heads * head_dim, hidden, bias)
+        r.linear(f'{p}.self_attn.o_proj', hidden, heads * head_dim)
+        if arch in ('olmoe', 'qwen3_moe'):
+            whole = arch == 'olmoe'
+            r.norm(f'{p}.self_attn.q_norm', heads * head_dim if whole else head_dim)
+            r.norm(f'{p}.self_attn.k_norm', kv_heads * head_dim if whole else head_dim)
+        r.norm(f'{p}.post_attention_layernorm', hidden)
+        if not settings['sparse'][layer]:
+            mlp(f'{p}.mlp', config['intermediate_size'], ('gate_proj', 'up_proj', 'down_proj'))
+            continue
+        block = f'{p}.{settings["block"]}'
+        r.normal(f'{block}.gate.weight', (settings['experts'], hidden), 3 / math.sqrt(hidden))
+        for expert in range(settings['experts']):
+            mlp(f'{block}.experts.{expert}', settings['intermediate'], settings['names'])
+        if settings['shared']:
+            mlp(f'{block}.shared_expert', settings['shared'], settings['names'])
+            r.linear(f'{block}.shared_expert_gate', 1, hidden)
+    r.norm('model.norm', hidden)
+    if not config['tie_word_embeddings']:
+        r.linear('lm_head', config['vocab_size'], hidden)
+    return r.stored
+
+
+# Every top-k choice of the MoE references stands at least this far (in router logits) from a tie: the float32 forward
+# (errors ~1e-6) chooses the same experts in the same order. A fixture's seed is the first from its own that meets it.
+MOE_MARGIN = 0.02
+
+MOE_FIXTURES = [
+    # name, config, weight dtype, layout
+    ('mixtral-bf16', decoder_config(
+        'mixtral', 'MixtralForCausalLM', 'bfloat16', num_local_experts=4, num_experts_per_tok=2, rope_theta=1000000.0,
+        rms_norm_eps=1e-5, sliding_window=None, router_jitter_noise=0.0), torch.bfloat16, 'safetensors'),
+    ('qwen2-moe-sharded-f16', decoder_config(
+        'qwen2_moe', 'Qwen2MoeForCausalLM', 'float16', num_hidden_layers=3, num_experts=6, num_experts_per_tok=3,
+        moe_intermediate_size=16, shared_expert_intermediate_size=48, norm_topk_prob=False, decoder_sparse_step=1,
+        mlp_only_layers=[1], use_sliding_window=False, rope_theta=1000000.0), torch.float16, ('shards', 2)),
+    ('olmoe', decoder_config(
+        'olmoe', 'OlmoeForCausalLM', 'float32', num_experts=8, num_experts_per_tok=3, intermediate_size=16, norm_topk_prob=False,
+        rms_norm_eps=1e-5, clip_qkv=None), torch.float32, 'safetensors'),
+    ('qwen3-moe', decoder_config(
+        'qwen3_moe', 'Qwen3MoeForCausalLM', 'float32', num_hidden_layers=4, head_dim=16, num_experts=8, num_experts_per_tok=2,
+        moe_intermediate_size=24, norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[], use_sliding_window=False,
+        rope_theta=1000000.0), torch.float32, 'safetensors'),
+]
+
+
+def moe_folders(out):
+    """The MoE fixtures, each self-checked: the gathered experts (as the modeling files run them) against a token-by-token
+    loop, to 1e-12."""
+    for index, (name, config, dtype, layout) in enumerate(MOE_FIXTURES):
+        seed = 40 + 100 * index
+        while True:
+            tensors = moe_weights(config, seed, dtype)
+            ids = random_ids(seed, 10, config['vocab_size'])
+            w = {key: value.to(torch.float64) for key, value in tensors.items()}
+            attentions, hidden, logits, experts, margin = moe_forward(config, w, ids)
+            if margin >= MOE_MARGIN:
+                break
+            seed += 1
+        _, loop_hidden, _, loop_experts, _ = moe_forward(config, w, ids, by_token_loop=True)
+        difference = (loop_hidden - hidden).abs().max().item()
+        same_routing = all(len(a) == len(b) and all(ea == eb and abs(va - vb) < 1e-12 for (ea, va), (eb, vb) in zip(a, b))
+                           for la, lb in zip(experts, loop_experts) for a, b in zip(la, lb))
+        if difference > 1e-12 or not same_routing:
+            sys.exit(f'{name}: the experts gathered and token by token disagree ({difference:.2e})')
+        top = torch.softmax(logits, -1).topk(5, -1)
+        reference = {'token_ids': ids, 'attentions': [a.tolist() for a in attentions], 'hidden_last': hidden[-1].tolist(),
+                     'logits_last': logits[-1].tolist(),
+                     'top5': [{'ids': i, 'probabilities': p} for i, p in zip(top.indices.tolist(), top.values.tolist())],
+                     'text': None, 'experts': experts, 'router_margin': margin, 'seed': seed}
+        write_folder(out, name, config, tensors, layout, reference, None, None)
+
+
 def jsd_rows(a, b):
     """Mean over a head's rows of the Jensen–Shannon divergence ½KL(a‖m) + ½KL(b‖m), m = (a + b)/2, in nats, 0·ln 0 = 0."""
     m = (a + b) / 2
@@ -1492,6 +1683,7 @@ def main():
     bert_folder(args.out)
     decoder_folders(args.out)
     dense_folders(args.out)
+    moe_folders(args.out)
     if args.check:
         worst = {**check_references(args.out), **check_dense(args.out)}
         for name, difference in worst.items():

@@ -1,8 +1,10 @@
 // `attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json]`: a whole model folder run on a
 // text. Text output: the architecture, tokens, predictions and where each head of each layer
 // looks from the last token; --json prints exactly {architecture, tokens, token_ids, attentions,
-// hidden_last, logits_last} for scripts and tests. Bad input is one line on stderr and exit 1.
+// hidden_last, logits_last}, and a mixture of experts' routing as "experts", for scripts and tests.
+// Bad input is one line on stderr and exit 1.
 import { ModelConfigError } from '../core/model/config';
+import { routingPairs } from '../core/model/experts';
 import type { ModelInput } from '../core/model/input';
 import { type ModelRun, runModel } from '../core/model/run';
 import { ModelFileError } from '../core/model/weights';
@@ -13,9 +15,11 @@ import { writeFailure } from './failure';
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json] [--max-memory-mb N]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
-      Mistral, Qwen2/2.5, Qwen3, Gemma 2/3. Prints the tokens, the predictions and each
-      head's focus; --json prints {architecture, tokens, token_ids, attentions,
-      hidden_last, logits_last}. --max-memory-mb refuses a larger run up front
+      Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE. Prints
+      the tokens, the predictions, each head's focus and the experts' routing; --json
+      prints {architecture, tokens, token_ids, attentions, hidden_last, logits_last,
+      experts (mixtures of experts: [layer][position] of [expert, weight] pairs)}.
+      --max-memory-mb refuses a larger run up front
       (default: three quarters of this machine's memory).
 `;
 
@@ -97,6 +101,7 @@ function modelJson(run: ModelRun) {
     attentions,
     hidden_last: Array.from(run.hiddenLast),
     ...(run.logitsLast ? { logits_last: Array.from(run.logitsLast) } : {}),
+    ...(run.routing ? { experts: routingPairs(run.routing, n) } : {}),
   };
 }
 
@@ -122,7 +127,26 @@ function modelText(run: ModelRun): string {
     });
     lines.push(`  L${l}: ${heads.join(' · ')}`);
   }
+  if (run.routing) lines.push(...routingText(run));
   return `${lines.join('\n')}\n`;
+}
+
+/** A mixture of experts in brief: per layer, the last token's experts and weights, and the experts most tokens chose. */
+function routingText(run: ModelRun): string[] {
+  const routing = run.routing!;
+  const n = run.queryCount;
+  const lines = [`experts (${routing.topK} of ${routing.experts} per token; the last token's, and the most chosen across the ${n} tokens):`];
+  routingPairs(routing, n).forEach((layer, l) => {
+    if (layer[0].length === 0) {
+      lines.push(`  L${l}: dense MLP`);
+      return;
+    }
+    const counts = new Map<number, number>();
+    for (const pairs of layer) for (const [e] of pairs) counts.set(e, (counts.get(e) ?? 0) + 1);
+    const most = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, 3).map(([e, count]) => `E${e} ×${count}`);
+    lines.push(`  L${l}: ${layer[n - 1].map(([e, w]) => `E${e} ${w.toFixed(3)}`).join(', ')} · most chosen ${most.join(', ')}`);
+  });
+  return lines;
 }
 
 function ms(value: number): string {

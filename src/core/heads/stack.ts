@@ -3,6 +3,7 @@
 // head view, head scores, rollout and comparisons are views and analyses over this shape, run in
 // the worker; the page receives only what it draws (pooled maps, top-k lines, score tables).
 // Pure data and functions: no `vscode` import.
+import type { ModelRouting } from '../model/experts';
 import type { Prediction } from '../model/input';
 
 /** Where a stack came from: tells the page what a click on a head opens. */
@@ -53,4 +54,6 @@ export interface AttentionStack {
   pooled?(layer: number, head: number, mode: PoolMode, rowBlock: number, colBlock: number): Float32Array | undefined;
   /** A model run's prediction at a query position, computed on demand (absent unless the stack is a model run). */
   predictAt?(position: number): Promise<Prediction | undefined>;
+  /** A mixture-of-experts model run's routing, recorded during its forward (core/model/experts.ts). */
+  routing?: ModelRouting;
 }

@@ -7,7 +7,7 @@
 export const DENSE_MODEL_TYPES = ['gpt_neox', 'gptj', 'gpt_neo', 'opt', 'phi', 'phi3', 'olmo', 'olmo2', 'stablelm', 'granite', 'gemma', 'roberta', 'xlm-roberta', 'distilbert', 'modernbert'] as const;
 
 /** The model types this forward pass runs, as config.json's `model_type` names them. */
-export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma3_text', ...DENSE_MODEL_TYPES] as const;
+export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma3_text', ...DENSE_MODEL_TYPES, 'mixtral', 'qwen2_moe', 'olmoe', 'qwen3_moe'] as const;
 
 export class ModelConfigError extends Error {
   constructor(message: string) {
@@ -119,6 +119,8 @@ export interface ModelConfig {
   headActivation?: Activation;
   /** The embeddings' and the LM head's width where it differs from hidden (OPT-350m's word_embed_proj_dim: project_in after the embeddings, project_out before the head). */
   embeddingWidth?: number;
+  /** Mixtures of experts: the router's description (experts.ts runs it); absent for dense models. */
+  moe?: MoeConfig;
 }
 
 /** The width of the token embeddings, of the final hidden state and of the LM head's rows. */
@@ -157,6 +159,11 @@ export function parseModelConfig(text: string): ModelConfig {
     case 'gemma3':
     case 'gemma3_text':
       return llamaFamily(json, modelType);
+    case 'mixtral':
+    case 'qwen2_moe':
+    case 'olmoe':
+    case 'qwen3_moe':
+      return mixtureOfExperts(json, modelType);
     default: {
       const dense = denseFamily(json, modelType);
       if (dense) return dense;
@@ -255,6 +262,22 @@ function llamaFamily(json: Json, modelType: string): ModelConfig {
   };
 }
 
+/** The MoE families are Llama's block with the MLP routed through experts (experts.ts). */
+function mixtureOfExperts(json: Json, modelType: string): ModelConfig {
+  // OLMoE clamps q, k and v to ±clip_qkv when set; no released OLMoE sets it.
+  if (json.clip_qkv !== undefined && json.clip_qkv !== null) throw new ModelConfigError(`config.json's clip_qkv (${JSON.stringify(json.clip_qkv)}) is not supported: only null`);
+  // MixtralConfig's rope_theta defaults to 1e6; the others' to Llama's 1e4.
+  const base = llamaFamily(modelType === 'mixtral' && json.rope_theta === undefined && json.rope_parameters === undefined ? { ...json, rope_theta: 1e6 } : json, modelType);
+  const perHeadNorm = modelType === 'qwen3_moe';
+  return {
+    ...base,
+    qkvBias: modelType === 'qwen2_moe' ? bool(json, 'qkv_bias', true) || base.qkvBias : base.qkvBias,
+    qkNorm: modelType === 'olmoe' || perHeadNorm,
+    ...(modelType === 'olmoe' ? { qkNormOver: 'projection' as const } : {}),
+    moe: moeConfigOf(json, modelType, base.layers, base.intermediate),
+  };
+}
+
 function common(modelType: string, family: ModelConfig['family'], hidden: number, layers: number, heads: number, kvHeads: number, headDim: number) {
   return {
     modelType,
@@ -286,6 +309,7 @@ function layerTypesOf(json: Json, modelType: string, layers: number): string[] {
     if (!sliding) return 'full_attention';
     switch (modelType) {
       case 'mistral':
+      case 'mixtral':
         return 'sliding_attention';
       case 'gemma2': // even layers local, odd global
         return i % 2 === 0 ? 'sliding_attention' : 'full_attention';
@@ -293,7 +317,9 @@ function layerTypesOf(json: Json, modelType: string, layers: number): string[] {
       case 'gemma3_text': // every sliding_window_pattern-th layer global
         return (i + 1) % int(json, 'sliding_window_pattern', 6) === 0 ? 'full_attention' : 'sliding_attention';
       case 'qwen2':
-      case 'qwen3': // use_sliding_window: the layers from max_window_layers on
+      case 'qwen3':
+      case 'qwen2_moe':
+      case 'qwen3_moe': // use_sliding_window: the layers from max_window_layers on
         return bool(json, 'use_sliding_window', false) && i >= int(json, 'max_window_layers', layers) ? 'sliding_attention' : 'full_attention';
       default:
         return 'full_attention';
@@ -878,3 +904,58 @@ function modernbert(json: Json): ModelConfig {
     headActivation: activationOf(json.classifier_activation ?? 'gelu', 'classifier_activation'),
   };
 }
+
+// ---- mixtures of experts: the router's description (experts.ts runs it)
+
+/** How an MoE model routes: read from config.json, the same for every sparse layer. */
+export interface MoeConfig {
+  /** Routed experts per sparse layer (num_local_experts or num_experts). */
+  experts: number;
+  /** Experts each token goes to (num_experts_per_tok). */
+  topK: number;
+  /** The top-k softmax weights divided by their sum (Mixtral always; norm_topk_prob elsewhere). */
+  normTopK: boolean;
+  /** Each routed expert's intermediate width. */
+  expertIntermediate: number;
+  /** Qwen2-MoE: an always-on expert of this width, scaled by sigmoid(shared_expert_gate · x). */
+  sharedIntermediate?: number;
+  /** Per layer: true where the MLP is the mixture, false where it is the dense MLP (mlp_only_layers, decoder_sparse_step). */
+  sparse: boolean[];
+  /** How the checkpoint names the experts: Mixtral's block_sparse_moe.experts.E.w1/w2/w3, or mlp.experts.E.gate_proj/up_proj/down_proj. */
+  naming: 'mixtral' | 'qwen';
+}
+
+/** The model types routed through experts (config.ts lists them among the supported ones). */
+const MOE_MODEL_TYPES: readonly unknown[] = ['mixtral', 'qwen2_moe', 'olmoe', 'qwen3_moe'];
+
+function isMoeModelType(modelType: unknown): boolean {
+  return MOE_MODEL_TYPES.includes(modelType);
+}
+
+/** The routing settings of an MoE config.json (undefined for the dense families). */
+export function moeConfigOf(json: Json, modelType: string, layers: number, intermediate: number): MoeConfig | undefined {
+  if (!isMoeModelType(modelType)) return undefined;
+  const mixtral = modelType === 'mixtral';
+  const expertsKey = mixtral ? 'num_local_experts' : 'num_experts';
+  const defaults: Record<string, [experts: number, topK: number]> = { mixtral: [8, 2], qwen2_moe: [60, 4], olmoe: [64, 8], qwen3_moe: [128, 8] };
+  const [defaultExperts, defaultTopK] = defaults[modelType];
+  const experts = wholeOrZero(json, expertsKey, defaultExperts, true);
+  const topK = wholeOrZero(json, 'num_experts_per_tok', defaultTopK, false);
+  if (experts > 0 && topK > experts) throw new ModelConfigError(`config.json's num_experts_per_tok (${topK}) is more than its ${expertsKey} (${experts}): a token cannot take more experts than there are`);
+  // Qwen2-MoE and Qwen3-MoE: a layer is sparse unless listed in mlp_only_layers, and then only every decoder_sparse_step-th.
+  const step = mixtral || modelType === 'olmoe' ? 1 : wholeOrZero(json, 'decoder_sparse_step', 1, false);
+  const denseOnly = mixtral || modelType === 'olmoe' ? [] : json.mlp_only_layers ?? [];
+  if (!Array.isArray(denseOnly) || !denseOnly.every((l) => Number.isInteger(l))) throw new ModelConfigError("config.json's mlp_only_layers must be a list of layer indices");
+  const sparse = Array.from({ length: layers }, (_, i) => experts > 0 && !denseOnly.includes(i) && (i + 1) % step === 0);
+  const moeIntermediate = modelType === 'qwen2_moe' || modelType === 'qwen3_moe' ? wholeOrZero(json, 'moe_intermediate_size', modelType === 'qwen2_moe' ? 1408 : 768, false) : intermediate;
+  const shared = modelType === 'qwen2_moe' ? wholeOrZero(json, 'shared_expert_intermediate_size', 5632, true) : 0;
+  const normTopK = mixtral ? true : bool(json, 'norm_topk_prob', false);
+  return { experts, topK, normTopK, expertIntermediate: moeIntermediate, ...(shared > 0 ? { sharedIntermediate: shared } : {}), sparse, naming: mixtral ? 'mixtral' : 'qwen' };
+}
+
+function wholeOrZero(json: Json, key: string, fallback: number, zeroAllowed: boolean): number {
+  const value = json[key] ?? fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < (zeroAllowed ? 0 : 1)) throw new ModelConfigError(`config.json's ${key} must be a ${zeroAllowed ? 'whole number' : 'positive whole number'}, not ${JSON.stringify(value)}`);
+  return value;
+}
+

@@ -14,7 +14,8 @@ import { rotate } from '../engine/variants';
 import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend, LinearWeights } from './backend';
 import { type Activation, type LayerAttention, type ModelConfig, outputWidth, type RopeFrequencies, ropeAt } from './config';
-import type { LayerLayout, LinearLayout, ModelLayout, NormLayout } from './layout';
+import { type LayerRouting, mixtureOfExperts } from './experts';
+import type { LayerLayout, LinearLayout, MlpLayout, ModelLayout, NormLayout } from './layout';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
 
@@ -33,6 +34,8 @@ export interface LayerRecord {
   K: Float32Array;
   /** Every head's weights pooled (max and mean) as the model view first asks for them. */
   pools: LayerPools;
+  /** A mixture-of-experts layer's routing, as the run used it. */
+  routing?: LayerRouting;
 }
 
 /** Bytes of the fast path's materialised n×n steps per weight of one head: the weights alone, in float32 (weightsOnly). */
@@ -88,7 +91,7 @@ export function largestRead(layout: ModelLayout, weights: Weights): { bytes: num
       const { bytes, values } = L ? weights.readRoom(`${L.name}.weight`) : { bytes: 0, values: 0 };
       return { bytes: sum.bytes + bytes, values: sum.values + values };
     }, { bytes: 0, values: 0 });
-  const uses = layout.layers.flatMap((L) => [room(L.up, L.gate, L.down), room(L.out), ...('fused' in L.qkv ? [room(L.qkv.fused)] : [room(L.qkv.q), room(L.qkv.k), room(L.qkv.v)])]);
+  const uses = layout.layers.flatMap((L) => [room(L.up, L.gate, L.down), room(L.experts?.shared?.up, L.experts?.shared?.gate, L.experts?.shared?.down), room(L.out), ...('fused' in L.qkv ? [room(L.qkv.fused)] : [room(L.qkv.q), room(L.qkv.k), room(L.qkv.v)])]);
   return { bytes: Math.max(0, ...uses.map((use) => use.bytes)), values: Math.max(0, ...uses.map((use) => use.values)) };
 }
 
@@ -163,8 +166,11 @@ export class ModelForward {
     x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
-    x = await this.residual(x, this.scaled(await this.mlp(mlpInput, n, L)), L.postNorm, L.mlpOutputNorm);
-    return { output: x, record: { input, Q, K, pools } };
+    const c = this.config;
+    // A mixture of experts runs its router and chosen experts in place of the MLP (experts.ts).
+    const mlp = L.experts && c.moe ? await mixtureOfExperts(this, mlpInput, n, L.experts, c.moe) : { output: await this.mlp(mlpInput, n, L) };
+    x = await this.residual(x, this.scaled(mlp.output), L.postNorm, L.mlpOutputNorm);
+    return { output: x, record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}) } };
   }
 
   /** A sublayer's output times Granite's residual_multiplier (in place), before its residual add. */
@@ -335,8 +341,8 @@ export class ModelForward {
     return this.withLinearWeights(L, ({ weight, bias }) => this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias, activation));
   }
 
-  /** Layer L's MLP on x [n × hidden], its weights read together into the forward's reused memory and run in one backend call. */
-  private mlp(x: Float32Array, n: number, L: LayerLayout): Promise<Float32Array> {
+  /** An MLP (a layer's, or an expert's) on x [n × hidden], its weights read together into the forward's reused memory and run in one backend call. */
+  mlp(x: Float32Array, n: number, L: MlpLayout): Promise<Float32Array> {
     return readBuffer.exclusive(async () => {
       // A fused gate_up (Phi-3, ModernBERT) is read once and cut in two.
       if (L.gate && L.gate.name === L.up.name) {

@@ -1,7 +1,7 @@
 // Where each architecture keeps its pieces: tensor names (without the class prefix), shapes and
 // storage layouts, as data the one forward pass (forward.ts) walks. GPT-2's Conv1D stores
 // weights [in, out]; nn.Linear stores [out, in].
-import type { DenseFamily, ModelConfig } from './config';
+import type { DenseFamily, ModelConfig, MoeConfig } from './config';
 
 export interface LinearLayout {
   name: string;
@@ -46,7 +46,12 @@ export interface LayerLayout {
   down: LinearLayout;
   /** Attention and MLP side by side on the block's input: x + attention + mlp (the MLP's input norm, or the attention's when absent). */
   parallel?: boolean;
+  /** A mixture-of-experts layer: its router and experts run in place of the MLP (gate/up/down are then its first expert's). */
+  experts?: ExpertsLayout;
 }
+
+/** An MLP's products: a dense layer's, a routed expert's or a shared expert's. */
+export type MlpLayout = Pick<LayerLayout, 'gate' | 'up' | 'down'>;
 
 export interface ModelLayout {
   tokenEmbeddings: string;
@@ -153,6 +158,7 @@ function llama(c: ModelConfig): ModelLayout {
         gate: linear(`${at}.mlp.gate_proj`, C, c.intermediate, c.mlpBias, 'out-in'),
         up: linear(`${at}.mlp.up_proj`, C, c.intermediate, c.mlpBias, 'out-in'),
         down: linear(`${at}.mlp.down_proj`, c.intermediate, C, c.mlpBias, 'out-in'),
+        ...(c.moe?.sparse[i] ? expertsLayer(c.moe, C, at) : {}),
       };
     }),
     finalNorm: { name: 'norm', width: C },
@@ -394,4 +400,33 @@ function modernbert(c: ModelConfig): ModelLayout {
     head: ['decoder.weight', 'embeddings.tok_embeddings.weight'],
     mlmTransform: { dense: linear('head.dense', C, C, c.headDenseBias !== false, 'out-in'), norm: norm('head.norm'), bias: 'decoder.bias' },
   };
+}
+
+// ---- mixtures of experts: where a sparse layer keeps its router and experts (experts.ts runs them)
+
+const unbiased = (name: string, inWidth: number, out: number): LinearLayout => linear(name, inWidth, out, false, 'out-in');
+
+/** Where a sparse layer keeps its router, experts and shared expert, each as nn.Linear [out, in] without bias. */
+export interface ExpertsLayout {
+  router: LinearLayout;
+  experts: MlpLayout[];
+  shared?: MlpLayout & { gate: LinearLayout; sharedGate: LinearLayout };
+}
+
+/**
+ * Layer `at`'s MoE pieces under their checkpoint names. Its gate/up/down are the first expert's
+ * (one expert's MLP is what the forward reads at a time, and what the memory estimates count).
+ */
+export function expertsLayer(moe: MoeConfig, hidden: number, at: string): Pick<LayerLayout, 'experts' | 'gate' | 'up' | 'down'> {
+  const I = moe.expertIntermediate;
+  const mlp = (prefix: string, width: number, names: [gate: string, up: string, down: string]) => ({
+    gate: unbiased(`${prefix}.${names[0]}`, hidden, width),
+    up: unbiased(`${prefix}.${names[1]}`, hidden, width),
+    down: unbiased(`${prefix}.${names[2]}`, width, hidden),
+  });
+  const block = moe.naming === 'mixtral' ? `${at}.block_sparse_moe` : `${at}.mlp`;
+  const names: [string, string, string] = moe.naming === 'mixtral' ? ['w1', 'w3', 'w2'] : ['gate_proj', 'up_proj', 'down_proj'];
+  const experts = Array.from({ length: moe.experts }, (_, e) => mlp(`${block}.experts.${e}`, I, names));
+  const shared = moe.sharedIntermediate ? { ...mlp(`${block}.shared_expert`, moe.sharedIntermediate, names), sharedGate: unbiased(`${block}.shared_expert_gate`, hidden, 1) } : undefined;
+  return { experts: { router: unbiased(`${block}.gate`, hidden, moe.experts), experts, ...(shared ? { shared } : {}) }, ...experts[0] };
 }

@@ -12,6 +12,7 @@ import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward, reserveReads, trimReads } from './forward';
+import { checkExpertTensors } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -111,6 +112,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     ids = ids.slice(0, config.maxPositions);
   }
   const layout = layoutOf(config);
+  checkExpertTensors(layout.layers, weights);
   refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes);
   const backend = options.backend ?? new ChosenLinearBackend();
   const forward = new ModelForward(config, layout, weights, backend);
@@ -152,6 +154,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     pooled: (layer, h, mode, rowBlock, colBlock) => result.layers[layer].pools.get(h, mode, rowBlock, colBlock),
     drillDownSpec: (layer, h) => drillDown(forward, result, layer, h, tokens),
     predictAt: (position) => head.predictAt(ids, result, position),
+    ...(config.moe ? { routing: { experts: config.moe.experts, topK: config.moe.topK, layers: result.layers.map((layer) => layer.routing) } } : {}),
   };
 }
 

@@ -36,6 +36,11 @@ export const MODEL_FIXTURES = [
   'xlm-roberta-sharded-f16',
   'distilbert-f16',
   'modernbert-bf16',
+  // Mixtures of experts (MOE_FIXTURES of the script).
+  'mixtral-bf16',
+  'qwen2-moe-sharded-f16',
+  'olmoe',
+  'qwen3-moe',
 ] as const;
 export type ModelFixtureName = (typeof MODEL_FIXTURES)[number];
 
@@ -58,6 +63,10 @@ export interface ModelReference {
   top5: { ids: number[]; probabilities: number[] }[] | null;
   /** The text token_ids encode, for folders with a real tokenizer; null otherwise. */
   text: string | null;
+  /** Mixtures of experts: [layer][position] → [expert, weight] pairs by decreasing weight ([] in a dense layer). */
+  experts?: [number, number][][][];
+  /** The smallest gap between consecutive router logits of any token's top k + 1 (how far from a tie). */
+  router_margin?: number;
 }
 
 /** Issue 25's tolerances for a float32 forward against the float64 reference. */
