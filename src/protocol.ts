@@ -650,6 +650,16 @@ export interface StackInfo {
   keyCount: number;
   /** How the file was read (layout, batch picked, where the tokens came from). */
   notes: string[];
+  /** A mixture-of-experts model run's routing, for the page's Experts tab (absent otherwise). */
+  routing?: RoutingInfo;
+}
+
+/** The experts each token went to, as the run recorded them: small (layers × tokens × top-k), so sent whole. */
+export interface RoutingInfo {
+  experts: number;
+  topK: number;
+  /** [layer][position] → [expert index, weight] pairs by decreasing weight; [] at every position of a dense layer. */
+  layers: [number, number][][][];
 }
 
 /** Saved attentions to read from disk into a stack: a .pt/.safetensors/.npy/.npz file, with

@@ -8,6 +8,7 @@ import { pooledDifference } from '../core/heads/compare';
 import { divergences } from '../core/heads/divergence';
 import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';
+import { routingPairs } from '../core/model/experts';
 import type { HeadsAnswer, HeadsQuery, StackInfo } from '../protocol';
 import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
@@ -61,5 +62,7 @@ export function outOfRange(stack: AttentionStack, query: HeadsQuery): string | u
 /** What the page knows of a stack: its labels and counts, never its weights. */
 export function infoOf(stack: AttentionStack, title: string, notes: string[]): StackInfo {
   const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes };
+  // A mixture of experts' routing is small (layers × tokens × top-k): the page gets it whole.
+  const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes, ...(routing ? { routing } : {}) };
 }

@@ -3,6 +3,7 @@
 // by the worker's own code (src/views/heads.ts: pooling, top-k and head views) over a stack, and
 // a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
 import type { AttentionStack } from '../../src/core/heads/stack';
+import { routingPairs } from '../../src/core/model/experts';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
 import { answerQuery } from '../../src/views/heads';
@@ -37,7 +38,8 @@ function portable(value: unknown): unknown {
 
 export function infoOf(stack: AttentionStack, title: string): StackInfo {
   const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'] };
+  const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'], ...(routing ? { routing } : {}) };
 }
 
 export interface HeadsPageOptions {

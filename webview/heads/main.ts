@@ -78,6 +78,7 @@ function show(info: StackInfo): void {
   // at 1024 tokens), and a click on a head, asked for meanwhile, waited behind them (28 s).
   const analysis = element('div', undefined, { id: 'heads-analysis' });
   for (const plugin of HEADS_PLUGINS) {
+    if (plugin.shows && !plugin.shows(info)) continue;
     const section = element('section', undefined, { id: `heads-${plugin.id}` });
     sections.push(section);
     analysis.append(section);

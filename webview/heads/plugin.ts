@@ -14,6 +14,8 @@ export interface HeadsPlugin {
   /** The tab's label, and its section's id suffix (`heads-<id>`). */
   id: string;
   title: string;
+  /** Whether the stack has what this view shows (default: every stack). */
+  shows?(info: StackInfo): boolean;
   /** Called once per stack shown, with an empty section to fill. */
   mount(section: HTMLElement, context: HeadsPageContext): void;
   /** Every message from the host; return true when it was this plugin's. */

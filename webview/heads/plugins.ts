@@ -3,8 +3,9 @@
 // open a head as the model view does. Add a module to HEADS_PLUGINS; its messages are added to
 // HostToHeadsView / HeadsViewToHost in src/protocol.ts (and to parseHeadsViewMessage).
 import { comparePlugin } from './compare';
+import { expertsPlugin } from './experts';
 import type { HeadsPlugin } from './plugin';
 import { probePlugin } from './probe';
 import { scoresPlugin } from './scores';
 
-export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin, probePlugin, comparePlugin];
+export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin, probePlugin, comparePlugin, expertsPlugin];
