@@ -27,6 +27,8 @@ const CASE_FILTER = argument('--case') ?? '';
 const CASES = [
   { model: 'gpt2-small', tokens: [128, 512, 1024] },
   { model: 'qwen2.5-0.5b', tokens: [128, 512] },
+  // OLMoE-1B-7B's shapes with 2 of its 16 layers (scripts/gen_model_fixtures.py --bench-moe).
+  { model: 'olmoe-2l', tokens: [128, 512], writer: '--bench-moe' },
 ];
 
 interface Timing {
@@ -116,15 +118,17 @@ function forwardFlops(folder: string, n: number): number {
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
   const gated = c.family === 'llama' ? 3 : 2;
-  const perLayer = 2 * n * (c.hidden * (q + 2 * kv) + q * c.hidden + gated * c.hidden * c.intermediate) + 4 * n * n * q;
+  // A mixture of experts: the router, and each token's top-k experts only.
+  const mlp = c.moe ? c.hidden * c.moe.experts + 3 * c.moe.topK * c.hidden * c.moe.expertIntermediate : gated * c.hidden * c.intermediate;
+  const perLayer = 2 * n * (c.hidden * (q + 2 * kv) + q * c.hidden + mlp) + 4 * n * n * q;
   return c.layers * perLayer + 2 * c.hidden * c.vocab;
 }
 
 async function main(): Promise<void> {
   const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => `${model} ${n}`.includes(CASE_FILTER)));
-  if (selected.some(({ model }) => !existsSync(join(benchFolders, 'bench', model, 'config.json')))) {
-    console.log('writing the benchmark models (scripts/gen_model_fixtures.py --bench)…');
-    spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, '--bench'], { stdio: 'inherit' });
+  for (const writer of new Set(selected.filter(({ model }) => !existsSync(join(benchFolders, 'bench', model, 'config.json'))).map((c) => ('writer' in c ? (c.writer as string) : '--bench')))) {
+    console.log(`writing the benchmark models (scripts/gen_model_fixtures.py ${writer})…`);
+    spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, writer], { stdio: 'inherit' });
   }
   console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const native = nativeLinearBackend();

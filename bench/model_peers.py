@@ -69,6 +69,17 @@ if MODE == 'torch':
         return weights, (weights @ v).transpose(0, 1).reshape(n, -1)
 
     heads_of = lambda x, h: x.reshape(n, h, -1).transpose(0, 1)
+
+    def llama_pieces():
+        """The Llama-shaped models' heads, head width, RMSNorm, linear layers (biases where stored) and rotate-half RoPE."""
+        h, eps = config['num_attention_heads'], config['rms_norm_eps']
+        d = config['hidden_size'] // h
+        inv = 1 / config.get('rope_theta', 10000.0) ** (torch.arange(0, d, 2).float() / d)
+        angles = torch.arange(n).float()[:, None] * inv[None, :]
+        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+        return (h, d, lambda x, p: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w[f'{p}.weight'],
+                lambda x, p: torch.nn.functional.linear(x, w[f'{p}.weight'], w.get(f'{p}.bias')),
+                lambda x: x * cos + torch.cat([-x[..., d // 2:], x[..., :d // 2]], -1) * sin)
     attentions = []
     if config['model_type'] == 'gpt2':
         c, h, eps = config['n_embd'], config['n_head'], config['layer_norm_epsilon']
@@ -82,15 +93,33 @@ if MODE == 'torch':
             x = x + conv(out, f'h.{i}.attn.c_proj')
             x = x + conv(torch.nn.functional.gelu(conv(ln(x, f'h.{i}.ln_2'), f'h.{i}.mlp.c_fc'), approximate='tanh'), f'h.{i}.mlp.c_proj')
         logits = ln(x, 'ln_f')[-1] @ w['wte.weight'].T
+    elif config['model_type'] == 'olmoe':  # OLMoE: q/k norms over the whole projections; experts as the modeling file gathers them
+        h, d, rms, lin, rope = llama_pieces()
+        kv, experts, top = config['num_key_value_heads'], config['num_experts'], config['num_experts_per_tok']
+        x = w['embed_tokens.weight'][ids]
+        for i in range(config['num_hidden_layers']):
+            p = f'layers.{i}'
+            y = rms(x, f'{p}.input_layernorm')
+            q = heads_of(rms(lin(y, f'{p}.self_attn.q_proj'), f'{p}.self_attn.q_norm'), h)
+            k = heads_of(rms(lin(y, f'{p}.self_attn.k_proj'), f'{p}.self_attn.k_norm'), kv)
+            a, out = attend(rope(q), rope(k), heads_of(lin(y, f'{p}.self_attn.v_proj'), kv), 1 / math.sqrt(d))
+            attentions.append(a)
+            x = x + lin(out, f'{p}.self_attn.o_proj')
+            y = rms(x, f'{p}.post_attention_layernorm')
+            weights, chosen = torch.softmax(lin(y, f'{p}.mlp.gate'), -1).topk(top, -1)
+            if config.get('norm_topk_prob'):
+                weights = weights / weights.sum(-1, keepdim=True)
+            moe = torch.zeros_like(y)
+            for e in range(experts):
+                tokens, slots = torch.where(chosen == e)
+                if len(tokens):
+                    e_in, at = y[tokens], f'{p}.mlp.experts.{e}'
+                    moe.index_add_(0, tokens, lin(torch.nn.functional.silu(lin(e_in, f'{at}.gate_proj')) * lin(e_in, f'{at}.up_proj'), f'{at}.down_proj') * weights[tokens, slots, None])
+            x = x + moe
+        logits = rms(x, 'norm')[-1] @ w['lm_head.weight'].T
     else:  # Qwen2-shaped: RMSNorm, q/k/v biases, RoPE rotate-half, GQA, SwiGLU
-        h, kv, eps = config['num_attention_heads'], config['num_key_value_heads'], config['rms_norm_eps']
-        d = config['hidden_size'] // h
-        rms = lambda x, p: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w[f'{p}.weight']
-        lin = lambda x, p: torch.nn.functional.linear(x, w[f'{p}.weight'], w.get(f'{p}.bias'))
-        inv = 1 / config.get('rope_theta', 10000.0) ** (torch.arange(0, d, 2).float() / d)
-        angles = torch.arange(n).float()[:, None] * inv[None, :]
-        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
-        rope = lambda x: x * cos + torch.cat([-x[..., d // 2:], x[..., :d // 2]], -1) * sin
+        h, d, rms, lin, rope = llama_pieces()
+        kv = config['num_key_value_heads']
         x = w['embed_tokens.weight'][ids]
         for i in range(config['num_hidden_layers']):
             p = f'layers.{i}'
