@@ -12,6 +12,7 @@ import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
 import { registerModelPreparer } from './features/modelPrepare';
 import { registerModels } from './features/models';
+import { trackPlaces } from './features/place';
 import { Results } from './host/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
@@ -26,6 +27,8 @@ export interface AttentionLensApi {
   worker: Pick<AttentionWorker, 'kill' | 'starts' | 'running'>;
   /** The model folders the current worker was asked to get ready for a first run (features/modelPrepare.ts). */
   preparedModels(): string[];
+  /** Every error a palette command showed since activation, oldest first. */
+  commandErrors: string[];
 }
 
 /** V8 heap of the worker. Matrices live in typed arrays outside this heap; their size is bounded
@@ -48,14 +51,16 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerInlineHeatmap(context, results);
   registerStatusBar(context, results);
   registerLiveUpdate(context, analyzer, runner, results);
-  registerCommands(context, { analyzer, runner, results, panel, log });
-  registerTensorFiles(context, { worker, analyzer, results, panel, log });
-  registerDebugSource(context, { runner, results, panel, log });
+  trackPlaces(context);
+  const commandErrors: string[] = [];
   const preparer = registerModelPreparer(context, analyzer, worker, log);
   const models = registerModels(context, { worker, runner, results, panel, preparer, log });
-  registerHeads(context, { worker, analyzer, results, panel, models, log });
+  registerCommands(context, { analyzer, runner, results, panel, models, log, errors: commandErrors });
+  registerTensorFiles(context, { worker, analyzer, results, panel, log });
+  registerDebugSource(context, { runner, results, panel, log });
+  registerHeads(context, { worker, analyzer, results, panel, models, log, errors: commandErrors });
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, results, worker, preparedModels: () => preparer.folders() };
+  return { activationMs, results, worker, preparedModels: () => preparer.folders(), commandErrors };
 }

@@ -757,7 +757,9 @@ export type HostToHeadsView =
   /** A second run is paired with this page's (A): divergence and difference queries now answer. */
   | { type: 'compared'; a: ComparedRun; b: ComparedRun }
   /** The second run could not be opened or has another shape: one message, the pairing unchanged. */
-  | { type: 'compareFailed'; message: string };
+  | { type: 'compareFailed'; message: string }
+  /** Export Results from the palette on this page: send the standalone report (or say why not). */
+  | { type: 'exportReport' };
 
 export type HeadsViewToHost =
   | { type: 'ready' }
@@ -773,7 +775,9 @@ export type HeadsViewToHost =
   | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string }
   /** The standalone HTML report: the model view as the page drew it (a PNG of `width` × `height`
    * CSS pixels) and the legend that says how it was pooled (src/report/headsHtml.ts). */
-  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string };
+  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string }
+  /** The report asked for by `exportReport` cannot be made yet (the model view is not drawn). */
+  | { type: 'reportFailed'; message: string };
 
 /** The most random tokens the induction probe repeats (2R + 1 tokens run). */
 export const MAX_PROBE_REPEAT = 1024;
@@ -844,6 +848,8 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       const side = (value: unknown): value is number => isIndex(value) && value > 0 && value <= MAX_REPORT_SIDE;
       return side(width) && side(height) ? { type: 'report', fileName, base64, width, height, legend } : undefined;
     }
+    case 'reportFailed':
+      return typeof raw.message === 'string' && raw.message.length <= 500 ? { type: 'reportFailed', message: raw.message } : undefined;
     default:
       return undefined;
   }

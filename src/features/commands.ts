@@ -16,6 +16,8 @@ import { directiveLine, isSupported } from './languages';
 import { readerPosition } from '../host/notebookCells';
 import { openExampleNotebook } from './notebook';
 import type { Results } from '../host/results';
+import type { ModelRuns } from './models';
+import { currentPlace, type Place, recentHeadsPage } from './place';
 import type { RunOutcome, Runner } from './runner';
 import { setOption, type SetOptionArgs } from './setOptions';
 import { readSettings, updateSetting } from './settings';
@@ -25,16 +27,32 @@ export interface CommandDeps {
   runner: Runner;
   results: Results;
   panel: PanelApi;
+  models: ModelRuns;
   log: vscode.LogOutputChannel;
+  /** Every error a command showed, newest last (the integration tests read it). */
+  errors?: string[];
 }
 
 export function registerCommands(context: vscode.ExtensionContext, deps: CommandDeps): void {
-  const { analyzer, runner, results, panel } = deps;
+  const { analyzer, runner, results, panel, models } = deps;
   const register = (id: string, handler: (...args: never[]) => unknown) =>
-    context.subscriptions.push(vscode.commands.registerCommand(id, reportingErrors(deps.log, handler)));
+    context.subscriptions.push(vscode.commands.registerCommand(id, reportingErrors(deps, handler)));
+
+  /** A heads page of saved attentions or of a model run has no text to run: the commands that run
+   * or show act on what it shows (the file's heads; the same model on the same input again). */
+  const runElsewhere = (place: Place | undefined) => {
+    if (place?.kind === 'saved') return vscode.commands.executeCommand(COMMANDS.showHeads, place.uri);
+    if (place?.kind !== 'model' || place.run === undefined) return undefined;
+    const input = models.input(place.run);
+    if (!input) throw new Error('That model run is no longer known: run the model again ("Attention: Run Model on Text…").');
+    if ('probe' in input) return vscode.commands.executeCommand(COMMANDS.runInductionProbe, place.run, input.probe.repeat, input.probe.seed);
+    return vscode.commands.executeCommand(COMMANDS.runModel, place.folder, input);
+  };
 
   register(COMMANDS.runFile, async (uri?: vscode.Uri) => {
-    const document = await documentFor(uri);
+    const place = uri ? undefined : currentPlace();
+    if (place && place.kind !== 'document') return runElsewhere(place);
+    const document = await documentFor(uri ?? place?.uri);
     const problems = (await analyzer.read(document)).parse.problems;
     if (problems.length === 0) {
       void vscode.window.showInformationMessage('Attention: no matrices found in this file. Try "Attention: Insert Example…".');
@@ -50,8 +68,11 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 
   register(COMMANDS.runProblem, async (uri?: vscode.Uri, index?: number) => {
-    const document = await documentFor(uri);
-    const problem = index === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[index];
+    const place = uri ? undefined : currentPlace();
+    if (place && place.kind !== 'document') return runElsewhere(place);
+    const document = await documentFor(uri ?? place?.uri);
+    const chosen = index ?? (place?.kind === 'document' ? place.problem : undefined);
+    const problem = chosen === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[chosen];
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
     if (problem.model) return vscode.commands.executeCommand(COMMANDS.runModel, ...modelRunArguments(document, problem.model));
     const opened = panel.openForRun(document.uri, problem.index);
@@ -62,8 +83,16 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 
   register(COMMANDS.showPanel, async (uri?: vscode.Uri, index?: number) => {
-    const document = await documentFor(uri);
-    const problem = index ?? (await problemAtCursor(document, analyzer))?.index ?? 0;
+    const place = uri ? undefined : currentPlace();
+    if (place?.kind === 'saved') return vscode.commands.executeCommand(COMMANDS.showHeads, place.uri);
+    if (place?.kind === 'model' && place.run !== undefined) {
+      // The head last opened on the page, step by step; else its first.
+      const page = recentHeadsPage();
+      const { layer, head } = (page?.place === place && page.openedHead) || { layer: 0, head: 0 };
+      return vscode.commands.executeCommand(COMMANDS.openModelHead, place.run, layer, head);
+    }
+    const document = await documentFor(uri ?? (place?.kind === 'document' ? place.uri : undefined));
+    const problem = index ?? (place?.kind === 'document' ? place.problem : undefined) ?? (await problemAtCursor(document, analyzer))?.index ?? 0;
     const { version } = await analyzer.read(document);
     const run = results.get(document.uri.toString())?.runs[problem];
     // The panel shows results; a problem never run (or edited since) is run first.
@@ -72,10 +101,12 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       reportOutcome(await runner.run(document, [problem]));
     }
     panel.show(document.uri, problem);
+    return true;
   });
 
   register(COMMANDS.insertExample, async (id?: string) => {
-    const editor = activeEditor();
+    // With no text editor in sight (a heads page alone), the example goes into a new note.
+    const editor = visibleEditor() ?? (await vscode.window.showTextDocument(await vscode.workspace.openTextDocument({ language: 'markdown' }), vscode.ViewColumn.Active));
     const example = id
       ? EXAMPLES.find((candidate) => candidate.id === id)
       : (await vscode.window.showQuickPick(
@@ -94,14 +125,35 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
   });
 
   register(COMMANDS.setOptions, async (args?: SetOptionArgs) => {
-    const editor = activeEditor();
-    const problem = await problemAtCursor(editor.document, analyzer);
+    const place = currentPlace();
+    if (place && place.kind !== 'document') {
+      // Nothing to set on saved weights or a model's run; not an error, the page is fine.
+      const what = place.kind === 'saved' ? 'saved attentions' : 'a model run';
+      void vscode.window.showInformationMessage(`Attention: Set Options changes the \`attention:\` line of a problem in a text file; this page shows ${what}. Open a note with a problem to set its options.`);
+      return undefined;
+    }
+    // A problem's heads page: its document, shown, and that problem.
+    const editor = visibleEditor(place?.uri) ?? (place ? await vscode.window.showTextDocument(place.uri, { viewColumn: vscode.ViewColumn.One, preserveFocus: true }) : activeEditor());
+    const given = place?.problem;
+    const problem = given !== undefined ? (await analyzer.read(editor.document)).parse.problems[given] : await problemAtCursor(editor.document, analyzer);
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first (no matrices found here).');
     return setOption(editor, problem, args);
   });
 
   register(COMMANDS.exportResults, async (args?: ExportArgs) => {
-    const document = activeEditor().document;
+    const place = currentPlace();
+    const page = recentHeadsPage();
+    // A heads page's export is its standalone report (the page's own PNG/SVG buttons do the rest).
+    if (place && place.kind !== 'document' && page?.place === place) {
+      if (args && args.format !== 'html') throw new Error(`A heads page exports its HTML report; ${args.format.toUpperCase()} is for a text file's problems.`);
+      const saved = await page.exportReport(args?.target);
+      return saved ? [saved] : [];
+    }
+    if (place && place.kind !== 'document') {
+      void vscode.window.showInformationMessage("Attention: Export Results saves a text file's results, or a heads page's HTML report: focus one of those.");
+      return undefined;
+    }
+    const document = place ? await documentFor(place.uri) : activeEditor().document;
     const outcome = await runner.run(document);
     reportOutcome(outcome);
     const run = results.get(document.uri.toString());
@@ -138,13 +190,14 @@ export function modelRunArguments(document: vscode.TextDocument, model: ModelDir
 }
 
 /** Shows thrown errors to the user (and the log) instead of a silent failed command. */
-function reportingErrors<A extends never[]>(log: vscode.LogOutputChannel, handler: (...args: A) => unknown) {
+export function reportingErrors<A extends never[]>({ log, errors }: { log: vscode.LogOutputChannel; errors?: string[] }, handler: (...args: A) => unknown) {
   return async (...args: A) => {
     try {
       return await handler(...args);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       log.error(message);
+      errors?.push(message);
       void vscode.window.showErrorMessage(`Attention: ${message}`);
       return undefined;
     }
@@ -172,6 +225,13 @@ function activeEditor(): vscode.TextEditor {
     vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors.find((visible) => isSupported(visible.document));
   if (!editor) throw new Error('Open a file first.');
   return editor;
+}
+
+/** The text editor in front of the user, else one they still see (of `uri` when given). */
+function visibleEditor(uri?: vscode.Uri): vscode.TextEditor | undefined {
+  const fits = (editor: vscode.TextEditor) => isSupported(editor.document) && (!uri || editor.document.uri.toString() === uri.toString());
+  const active = vscode.window.activeTextEditor;
+  return active && fits(active) ? active : vscode.window.visibleTextEditors.find(fits);
 }
 
 async function documentFor(uri: vscode.Uri | undefined): Promise<vscode.TextDocument> {

@@ -17,10 +17,11 @@ import { renderHeadsReportHtml } from '../report/headsHtml';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from '../host/commandIds';
-import { problemAtCursor } from './commands';
+import { problemAtCursor, reportingErrors } from './commands';
 import type { ModelRunOutcome, ModelRuns } from './models';
 import type { Results } from '../host/results';
 import { activeTensorFile } from './tensorFile';
+import { addHeadsPlace, currentPlace, focusedHeadsPage, type HeadsPlace, type Place, savedHeadsPage, settleHeadsPlace } from './place';
 import { readSettings } from './settings';
 
 export const HEADS_VIEW_TYPE = 'attentionLens.heads';
@@ -34,6 +35,7 @@ export interface HeadsDeps {
   panel: PanelApi;
   models: ModelRuns;
   log: vscode.LogOutputChannel;
+  errors?: string[];
 }
 
 /** Where a heads panel's stack came from: what a click on a head opens. */
@@ -41,7 +43,7 @@ type Origin = { kind: 'saved'; uri: vscode.Uri } | { kind: 'problem'; uri: vscod
 
 export function registerHeads(context: vscode.ExtensionContext, deps: HeadsDeps): void {
   context.subscriptions.push(
-    vscode.commands.registerCommand(COMMANDS.showHeads, (uri?: vscode.Uri, ids?: number[]) => showHeads(context.extensionUri, deps, uri, ids)),
+    vscode.commands.registerCommand(COMMANDS.showHeads, reportingErrors(deps, (uri?: vscode.Uri, ids?: number[]) => showHeads(context.extensionUri, deps, uri, ids))),
     vscode.commands.registerCommand(COMMANDS.showModelHeads, (pending: Promise<ModelRunOutcome>, folder: string) => showModelHeads(context.extensionUri, deps, pending, folder)),
   );
 }
@@ -54,27 +56,46 @@ function showModelHeads(extensionUri: vscode.Uri, deps: HeadsDeps, pending: Prom
     const origin: Origin = { kind: 'model', folder, run: summary.run };
     return { opened: await deps.worker.modelHeads(summary.run), origin };
   });
-  return openPanel(extensionUri, deps, opening, `${path.basename(folder)} (running…)`);
+  return openPanel(extensionUri, deps, opening, `${path.basename(folder)} (running…)`, { kind: 'model', folder });
+}
+
+/** The page of a place: a saved file, a document's run problem, a model run. */
+function placeOf(origin: Origin): Place {
+  if (origin.kind === 'saved') return { kind: 'saved', uri: origin.uri };
+  if (origin.kind === 'problem') return { kind: 'document', uri: origin.uri, problem: origin.problem };
+  return { kind: 'model', folder: origin.folder, run: origin.run };
 }
 
 async function showHeads(extensionUri: vscode.Uri, deps: HeadsDeps, uri: vscode.Uri | undefined, ids: number[] | undefined): Promise<void> {
-  const target = uri ?? activeTensorFile() ?? vscode.window.activeTextEditor?.document.uri;
+  // From the palette on a heads page: that page is what it shows.
+  const focused = uri === undefined ? focusedHeadsPage() : undefined;
+  if (focused) return focused.panel.reveal(focused.panel.viewColumn, false);
+  const place = uri === undefined ? (activeTensorFile() ? undefined : currentPlace()) : undefined;
+  if (place?.kind === 'model' && place.run !== undefined) {
+    const summary = deps.models.summary(place.run);
+    if (summary) return showModelHeads(extensionUri, deps, Promise.resolve({ summary }), place.folder);
+  }
+  const target = uri ?? activeTensorFile() ?? vscode.window.activeTextEditor?.document.uri ?? (place?.kind === 'model' ? undefined : place?.uri);
   if (!target) throw new Error('Open saved attentions (.pt, .safetensors, .npy, .npz) or a multi-head problem first.');
   if (/\.(pt|pth|safetensors|npy|npz)$/i.test(target.path)) {
+    // A file whose page is open already: that page, not a second read of the same bytes.
+    const open = ids === undefined ? savedHeadsPage(target) : undefined;
+    if (open) return open.panel.reveal(open.panel.viewColumn, false);
     const maxElements = Math.max(readSettings(target).maxMatrixElements, MIN_HEADS_ELEMENTS);
     // The page loads while the worker reads the file (seconds for a whole model's attentions).
     const opening = deps.worker.openHeads(target.fsPath, maxElements, ids).then((opened) => ({ opened, origin: { kind: 'saved', uri: target } as Origin }));
-    return openPanel(extensionUri, deps, opening, `${path.basename(target.fsPath)} (reading…)`);
+    return openPanel(extensionUri, deps, opening, `${path.basename(target.fsPath)} (reading…)`, { kind: 'saved', uri: target });
   }
-  const problem = await problemOf(deps, target);
+  const problem = await problemOf(deps, target, place?.kind === 'document' && place.uri.toString() === target.toString() ? place.problem : undefined);
   const opened = await deps.worker.adoptHeads(problem.request);
-  return openPanel(extensionUri, deps, Promise.resolve({ opened, origin: { kind: 'problem', uri: target, problem: problem.request.problem } }), opened.info.title);
+  const origin: Origin = { kind: 'problem', uri: target, problem: problem.request.problem };
+  return openPanel(extensionUri, deps, Promise.resolve({ opened, origin }), opened.info.title, placeOf(origin));
 }
 
-/** The run problem under the cursor (commands.ts's choice), its heads' weights. */
-async function problemOf({ analyzer, results }: HeadsDeps, uri: vscode.Uri) {
+/** The run problem given, else the one under the cursor (commands.ts's choice), its heads' weights. */
+async function problemOf({ analyzer, results }: HeadsDeps, uri: vscode.Uri, given?: number) {
   const document = await vscode.workspace.openTextDocument(uri);
-  const index = (await problemAtCursor(document, analyzer))?.index ?? 0;
+  const index = given ?? (await problemAtCursor(document, analyzer))?.index ?? 0;
   const problemRun = results.get(uri.toString())?.runs[index];
   if (!problemRun?.result) throw new Error('Run the problem first (▶ Run attention): the heads views show its result.');
   const { problem, result } = problemRun;
@@ -96,7 +117,7 @@ async function problemOf({ analyzer, results }: HeadsDeps, uri: vscode.Uri) {
  * Resolves when the stack is shown; `opening` resolving to undefined closes the panel quietly (a
  * model run that failed or was cancelled says so itself), rejecting closes it and rejects.
  */
-async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Promise<{ opened: OpenedHeads; origin: Origin } | undefined>, title: string): Promise<void> {
+async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Promise<{ opened: OpenedHeads; origin: Origin } | undefined>, title: string, initial: Place): Promise<void> {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
   const panel = vscode.window.createWebviewPanel(HEADS_VIEW_TYPE, `Heads: ${title}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
     enableScripts: true,
@@ -113,6 +134,20 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
     body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'heads.js')).toString()}"></script>`,
   });
   const post = (message: HostToHeadsView) => void webview.postMessage(message);
+  /** An export the palette asked for (Export Results on this page): where its report goes. */
+  let reportWanted: { target?: vscode.Uri; resolve(saved: vscode.Uri | undefined): void } | undefined;
+  const place: HeadsPlace = {
+    panel,
+    place: initial,
+    exportReport(target) {
+      reportWanted?.resolve(undefined);
+      return new Promise((resolve) => {
+        reportWanted = { target, resolve };
+        post({ type: 'exportReport' });
+      });
+    },
+  };
+  const placement = addHeadsPlace(place);
   /** The run compared with (B), once one is chosen; a new choice replaces it. */
   let compared: OpenedHeads | undefined;
   let shown: { opened: OpenedHeads; origin: Origin } | undefined;
@@ -138,6 +173,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
           return post({ type: 'error', requestId: message.requestId, message: error instanceof Error ? error.message : String(error) });
         }
       case 'openHead':
+        place.openedHead = { layer: message.layer, head: message.head };
         return openHead(deps, origin, message.layer, message.head);
       case 'probe':
         if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.runInductionProbe, origin.run, message.repeat, message.seed);
@@ -157,14 +193,23 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
       }
       case 'report': {
         const { base64, width, height, legend } = message;
-        return saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info: opened.info, png: base64, width, height, legend })));
+        const wanted = reportWanted;
+        reportWanted = undefined;
+        const saved = await saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info: opened.info, png: base64, width, height, legend })), wanted?.target);
+        return wanted?.resolve(saved);
       }
+      case 'reportFailed':
+        reportWanted?.resolve(undefined);
+        reportWanted = undefined;
+        return vscode.window.showInformationMessage(`Attention: ${message.message}`);
     }
   });
   let closed = false;
   panel.onDidDispose(() => {
     closed = true;
     subscription.dispose();
+    placement.dispose();
+    reportWanted?.resolve(undefined);
     void opening.then((target) => target && deps.worker.closeHeads(target.opened.stack), () => undefined);
     if (compared) deps.worker.closeHeads(compared.stack);
   });
@@ -177,6 +222,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
   // Closed by the user while the worker worked: nothing left to show.
   if (closed) return;
   if (!shown) return panel.dispose();
+  settleHeadsPlace(place, placeOf(shown.origin));
   panel.title = `Heads: ${shown.opened.info.title}`;
   deps.log.info(`heads: ${describe(shown.opened.info)}`);
 }
@@ -252,11 +298,12 @@ function modelRun(folder: string, input: ModelRunInput): ComparedRun {
   return { title: path.basename(folder), detail: `${folder} ${detail}` };
 }
 
-/** Asks where to save an export (beside the file, or in the model's folder) and writes it. */
-async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array): Promise<void> {
+/** Asks where to save an export (beside the file, or in the model's folder), unless given, and writes it. */
+async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array, given?: vscode.Uri): Promise<vscode.Uri | undefined> {
   const folder = origin.kind === 'model' ? vscode.Uri.file(origin.folder) : vscode.Uri.joinPath(origin.uri, '..');
-  const target = await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, fileName), title: 'Attention: save export' });
+  const target = given ?? (await vscode.window.showSaveDialog({ defaultUri: vscode.Uri.joinPath(folder, fileName), title: 'Attention: save export' }));
   if (target) await vscode.workspace.fs.writeFile(target, bytes);
+  return target;
 }
 
 async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {

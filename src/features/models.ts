@@ -16,6 +16,7 @@ import type { ModelRunInput, ModelRunSummary } from '../protocol';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import { COMMANDS } from '../host/commandIds';
 import { MODEL_SCHEME } from '../host/debugUri';
+import { currentPlace, lastModelPlace } from './place';
 import type { ModelPreparer } from './modelPrepare';
 import type { Results } from '../host/results';
 import type { RunOutcome, Runner } from './runner';
@@ -74,7 +75,9 @@ export class ModelRuns {
 
   /** The palette command and CodeLens: asks for what is not given, runs, then opens a head. */
   async command(folder: vscode.Uri | string | undefined, input: ModelInput | undefined): Promise<ModelRunOutcome | undefined> {
-    const target = folder === undefined ? await this.pickFolder() : typeof folder === 'string' ? folder : modelFolder(folder);
+    // From the palette on a model run's heads page: that model, on a text asked for.
+    const focused = folder === undefined ? currentPlace() : undefined;
+    const target = folder === undefined ? (focused?.kind === 'model' ? focused.folder : await this.pickFolder()) : typeof folder === 'string' ? folder : modelFolder(folder);
     if (!target) return undefined;
     // The worker gets the folder ready while the text is typed.
     if (!input) void this.deps.preparer.now(target);
@@ -93,7 +96,9 @@ export class ModelRuns {
 
   /** The induction probe on the model of a run: BOS and R seeded random tokens twice, in a heads page of its own. */
   async probe(runHandle: number | undefined, repeat = DEFAULT_REPEAT, seed = 0): Promise<ModelRunOutcome | undefined> {
-    const summary = runHandle === undefined ? this.latest : this.summaries.get(runHandle);
+    // From the palette: the run of the heads page in front (or last in front), else the latest run.
+    const handle = runHandle ?? lastModelPlace()?.run;
+    const summary = (handle === undefined ? undefined : this.summaries.get(handle)) ?? (runHandle === undefined ? this.latest : undefined);
     if (!summary) {
       void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…"): the probe runs that model.');
       return undefined;
@@ -141,7 +146,7 @@ export class ModelRuns {
 
   /** Opens one head of a run in the panel, step by step; asks for whatever is not given. */
   async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32'): Promise<RunOutcome | undefined> {
-    const summary = runHandle === undefined ? this.latest : this.summaries.get(runHandle);
+    const summary = runHandle === undefined ? this.summaries.get(lastModelPlace()?.run ?? -1) ?? this.latest : this.summaries.get(runHandle);
     if (!summary) {
       void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…").');
       return undefined;

@@ -22,7 +22,19 @@ function receive(message: HostToHeadsView): void {
     show(message.info);
   }
   else if (message.type === 'opening') status(message.text);
+  else if (message.type === 'exportReport') void reportWhenDrawn();
   else if (message.type === 'error') status(message.message, true);
+}
+
+/** Export Results from the palette: the report once the model view is drawn (the page may still
+ * be reading or pooling when it is asked), or why not after a minute. */
+async function reportWhenDrawn(): Promise<void> {
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    const button = document.getElementById('heads-report');
+    if (button && document.querySelector('#grid-canvas[data-painted]')) return button.click();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  host.post({ type: 'reportFailed', message: 'The heads page has no model view yet: export again once it shows.' });
 }
 
 function status(text: string, error = false): void {
@@ -102,7 +114,10 @@ function show(info: StackInfo): void {
   // The standalone report: the model view as drawn (whichever tab shows), with its legend.
   const report = element('button', 'HTML report', { id: 'heads-report', title: 'One HTML file with the model view that opens offline' });
   report.addEventListener('click', () => {
-    if (!grid.grid()) return status('The model view has not been drawn yet.');
+    if (!grid.grid()) {
+      host.post({ type: 'reportFailed', message: 'The model view has not been drawn yet: export again once it shows.' });
+      return status('The model view has not been drawn yet.');
+    }
     const { width, height } = grid.cssSize();
     const fileName = `${fileStem(info.title)}-heads.html`;
     host.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
