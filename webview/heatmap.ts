@@ -4,6 +4,7 @@
 import type { MatrixKey, MatrixView, PanelState } from '../src/protocol';
 import { cellText, named, num } from './format';
 import { loadPlotly, plotlyIfLoaded } from './plotlyLoader';
+import { LABEL_PITCH, labelStep, shownToken } from '../src/core/words';
 import { plotlyText } from './plotlyText';
 import { heatmapPreview, type PreviewRange } from './preview';
 import { colorScaleOf, type ThemeColors } from './theme';
@@ -111,16 +112,27 @@ export function blockText(cell: Cell, rows: Axis, cols: Axis): string {
   return `${span(cell.row, cell.rowEnd, rows)} × ${span(cell.col, cell.colEnd, cols)} (max of the ${cell.rowEnd - cell.row}×${cell.colEnd - cell.col} block)`;
 }
 
-/** The label of row or column `index` on an axis: its token, else q1, k1, d1… */
+/** The label of row or column `index` on an axis: its token (Ġ, ▁ as ␣), else q1, k1, d1… */
 export function axisLabel(axis: Axis, index: number): string {
-  return axis.tokens?.[index] ?? `${axis.kind[0]}${index + 1}`;
+  const token = axis.tokens?.[index];
+  return token === undefined ? `${axis.kind[0]}${index + 1}` : shownToken(token);
 }
 
-/** Tick positions (display indices) and texts: every cell when few, else about ten. */
-export function ticks(count: number, start: number, block: number, axis: Axis): { tickvals: number[]; ticktext: string[] } {
-  const step = count <= 32 ? 1 : Math.ceil(count / 10);
+/**
+ * Tick positions (display indices) and texts: every cell while each label has a line of its own
+ * (`pitch` CSS px per cell, `room` px per label), else every k-th token — 1, 2 or 5 × 10ⁿ — from
+ * the first. Without a pitch (no layout known), every cell up to 32, else about ten.
+ */
+export function ticks(count: number, start: number, block: number, axis: Axis, pitch?: number, room = LABEL_PITCH): { tickvals: number[]; ticktext: string[] } {
   const tickvals = [];
-  for (let i = 0; i < count; i += step) tickvals.push(i);
+  if (pitch === undefined) {
+    const step = count <= 32 ? 1 : Math.ceil(count / 10);
+    for (let i = 0; i < count; i += step) tickvals.push(i);
+  } else {
+    const step = labelStep(pitch, block, room);
+    // Display index of each multiple of the step (0, 10, 20 … in tokens), however the view starts.
+    for (let token = Math.ceil(start / step) * step; token < start + count * block; token += step) tickvals.push(Math.floor((token - start) / block));
+  }
   return { tickvals, ticktext: tickvals.map((i) => plotlyText(axisLabel(axis, start + i * block))) };
 }
 
@@ -216,14 +228,21 @@ function plotHeight(view: MatrixView, compact: boolean): number {
 
 /** plotly's margins; the preview fills the same plot area (panel.css reads these variables). */
 const MARGIN = { l: 70, r: 10, t: 44, b: 10 };
+/** About what plotly's colour bar and its labels take right of the cells. */
+const COLOUR_BAR = 60;
 
 function layout(spec: HeatmapSpec, view: MatrixView, context: HeatmapContext): object {
   const { colors, compact } = context;
   const height = plotHeight(view, compact);
   const font = { family: colors.fontFamily, color: colors.foreground, size: compact ? 10 : 11 };
   const axis = { ...font, showgrid: false, zeroline: false, ticks: '', tickfont: font, linecolor: colors.grid };
-  const x = ticks(view.cols, view.colStart, view.colBlock, spec.cols);
-  const y = ticks(view.rows, view.rowStart, view.rowBlock, spec.rows);
+  // Labels as dense as they stay legible: the plot area's height is known, its width is the page's
+  // less the margins and the colour bar; columns' labels slant past 8, and slanted need 1/sin 45° more room.
+  const areaWidth = Math.max(100, (document.body?.clientWidth || 600) - MARGIN.l - MARGIN.r - COLOUR_BAR);
+  const areaHeight = height - MARGIN.t - MARGIN.b;
+  const y = ticks(view.rows, view.rowStart, view.rowBlock, spec.rows, areaHeight / view.rows);
+  const upright = ticks(view.cols, view.colStart, view.colBlock, spec.cols, areaWidth / view.cols);
+  const x = upright.tickvals.length > 8 ? ticks(view.cols, view.colStart, view.colBlock, spec.cols, areaWidth / view.cols, LABEL_PITCH / Math.SQRT1_2) : upright;
   const zoom = context.state.zoom[spec.id];
   const toDisplay = (value: number, start: number, block: number) => (value - start) / block - 0.5;
   return {

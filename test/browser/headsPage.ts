@@ -2,6 +2,7 @@
 // test standing in for the extension host and the worker: each `query` the page posts is answered
 // by the worker's own code (src/views/heads.ts: pooling, top-k and head views) over a stack, and
 // a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
+import assert from 'node:assert/strict';
 import type { AttentionStack } from '../../src/core/heads/stack';
 import { routingPairs } from '../../src/core/model/experts';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
@@ -96,4 +97,12 @@ export async function openHeads(stack: AttentionStack, { viewport = { width: 110
   });
   void page;
   return { ...panel, sent: () => panel.page.evaluate(() => (window as unknown as { posted: HeadsViewToHost[] }).posted) };
+}
+
+/** Closes a page a test opened, failing the test if the page logged errors or broke its CSP. */
+export async function closeChecked(panel: HeadsPage | undefined): Promise<void> {
+  if (!panel) return;
+  assert.deepEqual(panel.errors, [], 'the page logged errors');
+  assert.deepEqual(await panel.violations(), [], 'CSP violations');
+  await panel.close();
 }

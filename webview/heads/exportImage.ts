@@ -1,6 +1,7 @@
 // PNG and SVG of the model view's grid and of the head view. PNG is the canvas as drawn. SVG is
 // built as markup text: the grid's thumbnails as embedded PNG images with their labels, the head
 // view's drawn lines as <line> elements; tokens are escaped text.
+import { shownToken } from '../../src/core/words';
 import type { HeadsViewToHost, StackInfo } from '../../src/protocol';
 import { headColor } from './colors';
 
@@ -44,7 +45,7 @@ export function linesSvg(info: StackInfo, lines: { head: number; query: number; 
   const parts = lines.map(({ head, query, key, weight }) =>
     `<line x1="${column}" y1="${y(query)}" x2="${column + span}" y2="${y(key)}" stroke="${headColor(head)}" stroke-opacity="${weight.toFixed(3)}" stroke-width="2"/>`);
   const text = (tokens: string[], x: number, anchor: string) =>
-    tokens.map((token, i) => `<text x="${x}" y="${y(i)}" text-anchor="${anchor}" dominant-baseline="middle">${escape(token)}</text>`);
+    tokens.map((token, i) => `<text x="${x}" y="${y(i)}" text-anchor="${anchor}" dominant-baseline="middle">${escape(shownToken(token))}</text>`);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${2 * column + span}" height="${rows * row}" font-family="sans-serif" font-size="12">
 <title>${escape(title)}</title>
 ${parts.join('\n')}

@@ -1,12 +1,15 @@
 // One head opened from the model view: its full heatmap on a canvas (pooled by the worker's max
-// when over 512 per side, as the panel's overview is), with the query, key and weight on hover.
-import type { MatrixView, StackInfo } from '../../src/protocol';
+// when over 512 per side, as the panel's overview is) with its tokens on both axes (axes.ts), the
+// query, key and weight on hover, and PNG/SVG exports of the map with its labels.
+import type { HeadsViewToHost, MatrixView, StackInfo } from '../../src/protocol';
+import { labelledMap } from './axes';
 import { RAMP, rampIndex } from './colors';
+import { fileStem } from './exportImage';
 import { element, spanLabel, weightText } from './page';
 
 const MAX_SIDE = 600;
 
-export function headMap(info: StackInfo, layer: number, head: number, view: MatrixView): HTMLElement {
+export function headMap(info: StackInfo, layer: number, head: number, view: MatrixView, post?: (message: HeadsViewToHost) => void): HTMLElement {
   const section = element('section', undefined, { id: 'heads-head', 'data-layer': String(layer), 'data-head': String(head) });
   const pooled = view.rowBlock * view.colBlock > 1;
   section.append(
@@ -39,16 +42,40 @@ export function headMap(info: StackInfo, layer: number, head: number, view: Matr
   cells.getContext('2d')!.putImageData(image, 0, 0);
   context.imageSmoothingEnabled = false;
   context.drawImage(cells, 0, 0, canvas.width, canvas.height);
+  const map = labelledMap(
+    canvas,
+    { tokens: info.tokens, start: view.rowStart, block: view.rowBlock, cells: view.rows },
+    { tokens: info.keyTokens, start: view.colStart, block: view.colBlock, cells: view.cols },
+    scale,
+  );
   const reading = element('p', 'Hover a cell for its query, key and weight.', { id: 'head-hover', class: 'meta', role: 'status' });
   canvas.addEventListener('mousemove', (event) => {
     const box = canvas.getBoundingClientRect();
     const col = Math.floor(((event.clientX - box.left) / box.width) * view.cols);
     const row = Math.floor(((event.clientY - box.top) / box.height) * view.rows);
     if (row < 0 || col < 0 || row >= view.rows || col >= view.cols) return;
+    map.hover(row, col);
     const query = spanLabel(info.tokens, view.rowStart + row * view.rowBlock, Math.min(info.queryCount, view.rowStart + (row + 1) * view.rowBlock));
     const key = spanLabel(info.keyTokens, view.colStart + col * view.colBlock, Math.min(info.keyCount, view.colStart + (col + 1) * view.colBlock));
     reading.textContent = `query ${query} → key ${key}: ${pooled ? 'max ' : ''}${weightText(view.data[row * view.cols + col])}`;
   });
-  section.append(canvas, reading);
+  if (post) {
+    const exports = element('div', undefined, { class: 'controls', id: 'head-export' });
+    const title = `${info.title}: layer ${layer} · head ${head}`;
+    const base = `${fileStem(info.title)}-L${layer}H${head}`;
+    for (const format of ['png', 'svg'] as const) {
+      const button = element('button', format.toUpperCase(), { 'data-export': `head-${format}` });
+      button.addEventListener('click', () =>
+        post(
+          format === 'png'
+            ? { type: 'export', format, fileName: `${base}.png`, base64: map.exportCanvas().toDataURL('image/png').slice('data:image/png;base64,'.length) }
+            : { type: 'export', format, fileName: `${base}.svg`, text: map.svg(title) },
+        ),
+      );
+      exports.append(button);
+    }
+    section.append(exports);
+  }
+  section.append(map.element, reading);
   return section;
 }

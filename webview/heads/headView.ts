@@ -3,6 +3,7 @@
 // in BertViz's two-column form. Drawn on a canvas the height of the viewport: only the visible
 // rows' tokens and the lines that cross the viewport are drawn, so 4096 tokens scroll as 16 do.
 // Hovering a token keeps only its lines; lines fainter than the threshold are hidden.
+import { shownToken } from '../../src/core/words';
 import type { HeadLines } from '../../src/protocol';
 import { headColor } from './colors';
 import { element, type HeadsPage, labelled, quoted, weightText } from './page';
@@ -196,5 +197,6 @@ export function headView(page: HeadsPage): HeadViewPart {
 }
 
 function shortToken(token: string): string {
-  return token.length > 20 ? `${token.slice(0, 19)}…` : token;
+  const shown = shownToken(token);
+  return shown.length > 20 ? `${shown.slice(0, 19)}…` : shown;
 }

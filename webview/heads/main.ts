@@ -140,7 +140,7 @@ function show(info: StackInfo): void {
     status(`Opening layer ${layer} · head ${head}…`);
     const answer = await host.ask({ kind: 'head', layer, head }, 'head');
     if (answer?.kind === 'head') {
-      opened.replaceChildren(headMap(info, answer.layer, answer.head, answer.view));
+      opened.replaceChildren(headMap(info, answer.layer, answer.head, answer.view, page.post));
       status(`Layer ${layer} · head ${head} opened below${info.source === 'saved' ? '' : '; step by step in the attention panel'}.`);
       opened.scrollIntoView({ block: 'nearest' });
     }

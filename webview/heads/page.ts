@@ -1,5 +1,6 @@
 // What every view of the heads page shares: the host connection, requests answered by id, and
 // small DOM helpers. Views never talk to the host but through this.
+import { shownToken } from '../../src/core/words';
 import type { HeadsAnswer, HeadsQuery, HeadsViewToHost, HostToHeadsView, StackInfo } from '../../src/protocol';
 
 interface VsCodeApi {
@@ -76,7 +77,8 @@ export function parseSelection(text: string, count: number): number[] | undefine
 
 /** A token as a short, quoted label. */
 export function quoted(token: string): string {
-  const shown = token.length > 24 ? `${token.slice(0, 23)}…` : token;
+  const visible = shownToken(token);
+  const shown = visible.length > 24 ? `${visible.slice(0, 23)}…` : visible;
   return `“${shown}”`;
 }
 
