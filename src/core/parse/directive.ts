@@ -157,8 +157,16 @@ export function findDirectives(text: string): Directive[] {
     if (!match) continue;
     const bodyStart = lineStart + match[0].length;
     const lineEnd = boundedLineEnd(text, bodyStart);
-    if (lineEnd === -1) continue;
     const nameStart = lineStart + match[0].lastIndexOf(match[2]) - match[1].length;
+    if (lineEnd === -1) {
+      // Too long to be read: said at its place when it starts as options do, else prose or data.
+      const tooLong = tooLongDirective(text, nameStart, bodyStart);
+      if (tooLong) {
+        found.push(tooLong);
+        from = tooLong.end;
+      }
+      continue;
+    }
     const directive = readDirective(text, nameStart, bodyStart, lineEnd);
     if (directive) {
       found.push(directive);
@@ -172,6 +180,35 @@ export function findDirectives(text: string): Directive[] {
  * ids or text run to thousands of characters (1024 GPT-2 ids are about 6 KB): at 1000, a note with
  * 512 ids was silently no problem at all. */
 const MAX_DIRECTIVE = 2 ** 16;
+
+/**
+ * A directive line over MAX_DIRECTIVE characters whose first words read as options (an issue of
+ * 45: it used to be skipped without a word, its problem then missing). It starts a problem of its
+ * own with its options unread, and an error from `attention` to the end of the limit that says
+ * the limit; undefined when its start is prose.
+ */
+function tooLongDirective(text: string, start: number, bodyStart: number): Directive | undefined {
+  const window = readDirective(text, start, bodyStart, bodyStart + MAX_DIRECTIVE);
+  if (!window) return undefined;
+  const newline = text.indexOf('\n', bodyStart);
+  const lineEnd = newline === -1 ? text.length : newline;
+  const length = lineEnd - bodyStart;
+  return {
+    start,
+    end: lineEnd,
+    options: defaultOptions(),
+    optionSpans: {},
+    issues: [
+      {
+        start,
+        end: bodyStart + MAX_DIRECTIVE,
+        severity: 'error',
+        code: 'directive-too-long',
+        message: `This \`attention:\` line's options are ${length.toLocaleString('en-US')} characters long; a directive is read up to ${MAX_DIRECTIVE.toLocaleString('en-US')} (64 KiB), so none of them was read. Shorten it: for a model, fewer ids or a shorter text.`,
+      },
+    ],
+  };
+}
 
 /** End of the line starting a directive body, or -1 when the line is longer than a directive. */
 function boundedLineEnd(text: string, from: number): number {

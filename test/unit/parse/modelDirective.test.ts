@@ -53,3 +53,40 @@ describe('a model problem in the spec builder', () => {
     assert.deepEqual(buildSpec(problems[0]), { diagnostics: [] });
   });
 });
+
+describe('a directive past the 64 KiB a directive is read to', () => {
+  it('gets an error at its place that says the limit, and starts a problem of its own', () => {
+    const ids = Array.from({ length: 12_000 }, (_, i) => String(1000 + (i % 9000))).join(', ');
+    const line = `<!-- attention: model="models/gpt2" ids="${ids}" -->`;
+    assert.ok(line.length > 65_536);
+    const text = `# notes\nX = [[1, 0], [0, 1]]\n${line}\nmore prose\n`;
+    const { problems, diagnostics } = parseDocument(text);
+    const errors = diagnostics.filter((d) => d.code === 'directive-too-long');
+    assert.equal(errors.length, 1, JSON.stringify(diagnostics.map((d) => d.message)));
+    const [error] = errors;
+    assert.equal(error.severity, 'error');
+    assert.match(error.message, /read up to 65,536 \(64 KiB\)/);
+    assert.match(error.message, new RegExp(`options are ${(line.length - '<!-- attention: '.length).toLocaleString('en-US')} characters long`));
+    // At its place: from `attention` on its line, not the whole file nor nothing.
+    assert.deepEqual(error.range.start, { line: 2, character: '<!-- '.length });
+    assert.equal(error.range.end.line, 2);
+    assert.equal(error.range.end.character, '<!-- attention: '.length + 65_536);
+    // The matrix before it stays a problem of its own; the directive starts another.
+    assert.equal(problems.length, 2);
+    assert.deepEqual(problems[1].matrices, []);
+  });
+
+  it('leaves a long line that is not options alone (prose or data that starts with "Attention:")', () => {
+    const text = `Attention: ${'this is prose, '.repeat(5000)}\n`;
+    assert.deepEqual(parseDocument(text).diagnostics.filter((d) => d.code === 'directive-too-long'), []);
+  });
+
+  it('reads a directive just under the limit as before', () => {
+    const ids = Array.from({ length: 10_000 }, () => '1').join(' ');
+    const text = `# attention: model=../m ids="${ids}"\n`;
+    assert.ok(text.length < 65_536);
+    const { problems, diagnostics } = parseDocument(text);
+    assert.deepEqual(diagnostics, []);
+    assert.equal(problems[0].model?.ids?.length, 10_000);
+  });
+});
