@@ -135,17 +135,27 @@ def main():
         f.write('\n')
 
 
-def bench(root, n, layers=12, heads=12):
+def bench(root, n, layers=12, heads=12, formats=('pt',)):
     """Hugging Face's shape for a 12-layer, 12-head model on n tokens: torch.stack(outputs.attentions).
-    One folder per n: each file's tokens.json lies beside it."""
+    One folder per n: each file's tokens.json lies beside it. `formats` adds the same stack as
+    numpy.save's .npy and as a .safetensors of one tensor per layer (bench/savedRead.ts)."""
     folder = os.path.join(root, str(n))
     os.makedirs(folder, exist_ok=True)
     generator = torch.Generator().manual_seed(1024)
-    name = os.path.join(folder, f'attn-{layers}x{heads}x{n}.pt')
-    torch.save(torch.stack(attentions(generator, layers, 1, heads, n, n)), name)
+    stem = os.path.join(folder, f'attn-{layers}x{heads}x{n}')
+    stack = torch.stack(attentions(generator, layers, 1, heads, n, n))
+    if 'pt' in formats:
+        torch.save(stack, stem + '.pt')
+        print(stem + '.pt')
+    if 'npy' in formats:
+        np.save(stem + '.npy', stack.numpy())
+        print(stem + '.npy')
+    if 'safetensors' in formats:
+        with open(stem + '.safetensors', 'wb') as f:
+            write_safetensors(f, {f'attentions.{layer}': stack[layer].contiguous() for layer in range(layers)}, {})
+        print(stem + '.safetensors')
     with open(os.path.join(folder, 'tokens.json'), 'w') as f:
         json.dump([f'tok{i}' for i in range(n)], f)
-    print(name)
 
 
 if __name__ == '__main__':
@@ -156,6 +166,11 @@ if __name__ == '__main__':
             at = args.index('--tokens')
             tokens = int(args[at + 1])
             del args[at:at + 2]
-        bench(args[0] if args else BENCH_DIR, tokens)
+        formats = ('pt',)
+        if '--formats' in args:
+            at = args.index('--formats')
+            formats = tuple(args[at + 1].split(','))
+            del args[at:at + 2]
+        bench(args[0] if args else BENCH_DIR, tokens, formats=formats)
     else:
         main()

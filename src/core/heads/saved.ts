@@ -148,34 +148,57 @@ function named(tensor: Tensor): string {
  */
 function checkRows(layers: Layer[], headCount: number, queryCount: number, keyCount: number): boolean {
   let lowerTriangular = queryCount === keyCount;
+  const row = { sum: 0, low: 0 };
   layers.forEach(({ tensor, offset }, layer) => {
     const data = tensor.data;
     for (let head = 0; head < headCount; head++) {
       for (let query = 0; query < queryCount; query++) {
         const start = offset + (head * queryCount + query) * keyCount;
         const diagonal = start + Math.min(query, keyCount - 1);
-        let sum = 0;
-        let low = Infinity;
-        for (let key = start; key <= diagonal; key++) {
-          sum += data[key];
-          if (data[key] < low) low = data[key];
-        }
-        let past = 0;
-        for (let key = diagonal + 1; key < start + keyCount; key++) {
-          past += data[key];
-          if (data[key] < low) low = data[key];
-        }
+        sumAndLeast(data, start, diagonal + 1, row);
+        const { sum, low: lowBefore } = row;
+        sumAndLeast(data, diagonal + 1, start + keyCount, row);
+        const past = row.sum;
+        const low = Math.min(lowBefore, row.low);
         if (past !== 0) lowerTriangular = false;
-        sum += past;
-        const where = `layer ${layer} head ${head} query ${query} (\`${tensor.key}\`)`;
-        if (!(low >= 0) || !(Math.abs(sum - 1) <= ROW_SUM_TOLERANCE || sum === 0)) {
-          const what = Number.isNaN(sum) ? 'holds NaN' : low < 0 ? `has a negative weight (${Number(low.toPrecision(4))})` : `sums to ${Number(sum.toPrecision(6))}, not 1`;
+        const total = sum + past;
+        if (!(low >= 0) || !(Math.abs(total - 1) <= ROW_SUM_TOLERANCE || total === 0)) {
+          const where = `layer ${layer} head ${head} query ${query} (\`${tensor.key}\`)`;
+          const what = Number.isNaN(total) ? 'holds NaN' : low < 0 ? `has a negative weight (${Number(low.toPrecision(4))})` : `sums to ${Number(total.toPrecision(6))}, not 1`;
           throw new HeadsInputError(`${where} ${what}: these are not attention weights; they may be pre-softmax scores (save the weights after softmax, as output_attentions=True gives them).`);
         }
       }
     }
   });
   return lowerTriangular;
+}
+
+/**
+ * The sum and the least of data[from, to), in one pass with two of each running: with one, each
+ * add waited on the last (a 12 × 12 × 1024² file's 151 M weights took 450–700 ms of CPU).
+ * NaN is never the least; the sum finds it.
+ */
+function sumAndLeast(data: Float32Array | Float64Array, from: number, to: number, out: { sum: number; low: number }): void {
+  let a = 0;
+  let b = 0;
+  let lowA = Infinity;
+  let lowB = Infinity;
+  let at = from;
+  for (; at + 1 < to; at += 2) {
+    const x = data[at];
+    const y = data[at + 1];
+    a += x;
+    b += y;
+    if (x < lowA) lowA = x;
+    if (y < lowB) lowB = y;
+  }
+  if (at < to) {
+    const x = data[at];
+    a += x;
+    if (x < lowA) lowA = x;
+  }
+  out.sum = a + b;
+  out.low = lowA < lowB ? lowA : lowB;
 }
 
 /** Query and key labels, and the ids when known. */
