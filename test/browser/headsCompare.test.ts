@@ -110,13 +110,17 @@ describe('heads page: compare two runs', function () {
       const [row, col] = [Math.floor(largest / 13), largest % 13];
       assert.deepEqual(await pixel(panel, '#compare-difference-canvas', Math.floor((col + 0.5) * scale), Math.floor((row + 0.5) * scale)), change[row][col] > 0 ? RED : BLUE);
 
-      // B − A exports as the PNG drawn, and as SVG holding it under its title.
+      // B − A exports with its tokens on the axes (webview/heads/axes.ts): the PNG is the map with
+      // its label margins, the SVG holds the drawn map under its title with the labels as text.
       await panel.page.click('[data-export="compare-difference-png"]');
       await panel.page.click('[data-export="compare-difference-svg"]');
       const [png, svg] = (await panel.sent()).flatMap((m) => (m.type === 'export' ? [m] : []));
       assert.deepEqual([png.format, png.fileName, svg.format, svg.fileName], ['png', 'test.pt-L1H0-difference.png', 'svg', 'test.pt-L1H0-difference.svg']);
-      assert.equal(png.base64, await canvas!.evaluate((c) => (c as HTMLCanvasElement).toDataURL('image/png').split(',')[1]));
-      assert.ok(svg.text!.includes('<title>test.pt: B − A, layer 1 · head 0</title>') && svg.text!.includes(`href="data:image/png;base64,${png.base64}"`), svg.text!.slice(0, 300));
+      const drawn = await canvas!.evaluate((c) => ({ width: (c as HTMLCanvasElement).width, height: (c as HTMLCanvasElement).height, base64: (c as HTMLCanvasElement).toDataURL('image/png').split(',')[1] }));
+      const pngBytes = Buffer.from(png.base64!, 'base64');
+      assert.ok(pngBytes.readUInt32BE(16) > drawn.width && pngBytes.readUInt32BE(20) > drawn.height, 'the PNG holds the map and its label margins');
+      assert.ok(svg.text!.includes('<title>test.pt: B − A, layer 1 · head 0</title>') && svg.text!.includes(`href="data:image/png;base64,${drawn.base64}"`), svg.text!.slice(0, 300));
+      assert.equal([...svg.text!.matchAll(/<text /g)].length, 2 * 13, 'each of the 13 queries and 13 keys labelled');
       assert.deepEqual(panel.errors, []);
     } finally {
       await panel.close();

@@ -6,7 +6,8 @@
 import { divergenceCsv, ranked } from '../../src/core/heads/compare';
 import type { ComparedRun, CompareWith, DifferenceMap, HostToHeadsView } from '../../src/protocol';
 import { divergingColor } from './colors';
-import { canvasExport, fileStem } from './exportImage';
+import { labelledMap } from './axes';
+import { canvasExport, fileStem, pngBase64 } from './exportImage';
 import { element, spanLabel, weightText } from './page';
 import type { HeadsPageContext, HeadsPlugin } from './plugin';
 import { drawScoreMap, headAt } from './scoreMap';
@@ -159,12 +160,15 @@ function differenceMap(context: HeadsPageContext, map: DifferenceMap): HTMLEleme
     drawing.imageSmoothingEnabled = false;
     drawing.drawImage(cells, 0, 0, canvas.width, canvas.height);
   }
+  // Its tokens on both axes, as an opened head's (axes.ts); the map starts at token 0.
+  const labelled = labelledMap(canvas, { tokens: info.tokens, start: 0, block: rowBlock, cells: rows }, { tokens: info.keyTokens, start: 0, block: colBlock, cells: cols }, scale);
   const reading = element('p', 'Hover a cell for A’s and B’s weights and their difference.', { id: 'compare-hover', class: 'meta', role: 'status' });
   canvas.addEventListener('mousemove', (event) => {
     const box = canvas.getBoundingClientRect();
     const col = Math.floor(((event.clientX - box.left) / box.width) * cols);
     const row = Math.floor(((event.clientY - box.top) / box.height) * rows);
     if (row < 0 || col < 0 || row >= rows || col >= cols) return;
+    labelled.hover(row, col);
     const cell = row * cols + col;
     const query = Math.floor(map.at[cell] / info.keyCount);
     const key = map.at[cell] % info.keyCount;
@@ -176,10 +180,13 @@ function differenceMap(context: HeadsPageContext, map: DifferenceMap): HTMLEleme
   const title = `${info.title}: B − A, layer ${map.layer} · head ${map.head}`;
   for (const format of ['png', 'svg'] as const) {
     const button = element('button', format.toUpperCase(), { 'data-export': `compare-difference-${format}` });
-    button.addEventListener('click', () => context.post(canvasExport(canvas, format, `${fileStem(info.title)}-L${map.layer}H${map.head}-difference.${format}`, title)));
+    const fileName = `${fileStem(info.title)}-L${map.layer}H${map.head}-difference.${format}`;
+    button.addEventListener('click', () =>
+      context.post(format === 'png' ? { type: 'export', format, fileName, base64: pngBase64(labelled.exportCanvas()) } : { type: 'export', format, fileName, text: labelled.svg(title) }),
+    );
     exports.append(button);
   }
-  section.append(exports, canvas, reading);
+  section.append(exports, labelled.element, reading);
   return section;
 }
 

@@ -4,7 +4,7 @@
 import type { HeadsViewToHost, MatrixView, StackInfo } from '../../src/protocol';
 import { labelledMap } from './axes';
 import { RAMP, rampIndex } from './colors';
-import { fileStem } from './exportImage';
+import { fileStem, pngBase64 } from './exportImage';
 import { element, spanLabel, weightText } from './page';
 
 const MAX_SIDE = 600;
@@ -68,7 +68,7 @@ export function headMap(info: StackInfo, layer: number, head: number, view: Matr
       button.addEventListener('click', () =>
         post(
           format === 'png'
-            ? { type: 'export', format, fileName: `${base}.png`, base64: map.exportCanvas().toDataURL('image/png').slice('data:image/png;base64,'.length) }
+            ? { type: 'export', format, fileName: `${base}.png`, base64: pngBase64(map.exportCanvas()) }
             : { type: 'export', format, fileName: `${base}.svg`, text: map.svg(title) },
         ),
       );
