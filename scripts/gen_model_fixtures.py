@@ -978,10 +978,8 @@ def rope_inv_freq(params, dim, max_positions, n, original_top=None):
             base = base * ((params['factor'] * n / max_positions) - (params['factor'] - 1)) ** (dim / (dim - 2))
         return 1.0 / base ** exponents, 1.0
     if kind == 'yarn':
-        factor, original = params['factor'], max_positions
-        if 'original_max_position_embeddings' in params:
-            original = params['original_max_position_embeddings']
-            factor = max_positions / original
+        # The factor as given; original_max_position_embeddings (else max_positions) only places the correction range.
+        factor, original = params['factor'], params.get('original_max_position_embeddings') or max_positions
         mscale = lambda scale, m=1: 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
         attention = params.get('attention_factor') or (mscale(factor, params['mscale']) / mscale(factor, params['mscale_all_dim'])
                                                         if params.get('mscale') and params.get('mscale_all_dim') else mscale(factor))
@@ -998,8 +996,10 @@ def rope_inv_freq(params, dim, max_positions, n, original_top=None):
         positions = base ** exponents
         return (1 / (factor * positions)) * (1 - extrapolation) + (1 / positions) * extrapolation, attention
     if kind in ('longrope', 'su'):
+        # standardize_rope_params puts the top level's original_max_position_embeddings (Phi-3's) in the set over the
+        # set's own; the set's factor when given, else max_position_embeddings / that original.
         original = original_top or params.get('original_max_position_embeddings') or max_positions
-        factor = max_positions / original_top if original_top else params.get('factor', 1.0)
+        factor = params.get('factor') or max_positions / original
         attention = params.get('attention_factor') or (1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(original)))
         ext = torch.tensor(params['long_factor'] if n > original else params['short_factor'], dtype=torch.float64)
         return 1.0 / (ext * base ** exponents), attention
@@ -1238,7 +1238,7 @@ LLAMA_RELATIVES = [
         tie_word_embeddings=True), torch.float32, 'safetensors'),
     ('llama-yarn', decoder_config(
         'llama', 'LlamaForCausalLM', 'float32', head_dim=16, max_position_embeddings=64, rope_theta=10000.0,
-        rope_scaling={'rope_type': 'yarn', 'factor': 8.0, 'original_max_position_embeddings': 8, 'beta_fast': 4.0, 'beta_slow': 1.0}),
+        rope_scaling={'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 8, 'beta_fast': 4.0, 'beta_slow': 1.0}),
      torch.float32, 'safetensors'),
     ('llama-dynamic', decoder_config(
         'llama', 'LlamaForCausalLM', 'float32', max_position_embeddings=6, rope_scaling={'rope_type': 'dynamic', 'factor': 4.0}),

@@ -54,6 +54,14 @@ BY_LENGTH = {
                                         'mscale': 1.0, 'mscale_all_dim': 0.8}}, 64, [10]),
     'yarn-untruncated': ({'rope_theta': 150000.0, 'max_position_embeddings': 131072,
                           'rope_scaling': {'rope_type': 'yarn', 'factor': 32.0, 'original_max_position_embeddings': 4096, 'truncate': False}}, 64, [10]),
+    # longrope without a factor: max_position_embeddings / the set's original_max_position_embeddings (here 8) sets cos/sin's factor.
+    'longrope-set-original': ({'rope_theta': 10000.0, 'max_position_embeddings': 64,
+                               'rope_scaling': {'rope_type': 'longrope', 'original_max_position_embeddings': 8,
+                                                'short_factor': [1.0, 1.2, 1.5, 2.0], 'long_factor': [1.0, 2.0, 4.0, 8.0]}},
+                              8, [8, 9]),
+    # factor 4 where max / original is 32: the factor as given is the one used.
+    'yarn-explicit-factor': ({'rope_theta': 1000000.0, 'max_position_embeddings': 131072,
+                              'rope_scaling': {'rope_type': 'yarn', 'factor': 4.0, 'original_max_position_embeddings': 4096}}, 128, [10]),
 }
 
 

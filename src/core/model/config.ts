@@ -432,14 +432,14 @@ export function ropeFrequencies(set: Json, defaultTheta: number, headDim: number
   }
 }
 
-/** YaRN: frequencies blended between interpolated (÷ factor) and kept by a ramp over the dimensions, and cos/sin × mscale. */
-function yarn(set: Json, theta: number, dim: number, givenFactor: number, maxPositions: number): { inverseFrequencies: Float64Array; attentionFactor: number } {
-  let factor = givenFactor;
-  let original = maxPositions;
-  if (typeof set.original_max_position_embeddings === 'number') {
-    original = set.original_max_position_embeddings;
-    factor = maxPositions / original;
-  }
+/**
+ * YaRN: frequencies blended between interpolated (÷ factor) and kept by a ramp over the dimensions,
+ * and cos/sin × mscale. The set's factor is used as given; its original_max_position_embeddings
+ * (else max_position_embeddings) is only the length the correction range is measured against
+ * (transformers ≥ 4.56 warns when max / original differs from factor and keeps the factor).
+ */
+function yarn(set: Json, theta: number, dim: number, factor: number, maxPositions: number): { inverseFrequencies: Float64Array; attentionFactor: number } {
+  const original = typeof set.original_max_position_embeddings === 'number' ? set.original_max_position_embeddings : maxPositions;
   const mscale = (scale: number, m = 1) => (scale <= 1 ? 1 : 0.1 * m * Math.log(scale) + 1);
   const m = typeof set.mscale === 'number' ? set.mscale : 0;
   const mAll = typeof set.mscale_all_dim === 'number' ? set.mscale_all_dim : 0;
@@ -473,10 +473,11 @@ function longrope(set: Json, theta: number, dim: number, maxPositions: number, t
     return value as number[];
   };
   const [short, long] = [factors('short_factor'), factors('long_factor')];
-  // Phi-3 gives the pretrained context at the top level and scales by max_position_embeddings / it.
+  // The pretrained context: the top level's (Phi-3's) before the set's, else max_position_embeddings. The set's
+  // factor when it has one, else max_position_embeddings / that context (standardize_rope_params, _compute_longrope_parameters).
   const setOriginal = typeof set.original_max_position_embeddings === 'number' ? set.original_max_position_embeddings : undefined;
   const original = topLevelOriginal ?? setOriginal ?? maxPositions;
-  const factor = topLevelOriginal !== undefined ? maxPositions / topLevelOriginal : typeof set.factor === 'number' ? set.factor : 1;
+  const factor = typeof set.factor === 'number' ? set.factor : maxPositions / original;
   const attentionFactor = typeof set.attention_factor === 'number' ? set.attention_factor : factor <= 1 ? 1 : Math.sqrt(1 + Math.log(factor) / Math.log(original));
   const divided = (by: number[]) => Float64Array.from(by, (f, i) => 1 / (f * theta ** ((2 * i) / dim)));
   return { inverseFrequencies: divided(short), attentionFactor, long: { inverseFrequencies: divided(long), beyond: original } };
@@ -770,8 +771,9 @@ function phi(json: Json): ModelConfig {
  * q/k norms, StableLM's LayerNorms, partial rotary, per-head q/k norms and parallel block, Granite's
  * multipliers, Gemma's (1 + w) norm, √hidden embeddings and GeGLU.
  */
-function llamaRelative(json: Json, modelType: 'phi3' | 'olmo' | 'olmo2' | 'stablelm' | 'granite' | 'gemma'): ModelConfig {
+function llamaRelative(given: Json, modelType: 'phi3' | 'olmo' | 'olmo2' | 'stablelm' | 'granite' | 'gemma'): ModelConfig {
   // Llama's reading of the shared fields (Gemma's under its own name: llamaFamily knows Gemma 2's conventions, not v1's).
+  const json = modelType === 'phi3' ? phi3Defaults(given) : given;
   const llama = llamaFamily(modelType === 'gemma' ? { ...json, model_type: 'llama' } : json, modelType === 'gemma' ? 'llama' : modelType);
   const c: ModelConfig = { ...llama, modelType };
   const rope = c.attention[0].rope;
@@ -832,6 +834,18 @@ function llamaRelative(json: Json, modelType: 'phi3' | 'olmo' | 'olmo2' | 'stabl
         attention: c.attention.map((a) => ({ ...a, scale: 1 / Math.sqrt(c.headDim), window: undefined })),
       };
   }
+}
+
+/**
+ * What Phi3Config adds to config.json: original_max_position_embeddings 4096 when absent (longrope's
+ * pretrained context), and a rope type "su" or "yarn" read as "longrope" (convert_rope_params_to_dict).
+ */
+function phi3Defaults(json: Json): Json {
+  const key = isObject(json.rope_parameters) ? 'rope_parameters' : 'rope_scaling';
+  const set = json[key];
+  const type = isObject(set) ? (set.rope_type ?? set.type) : undefined;
+  const renamed = isObject(set) && (type === 'su' || type === 'yarn') ? { [key]: { ...set, rope_type: 'longrope', type: undefined } } : {};
+  return { ...json, original_max_position_embeddings: json.original_max_position_embeddings ?? 4096, ...renamed };
 }
 
 /** RoBERTa and XLM-RoBERTa: BERT's block; positions counted from padding_idx + 1, skipping pads; the MLM head as lm_head. */

@@ -75,6 +75,12 @@ describe('model config', () => {
     assert.deepEqual([gemma.norm, gemma.embeddingScale, gemma.activation, gemma.sandwichNorms, gemma.tiedEmbeddings, gemma.attention[0].scale], ['rms-plus-one', Math.sqrt(32), 'gelu-tanh', false, true, 0.25]);
     const modern = parse({ model_type: 'modernbert', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 4, global_attn_every_n_layers: 3, local_attention: 128 });
     assert.deepEqual(modern.attention.map((a) => [a.window, a.rope?.theta]), [[undefined, 160000], [65, 10000], [65, 10000], [undefined, 160000]]);
+    // Phi3Config: original_max_position_embeddings 4096 when config.json has none; "su" and "yarn" are read as longrope.
+    const phi3Long = (type: string) => parse({ model_type: 'phi3', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 1, max_position_embeddings: 16384, rope_scaling: { type, short_factor: [1, 1, 1, 1, 1, 1, 1, 1], long_factor: [2, 2, 2, 2, 2, 2, 2, 2] } }).attention[0].rope;
+    for (const type of ['longrope', 'su', 'yarn']) {
+      const rope = phi3Long(type);
+      assert.deepEqual([rope?.type, rope?.long?.beyond, rope?.attentionFactor], ['longrope', 4096, Math.sqrt(1 + Math.log(4) / Math.log(4096))], type);
+    }
     const dynamic = llama({ max_position_embeddings: 2048, rope_scaling: { type: 'dynamic', factor: 2 } });
     assert.equal(dynamic.maxPositions, Number.MAX_SAFE_INTEGER, 'dynamic NTK runs past max_position_embeddings');
   });
