@@ -1487,14 +1487,16 @@ def encoder_forward(config, w, ids):
         layers = [f'roberta.encoder.layer.{i}' for i in range(config['num_hidden_layers'])]
     x = ln(w, x, f'{e}.LayerNorm', eps)
     attentions = []
+    # The layers' activation is hidden_act (DistilBERT: activation); RobertaLMHead applies the erf gelu whatever hidden_act says.
+    act = {'gelu': gelu_erf, 'gelu_new': gelu_tanh, 'relu': torch.relu}[config.get('activation' if distil else 'hidden_act', 'gelu')]
     for p in layers:
         q, k, v = (split_heads(lin(w, x, f'{p}.{name}'), heads) for name in names[:3])
         weights, out = attend(q, k, v, torch.ones(n, n, dtype=torch.bool), 1 / math.sqrt(q.shape[-1]))
         attentions.append(weights)
         x = ln(w, x + lin(w, out, f'{p}.{names[3]}'), f'{p}.{names[4]}', eps)
-        x = ln(w, x + lin(w, gelu_erf(lin(w, x, f'{p}.{names[5]}')), f'{p}.{names[6]}'), f'{p}.{names[7]}', eps)
+        x = ln(w, x + lin(w, act(lin(w, x, f'{p}.{names[5]}')), f'{p}.{names[6]}'), f'{p}.{names[7]}', eps)
     if distil:
-        h = ln(w, gelu_erf(lin(w, x, 'vocab_transform')), 'vocab_layer_norm', eps)
+        h = ln(w, act(lin(w, x, 'vocab_transform')), 'vocab_layer_norm', eps)
         return attentions, x, h @ w[f'{e}.word_embeddings.weight'].T + w['vocab_projector.bias']
     h = ln(w, gelu_erf(lin(w, x, 'lm_head.dense')), 'lm_head.layer_norm', eps)
     return attentions, x, h @ w[f'{e}.word_embeddings.weight'].T + w['lm_head.bias']
@@ -1520,12 +1522,12 @@ def wordpiece_tokenizer_json(vocab, specials, cls, sep, unk):
     return tokenizer
 
 
-def roberta_folder(out, name, model_type, seed, dtype, layout):
+def roberta_folder(out, name, model_type, seed, dtype, layout, hidden_act='gelu'):
     vocab = {token: i for i, token in enumerate(ROBERTA_SPECIALS + BERT_WORDS)}
     hidden, heads, inter, positions = 32, 4, 64, 20
     config = {'architectures': ['RobertaForMaskedLM' if model_type == 'roberta' else 'XLMRobertaForMaskedLM'], 'model_type': model_type,
               'vocab_size': len(vocab), 'hidden_size': hidden, 'num_hidden_layers': 2, 'num_attention_heads': heads, 'intermediate_size': inter,
-              'hidden_act': 'gelu', 'max_position_embeddings': positions, 'type_vocab_size': 1, 'layer_norm_eps': 1e-5, 'pad_token_id': 1,
+              'hidden_act': hidden_act, 'max_position_embeddings': positions, 'type_vocab_size': 1, 'layer_norm_eps': 1e-5, 'pad_token_id': 1,
               'bos_token_id': 0, 'eos_token_id': 2, 'position_embedding_type': 'absolute', 'torch_dtype': str(dtype).removeprefix('torch.')}
     r = Weights(seed, dtype)
     e = 'roberta.embeddings'
@@ -1648,7 +1650,8 @@ def dense_folders(out):
     opt_folder(out, 'opt-350m-post-ln-bin', 37, torch.float32, 'bin', before=False, projected=16)
     phi_folder(out)
     roberta_folder(out, 'roberta', 'roberta', 41, torch.float32, 'safetensors')
-    roberta_folder(out, 'xlm-roberta-sharded-f16', 'xlm-roberta', 42, torch.float16, ('shards', 2))
+    # hidden_act relu acts in the layers only: the LM head's activation stays the erf gelu.
+    roberta_folder(out, 'xlm-roberta-sharded-f16', 'xlm-roberta', 42, torch.float16, ('shards', 2), hidden_act='relu')
     distilbert_folder(out)
     modernbert_folder(out)
 

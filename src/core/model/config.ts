@@ -854,7 +854,8 @@ function roberta(json: Json, modelType: string): ModelConfig {
   const paddingId = json.pad_token_id === undefined ? 1 : int(json, 'pad_token_id', 1);
   const rows = int(json, 'max_position_embeddings', 514);
   if (rows <= paddingId + 1) throw new ModelConfigError(`config.json's max_position_embeddings (${rows}) leaves no position after padding_idx + 1 (${paddingId + 1})`);
-  return { ...c, modelType, family: 'roberta', maxPositions: rows - paddingId - 1, normEps: num(json, 'layer_norm_eps', 1e-12), positions: { offset: 0, rows, paddingId } };
+  // RobertaLMHead's activation is the erf gelu whatever hidden_act is (the layers follow hidden_act).
+  return { ...c, modelType, family: 'roberta', maxPositions: rows - paddingId - 1, normEps: num(json, 'layer_norm_eps', 1e-12), positions: { offset: 0, rows, paddingId }, headActivation: 'gelu-erf' };
 }
 
 /** DistilBERT: BERT's post-LN block under its own names, no token types, the MLM head as vocab_transform / vocab_projector. */

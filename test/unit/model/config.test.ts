@@ -63,6 +63,9 @@ describe('model config', () => {
     assert.deepEqual([opt350.embeddingWidth, opt350.postLayerNorm], [512, true]);
     const roberta = parse({ model_type: 'xlm-roberta', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 514, pad_token_id: 1 });
     assert.deepEqual([roberta.maxPositions, roberta.positions, roberta.causal], [512, { offset: 0, rows: 514, paddingId: 1 }, false]);
+    // RobertaLMHead: the erf gelu, whatever hidden_act the layers use.
+    const robertaNew = parse({ model_type: 'roberta', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, hidden_act: 'gelu_new' });
+    assert.deepEqual([robertaNew.activation, robertaNew.headActivation], ['gelu-tanh', 'gelu-erf']);
     const phi3 = parse({ model_type: 'phi3', hidden_size: 96, num_attention_heads: 4, num_hidden_layers: 1, partial_rotary_factor: 0.5, sliding_window: 2047 });
     assert.deepEqual([phi3.fusedQkv, phi3.fusedGateUp, phi3.attention[0].rope?.rotaryDim, phi3.attention[0].window], ['concatenated', true, 12, 2047]);
     const olmo = parse({ model_type: 'olmo', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 1, clip_qkv: 8 });
