@@ -1153,7 +1153,9 @@ def llama_relative_forward(config, w, ids):
                 gate, up = lin(w, t, f'{p}.mlp.gate_up_proj').chunk(2, -1)
             else:
                 gate, up = lin(w, t, f'{p}.mlp.gate_proj'), lin(w, t, f'{p}.mlp.up_proj')
-            return lin(w, (gelu_tanh if arch == 'gemma' else silu)(gate) * up, f'{p}.mlp.down_proj')
+            # Gemma's MLP applies hidden_act (hidden_activation is no longer read); the others here are SwiGLU.
+            act = {'gelu': gelu_erf, 'gelu_pytorch_tanh': gelu_tanh, 'silu': silu}[config.get('hidden_act', 'gelu_pytorch_tanh')] if arch == 'gemma' else silu
+            return lin(w, act(gate) * up, f'{p}.mlp.down_proj')
         if arch == 'olmo2':
             x = x + norm(a, f'{p}.post_attention_layernorm')
             x = x + norm(mlp(x), f'{p}.post_feedforward_layernorm')
@@ -1234,7 +1236,8 @@ LLAMA_RELATIVES = [
         'granite', 'GraniteForCausalLM', 'float32', embedding_multiplier=3.0, residual_multiplier=0.5, attention_multiplier=0.3,
         logits_scaling=4.0), torch.float32, 'safetensors'),
     ('gemma', decoder_config(
-        'gemma', 'GemmaForCausalLM', 'float32', head_dim=16, num_key_value_heads=1, hidden_act='gelu', hidden_activation='gelu_pytorch_tanh',
+        # hidden_act is what GemmaMLP applies (silu here, far from the gelu_pytorch_tanh of hidden_activation, which is not read).
+        'gemma', 'GemmaForCausalLM', 'float32', head_dim=16, num_key_value_heads=1, hidden_act='silu', hidden_activation='gelu_pytorch_tanh',
         tie_word_embeddings=True), torch.float32, 'safetensors'),
     ('llama-yarn', decoder_config(
         'llama', 'LlamaForCausalLM', 'float32', head_dim=16, max_position_embeddings=64, rope_theta=10000.0,

@@ -773,7 +773,8 @@ function phi(json: Json): ModelConfig {
  */
 function llamaRelative(given: Json, modelType: 'phi3' | 'olmo' | 'olmo2' | 'stablelm' | 'granite' | 'gemma'): ModelConfig {
   // Llama's reading of the shared fields (Gemma's under its own name: llamaFamily knows Gemma 2's conventions, not v1's).
-  const json = modelType === 'phi3' ? phi3Defaults(given) : given;
+  // GemmaConfig's head_dim is 256 unless config.json says otherwise (not hidden / heads).
+  const json = modelType === 'phi3' ? phi3Defaults(given) : modelType === 'gemma' ? { ...given, head_dim: given.head_dim ?? 256 } : given;
   const llama = llamaFamily(modelType === 'gemma' ? { ...json, model_type: 'llama' } : json, modelType === 'gemma' ? 'llama' : modelType);
   const c: ModelConfig = { ...llama, modelType };
   const rope = c.attention[0].rope;
@@ -824,12 +825,13 @@ function llamaRelative(given: Json, modelType: 'phi3' | 'olmo' | 'olmo2' | 'stab
       };
     }
     case 'gemma':
-      // Gemma 1: Llama's block with (1 + w) RMSNorm, embeddings × √hidden, GeGLU (gelu tanh: hidden_activation, as its modeling file reads it), tied head.
+      // Gemma 1: Llama's block with (1 + w) RMSNorm, embeddings × √hidden, GeGLU on hidden_act (GemmaMLP reads hidden_act;
+      // hidden_activation, read by transformers 4.38–4.46, is ignored since), tied head.
       return {
         ...c,
         norm: 'rms-plus-one',
         embeddingScale: Math.sqrt(c.hidden),
-        activation: activationOf(json.hidden_activation ?? 'gelu_pytorch_tanh', 'hidden_activation'),
+        activation: activationOf(json.hidden_act ?? 'gelu_pytorch_tanh', 'hidden_act'),
         tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
         attention: c.attention.map((a) => ({ ...a, scale: 1 / Math.sqrt(c.headDim), window: undefined })),
       };

@@ -74,8 +74,11 @@ describe('model config', () => {
     assert.deepEqual([olmo2.outputNormsOnly, olmo2.qkNormOver], [true, 'projection']);
     const granite = parse({ model_type: 'granite', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 1, embedding_multiplier: 12, residual_multiplier: 0.22, attention_multiplier: 0.0078125, logits_scaling: 8 });
     assert.deepEqual([granite.embeddingScale, granite.residualScale, granite.attention[0].scale, granite.logitScale], [12, 0.22, 0.0078125, 0.125]);
-    const gemma = parse({ model_type: 'gemma', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 1, head_dim: 16, hidden_act: 'gelu' });
-    assert.deepEqual([gemma.norm, gemma.embeddingScale, gemma.activation, gemma.sandwichNorms, gemma.tiedEmbeddings, gemma.attention[0].scale], ['rms-plus-one', Math.sqrt(32), 'gelu-tanh', false, true, 0.25]);
+    // GemmaMLP applies hidden_act; hidden_activation is not read. head_dim defaults to 256.
+    const gemma = parse({ model_type: 'gemma', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 1, head_dim: 16, hidden_act: 'gelu', hidden_activation: 'gelu_pytorch_tanh' });
+    assert.deepEqual([gemma.norm, gemma.embeddingScale, gemma.activation, gemma.sandwichNorms, gemma.tiedEmbeddings, gemma.attention[0].scale], ['rms-plus-one', Math.sqrt(32), 'gelu-erf', false, true, 0.25]);
+    const gemmaDefaults = parse({ model_type: 'gemma', hidden_size: 3072, num_attention_heads: 16, num_hidden_layers: 1 });
+    assert.deepEqual([gemmaDefaults.headDim, gemmaDefaults.activation], [256, 'gelu-tanh']);
     const modern = parse({ model_type: 'modernbert', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 4, global_attn_every_n_layers: 3, local_attention: 128 });
     assert.deepEqual(modern.attention.map((a) => [a.window, a.rope?.theta]), [[undefined, 160000], [65, 10000], [65, 10000], [undefined, 160000]]);
     // Phi3Config: original_max_position_embeddings 4096 when config.json has none; "su" and "yarn" are read as longrope.
