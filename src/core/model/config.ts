@@ -382,7 +382,7 @@ export function ropeFrequencies(set: Json, defaultTheta: number, headDim: number
   const partial = typeof set.partial_rotary_factor === 'number' ? set.partial_rotary_factor : (context.partialRotaryFactor ?? 1);
   if (!(partial > 0 && partial <= 1)) throw new ModelConfigError(`config.json's partial_rotary_factor must be in (0, 1], not ${partial}`);
   // int(head_dim · factor), as the modeling files truncate it.
-  const dim = context.rotaryDim ?? Math.trunc(headDim * partial + 1e-9);
+  const dim = context.rotaryDim ?? Math.trunc(headDim * partial);
   if (dim % 2 !== 0 || dim <= 0 || dim > headDim) throw new ModelConfigError(`the rotary width ${dim} (of head_dim ${headDim}) is ${dim % 2 !== 0 ? 'odd: RoPE turns pairs of columns' : 'out of range'}`);
   const half = dim / 2;
   const base = Float64Array.from({ length: half }, (_, i) => theta ** (-(2 * i) / dim));
@@ -619,7 +619,7 @@ function gptNeox(json: Json): ModelConfig {
   const layers = int(json, 'num_hidden_layers', 44);
   const base = dense('gpt_neox', 'gpt_neox', { hidden, layers, heads });
   const pct = num(json, 'rotary_pct', num(json, 'partial_rotary_factor', 0.25));
-  const rope = uniformRope(json, 'gpt_neox', base.headDim, { rotaryDim: Math.trunc(base.headDim * pct + 1e-9) }, 'rotary_emb_base');
+  const rope = uniformRope(json, 'gpt_neox', base.headDim, { rotaryDim: Math.trunc(base.headDim * pct) }, 'rotary_emb_base');
   const bias = bool(json, 'attention_bias', true);
   return {
     ...base,

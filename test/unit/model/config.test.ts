@@ -53,6 +53,9 @@ describe('model config', () => {
     const pythia = parse({ model_type: 'gpt_neox', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, rotary_pct: 0.25, rotary_emb_base: 10000 });
     assert.deepEqual([pythia.attention[0].rope?.rotaryDim, pythia.attention[0].rope?.inverseFrequencies.length, pythia.parallelResidual, pythia.tiedEmbeddings], [4, 2, true, false]);
     assert.equal(parse({ model_type: 'gpt_neox', hidden_size: 64, num_attention_heads: 4, num_hidden_layers: 2, use_parallel_residual: false }).parallelResidual, false);
+    // int(head_dim · factor) in floating point, as Python truncates it: 100 · 0.29 is 28.999…, so 28 columns turn.
+    const truncated = parse({ model_type: 'phi', hidden_size: 200, num_attention_heads: 2, num_hidden_layers: 1, partial_rotary_factor: 0.29 });
+    assert.equal(truncated.attention[0].rope?.rotaryDim, 28);
     const gptj = parse({ model_type: 'gptj', n_embd: 64, n_head: 4, n_layer: 2, rotary_dim: 8 });
     assert.deepEqual([gptj.attention[0].rope?.rotaryDim, gptj.attention[0].rope?.interleaved, gptj.headBias], [8, true, true]);
     const neo = parse({ model_type: 'gpt_neo', hidden_size: 32, num_heads: 4, num_layers: 4, attention_types: [[['global', 'local'], 2]], window_size: 256 });
