@@ -670,8 +670,9 @@ function gptj(json: Json): ModelConfig {
 /** GPT-Neo: GPT-2's block, layers global or local (window_size) as attention_types lists them, and no 1/√d on the scores. */
 function gptNeo(json: Json): ModelConfig {
   const hidden = int(json, 'hidden_size', 2048);
-  const heads = int(json, 'num_heads', 16);
-  const layers = int(json, 'num_layers', 24);
+  // GPTNeoConfig's attribute_map: num_attention_heads and num_hidden_layers are other names of num_heads and num_layers.
+  const heads = int(json, json.num_heads === undefined && json.num_attention_heads !== undefined ? 'num_attention_heads' : 'num_heads', 16);
+  const layers = int(json, json.num_layers === undefined && json.num_hidden_layers !== undefined ? 'num_hidden_layers' : 'num_layers', 24);
   const kinds = gptNeoLayerKinds(json, layers);
   const window = int(json, 'window_size', 256);
   return {
@@ -692,16 +693,19 @@ function gptNeo(json: Json): ModelConfig {
   };
 }
 
-/** attention_types [[["global", "local"], 12]] expanded to one kind per layer (or attention_layers, already expanded). */
+/**
+ * attention_types expanded to one kind per layer (or attention_layers, already expanded); without
+ * either, GPTNeoConfig's default [[["global", "local"], 12]]: 24 layers alternating, first global.
+ */
 function gptNeoLayerKinds(json: Json, layers: number): string[] {
   let kinds: unknown[] = [];
-  if (Array.isArray(json.attention_types)) {
-    for (const item of json.attention_types) {
+  const types = Array.isArray(json.attention_types) || Array.isArray(json.attention_layers) ? json.attention_types : [[['global', 'local'], 12]];
+  if (Array.isArray(types)) {
+    for (const item of types) {
       if (!Array.isArray(item) || !Array.isArray(item[0]) || typeof item[1] !== 'number') throw new ModelConfigError('config.json\'s attention_types must be a list of [["global" | "local", …], repeats]');
       for (let r = 0; r < item[1]; r++) kinds.push(...(item[0] as unknown[]));
     }
   } else if (Array.isArray(json.attention_layers)) kinds = json.attention_layers;
-  else kinds = Array.from({ length: layers }, () => 'global');
   if (kinds.length !== layers || !kinds.every((k) => k === 'global' || k === 'local')) throw new ModelConfigError(`config.json's attention_types give ${kinds.length} layers of "global"/"local", but num_layers is ${layers}`);
   return kinds as string[];
 }

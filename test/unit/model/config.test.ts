@@ -60,6 +60,10 @@ describe('model config', () => {
     assert.deepEqual([gptj.attention[0].rope?.rotaryDim, gptj.attention[0].rope?.interleaved, gptj.headBias], [8, true, true]);
     const neo = parse({ model_type: 'gpt_neo', hidden_size: 32, num_heads: 4, num_layers: 4, attention_types: [[['global', 'local'], 2]], window_size: 256 });
     assert.deepEqual(neo.attention.map((a) => [a.scale, a.window]), [[1, undefined], [1, 256], [1, undefined], [1, 256]]);
+    // GPTNeoConfig's defaults: attention_types [[["global", "local"], 12]]; num_attention_heads / num_hidden_layers as aliases.
+    const neoDefault = parse({ model_type: 'gpt_neo', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 24 });
+    assert.deepEqual([neoDefault.heads, neoDefault.layers, neoDefault.attention.filter((a) => a.window === 256).length, neoDefault.attention[1].window], [4, 24, 12, 256]);
+    assert.throws(() => parse({ model_type: 'gpt_neo', hidden_size: 32, num_heads: 4, num_layers: 4 }), /attention_types give 24 layers/);
     const opt = parse({ model_type: 'opt', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 2048 });
     assert.deepEqual([opt.positions, opt.activation, opt.postLayerNorm, opt.embeddingWidth], [{ offset: 2, rows: 2050 }, 'relu', undefined, undefined]);
     const opt350 = parse({ model_type: 'opt', hidden_size: 1024, word_embed_proj_dim: 512, num_attention_heads: 16, num_hidden_layers: 2, do_layer_norm_before: false });
