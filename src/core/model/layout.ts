@@ -301,12 +301,14 @@ function gptNeo(c: ModelConfig): ModelLayout {
 function opt(c: ModelConfig): ModelLayout {
   const C = c.hidden;
   const post = c.postLayerNorm === true;
+  // layer_norm_elementwise_affine false: every LayerNorm, the final one too, without weight or bias.
+  const norm = (name: string): NormLayout => ({ name, width: C, ...(c.normParameters ? { parameters: c.normParameters } : {}) });
   return {
     tokenEmbeddings: 'decoder.embed_tokens.weight',
     positionEmbeddings: 'decoder.embed_positions.weight',
     layers: Array.from({ length: c.layers }, (_, i) => {
       const at = `decoder.layers.${i}`;
-      const [attentionNorm, mlpNorm] = [{ name: `${at}.self_attn_layer_norm`, width: C }, { name: `${at}.final_layer_norm`, width: C }];
+      const [attentionNorm, mlpNorm] = [norm(`${at}.self_attn_layer_norm`), norm(`${at}.final_layer_norm`)];
       return {
         ...(post ? { attentionOutputNorm: attentionNorm, mlpOutputNorm: mlpNorm } : { attentionInputNorm: attentionNorm, mlpInputNorm: mlpNorm }),
         qkv: { q: linear(`${at}.self_attn.q_proj`, C, C, c.qkvBias, 'out-in'), k: linear(`${at}.self_attn.k_proj`, C, C, c.qkvBias, 'out-in'), v: linear(`${at}.self_attn.v_proj`, C, C, c.qkvBias, 'out-in') },
@@ -316,7 +318,7 @@ function opt(c: ModelConfig): ModelLayout {
         down: linear(`${at}.fc2`, c.intermediate, C, c.mlpBias, 'out-in'),
       };
     }),
-    ...(post ? {} : { finalNorm: { name: 'decoder.final_layer_norm', width: C } }),
+    ...(post ? {} : { finalNorm: norm('decoder.final_layer_norm') }),
     head: ['lm_head.weight', 'decoder.embed_tokens.weight'],
     ...(c.embeddingWidth !== undefined
       ? { projectIn: linear('decoder.project_in', c.embeddingWidth, C, false, 'out-in'), projectOut: linear('decoder.project_out', C, c.embeddingWidth, false, 'out-in') }

@@ -5,6 +5,7 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseModelConfig, ropeAt, SUPPORTED_MODEL_TYPES } from '../../../src/core/model/config';
+import { layoutOf } from '../../../src/core/model/layout';
 
 const references = JSON.parse(readFileSync(join(__dirname, '..', '..', 'fixtures', 'model-rope', 'inv_freq.json'), 'utf8')) as Record<
   string,
@@ -66,6 +67,9 @@ describe('model config', () => {
     assert.throws(() => parse({ model_type: 'gpt_neo', hidden_size: 32, num_heads: 4, num_layers: 4 }), /attention_types give 24 layers/);
     const opt = parse({ model_type: 'opt', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 2048 });
     assert.deepEqual([opt.positions, opt.activation, opt.postLayerNorm, opt.embeddingWidth], [{ offset: 2, rows: 2050 }, 'relu', undefined, undefined]);
+    // layer_norm_elementwise_affine false: OPT's LayerNorms, the final one too, have no parameters to read.
+    const optPlain = layoutOf(parse({ model_type: 'opt', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 1, layer_norm_elementwise_affine: false }));
+    assert.deepEqual([optPlain.layers[0].attentionInputNorm?.parameters, optPlain.layers[0].mlpInputNorm?.parameters, optPlain.finalNorm?.parameters], ['none', 'none', 'none']);
     const opt350 = parse({ model_type: 'opt', hidden_size: 1024, word_embed_proj_dim: 512, num_attention_heads: 16, num_hidden_layers: 2, do_layer_norm_before: false });
     assert.deepEqual([opt350.embeddingWidth, opt350.postLayerNorm], [512, true]);
     const roberta = parse({ model_type: 'xlm-roberta', hidden_size: 32, num_attention_heads: 4, num_hidden_layers: 2, max_position_embeddings: 514, pad_token_id: 1 });
