@@ -896,8 +896,14 @@ function modernbert(json: Json): ModelConfig {
   const base = dense('modernbert', 'modernbert', { hidden, layers, heads });
   const every = int(json, 'global_attn_every_n_layers', 3);
   const local = int(json, 'local_attention', 128);
-  const ropeOf = (theta: number) => ropeFrequencies({ rope_type: 'default' }, theta, base.headDim);
-  const [global, localRope] = [ropeOf(num(json, 'global_rope_theta', 160000)), ropeOf(num(json, 'local_rope_theta', 10000))];
+  // ModernBertConfig.convert_rope_params_to_dict: one set per layer type from rope_parameters (default rope), a legacy
+  // rope_scaling merged into both, rope_theta else global_rope_theta / local_rope_theta.
+  const parameters = isObject(json.rope_parameters) ? json.rope_parameters : {};
+  const scaling = isObject(json.rope_scaling) ? json.rope_scaling : {};
+  const legacy = scaling.type !== undefined && scaling.rope_type === undefined ? { ...scaling, rope_type: scaling.type } : scaling;
+  const ropeOf = (type: string, thetaKey: string, theta: number) =>
+    ropeFrequencies({ rope_type: 'default', ...(isObject(parameters[type]) ? parameters[type] : {}), ...legacy }, num(json, thetaKey, theta), base.headDim, { maxPositions: optionalNumber(json, 'max_position_embeddings') ?? 8192 });
+  const [global, localRope] = [ropeOf('full_attention', 'global_rope_theta', 160000), ropeOf('sliding_attention', 'local_rope_theta', 10000)];
   const kinds = Array.isArray(json.layer_types) && json.layer_types.length === layers ? json.layer_types.map((t) => t === 'sliding_attention') : Array.from({ length: layers }, (_, i) => i % every !== 0);
   const attentionBias = bool(json, 'attention_bias', false);
   const mlpBias = bool(json, 'mlp_bias', false);

@@ -92,6 +92,9 @@ describe('model config', () => {
     assert.deepEqual([gemmaDefaults.headDim, gemmaDefaults.activation], [256, 'gelu-tanh']);
     const modern = parse({ model_type: 'modernbert', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 4, global_attn_every_n_layers: 3, local_attention: 128 });
     assert.deepEqual(modern.attention.map((a) => [a.window, a.rope?.theta]), [[undefined, 160000], [65, 10000], [65, 10000], [undefined, 160000]]);
+    // transformers 5 writes the two thetas into rope_parameters, one set per layer type.
+    const modern5 = parse({ model_type: 'modernbert', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 2, rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 80000 }, sliding_attention: { rope_type: 'default', rope_theta: 20000 } } });
+    assert.deepEqual(modern5.attention.map((a) => a.rope?.theta), [80000, 20000]);
     // Phi3Config: original_max_position_embeddings 4096 when config.json has none; "su" and "yarn" are read as longrope.
     const phi3Long = (type: string) => parse({ model_type: 'phi3', hidden_size: 32, num_attention_heads: 2, num_hidden_layers: 1, max_position_embeddings: 16384, rope_scaling: { type, short_factor: [1, 1, 1, 1, 1, 1, 1, 1], long_factor: [2, 2, 2, 2, 2, 2, 2, 2] } }).attention[0].rope;
     for (const type of ['longrope', 'su', 'yarn']) {
