@@ -1,8 +1,12 @@
-// `attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json]`: a whole model folder run on a
-// text. Text output: the architecture, tokens, predictions and where each head of each layer
-// looks from the last token; --json prints exactly {architecture, tokens, token_ids, attentions,
-// hidden_last, logits_last}, and a mixture of experts' routing as "experts", for scripts and tests.
-// Bad input is one line on stderr and exit 1.
+// `attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json]`: a whole model
+// folder run on a text (or a vision model on a picture). Text output: the architecture, tokens,
+// predictions and where each head of each layer looks from the last token; --json prints exactly
+// {architecture, tokens, token_ids, attentions, hidden_last, logits_last}, and a mixture of
+// experts' routing as "experts", for scripts and tests (a picture's run: patch_grid in place of
+// token_ids). Bad input is one line on stderr and exit 1.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { ImageError } from '../core/image/decode';
 import { ModelConfigError } from '../core/model/config';
 import { routingPairs } from '../core/model/experts';
 import type { ModelInput } from '../core/model/input';
@@ -12,15 +16,16 @@ import { TensorReadError } from '../core/parse/tensors';
 import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';
 import { writeFailure } from './failure';
 
-export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3) [--json] [--max-memory-mb N]
+export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json] [--max-memory-mb N]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
-      Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE. Prints
-      the tokens, the predictions, each head's focus and the experts' routing; --json
-      prints {architecture, tokens, token_ids, attentions, hidden_last, logits_last,
-      experts (mixtures of experts: [layer][position] of [expert, weight] pairs)}.
-      --max-memory-mb refuses a larger run up front
-      (default: three quarters of this machine's memory).
+      Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE; or a
+      vision model (ViT, DeiT, DINOv2, CLIP, SigLIP; preprocessor_config.json) on a PNG or
+      JPEG picture. Prints the tokens, the predictions, each head's focus and the experts'
+      routing; --json prints {architecture, tokens, token_ids, attentions, hidden_last,
+      logits_last, experts (mixtures of experts: [layer][position] of [expert, weight]
+      pairs)} (a picture: patch_grid for token_ids). --max-memory-mb refuses a larger run
+      up front (default: three quarters of this machine's memory).
 `;
 
 interface ModelArguments {
@@ -41,9 +46,10 @@ export async function modelCommand(argv: string[]): Promise<number> {
   }
   let run: ModelRun;
   try {
-    run = await runModel(folderFiles(args.folder), args.input, { memoryLimitBytes: args.memoryLimitBytes });
+    const input: ModelInput = 'image' in args.input ? { image: readPicture(args.input.image.name) } : args.input;
+    run = await runModel(folderFiles(args.folder), input, { memoryLimitBytes: args.memoryLimitBytes });
   } catch (error) {
-    if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError) {
+    if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError || error instanceof ImageError) {
       return writeFailure(args.json, 'failure', `${args.folder}: ${error.message}`, 1, 'attention-lens model');
     }
     throw error;
@@ -61,11 +67,11 @@ function parseModelArguments(argv: string[]): ModelArguments {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') json = true;
-    else if (arg === '--text' || arg === '--ids') {
+    else if (arg === '--text' || arg === '--ids' || arg === '--image') {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
-      if (input) throw new Error('give either --text or --ids, once');
-      input = arg === '--text' ? { text: value } : { ids: parseIds(value) };
+      if (input) throw new Error('give one of --text, --ids or --image, once');
+      input = arg === '--text' ? { text: value } : arg === '--ids' ? { ids: parseIds(value) } : { image: { name: value, bytes: new Uint8Array() } };
     } else if (arg === '--max-memory-mb') {
       const mb = Number(argv[++i]);
       if (!(mb > 0)) throw new Error('--max-memory-mb needs a positive number');
@@ -75,8 +81,17 @@ function parseModelArguments(argv: string[]): ModelArguments {
     else throw new Error(`unexpected argument \`${arg}\``);
   }
   if (folder === undefined) throw new Error('no model folder given');
-  if (!input) throw new Error('give the input as --text TEXT or --ids 1,2,3');
+  if (!input) throw new Error('give the input as --text TEXT, --ids 1,2,3 or --image FILE');
   return { folder, input, json, memoryLimitBytes };
+}
+
+/** The picture file's bytes; a file that cannot be read is an ImageError (one line). */
+function readPicture(path: string): { name: string; bytes: Uint8Array } {
+  try {
+    return { name: basename(path), bytes: readFileSync(path) };
+  } catch (error) {
+    throw new ImageError(`cannot read the picture ${path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
 }
 
 function parseIds(value: string): number[] {
@@ -94,6 +109,17 @@ function modelJson(run: ModelRun) {
       return Array.from({ length: n }, (_, q) => Array.from(w.subarray(q * n, (q + 1) * n)));
     }),
   );
+  if (run.patchGrid) {
+    // A picture's run: the issue's keys, patch_grid in place of token_ids.
+    return {
+      architecture: run.architecture,
+      tokens: run.tokens,
+      patch_grid: run.patchGrid,
+      attentions,
+      hidden_last: Array.from(run.hiddenLast),
+      ...(run.logitsLast ? { logits_last: Array.from(run.logitsLast) } : {}),
+    };
+  }
   return {
     architecture: run.architecture,
     tokens: run.tokens,
@@ -112,13 +138,16 @@ function modelText(run: ModelRun): string {
     `tokens: ${run.tokens.map((t) => JSON.stringify(t)).join(' ')}`,
   ];
   for (const p of run.predictions) {
-    const what = p.kind === 'next' ? `next after ${JSON.stringify(run.tokens[p.position])}` : `[MASK] at ${p.position + 1}`;
+    const what = p.kind === 'next' ? `next after ${JSON.stringify(run.tokens[p.position])}` : p.kind === 'label' ? 'labels' : `[MASK] at ${p.position + 1}`;
     lines.push(`${what}: ${p.top.map((t) => `${JSON.stringify(t.token)} ${(100 * t.probability).toFixed(1)}%`).join(', ')}`);
   }
-  lines.push(`where the last token ${JSON.stringify(run.tokens[n - 1])} looks (the key it weighs most, per head):`);
+  // A picture's class token is where its classifier reads; without one (SigLIP), the last patch as for text.
+  const from = run.patchGrid && run.tokens[0] === '[CLS]' ? 0 : n - 1;
+  if (run.patchGrid) lines.splice(1, 0, `patch grid: ${run.patchGrid[0]} × ${run.patchGrid[1]}`);
+  lines.push(`where ${from === 0 ? 'the class token' : 'the last token'} ${JSON.stringify(run.tokens[from])} looks (the key it weighs most, per head):`);
   for (let l = 0; l < run.layerCount; l++) {
     const heads = Array.from({ length: run.headCount }, (_, h) => {
-      const row = run.weights(l, h).subarray((n - 1) * n, n * n);
+      const row = run.weights(l, h).subarray(from * n, (from + 1) * n);
       let best = 0;
       row.forEach((v, j) => {
         if (v > row[best]) best = j;

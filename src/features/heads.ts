@@ -294,7 +294,7 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
 }
 
 function modelRun(folder: string, input: ModelRunInput): ComparedRun {
-  const detail = 'text' in input ? `on “${input.text}”` : 'ids' in input ? `on ids ${input.ids.join(' ')}` : `on the induction probe's tokens (R = ${input.probe.repeat}, seed ${input.probe.seed})`;
+  const detail = 'text' in input ? `on “${input.text}”` : 'ids' in input ? `on ids ${input.ids.join(' ')}` : 'image' in input ? `on ${input.image.name}` : `on the induction probe's tokens (R = ${input.probe.repeat}, seed ${input.probe.seed})`;
   return { title: path.basename(folder), detail: `${folder} ${detail}` };
 }
 

@@ -8,6 +8,8 @@ export const DENSE_MODEL_TYPES = ['gpt_neox', 'gptj', 'gpt_neo', 'opt', 'phi', '
 
 /** The model types this forward pass runs, as config.json's `model_type` names them. */
 export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma3_text', ...DENSE_MODEL_TYPES, 'mixtral', 'qwen2_moe', 'olmoe', 'qwen3_moe'] as const;
+/** The vision transformers this forward pass runs on a picture (their vision tower, for CLIP and SigLIP). */
+export const SUPPORTED_VISION_TYPES = ['vit', 'deit', 'dinov2', 'dinov2_with_registers', 'clip', 'clip_vision_model', 'siglip', 'siglip_vision_model'] as const;
 
 export class ModelConfigError extends Error {
   constructor(message: string) {
@@ -18,8 +20,8 @@ export class ModelConfigError extends Error {
 
 /** LayerNorm (x − μ)/σ·w + b; RMSNorm x/rms·w; Gemma's RMSNorm x/rms·(1 + w). */
 export type NormKind = 'layer' | 'rms' | 'rms-plus-one';
-/** gelu_new and gelu_pytorch_tanh are the same tanh approximation; gelu is the erf form. */
-export type Activation = 'gelu-tanh' | 'gelu-erf' | 'silu' | 'relu';
+/** gelu_new and gelu_pytorch_tanh are the same tanh approximation; gelu is the erf form; quick_gelu (CLIP) is x·σ(1.702x). */
+export type Activation = 'gelu-tanh' | 'gelu-erf' | 'silu' | 'relu' | 'gelu-quick';
 
 export interface LayerAttention {
   /** Multiplies Q·Kᵀ (1/√head_dim, or what the model says). */
@@ -56,7 +58,7 @@ export interface RopeFrequencies {
 export interface ModelConfig {
   modelType: string;
   /** Which weight-name map (layout.ts) the checkpoint follows; the Llama relatives share one. */
-  family: 'gpt2' | 'bert' | 'llama' | DenseFamily;
+  family: 'gpt2' | 'bert' | 'llama' | DenseFamily | 'vision';
   hidden: number;
   layers: number;
   heads: number;
@@ -121,6 +123,8 @@ export interface ModelConfig {
   embeddingWidth?: number;
   /** Mixtures of experts: the router's description (experts.ts runs it); absent for dense models. */
   moe?: MoeConfig;
+  /** Vision transformers: how a picture becomes the tokens (patches.ts). */
+  vision?: VisionSpec;
 }
 
 /** The width of the token embeddings, of the final hidden state and of the LM head's rows. */
@@ -164,12 +168,21 @@ export function parseModelConfig(text: string): ModelConfig {
     case 'olmoe':
     case 'qwen3_moe':
       return mixtureOfExperts(json, modelType);
+    case 'vit':
+    case 'deit':
+    case 'dinov2':
+    case 'dinov2_with_registers':
+    case 'clip':
+    case 'clip_vision_model':
+    case 'siglip':
+    case 'siglip_vision_model':
+      return visionFamily(json, modelType);
     default: {
       const dense = denseFamily(json, modelType);
       if (dense) return dense;
       if (isObject(json.auto_map)) throw remoteCodeError(json, modelType);
       throw new ModelConfigError(
-        `config.json's model_type ${modelType === undefined ? 'is missing' : JSON.stringify(modelType)}${modelType === undefined ? '' : ' is not supported'}: supported are ${SUPPORTED_MODEL_TYPES.join(', ')}`,
+        `config.json's model_type ${modelType === undefined ? 'is missing' : JSON.stringify(modelType)}${modelType === undefined ? '' : ' is not supported'}: supported are ${[...SUPPORTED_MODEL_TYPES, ...SUPPORTED_VISION_TYPES].join(', ')}`,
       );
     }
   }
@@ -509,8 +522,10 @@ function activationOf(value: unknown, key: string): Activation {
       return 'silu';
     case 'relu':
       return 'relu';
+    case 'quick_gelu':
+      return 'gelu-quick';
     default:
-      throw new ModelConfigError(`config.json's ${key} ${JSON.stringify(value)} is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu, silu and relu`);
+      throw new ModelConfigError(`config.json's ${key} ${JSON.stringify(value)} is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu, quick_gelu, silu and relu`);
   }
 }
 
@@ -929,6 +944,102 @@ function modernbert(json: Json): ModelConfig {
     fusedGateUp: true,
     headDenseBias: bool(json, 'classifier_bias', false),
     headActivation: activationOf(json.classifier_activation ?? 'gelu', 'classifier_activation'),
+  };}
+
+/** How a vision transformer turns a picture into its tokens (transformers' *Embeddings modules), as data. */
+export interface VisionSpec {
+  /** The picture size the position embeddings were trained for, [height, width]. */
+  imageSize: [number, number];
+  patchSize: number;
+  channels: number;
+  /** Tokens before the patches: the class token, DeiT's distillation token, DINOv2's registers (after the class token). */
+  classToken: boolean;
+  distillationToken: boolean;
+  registers: number;
+  /**
+   * A picture whose patch grid is not the trained one: refused (ViT, DeiT, CLIP and SigLIP without
+   * interpolate_pos_encoding), or the patch positions interpolated bicubically as PyTorch's
+   * interpolate does (DINOv2: a = −0.75, no antialias; DINOv2 with registers: antialias=True).
+   */
+  interpolation: 'none' | 'bicubic' | 'bicubic-antialias';
+  /** Where the position table is kept: [1, positions, hidden] parameter, or an nn.Embedding [positions, hidden]. */
+  positionTable: 'parameter' | 'embedding';
+  /** The patch projection (a Conv2d) has a bias. */
+  patchBias: boolean;
+  /** The classification head the checkpoint's architecture names, with id2label's labels in order. */
+  classifier?: { kind: 'class-token' | 'class-and-distillation' | 'class-and-mean-patches'; labels: string[] };
+  /** The class whose tensors hold the model under a prefix (vit., deit., dinov2., vision_model.), guessed from `architectures`. */
+  architecture: string;
+}
+
+/**
+ * ViT, DeiT, DINOv2 (with registers) and the vision towers of CLIP and SigLIP, each as its
+ * configuration_*.py gives the defaults. All are pre-LN encoders (no causal mask) with biased
+ * q/k/v, a plain MLP and LayerNorm; CLIP adds pre_layrnorm, DINOv2 the layer scales.
+ */
+function visionFamily(top: Json, modelType: string): ModelConfig {
+  const tower = modelType === 'clip' || modelType === 'siglip';
+  // CLIPModel and SiglipModel keep the vision tower's settings under vision_config.
+  const json: Json = tower ? (isObject(top.vision_config) ? top.vision_config : {}) : top;
+  const clip = modelType.startsWith('clip');
+  const siglip = modelType.startsWith('siglip');
+  const dinov2 = modelType.startsWith('dinov2');
+  const defaults = clip
+    ? { hidden: 768, intermediate: 3072, image: 224, patch: 32, act: 'quick_gelu', eps: 1e-5 }
+    : siglip
+      ? { hidden: 768, intermediate: 3072, image: 224, patch: 16, act: 'gelu_pytorch_tanh', eps: 1e-6 }
+      : dinov2
+        ? { hidden: 768, intermediate: 0, image: 224, patch: 14, act: 'gelu', eps: 1e-6 }
+        : { hidden: 768, intermediate: 3072, image: 224, patch: 16, act: 'gelu', eps: 1e-12 };
+  const hidden = int(json, 'hidden_size', defaults.hidden);
+  const heads = int(json, 'num_attention_heads', 12);
+  const layers = int(json, 'num_hidden_layers', 12);
+  const headDim = divide(hidden, heads, 'hidden_size', 'num_attention_heads');
+  if (dinov2 && bool(json, 'use_swiglu_ffn', false)) throw new ModelConfigError("config.json's use_swiglu_ffn (DINOv2's SwiGLU MLP, giant models) is not supported");
+  const intermediate = dinov2 ? Math.trunc(hidden * num(json, 'mlp_ratio', 4)) : int(json, 'intermediate_size', defaults.intermediate);
+  const imageSize = pair(json.image_size ?? defaults.image, 'image_size');
+  const patchSize = int(json, 'patch_size', defaults.patch);
+  const qkvBias = clip || siglip ? true : bool(json, 'qkv_bias', true);
+  const architectures = Array.isArray(top.architectures) ? top.architectures.map(String) : [];
+  const architecture = architectures[0] ?? '';
+  const positions = (imageSize[0] / patchSize) * (imageSize[1] / patchSize);
+  const vision: VisionSpec = {
+    imageSize,
+    patchSize,
+    channels: int(json, 'num_channels', 3),
+    classToken: !siglip,
+    distillationToken: modelType === 'deit',
+    registers: modelType === 'dinov2_with_registers' ? int(json, 'num_register_tokens', 4) : 0,
+    interpolation: modelType === 'dinov2' ? 'bicubic' : modelType === 'dinov2_with_registers' ? 'bicubic-antialias' : 'none',
+    positionTable: clip || siglip ? 'embedding' : 'parameter',
+    patchBias: !clip,
+    architecture,
+  };
+  const classifierKind = /ForImageClassificationWithTeacher$/.test(architecture)
+    ? 'class-and-distillation'
+    : /ForImageClassification$/.test(architecture)
+      ? dinov2
+        ? 'class-and-mean-patches'
+        : siglip
+          ? undefined
+          : 'class-token'
+      : undefined;
+  if (classifierKind) vision.classifier = { kind: classifierKind, labels: labelsOf(top) };
+  return {
+    ...common(modelType, 'vision', hidden, layers, heads, heads, headDim),
+    intermediate,
+    vocab: vision.classifier?.labels.length ?? 0,
+    maxPositions: positions + (vision.classToken ? 1 : 0) + (vision.distillationToken ? 1 : 0),
+    norm: 'layer',
+    normEps: num(json, 'layer_norm_eps', defaults.eps),
+    activation: activationOf(json.hidden_act ?? defaults.act, 'hidden_act'),
+    causal: false,
+    qkvBias,
+    outputBias: true,
+    mlpBias: true,
+    tiedEmbeddings: false,
+    attention: Array.from({ length: layers }, () => ({ scale: 1 / Math.sqrt(headDim) })),
+    vision,
   };
 }
 
@@ -986,3 +1097,16 @@ function wholeOrZero(json: Json, key: string, fallback: number, zeroAllowed: boo
   return value;
 }
 
+/** id2label's labels in id order (numbered when the config has none). */
+function labelsOf(json: Json): string[] {
+  const map = isObject(json.id2label) ? json.id2label : {};
+  const count = typeof json.num_labels === 'number' ? json.num_labels : Object.keys(map).length;
+  return Array.from({ length: count }, (_, i) => (typeof map[String(i)] === 'string' ? (map[String(i)] as string) : `LABEL_${i}`));
+}
+
+/** image_size as [height, width]: one number or a pair. */
+function pair(value: unknown, key: string): [number, number] {
+  const values = Array.isArray(value) ? value : [value, value];
+  if (values.length !== 2 || !values.every((v) => typeof v === 'number' && Number.isInteger(v) && v > 0)) throw new ModelConfigError(`config.json's ${key} must be a positive whole number or two, not ${JSON.stringify(value)}`);
+  return values as [number, number];
+}

@@ -115,16 +115,21 @@ export class ModelForward {
   ) {}
 
   async run(ids: readonly number[], control: ForwardControl = {}): Promise<ForwardResult> {
-    let x = await this.embed(ids);
+    return this.runFrom(await this.embed(ids), ids.length, control);
+  }
+
+  /** The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's patches: patches.ts). */
+  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}): Promise<ForwardResult> {
+    let x = embedded;
     const layers: LayerRecord[] = [];
     for (let i = 0; i < this.layout.layers.length; i++) {
       checkCancelled(control);
-      const { output, record } = await this.layer(i, x, ids.length, control);
+      const { output, record } = await this.layer(i, x, n, control);
       x = output;
       layers.push(record);
     }
     const normed = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
-    const hidden = this.layout.projectOut ? await this.linear(normed, ids.length, this.layout.projectOut) : normed;
+    const hidden = this.layout.projectOut ? await this.linear(normed, n, this.layout.projectOut) : normed;
     return { layers, hidden };
   }
 
@@ -156,11 +161,11 @@ export class ModelForward {
     const { Q, K, V } = await this.queriesKeysValues(index, input, n);
     const pools = new LayerPools(this.config.heads, n, n, this.config.causal);
     const attended = await this.attend(index, Q, K, V, n, pools, control);
-    const attention = this.scaled(await this.linear(attended, n, L.out));
+    const attention = this.scaled(await this.layerScaled(await this.linear(attended, n, L.out), L.attentionScale));
     if (L.parallel) {
       // GPT-J, GPT-NeoX, Phi, StableLM: the MLP reads the block's input (its own norm, or the attention's), not the sum.
       checkCancelled(control);
-      const mlp = this.scaled(await this.mlp(L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : input, n, L));
+      const mlp = this.scaled(await this.layerScaled(await this.mlp(L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : input, n, L), L.mlpScale));
       return { output: addInPlace(addInPlace(mlp, attention), x), record: { input, Q, K, pools } };
     }
     x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
@@ -169,8 +174,17 @@ export class ModelForward {
     const c = this.config;
     // A mixture of experts runs its router and chosen experts in place of the MLP (experts.ts).
     const mlp = L.experts && c.moe ? await mixtureOfExperts(this, mlpInput, n, L.experts, c.moe) : { output: await this.mlp(mlpInput, n, L) };
-    x = await this.residual(x, this.scaled(mlp.output), L.postNorm, L.mlpOutputNorm);
+    x = await this.residual(x, this.scaled(await this.layerScaled(mlp.output, L.mlpScale)), L.postNorm, L.mlpOutputNorm);
     return { output: x, record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}) } };
+  }
+
+  /** y [n × hidden] times a layer scale's [hidden] vector (DINOv2), in place; y itself without one. */
+  private async layerScaled(y: Float32Array, scale: string | undefined): Promise<Float32Array> {
+    if (!scale) return y;
+    const width = this.config.hidden;
+    const lambda = await this.weights.get(scale, [width]);
+    for (let i = 0; i < y.length; i++) y[i] *= lambda[i % width];
+    return y;
   }
 
   /** A sublayer's output times Granite's residual_multiplier (in place), before its residual add. */

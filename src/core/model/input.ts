@@ -1,11 +1,18 @@
 // What a model run is given and what it predicts: plain data, shared by the core, the protocol and
 // the heads' stack contract (a leaf module, so that none of them imports the forward pass for a type).
 
-export type ModelInput = { text: string } | { ids: number[] };
+export type ModelInput = { text: string } | { ids: number[] } | { image: ImageInput };
+
+/** A picture for a vision model: the file's bytes (PNG or JPEG) and a name for messages. */
+export interface ImageInput {
+  name: string;
+  bytes: Uint8Array;
+}
 
 export interface Prediction {
   /** The position whose output predicts: the next token for causal LMs, the token under [MASK] for BERT. */
   position: number;
-  kind: 'next' | 'mask';
+  /** 'label': a vision classifier's top 5 classes (id2label), at the class token. */
+  kind: 'next' | 'mask' | 'label';
   top: { id: number; token: string; probability: number }[];
 }

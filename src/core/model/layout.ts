@@ -1,7 +1,7 @@
 // Where each architecture keeps its pieces: tensor names (without the class prefix), shapes and
 // storage layouts, as data the one forward pass (forward.ts) walks. GPT-2's Conv1D stores
 // weights [in, out]; nn.Linear stores [out, in].
-import type { DenseFamily, ModelConfig, MoeConfig } from './config';
+import type { DenseFamily, ModelConfig, MoeConfig, VisionSpec } from './config';
 
 export interface LinearLayout {
   name: string;
@@ -48,6 +48,9 @@ export interface LayerLayout {
   parallel?: boolean;
   /** A mixture-of-experts layer: its router and experts run in place of the MLP (gate/up/down are then its first expert's). */
   experts?: ExpertsLayout;
+  /** DINOv2's layer scales: the attention's and the MLP's output times these [hidden] vectors before the residual add. */
+  attentionScale?: string;
+  mlpScale?: string;
 }
 
 /** An MLP's products: a dense layer's, a routed expert's or a shared expert's. */
@@ -69,6 +72,19 @@ export interface ModelLayout {
   /** OPT-350m: embeddings (embeddingWidth wide) projected to hidden before the layers, and the final hidden state back after them. */
   projectIn?: LinearLayout;
   projectOut?: LinearLayout;
+  /** Vision transformers: where the picture's embedding step (patches.ts) finds its tensors. */
+  vision?: VisionLayout;
+}
+
+export interface VisionLayout {
+  /** The Conv2d projecting each patch, weight [hidden, channels, patch, patch] (and its bias). */
+  patch: { weight: string; bias?: string };
+  classToken?: string;
+  distillationToken?: string;
+  registerTokens?: string;
+  positions: string;
+  /** Classification heads on the final (normed) states; two are averaged (DeiT with its teacher). */
+  classifiers: LinearLayout[];
 }
 
 export function layoutOf(c: ModelConfig): ModelLayout {
@@ -79,6 +95,8 @@ export function layoutOf(c: ModelConfig): ModelLayout {
       return bert(c);
     case 'llama':
       return llamaRelative(c, llama(c));
+    case 'vision':
+      return visionLayout(c, guessedVisionPrefix(c));
     default:
       return denseLayoutOf(c, c.family);
   }
@@ -400,7 +418,86 @@ function modernbert(c: ModelConfig): ModelLayout {
     }),
     finalNorm: norm('final_norm'),
     head: ['decoder.weight', 'embeddings.tok_embeddings.weight'],
-    mlmTransform: { dense: linear('head.dense', C, C, c.headDenseBias !== false, 'out-in'), norm: norm('head.norm'), bias: 'decoder.bias' },
+    mlmTransform: { dense: linear('head.dense', C, C, c.headDenseBias !== false, 'out-in'), norm: norm('head.norm'), bias: 'decoder.bias' },  };
+}
+
+/** The class prefix of a vision checkpoint's model tensors, as its architecture names it (the run checks it against the weights: visionPrefixOf). */
+function guessedVisionPrefix(c: ModelConfig): string {
+  if (c.modelType.startsWith('clip') || c.modelType.startsWith('siglip')) return 'vision_model.';
+  if (!c.vision?.classifier) return '';
+  return c.modelType === 'dinov2_with_registers' ? 'dinov2_with_registers.' : `${c.modelType}.`;
+}
+
+/** Prefixes a vision checkpoint's model tensors carry, by class: ViTModel none, ViTForImageClassification vit., CLIP's vision_model., …. */
+export const VISION_PREFIXES = ['', 'vit.', 'deit.', 'dinov2.', 'dinov2_with_registers.', 'vision_model.'];
+
+/** The prefix under which `has` finds the patch projection, or undefined. */
+export function visionPrefixOf(c: ModelConfig, has: (name: string) => boolean): string | undefined {
+  return VISION_PREFIXES.find((prefix) => has(visionLayout(c, prefix).vision!.patch.weight));
+}
+
+/**
+ * ViT, DeiT and DINOv2 name their blocks encoder.layer.N (ViT's layernorm_before/after and
+ * intermediate/output, DINOv2's norm1/norm2, mlp.fc1/fc2 and layer scales); CLIP and SigLIP name
+ * them encoder.layers.N with self_attn.{q,k,v,out}_proj. All store nn.Linear [out, in].
+ */
+export function visionLayout(c: ModelConfig, prefix: string): ModelLayout {
+  const v = c.vision as VisionSpec;
+  const C = c.hidden;
+  const tower = c.modelType.startsWith('clip') || c.modelType.startsWith('siglip');
+  const dinov2 = c.modelType.startsWith('dinov2');
+  const at = (name: string) => `${prefix}${name}`;
+  const layers: LayerLayout[] = Array.from({ length: c.layers }, (_, i) => {
+    if (tower) {
+      const L = at(`encoder.layers.${i}`);
+      return {
+        attentionInputNorm: { name: `${L}.layer_norm1`, width: C },
+        mlpInputNorm: { name: `${L}.layer_norm2`, width: C },
+        qkv: { q: linear(`${L}.self_attn.q_proj`, C, C, true, 'out-in'), k: linear(`${L}.self_attn.k_proj`, C, C, true, 'out-in'), v: linear(`${L}.self_attn.v_proj`, C, C, true, 'out-in') },
+        out: linear(`${L}.self_attn.out_proj`, C, C, true, 'out-in'),
+        postNorm: false,
+        up: linear(`${L}.mlp.fc1`, C, c.intermediate, true, 'out-in'),
+        down: linear(`${L}.mlp.fc2`, c.intermediate, C, true, 'out-in'),
+      };
+    }
+    const L = at(`encoder.layer.${i}`);
+    return {
+      attentionInputNorm: { name: dinov2 ? `${L}.norm1` : `${L}.layernorm_before`, width: C },
+      mlpInputNorm: { name: dinov2 ? `${L}.norm2` : `${L}.layernorm_after`, width: C },
+      qkv: {
+        q: linear(`${L}.attention.attention.query`, C, C, c.qkvBias, 'out-in'),
+        k: linear(`${L}.attention.attention.key`, C, C, c.qkvBias, 'out-in'),
+        v: linear(`${L}.attention.attention.value`, C, C, c.qkvBias, 'out-in'),
+      },
+      out: linear(`${L}.attention.output.dense`, C, C, true, 'out-in'),
+      postNorm: false,
+      up: linear(dinov2 ? `${L}.mlp.fc1` : `${L}.intermediate.dense`, C, c.intermediate, true, 'out-in'),
+      down: linear(dinov2 ? `${L}.mlp.fc2` : `${L}.output.dense`, c.intermediate, C, true, 'out-in'),
+      ...(dinov2 ? { attentionScale: `${L}.layer_scale1.lambda1`, mlpScale: `${L}.layer_scale2.lambda1` } : {}),
+    };
+  });
+  const labels = v.classifier?.labels.length ?? 0;
+  const classifiers =
+    v.classifier?.kind === 'class-and-distillation'
+      ? [linear('cls_classifier', C, labels, true, 'out-in'), linear('distillation_classifier', C, labels, true, 'out-in')]
+      : v.classifier
+        ? [linear('classifier', v.classifier.kind === 'class-and-mean-patches' ? 2 * C : C, labels, true, 'out-in')]
+        : [];
+  const patch = tower ? at('embeddings.patch_embedding') : at('embeddings.patch_embeddings.projection');
+  return {
+    tokenEmbeddings: patch,
+    ...(c.modelType.startsWith('clip') ? { embeddingNorm: { name: at('pre_layrnorm'), width: C } } : {}),
+    layers,
+    finalNorm: { name: tower ? at('post_layernorm') : at('layernorm'), width: C },
+    head: [],
+    vision: {
+      patch: { weight: `${patch}.weight`, ...(v.patchBias ? { bias: `${patch}.bias` } : {}) },
+      ...(v.classToken ? { classToken: tower ? at('embeddings.class_embedding') : at('embeddings.cls_token') } : {}),
+      ...(v.distillationToken ? { distillationToken: at('embeddings.distillation_token') } : {}),
+      ...(v.registers > 0 ? { registerTokens: at('embeddings.register_tokens') } : {}),
+      positions: tower ? at('embeddings.position_embedding.weight') : at('embeddings.position_embeddings'),
+      classifiers,
+    },
   };
 }
 

@@ -59,6 +59,8 @@ function activationOf(activation: Activation): (v: number) => number {
       return (v) => v / (1 + Math.exp(-v));
     case 'relu':
       return (v) => (v > 0 ? v : 0);
+    case 'gelu-quick':
+      return (v) => v / (1 + Math.exp(-1.702 * v));
   }
 }
 

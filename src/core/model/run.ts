@@ -17,6 +17,7 @@ import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
+import { runVision } from './visionRun';
 
 export interface RunModelOptions extends ForwardControl {
   /** The products' backend (disposed by the caller who gave it); default: ONNX Runtime where it loads, else the WebAssembly kernels. */
@@ -38,6 +39,10 @@ export interface ModelRun extends AttentionStack {
   warnings: string[];
   backend: string;
   timings: { loadMs: number; forwardMs: number };
+  /** A picture's run: the patch grid [rows, cols] (the tokens are any prefix tokens, then the patches row-major). */
+  patchGrid?: [number, number];
+  /** A picture's run: the 8-bit RGB picture the model saw, after resizing and cropping. */
+  picture?: { width: number; height: number; rgb: Uint8Array };
   /** The step-by-step problem of one head (0-based layer and head). */
   drillDownSpec(layer: number, head: number): Promise<AttentionSpec>;
   /**
@@ -95,6 +100,8 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const configText = await readText(files, 'config.json');
   if (configText === undefined) throw new ModelFileError(`${files.folder} has no config.json: not a Hugging Face model folder`);
   const config = parseModelConfig(configText);
+  if ('image' in input) return runVision(files, config, input.image, options, started, nativeWarmed);
+  if (config.family === 'vision') throw new ModelFileError(`${files.folder} is a vision model (${config.modelType}): give it a picture (--image FILE), not text or token ids`);
   const weights = await Weights.open(files);
   const tokenizer = await ModelTokenizer.open(files);
   const warnings: string[] = [];
@@ -253,7 +260,7 @@ class LanguageHead {
  * product of X (Qwen3's q/k norms) or RoPE is scaled (which the options cannot say), Q, K and V
  * are given as the model computes them.
  */
-async function drillDown(forward: ModelForward, result: ForwardResult, layer: number, head: number, tokens: string[]): Promise<AttentionSpec> {
+export async function drillDown(forward: ModelForward, result: ForwardResult, layer: number, head: number, tokens: string[]): Promise<AttentionSpec> {
   const c = forward.config;
   if (!(layer >= 0 && layer < c.layers && head >= 0 && head < c.heads)) throw new RangeError(`no layer ${layer}, head ${head}: the model has layers 0–${c.layers - 1} of heads 0–${c.heads - 1}`);
   const L: LayerLayout = forward.layerLayout(layer);
@@ -346,7 +353,7 @@ function withOnes(x: Float32Array, n: number, width: number): Float32Array {
  * MLP's activations, a head group's n×n attention steps, a chunk of the LM head, and
  * pytorch_model.bin's tensors (read whole).
  */
-function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined): void {
+export function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined): void {
   if (limit === undefined) return;
   const kept = c.layers * n * (c.hidden + (c.heads + c.kvHeads) * c.headDim) * 4;
   const linearBytes = (P: LinearLayout | undefined) => (P ? P.in * P.out * 4 : 0);

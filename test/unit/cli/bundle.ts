@@ -3,6 +3,7 @@
 // carries it), onnxruntime-node left external as esbuild.mjs leaves it.
 import { copyFileSync, existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { strict as assert } from 'node:assert';
 import { buildSync } from 'esbuild';
 
 const root = join(__dirname, '..', '..', '..');
@@ -14,4 +15,12 @@ export function bundleCli(dir: string): string {
   for (const file of ['attention.wasm', 'attention-relaxed.wasm', 'fast-thread.js']) copyFileSync(join(root, 'src', 'core', 'engine', 'fast', file), join(dir, 'dist', file));
   if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
   return bundle;
+}
+
+/** A CLI run that failed as bad input must: exit 1, one line on stderr matching `message`, no stack trace. */
+export function assertOneLine(run: { status: number | null; stdout: string; stderr: string }, message: RegExp): void {
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stderr, message);
+  assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
+  assert.doesNotMatch(run.stderr, /\n\s+at /);
 }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bundleCli } from '../cli/bundle';
+import { assertOneLine, bundleCli } from '../cli/bundle';
 import { modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
 
 const root = join(__dirname, '..', '..', '..');
@@ -33,12 +33,6 @@ describe('CLI: model', function () {
     const text = Buffer.from(JSON.stringify(header).padEnd(length, ' '));
     assert.equal(text.length, length, 'the edited header must keep its length');
     writeFileSync(file, Buffer.concat([bytes.subarray(0, 8), text, bytes.subarray(8 + length)]));
-  };
-  const assertOneLine = (run: { status: number | null; stdout: string; stderr: string }, message: RegExp) => {
-    assert.equal(run.status, 1, run.stderr);
-    assert.match(run.stderr, message);
-    assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
-    assert.doesNotMatch(run.stderr, /\n\s+at /);
   };
 
   before(() => {

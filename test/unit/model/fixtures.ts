@@ -74,34 +74,37 @@ export const REFERENCE_TOLERANCE = { attention: 2e-4, hiddenRelative: 2e-3, logi
 
 const repoRoot = resolve(__dirname, '..', '..', '..');
 const fixtureRoot = join(repoRoot, 'test-output', 'models');
-const stamp = join(fixtureRoot, '.generated');
 const sources = ['gen_model_fixtures.py', 'safetensors_file.py', 'build-gpt2-tokenizer.mjs'].map((file) => join(repoRoot, 'scripts', file));
 
-function isCurrent(): boolean {
-  if (!existsSync(stamp)) return false;
-  const generated = statSync(stamp).mtimeMs;
-  return sources.every((source) => statSync(source).mtimeMs <= generated);
+/** Whether the set under `root` was written after every one of `sources` last changed. */
+function isCurrent(root = fixtureRoot, scripts = sources): boolean {
+  const generated = join(root, '.generated');
+  if (!existsSync(generated)) return false;
+  const at = statSync(generated).mtimeMs;
+  return scripts.every((source) => statSync(source).mtimeMs <= at);
 }
 
-function generate(): void {
+/** Writes the set of `scripts[0]` (run as `python3 script STAGING`) into `root`, unless it is current. */
+export function ensureGenerated(root = fixtureRoot, scripts = sources): void {
+  if (isCurrent(root, scripts)) return;
   // Written beside the target and moved in whole, so a run interrupted half-way (or another
   // mocha process reading the set) never sees a partial folder.
-  const staging = `${fixtureRoot}.${process.pid}`;
+  const staging = `${root}.${process.pid}`;
   rmSync(staging, { recursive: true, force: true });
   mkdirSync(staging, { recursive: true });
-  execFileSync('/usr/bin/python3', [sources[0], staging], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('/usr/bin/python3', [scripts[0], staging], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
   writeFileSync(join(staging, '.generated'), new Date().toISOString());
-  if (isCurrent()) {
+  if (isCurrent(root, scripts)) {
     rmSync(staging, { recursive: true, force: true }); // another process finished first: keep what it wrote
     return;
   }
-  rmSync(fixtureRoot, { recursive: true, force: true });
-  renameSync(staging, fixtureRoot);
+  rmSync(root, { recursive: true, force: true });
+  renameSync(staging, root);
 }
 
 /** The absolute path of a fixture model folder, generating the set first if it is missing or stale. */
 export function modelFixture(name: ModelFixtureName): string {
-  if (!isCurrent()) generate();
+  ensureGenerated();
   return join(fixtureRoot, name);
 }
 

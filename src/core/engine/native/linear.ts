@@ -67,6 +67,9 @@ function activated(g: Graph, x: string, activation: Activation): string {
       return g.op('Mul', [x, g.op('Sigmoid', [x])]);
     case 'relu':
       return g.op('Relu', [x]);
+    case 'gelu-quick':
+      // CLIP's quick_gelu, x·σ(1.702·x)
+      return g.op('Mul', [x, g.op('Sigmoid', [g.op('Mul', [x, scalar(1.702)])])]);
   }
 }
 

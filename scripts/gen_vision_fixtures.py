@@ -1,0 +1,391 @@
+#!/usr/bin/python3
+"""Random-weight vision transformer folders, test pictures, and float64 PyTorch references of their forward pass.
+
+    /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR          # the fixture set (a few seconds)
+    /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR --bench  # ViT-B/16 and DINOv2-S/14 shapes in OUTDIR/bench
+
+Each folder holds what a Hub checkpoint holds — config.json, preprocessor_config.json, model.safetensors
+under the published tensor names of transformers' classes (ViTForImageClassification, DeiT with its
+teacher, Dinov2Model, Dinov2WithRegistersForImageClassification, CLIPModel, SiglipVisionModel) — and
+pictures with a reference-<picture>.json each: the pixel_values PIL's preprocessing gives (convert to
+RGB, resize with PIL's filter, center crop, rescale, normalise, as transformers' image processors do),
+the tokens, the patch grid, and what a float64 forward of the stored weights gives (attentions
+[layer][head][query][key], hidden_last after the final norm, logits_last when the folder classifies).
+The forwards are written from transformers' modeling_{vit,deit,dinov2,dinov2_with_registers,clip,siglip}.py
+(no transformers here). Needs Debian's python3-torch and python3-pil. Seeded: the same command writes
+the same files.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_file import write_safetensors  # noqa: E402
+
+torch.set_default_dtype(torch.float64)
+
+IMAGENET_DEFAULT = ([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+STANDARD = ([0.5, 0.5, 0.5], [0.5, 0.5, 0.5])
+CLIP_NORM = ([0.48145466, 0.4578275, 0.40821073], [0.26862954, 0.26130258, 0.27577711])
+
+
+# ---------------------------------------------------------------- pictures
+
+def picture(width, height, seed):
+    """A smooth colour field with edges and noise: resizing it exercises every tap of the filters."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:height, 0:width]
+    r = 128 + 100 * np.sin(xx / 3.0 + seed)
+    g = 255 * (yy / max(1, height - 1))
+    b = np.where((xx // 5 + yy // 7) % 2 == 0, 40, 220)
+    img = np.stack([r, g, b], -1) + rng.integers(-30, 31, (height, width, 3))
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def save_picture(folder, name, width, height, seed, mode):
+    rgb = picture(width, height, seed)
+    im = Image.fromarray(rgb, 'RGB')
+    path = os.path.join(folder, name)
+    if mode == 'RGB':
+        im.save(path)
+    elif mode == 'RGBA':
+        alpha = np.random.default_rng(seed + 1).integers(0, 256, (height, width), dtype=np.uint8)
+        Image.fromarray(np.dstack([rgb, alpha]), 'RGBA').save(path)
+    elif mode == 'L':
+        im.convert('L').save(path)
+    elif mode == 'P':
+        im.convert('P', palette=Image.ADAPTIVE, colors=24).save(path)
+    elif mode == 'JPEG':
+        im.save(path, quality=92, subsampling=0)  # 4:4:4: see JPEG_TOLERANCE in test/unit/vision/forward.test.ts
+    return path
+
+
+# ---------------------------------------------------------------- preprocessing, as transformers' slow image processors do with PIL
+
+def preprocess(path, proc):
+    im = Image.open(path).convert('RGB')
+    if proc.get('do_resize', True):
+        size = proc['size']
+        if 'shortest_edge' in size:
+            w, h = im.size
+            short, long = (w, h) if w <= h else (h, w)
+            new_long = int(size['shortest_edge'] * long / short)
+            target = (size['shortest_edge'], new_long) if w <= h else (new_long, size['shortest_edge'])
+        else:
+            target = (size['width'], size['height'])
+        if target != im.size:
+            im = im.resize(target, resample=proc['resample'])
+    arr = np.asarray(im)
+    if proc.get('do_center_crop', False):
+        ch, cw = proc['crop_size']['height'], proc['crop_size']['width']
+        h, w = arr.shape[:2]
+        top, left = (h - ch) // 2, (w - cw) // 2
+        arr = arr[top:top + ch, left:left + cw]
+    x = arr.astype(np.float64) * proc.get('rescale_factor', 1 / 255)
+    x = (x - np.array(proc['image_mean'])) / np.array(proc['image_std'])
+    return torch.tensor(x).permute(2, 0, 1).unsqueeze(0).contiguous()
+
+
+# ---------------------------------------------------------------- weights
+
+class Init:
+    def __init__(self, seed):
+        self.g = torch.Generator().manual_seed(seed)
+        self.tensors = {}
+
+    def normal(self, name, shape, std, mean=0.0):
+        self.tensors[name] = torch.randn(*shape, generator=self.g) * std + mean
+        return self.tensors[name]
+
+    def linear(self, name, out_f, in_f, bias=True):
+        self.normal(name + '.weight', (out_f, in_f), 1 / math.sqrt(in_f))
+        if bias:
+            self.normal(name + '.bias', (out_f,), 0.1)
+
+    def norm(self, name, dim):
+        self.normal(name + '.weight', (dim,), 0.1, 1.0)
+        self.normal(name + '.bias', (dim,), 0.1)
+
+
+def vision_weights(kind, cfg, prefix, seed, labels, registers=0):
+    C, L, I, p, ch = cfg['hidden_size'], cfg['num_hidden_layers'], cfg['intermediate_size'], cfg['patch_size'], 3
+    side = cfg['image_size'] // p
+    w = Init(seed)
+    tower = kind in ('clip', 'siglip')
+    e = prefix + 'embeddings.'
+    if tower:
+        w.normal(e + 'patch_embedding.weight', (C, ch, p, p), 1 / math.sqrt(ch * p * p))
+        if kind == 'siglip':
+            w.normal(e + 'patch_embedding.bias', (C,), 0.1)
+        else:
+            w.normal(e + 'class_embedding', (C,), 1.0)
+        w.normal(e + 'position_embedding.weight', (side * side + (1 if kind == 'clip' else 0), C), 0.5)
+        if kind == 'clip':
+            w.norm(prefix + 'pre_layrnorm', C)
+    else:
+        w.normal(e + 'cls_token', (1, 1, C), 1.0)
+        extra = 1
+        if kind == 'deit':
+            w.normal(e + 'distillation_token', (1, 1, C), 1.0)
+            extra = 2
+        if kind.startswith('dinov2'):
+            w.tensors[e + 'mask_token'] = torch.zeros(1, C)
+        if registers:
+            w.normal(e + 'register_tokens', (1, registers, C), 1.0)
+        w.normal(e + 'position_embeddings', (1, side * side + extra, C), 0.5)
+        w.normal(e + 'patch_embeddings.projection.weight', (C, ch, p, p), 1 / math.sqrt(ch * p * p))
+        w.normal(e + 'patch_embeddings.projection.bias', (C,), 0.1)
+    for i in range(L):
+        if tower:
+            at = f'{prefix}encoder.layers.{i}.'
+            w.norm(at + 'layer_norm1', C)
+            for name in ('q_proj', 'k_proj', 'v_proj', 'out_proj'):
+                w.linear(at + 'self_attn.' + name, C, C)
+            w.norm(at + 'layer_norm2', C)
+            w.linear(at + 'mlp.fc1', I, C)
+            w.linear(at + 'mlp.fc2', C, I)
+        else:
+            at = f'{prefix}encoder.layer.{i}.'
+            dinov2 = kind.startswith('dinov2')
+            w.norm(at + ('norm1' if dinov2 else 'layernorm_before'), C)
+            for name in ('query', 'key', 'value'):
+                w.linear(at + 'attention.attention.' + name, C, C)
+            w.linear(at + 'attention.output.dense', C, C)
+            w.norm(at + ('norm2' if dinov2 else 'layernorm_after'), C)
+            if dinov2:
+                w.normal(at + 'layer_scale1.lambda1', (C,), 0.3, 1.0)
+                w.normal(at + 'layer_scale2.lambda1', (C,), 0.3, 1.0)
+                w.linear(at + 'mlp.fc1', I, C)
+                w.linear(at + 'mlp.fc2', C, I)
+            else:
+                w.linear(at + 'intermediate.dense', I, C)
+                w.linear(at + 'output.dense', C, I)
+    w.norm(prefix + ('post_layernorm' if tower else 'layernorm'), C)
+    if labels:
+        if kind == 'deit':
+            w.linear('cls_classifier', labels, C)
+            w.linear('distillation_classifier', labels, C)
+        elif kind.startswith('dinov2'):
+            w.linear('classifier', labels, 2 * C)
+        else:
+            w.linear('classifier', labels, C)
+    return w.tensors
+
+
+# ---------------------------------------------------------------- the float64 forward, from the modeling files
+
+def layer_norm(x, w, name, eps):
+    return F.layer_norm(x, (x.shape[-1],), w[name + '.weight'], w[name + '.bias'], eps)
+
+
+def lin(x, w, name):
+    return F.linear(x, w[name + '.weight'], w.get(name + '.bias'))
+
+
+ACTS = {
+    'gelu': lambda x: 0.5 * x * (1 + torch.erf(x / math.sqrt(2))),
+    'gelu_pytorch_tanh': lambda x: 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
+    'quick_gelu': lambda x: x * torch.sigmoid(1.702 * x),
+}
+
+
+def embed(kind, cfg, w, prefix, pixels, registers):
+    C, p = cfg['hidden_size'], cfg['patch_size']
+    side = cfg['image_size'] // p
+    e = prefix + 'embeddings.'
+    tower = kind in ('clip', 'siglip')
+    conv = e + ('patch_embedding' if tower else 'patch_embeddings.projection')
+    patches = F.conv2d(pixels, w[conv + '.weight'], w.get(conv + '.bias'), stride=p)
+    rows, cols = patches.shape[-2:]
+    x = patches.flatten(2).transpose(1, 2)
+    if kind == 'siglip':
+        return x + w[e + 'position_embedding.weight'].unsqueeze(0), (rows, cols)
+    if kind == 'clip':
+        x = torch.cat([w[e + 'class_embedding'].expand(1, 1, C), x], 1) + w[e + 'position_embedding.weight'].unsqueeze(0)
+        return layer_norm(x, w, prefix + 'pre_layrnorm', cfg['layer_norm_eps']), (rows, cols)
+    pos = w[e + 'position_embeddings']
+    if kind == 'deit':
+        return torch.cat([w[e + 'cls_token'], w[e + 'distillation_token'], x], 1) + pos, (rows, cols)
+    x = torch.cat([w[e + 'cls_token'], x], 1)
+    if kind.startswith('dinov2'):
+        height, width = pixels.shape[-2:]
+        if not (x.shape[1] - 1 == pos.shape[1] - 1 and height == width):
+            grid = pos[:, 1:].reshape(1, side, side, C).permute(0, 3, 1, 2)
+            grid = F.interpolate(grid, size=(int(rows), int(cols)), mode='bicubic', align_corners=False, antialias=(kind == 'dinov2_with_registers'))
+            pos = torch.cat([pos[:, :1], grid.permute(0, 2, 3, 1).reshape(1, -1, C)], 1)
+    x = x + pos
+    if registers:
+        x = torch.cat([x[:, :1], w[e + 'register_tokens'], x[:, 1:]], 1)
+    return x, (rows, cols)
+
+
+def forward(kind, cfg, w, prefix, pixels, registers=0):
+    C, H = cfg['hidden_size'], cfg['num_attention_heads']
+    d = C // H
+    eps = cfg['layer_norm_eps']
+    act = ACTS[cfg['hidden_act']]
+    x, grid = embed(kind, cfg, w, prefix, pixels, registers)
+    n = x.shape[1]
+    tower = kind in ('clip', 'siglip')
+    dinov2 = kind.startswith('dinov2')
+    attentions = []
+    for i in range(cfg['num_hidden_layers']):
+        at = f'{prefix}encoder.layers.{i}.' if tower else f'{prefix}encoder.layer.{i}.'
+        h = layer_norm(x, w, at + ('layer_norm1' if tower else 'norm1' if dinov2 else 'layernorm_before'), eps)
+        names = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj'] if tower else ['attention.attention.query', 'attention.attention.key', 'attention.attention.value']
+        q, k, v = (lin(h, w, at + name).view(1, n, H, d).transpose(1, 2) for name in names)
+        probs = torch.softmax(q @ k.transpose(-1, -2) * d ** -0.5, dim=-1)
+        attentions.append(probs[0])
+        o = lin((probs @ v).transpose(1, 2).reshape(1, n, C), w, at + ('self_attn.out_proj' if tower else 'attention.output.dense'))
+        if dinov2:
+            o = o * w[at + 'layer_scale1.lambda1']
+        x = x + o
+        h = layer_norm(x, w, at + ('layer_norm2' if tower else 'norm2' if dinov2 else 'layernorm_after'), eps)
+        if tower or dinov2:
+            m = lin(act(lin(h, w, at + 'mlp.fc1')), w, at + 'mlp.fc2')
+        else:
+            m = lin(act(lin(h, w, at + 'intermediate.dense')), w, at + 'output.dense')
+        if dinov2:
+            m = m * w[at + 'layer_scale2.lambda1']
+        x = x + m
+    final = layer_norm(x, w, prefix + ('post_layernorm' if tower else 'layernorm'), eps)[0]
+    logits = None
+    if 'classifier.weight' in w:
+        if dinov2:
+            logits = lin(torch.cat([final[0], final[1 + registers:].mean(0)]), w, 'classifier')
+        else:
+            logits = lin(final[0], w, 'classifier')
+    elif 'cls_classifier.weight' in w:
+        logits = (lin(final[0], w, 'cls_classifier') + lin(final[1], w, 'distillation_classifier')) / 2
+    return torch.stack(attentions), final, logits, grid
+
+
+# ---------------------------------------------------------------- folders
+
+def write_json(folder, name, value):
+    with open(os.path.join(folder, name), 'w', encoding='utf-8') as f:
+        json.dump(value, f, indent=1)
+
+
+def tokens_of(kind, grid, registers):
+    prefix = [] if kind == 'siglip' else ['[CLS]'] + (['[DIST]'] if kind == 'deit' else []) + [f'[REG{i}]' for i in range(registers)]
+    return prefix + [f'({r},{c})' for r in range(grid[0]) for c in range(grid[1])]
+
+
+def make_folder(out, name, kind, model_type, architecture, cfg, prefix, proc, pictures, seed, labels=0, registers=0, nest=None, extra_tensors=None, references=True):
+    folder = os.path.join(out, name)
+    os.makedirs(folder, exist_ok=True)
+    config = {'model_type': model_type, 'architectures': [architecture], **cfg}
+    if registers:
+        config['num_register_tokens'] = registers
+    if labels:
+        config['id2label'] = {str(i): f'class {chr(65 + i)}' for i in range(labels)}
+        config['label2id'] = {f'class {chr(65 + i)}': i for i in range(labels)}
+    if nest:  # CLIPModel: the vision tower's settings under vision_config
+        config = {'model_type': model_type, 'architectures': [architecture], 'vision_config': cfg, 'text_config': {'hidden_size': 8}, 'projection_dim': 8}
+    write_json(folder, 'config.json', config)
+    write_json(folder, 'preprocessor_config.json', proc)
+    tensors = vision_weights(kind, cfg, prefix, seed, labels, registers)
+    with open(os.path.join(folder, 'model.safetensors'), 'wb') as f:
+        stored = {k: v.to(torch.float32) for k, v in {**tensors, **(extra_tensors or {})}.items()}
+        write_safetensors(f, stored, {'format': 'pt'})
+    w = {k: v.to(torch.float32).to(torch.float64) for k, v in tensors.items()}
+    if not references:
+        return folder
+    for picture_name, width, height, mode in pictures:
+        path = save_picture(folder, picture_name, width, height, seed + width, mode)
+        pixels = preprocess(path, proc)
+        attentions, final, logits, grid = forward(kind, cfg, w, prefix, pixels, registers)
+        write_json(folder, f'reference-{os.path.splitext(picture_name)[0]}.json', {
+            'picture': picture_name,
+            'mode': mode,
+            'tokens': tokens_of(kind, grid, registers),
+            'patch_grid': [int(grid[0]), int(grid[1])],
+            'pixel_values': pixels.flatten().tolist(),
+            'pixel_shape': list(pixels.shape[1:]),
+            'attentions': attentions.tolist(),
+            'hidden_last': final[-1].tolist(),
+            'logits_last': None if logits is None else logits.tolist(),
+            'top5': None if logits is None else torch.topk(torch.softmax(logits, -1), min(5, logits.numel())).indices.tolist(),
+        })
+    return folder
+
+
+def tiny(**fields):
+    base = {'hidden_size': 16, 'num_hidden_layers': 2, 'num_attention_heads': 2, 'intermediate_size': 32, 'image_size': 32, 'patch_size': 8, 'num_channels': 3}
+    base.update(fields)
+    return base
+
+
+def processor(kind, size, resample, mean_std, crop=None):
+    proc = {'image_processor_type': kind, 'do_resize': True, 'size': size, 'resample': resample, 'do_rescale': True, 'rescale_factor': 1 / 255,
+            'do_normalize': True, 'image_mean': mean_std[0], 'image_std': mean_std[1]}
+    if crop:
+        proc.update({'do_center_crop': True, 'crop_size': crop})
+    if kind != 'ViTImageProcessor':
+        proc['do_convert_rgb'] = True
+    return proc
+
+
+def fixtures(out):
+    # ViT classifier: a picture at the model's size (no resize) and an RGBA one resized bilinear.
+    make_folder(out, 'vit-classifier', 'vit', 'vit', 'ViTForImageClassification', tiny(hidden_act='gelu', layer_norm_eps=1e-12, qkv_bias=True), 'vit.',
+                processor('ViTImageProcessor', {'height': 32, 'width': 32}, 2, STANDARD),
+                [('exact.png', 32, 32, 'RGB'), ('rgba.png', 45, 37, 'RGBA')], seed=11, labels=7)
+    # DeiT with its teacher: greyscale picture, bicubic resize to 40×40, center crop 32.
+    make_folder(out, 'deit-teacher', 'deit', 'deit', 'DeiTForImageClassificationWithTeacher', tiny(hidden_act='gelu', layer_norm_eps=1e-12, qkv_bias=True), 'deit.',
+                processor('DeiTImageProcessor', {'height': 40, 'width': 40}, 3, IMAGENET_DEFAULT, {'height': 32, 'width': 32}),
+                [('grey.png', 50, 44, 'L')], seed=12, labels=6)
+    # DINOv2 (Dinov2Model, no prefix): palette picture, shortest edge 48, crop 40 → a 5×5 grid from the trained 4×4 (bicubic).
+    make_folder(out, 'dinov2', 'dinov2', 'dinov2', 'Dinov2Model', tiny(hidden_act='gelu', layer_norm_eps=1e-6, mlp_ratio=2, qkv_bias=True, layerscale_value=1.0), '',
+                processor('BitImageProcessor', {'shortest_edge': 48}, 3, IMAGENET_DEFAULT, {'height': 40, 'width': 40}),
+                [('palette.png', 60, 50, 'P'), ('exact.png', 32, 32, 'RGB')], seed=13)
+    # DINOv2 with registers, classifier: trained on 5×5 patches, run on 3×4 (antialiased bicubic, downscaling).
+    make_folder(out, 'dinov2-registers', 'dinov2_with_registers', 'dinov2_with_registers', 'Dinov2WithRegistersForImageClassification',
+                tiny(hidden_act='gelu', layer_norm_eps=1e-6, mlp_ratio=2, qkv_bias=True, layerscale_value=1.0, image_size=40), 'dinov2_with_registers.',
+                processor('BitImageProcessor', {'shortest_edge': 26}, 3, IMAGENET_DEFAULT, {'height': 24, 'width': 32}),
+                [('rgb.png', 70, 52, 'RGB')], seed=14, labels=5, registers=4)
+    # CLIPModel: the vision tower under vision_model. (a text tower tensor beside it), quick_gelu, pre_layrnorm; a PNG and a JPEG.
+    make_folder(out, 'clip', 'clip', 'clip', 'CLIPModel', tiny(hidden_act='quick_gelu', layer_norm_eps=1e-5), 'vision_model.',
+                processor('CLIPImageProcessor', {'shortest_edge': 32}, 3, CLIP_NORM, {'height': 32, 'width': 32}),
+                [('rgb.png', 48, 40, 'RGB'), ('photo.jpg', 48, 40, 'JPEG')], seed=15, nest=True,
+                extra_tensors={'text_model.embeddings.token_embedding.weight': torch.zeros(4, 8), 'logit_scale': torch.tensor(2.6592)})
+    # SigLIP's vision tower: no class token; RGBA picture resized bicubic.
+    make_folder(out, 'siglip', 'siglip', 'siglip_vision_model', 'SiglipVisionModel', tiny(hidden_act='gelu_pytorch_tanh', layer_norm_eps=1e-6), 'vision_model.',
+                processor('SiglipImageProcessor', {'height': 32, 'width': 32}, 3, STANDARD),
+                [('rgba.png', 41, 29, 'RGBA')], seed=16)
+
+
+def bench(out):
+    """ViT-B/16 (86M, 224², 197 tokens) and DINOv2-S/14 (22M, run at 518²: 1370 tokens), random weights, no references."""
+    root = os.path.join(out, 'bench')
+    vit = {'hidden_size': 768, 'num_hidden_layers': 12, 'num_attention_heads': 12, 'intermediate_size': 3072, 'image_size': 224, 'patch_size': 16,
+           'num_channels': 3, 'hidden_act': 'gelu', 'layer_norm_eps': 1e-12, 'qkv_bias': True}
+    make_folder(root, 'vit-b16', 'vit', 'vit', 'ViTModel', vit, '', processor('ViTImageProcessor', {'height': 224, 'width': 224}, 2, STANDARD), [], seed=21, references=False)
+    dino = {'hidden_size': 384, 'num_hidden_layers': 12, 'num_attention_heads': 6, 'intermediate_size': 1536, 'mlp_ratio': 4, 'image_size': 518, 'patch_size': 14,
+            'num_channels': 3, 'hidden_act': 'gelu', 'layer_norm_eps': 1e-6, 'qkv_bias': True, 'layerscale_value': 1.0}
+    make_folder(root, 'dinov2-s14', 'dinov2', 'dinov2', 'Dinov2Model', dino, '', processor('BitImageProcessor', {'shortest_edge': 518}, 3, IMAGENET_DEFAULT, {'height': 518, 'width': 518}), [], seed=22, references=False)
+    for name, size in (('vit-b16', 224), ('dinov2-s14', 518)):
+        save_picture(os.path.join(root, name), 'picture.png', size + 76, size + 20, 3, 'RGB')
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('out')
+    parser.add_argument('--bench', action='store_true')
+    args = parser.parse_args()
+    if args.bench:
+        bench(args.out)
+    else:
+        fixtures(args.out)
+
+
+if __name__ == '__main__':
+    main()
