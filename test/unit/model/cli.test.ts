@@ -142,7 +142,7 @@ describe('CLI: model', function () {
     assertOneLine(cli(dir, '--ids', '1'), /has no config\.json: not a Hugging Face model folder/);
     const usage = cli(modelFixture('gpt2'));
     assert.equal(usage.status, 2);
-    assert.match(usage.stderr, /give the input as --text TEXT or --ids 1,2,3/);
+    assert.match(usage.stderr, /give the input as --text TEXT, --ids 1,2,3 or --image FILE/);
     assert.equal(cli(modelFixture('gpt2'), '--ids', '1,x').status, 2);
   });
 });
