@@ -652,6 +652,8 @@ export interface StackInfo {
   notes: string[];
   /** A mixture-of-experts model run's routing, for the page's Experts tab (absent otherwise). */
   routing?: RoutingInfo;
+  /** A vision model's run: the picture it saw and how its tokens lie on it (webview/heads/picture.ts). */
+  picture?: PictureInfo;
 }
 
 /** The experts each token went to, as the run recorded them: small (layers × tokens × top-k), so sent whole. */
@@ -660,6 +662,18 @@ export interface RoutingInfo {
   topK: number;
   /** [layer][position] → [expert index, weight] pairs by decreasing weight; [] at every position of a dense layer. */
   layers: [number, number][][][];
+}
+
+/** The 8-bit RGB picture a vision model saw (after resize and crop), its patch grid, the tokens before the patches, and a classifier's top labels. */
+export interface PictureInfo {
+  width: number;
+  height: number;
+  rgb: Uint8Array;
+  /** Pixels per patch side. */
+  patchSize: number;
+  grid: [number, number];
+  prefix: number;
+  labels: { label: string; probability: number }[];
 }
 
 /** Saved attentions to read from disk into a stack: a .pt/.safetensors/.npy/.npz file, with

@@ -9,7 +9,8 @@ import { divergences } from '../core/heads/divergence';
 import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';
 import { routingPairs } from '../core/model/experts';
-import type { HeadsAnswer, HeadsQuery, StackInfo } from '../protocol';
+import type { ModelRun } from '../core/model/run';
+import type { HeadsAnswer, HeadsQuery, PictureInfo, StackInfo } from '../protocol';
 import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
@@ -64,5 +65,15 @@ export function infoOf(stack: AttentionStack, title: string, notes: string[]): S
   const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
   // A mixture of experts' routing is small (layers × tokens × top-k): the page gets it whole.
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes, ...(routing ? { routing } : {}) };
+  const picture = pictureOf(stack);
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes, ...(routing ? { routing } : {}), ...(picture ? { picture } : {}) };
+}
+
+/** What the heads page needs to draw a picture run's overlays (webview/heads/picture.ts); undefined for any other stack. */
+export function pictureOf(stack: AttentionStack): PictureInfo | undefined {
+  const run = stack as AttentionStack & Partial<Pick<ModelRun, 'patchGrid' | 'picture' | 'predictions'>>;
+  if (!run.patchGrid || !run.picture) return undefined;
+  const [rows, cols] = run.patchGrid;
+  const labels = (run.predictions ?? []).filter((p) => p.kind === 'label').flatMap((p) => p.top.map((t) => ({ label: t.token, probability: t.probability })));
+  return { ...run.picture, grid: [rows, cols], prefix: run.tokens.length - rows * cols, labels };
 }

@@ -7,7 +7,7 @@ import type { AttentionStack } from '../../src/core/heads/stack';
 import { routingPairs } from '../../src/core/model/experts';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
-import { answerQuery } from '../../src/views/heads';
+import { answerQuery, pictureOf } from '../../src/views/heads';
 import { openPanel, pageOrigin, type PanelPage, repoFile } from './harness';
 
 export interface HeadsPage extends PanelPage {
@@ -40,7 +40,8 @@ function portable(value: unknown): unknown {
 export function infoOf(stack: AttentionStack, title: string): StackInfo {
   const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'], ...(routing ? { routing } : {}) };
+  const picture = pictureOf(stack);
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'], ...(routing ? { routing } : {}), ...(picture ? { picture } : {}) };
 }
 
 export interface HeadsPageOptions {

@@ -4,8 +4,9 @@
 // HostToHeadsView / HeadsViewToHost in src/protocol.ts (and to parseHeadsViewMessage).
 import { comparePlugin } from './compare';
 import { expertsPlugin } from './experts';
+import { picturePlugin } from './picture';
 import type { HeadsPlugin } from './plugin';
 import { probePlugin } from './probe';
 import { scoresPlugin } from './scores';
 
-export const HEADS_PLUGINS: HeadsPlugin[] = [scoresPlugin, probePlugin, comparePlugin, expertsPlugin];
+export const HEADS_PLUGINS: HeadsPlugin[] = [picturePlugin, scoresPlugin, probePlugin, comparePlugin, expertsPlugin];

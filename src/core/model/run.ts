@@ -42,7 +42,7 @@ export interface ModelRun extends AttentionStack {
   /** A picture's run: the patch grid [rows, cols] (the tokens are any prefix tokens, then the patches row-major). */
   patchGrid?: [number, number];
   /** A picture's run: the 8-bit RGB picture the model saw, after resizing and cropping. */
-  picture?: { width: number; height: number; rgb: Uint8Array };
+  picture?: { width: number; height: number; rgb: Uint8Array; patchSize: number };
   /** The step-by-step problem of one head (0-based layer and head). */
   drillDownSpec(layer: number, head: number): Promise<AttentionSpec>;
   /**

@@ -63,7 +63,7 @@ export async function runVision(files: ModelFiles, config: ModelConfig, image: I
       backend: backend.name,
       timings: { loadMs, forwardMs },
       patchGrid: embedded.grid,
-      picture: pixels.seen,
+      picture: { ...pixels.seen, patchSize: config.vision.patchSize },
       weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
       headGroups: (layer, use) => forward.eachHeadGroup(layer, result.layers[layer], n, use),
       pooled: (layer, h, mode, rowBlock, colBlock) => result.layers[layer].pools.get(h, mode, rowBlock, colBlock),
@@ -85,3 +85,4 @@ function top(logits: Float32Array, labels: string[]): Prediction {
   const order = [...logits.keys()].sort((a, b) => logits[b] - logits[a]).slice(0, TOP);
   return { position: 0, kind: 'label', top: order.map((id) => ({ id, token: labels[id] ?? `#${id}`, probability: Math.exp(logits[id] - max) / sum })) };
 }
+
