@@ -133,6 +133,8 @@ export interface ModelDirective {
   path: string;
   text?: string;
   ids?: number[];
+  /** `image="cat.png"`: a picture for a vision model, relative to the text file's folder, or absolute. */
+  image?: string;
 }
 
 export interface Problem {

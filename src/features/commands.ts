@@ -59,7 +59,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
       return undefined;
     }
     // A note that only pins a model runs that model.
-    if (problems.every((problem) => problem.model)) return vscode.commands.executeCommand(COMMANDS.runModel, ...modelRunArguments(document, problems[0].model!));
+    if (problems.every((problem) => problem.model)) return runModelDirective(document, problems[0].model!);
     const opened = panel.openForRun(document.uri, 0);
     const outcome = await runner.run(document);
     reportOutcome(outcome);
@@ -74,7 +74,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
     const chosen = index ?? (place?.kind === 'document' ? place.problem : undefined);
     const problem = chosen === undefined ? await problemAtCursor(document, analyzer) : (await analyzer.read(document)).parse.problems[chosen];
     if (!problem) throw new Error('Put the cursor on a matrix of an attention problem first.');
-    if (problem.model) return vscode.commands.executeCommand(COMMANDS.runModel, ...modelRunArguments(document, problem.model));
+    if (problem.model) return runModelDirective(document, problem.model);
     const opened = panel.openForRun(document.uri, problem.index);
     const outcome = await runner.run(document, [problem.index]);
     reportOutcome(outcome);
@@ -187,6 +187,13 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 export function modelRunArguments(document: vscode.TextDocument, model: ModelDirective): [string, ModelInput | undefined] {
   const folder = path.resolve(path.dirname(document.uri.fsPath), model.path);
   return [folder, model.ids ? { ids: model.ids } : model.text !== undefined ? { text: model.text } : undefined];
+}
+
+/** A model directive's run: on its text or ids, or (`image="…"`) a vision model on that picture. */
+function runModelDirective(document: vscode.TextDocument, model: ModelDirective): Thenable<unknown> {
+  const [folder, input] = modelRunArguments(document, model);
+  if (model.image === undefined) return vscode.commands.executeCommand(COMMANDS.runModel, folder, input);
+  return vscode.commands.executeCommand(COMMANDS.runVisionOnImage, vscode.Uri.file(path.resolve(path.dirname(document.uri.fsPath), model.image)), folder);
 }
 
 /** Shows thrown errors to the user (and the log) instead of a silent failed command. */

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
+import { SUPPORTED_VISION_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
@@ -49,6 +50,7 @@ export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps
   const models = new ModelRuns(context, deps);
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
+    vscode.commands.registerCommand(COMMANDS.runVisionOnImage, (image?: vscode.Uri, folder?: vscode.Uri | string) => models.commandOnImage(image, folder)),
     vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number) => models.openHead(run, layer, head)),
     vscode.commands.registerCommand(COMMANDS.runInductionProbe, (run?: number, repeat?: number, seed?: number) => models.probe(run, repeat, seed)),
     vscode.languages.registerCodeLensProvider({ pattern: '**/config.json' }, new ConfigLens()),
@@ -92,6 +94,20 @@ export class ModelRuns {
     if (outcome.summary) this.announce(outcome.summary);
     await shown;
     return outcome;
+  }
+
+  /**
+   * "Attention: Run Vision Model on Image…" (the explorer's menu on a PNG or JPEG, the CodeLens on a
+   * vision folder's config.json): asks for the picture or the vision folder (recent ones first)
+   * when not given, then runs as the text command does.
+   */
+  async commandOnImage(image: vscode.Uri | undefined, folder: vscode.Uri | string | undefined): Promise<ModelRunOutcome | undefined> {
+    const picture = image ?? (await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectMany: false, filters: { Pictures: ['png', 'jpg', 'jpeg'] }, openLabel: 'Run on this picture' }))?.[0];
+    if (!picture) return undefined;
+    const target = folder === undefined ? await this.pickFolder(VISION_PICK) : typeof folder === 'string' ? folder : modelFolder(folder);
+    if (!target) return undefined;
+    const bytes = await vscode.workspace.fs.readFile(picture);
+    return this.command(target, { image: { name: path.basename(picture.fsPath), bytes } });
   }
 
   /** The induction probe on the model of a run: BOS and R seeded random tokens twice, in a heads page of its own. */
@@ -197,15 +213,16 @@ export class ModelRuns {
       .then((choice) => choice && this.openHead(summary.run));
   }
 
-  private async pickFolder(): Promise<string | undefined> {
-    const recent = this.context.globalState.get<string[]>(RECENT_KEY, []);
+  private async pickFolder(pick: FolderPick = TEXT_PICK): Promise<string | undefined> {
     const found = await vscode.workspace.findFiles('**/config.json', '**/node_modules/**', 200);
     const folders: string[] = [];
     for (const uri of found) {
       if (uri.scheme !== 'file') continue;
       const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
-      if (/"model_type"\s*:/.test(text)) folders.push(path.dirname(uri.fsPath));
+      if (/"model_type"\s*:/.test(text) && pick.accepts(text)) folders.push(path.dirname(uri.fsPath));
     }
+    // Recent folders first; the vision picker keeps only the recent ones that are vision folders.
+    const recent = this.context.globalState.get<string[]>(RECENT_KEY, []).filter((folder) => pick === TEXT_PICK || folders.includes(folder));
     const ordered = [...recent, ...folders.filter((folder) => !recent.includes(folder)).sort()];
     type Item = vscode.QuickPickItem & { folder?: string };
     const items: Item[] = ordered.map((folder) => ({
@@ -215,7 +232,7 @@ export class ModelRuns {
       folder,
     }));
     items.push({ label: '$(folder-opened) Choose a folder…' });
-    const picked = await vscode.window.showQuickPick(items, { title: 'Attention: Run Model on Text', placeHolder: 'A model folder (config.json, weights, tokenizer.json)' });
+    const picked = await vscode.window.showQuickPick(items, { title: pick.title, placeHolder: pick.placeHolder });
     if (!picked) return undefined;
     if (picked.folder) return picked.folder;
     const chosen = await vscode.window.showOpenDialog({ canSelectFolders: true, canSelectFiles: false, openLabel: 'Run this model' });
@@ -240,6 +257,22 @@ export class ModelRuns {
     }, PROGRESS_DELAY_MS);
   }
 }
+
+interface FolderPick {
+  title: string;
+  placeHolder: string;
+  /** Whether a config.json's text belongs in the list. */
+  accepts(configText: string): boolean;
+}
+
+/** config.json's model_type names a vision family (config.ts: SUPPORTED_VISION_TYPES). */
+function isVisionConfig(text: string): boolean {
+  const type = /"model_type"\s*:\s*"([^"]+)"/.exec(text)?.[1];
+  return type !== undefined && (SUPPORTED_VISION_TYPES as readonly string[]).includes(type);
+}
+
+const TEXT_PICK: FolderPick = { title: 'Attention: Run Model on Text', placeHolder: 'A model folder (config.json, weights, tokenizer.json)', accepts: () => true };
+const VISION_PICK: FolderPick = { title: 'Attention: Run Vision Model on Image', placeHolder: 'A vision model folder (config.json, weights, preprocessor_config.json)', accepts: isVisionConfig };
 
 /** A model folder from a URI of the folder itself, its config.json or any file in it. */
 function modelFolder(uri: vscode.Uri): string {
@@ -273,7 +306,11 @@ function modelUri(summary: ModelRunSummary): vscode.Uri {
 /** "▶ Run model on text…" above a Hugging Face config.json, its command made with it (codeLens.ts says why). */
 class ConfigLens implements vscode.CodeLensProvider {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
-    const command = { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
-    return /"model_type"\s*:/.test(document.getText()) ? [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command)] : [];
+    const text = document.getText();
+    // A vision folder runs on a picture: its lens asks for one.
+    const command = isVisionConfig(text)
+      ? { title: '▶ Run on image…', command: COMMANDS.runVisionOnImage, arguments: [undefined, document.uri] }
+      : { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
+    return /"model_type"\s*:/.test(text) ? [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command)] : [];
   }
 }

@@ -11,6 +11,8 @@ export const COMMANDS = {
   showDebugAttention: 'attentionLens.showDebugAttention',
   openExampleNotebook: 'attentionLens.openExampleNotebook',
   runModel: 'attentionLens.runModel',
+  /** A vision model on a picture `(image?: Uri, folder?: string | Uri)`: the explorer's menu on an image, the CodeLens on a vision config.json. */
+  runVisionOnImage: 'attentionLens.runVisionOnImage',
   openModelHead: 'attentionLens.openModelHead',
   showHeads: 'attentionLens.showHeads',
   /** Internal: the heads views of a model run `(run: number, folder: string)`. */

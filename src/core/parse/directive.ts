@@ -27,7 +27,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
-  'model', 'text', 'ids',
+  'model', 'text', 'ids', 'image',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -76,6 +76,7 @@ const KEY_ALIASES: Record<string, Key> = {
   text: 'text',
   ids: 'ids',
   input_ids: 'ids',
+  image: 'image',
 };
 
 const SCORES: Record<string, ScoreFunction> = {
@@ -286,9 +287,9 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   }
   const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
   if (model.path !== undefined) directive.model = { ...model, path: model.path };
-  else if (optionSpans.text || optionSpans.ids) {
-    const span = optionSpans.text ?? optionSpans.ids;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text` and `ids` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  else if (optionSpans.text || optionSpans.ids || optionSpans.image) {
+    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
   }
   return directive;
 }
@@ -438,6 +439,11 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
     case 'text': {
       if (rawValue === undefined) bad('`text` needs a value in quotes, e.g. `text="The cat sat on the mat"`.');
       else model.text = rawValue;
+      return key;
+    }
+    case 'image': {
+      if (!rawValue) bad('`image` needs a picture file, e.g. `image="cat.png"` (relative to this file).');
+      else model.image = rawValue;
       return key;
     }
     case 'ids': {
