@@ -150,6 +150,6 @@ describe('model config', () => {
     assert.throws(() => llama({ rope_scaling: { rope_type: 'longrope', short_factor: [1, 2], long_factor: [1, 2] }, max_position_embeddings: 64 }), /needs short_factor: 32 positive numbers/);
     assert.throws(() => llama({ rope_scaling: { rope_type: 'llama3', factor: 8 } }), /rope type "llama3" needs a positive low_freq_factor/);
     assert.throws(() => llama({ num_key_value_heads: 3 }), /num_attention_heads \(4\) is not a multiple of num_key_value_heads \(3\)/);
-    assert.throws(() => llama({ hidden_act: 'tanh' }), /hidden_act "tanh" is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu, silu and relu/);
+    assert.throws(() => llama({ hidden_act: 'tanh' }), /hidden_act "tanh" is not supported: supported are gelu_new, gelu_pytorch_tanh, gelu, quick_gelu, silu and relu/);
   });
 });

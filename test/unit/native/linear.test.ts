@@ -30,7 +30,7 @@ describe('native LinearBackend', () => {
     });
   }
 
-  for (const activation of ['gelu-tanh', 'gelu-erf', 'silu', 'relu'] as const) {
+  for (const activation of ['gelu-tanh', 'gelu-erf', 'silu', 'relu', 'gelu-quick'] as const) {
     it(`${activation} in the graph, after the bias: ops.ts's activation of the product, to float32 rounding`, async () => {
       const [m, k, n] = [9, 33, 70];
       const a = Float32Array.from({ length: m * k }, (_, i) => Math.sin(i * 0.7) * 2);
@@ -45,13 +45,14 @@ describe('native LinearBackend', () => {
   }
 
   // GPT-2 ([in, out], biases, gelu_new), BERT (nn.Linear, biases, erf GELU), Llama (SwiGLU, no
-  // biases), Gemma (GeGLU), OPT (ReLU): the graph's one run against its products one by one.
+  // biases), Gemma (GeGLU), OPT (ReLU), CLIP's vision tower (quick GELU): the graph's one run against its products one by one.
   const mlps: { name: string; transposed: boolean; bias: boolean; gated: boolean; activation: Activation }[] = [
     { name: 'GPT-2', transposed: false, bias: true, gated: false, activation: 'gelu-tanh' },
     { name: 'BERT', transposed: true, bias: true, gated: false, activation: 'gelu-erf' },
     { name: 'Llama', transposed: true, bias: false, gated: true, activation: 'silu' },
     { name: 'Gemma', transposed: true, bias: false, gated: true, activation: 'gelu-tanh' },
     { name: 'OPT', transposed: true, bias: true, gated: false, activation: 'relu' },
+    { name: 'CLIP vision', transposed: true, bias: true, gated: false, activation: 'gelu-quick' },
   ];
   for (const kind of mlps) {
     it(`a ${kind.name} MLP in one graph, as its products one by one`, async () => {
