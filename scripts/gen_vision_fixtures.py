@@ -3,6 +3,7 @@
 
     /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR          # the fixture set (a few seconds)
     /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR --bench  # ViT-B/16 and DINOv2-S/14 shapes in OUTDIR/bench
+    /usr/bin/python3 scripts/gen_vision_fixtures.py FOLDER --time N  # PyTorch's float32 forward of FOLDER on its picture.png, N times (bench/vision.ts)
 
 Each folder holds what a Hub checkpoint holds — config.json, preprocessor_config.json, model.safetensors
 under the published tensor names of transformers' classes (ViTForImageClassification, DeiT with its
@@ -376,12 +377,47 @@ def bench(out):
         save_picture(os.path.join(root, name), 'picture.png', size + 76, size + 20, 3, 'RGB')
 
 
+def read_safetensors(path):
+    """{name: float32 tensor} of a float32 safetensors file (the bench folders' only dtype)."""
+    with open(path, 'rb') as f:
+        data = f.read()
+    length = int.from_bytes(data[:8], 'little')
+    header = json.loads(data[8:8 + length])
+    header.pop('__metadata__', None)
+    base = 8 + length
+    return {name: torch.from_numpy(np.frombuffer(data, dtype='<f4', count=math.prod(e['shape']) if e['shape'] else 1, offset=base + e['data_offsets'][0]).reshape(e['shape']).copy())
+            for name, e in header.items() if e['dtype'] == 'F32'}
+
+
+def time_forward(folder, rounds):
+    """PyTorch's forward in float32 (what transformers runs by default), each round timed; prints JSON."""
+    import time
+    torch.set_default_dtype(torch.float32)
+    torch.set_num_threads(os.cpu_count() or 1)  # its OpenMP saw one core here by itself
+    cfg = json.load(open(os.path.join(folder, 'config.json')))
+    proc = json.load(open(os.path.join(folder, 'preprocessor_config.json')))
+    started = time.perf_counter()
+    w = read_safetensors(os.path.join(folder, 'model.safetensors'))
+    load_ms = (time.perf_counter() - started) * 1000
+    pixels = preprocess(os.path.join(folder, 'picture.png'), proc).to(torch.float32)
+    times = []
+    with torch.no_grad():
+        for _ in range(rounds):
+            started = time.perf_counter()
+            _, final, _, grid = forward(cfg['model_type'], cfg, w, '', pixels)
+            times.append((time.perf_counter() - started) * 1000)
+    print(json.dumps({'load_ms': load_ms, 'forward_ms': times, 'tokens': int(final.shape[0]), 'hidden_last': final[-1][:4].tolist(), 'threads': torch.get_num_threads()}))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('out')
     parser.add_argument('--bench', action='store_true')
+    parser.add_argument('--time', type=int)
     args = parser.parse_args()
-    if args.bench:
+    if args.time:
+        time_forward(args.out, args.time)
+    elif args.bench:
         bench(args.out)
     else:
         fixtures(args.out)
