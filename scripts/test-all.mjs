@@ -2,13 +2,16 @@
 // root the system packages; code-server into .vscode-test/), then runs every suite — type check,
 // lint, unit, build, browser, integration (inside VS Code), package (the .vsix installed in
 // code-server), e2e — even after a failure, so one run
-// shows every problem. Ends with one line `N passed, N failed`: tests counted across suites, and
-// each check without tests of its own (prerequisites, type check, lint, build) counted as one.
-// Exits non-zero on any failure.
+// shows every problem. Ends with one line `N passed, N failed, N skipped`: tests counted across
+// suites (a skipped test is one mocha reports pending, or node:test as skip or todo), and each
+// check without tests of its own (prerequisites, type check, lint, build) counted as one. Each skip
+// says why in its suite's log (test/skip.ts); the summary repeats those lines. CI reads the last
+// line: keep it alone there. Exits non-zero on any failure.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { ensureCodeServer } from './lib/code-server.mjs';
 import { ensureDebianPackages, runOrThrow } from './lib/system.mjs';
+import { countTests, skipReasons } from './lib/test-counts.mjs';
 
 // What the suites need from Debian besides code-server's own build packages: the browser, and
 // Python with debugpy, numpy and torch (the debug source's tests pause a Python program).
@@ -38,30 +41,6 @@ function runScript(script) {
     }
     child.on('close', (code) => resolve({ code: code ?? 1, lines }));
   });
-}
-
-/**
- * Reads the test counts a suite printed: our runners' `N passed, N failed`, mocha's
- * `N passing` / `N failing`, or node:test's `# pass N` / `# fail N`. Null when it printed none.
- */
-function countTests(lines) {
-  let counts = null;
-  const set = (key, value) => {
-    counts ??= { passed: 0, failed: 0 };
-    counts[key] = Number(value);
-  };
-  for (const line of lines) {
-    let match;
-    if ((match = /(\d+) passed, (\d+) failed\s*$/.exec(line))) {
-      set('passed', match[1]);
-      set('failed', match[2]);
-    } else if ((match = /^\s*(\d+) passing\b/.exec(line)) || (match = /^# pass (\d+)$/.exec(line))) {
-      set('passed', match[1]);
-    } else if ((match = /^\s*(\d+) failing\b/.exec(line)) || (match = /^# fail (\d+)$/.exec(line))) {
-      set('failed', match[1]);
-    }
-  }
-  return counts;
 }
 
 const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts ?? {};
@@ -97,18 +76,25 @@ for (const [label, script] of steps) {
   console.log(`\n=== ${label}: npm run ${script}`);
   stepStart = Date.now();
   const { code, lines } = await runScript(script);
-  const counts = countTests(lines) ?? { passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1 };
+  const counts = countTests(lines) ?? { passed: code === 0 ? 1 : 0, failed: code === 0 ? 0 : 1, skipped: 0 };
   // A suite that crashed after its last test still failed.
   if (code !== 0 && counts.failed === 0) counts.failed = 1;
-  results.push({ label, ...counts, seconds: (Date.now() - stepStart) / 1000 });
+  const skips = skipReasons(lines);
+  // A test skipped without saying why (mocha's it.skip, a bare this.skip()) is still counted; the
+  // summary says how many gave no reason.
+  if (counts.skipped > skips.length) skips.push(`${counts.skipped - skips.length} without a reason in the log (use test/skip.ts)`);
+  results.push({ label, ...counts, skips, seconds: (Date.now() - stepStart) / 1000 });
 }
 
 console.log('\n=== summary');
-for (const { label, passed, failed, seconds } of results) {
-  console.log(`${failed > 0 ? 'FAIL' : 'ok  '} ${label.padEnd(14)} ${String(passed).padStart(5)} passed ${String(failed).padStart(4)} failed ${seconds.toFixed(1).padStart(7)} s`);
+for (const { label, passed, failed, skipped = 0, seconds } of results) {
+  console.log(`${failed > 0 ? 'FAIL' : 'ok  '} ${label.padEnd(14)} ${String(passed).padStart(5)} passed ${String(failed).padStart(4)} failed ${String(skipped).padStart(3)} skipped ${seconds.toFixed(1).padStart(7)} s`);
 }
-const passed = results.reduce((sum, step) => sum + step.passed, 0);
-const failed = results.reduce((sum, step) => sum + step.failed, 0);
+for (const { label, skips = [] } of results) {
+  for (const skip of skips) console.log(`skipped in ${label}: ${skip}`);
+}
+const total = (key) => results.reduce((sum, step) => sum + (step[key] ?? 0), 0);
 console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
-console.log(`${passed} passed, ${failed} failed`);
+const failed = total('failed');
+console.log(`${total('passed')} passed, ${failed} failed, ${total('skipped')} skipped`);
 process.exit(failed > 0 ? 1 : 0);

@@ -24,8 +24,8 @@ export function run(): Promise<void> {
 
   return new Promise((resolve, reject) => {
     const runner = mocha.run((failures) => {
-      const { passes, failures: failed } = runner.stats ?? { passes: 0, failures };
-      console.log(`${SUMMARY_PREFIX} ${JSON.stringify({ passed: passes, failed })}`);
+      const { passes, failures: failed, pending } = runner.stats ?? { passes: 0, failures, pending: 0 };
+      console.log(`${SUMMARY_PREFIX} ${JSON.stringify({ passed: passes, failed, skipped: pending })}`);
       if (failures > 0) reject(new Error(`${failures} integration test(s) failed`));
       else resolve();
     });

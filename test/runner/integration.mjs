@@ -98,7 +98,7 @@ async function main() {
     console.error(`the extension host exited (code ${code}) without reporting test results`);
     return 1;
   }
-  console.log(`integration (${host}, ${seconds} s): ${summary.passed} passed, ${summary.failed} failed`);
+  console.log(`integration (${host}, ${seconds} s): ${summary.passed} passed, ${summary.failed} failed, ${summary.skipped} skipped`);
   return code === 0 && summary.failed === 0 ? 0 : 1;
 }
 

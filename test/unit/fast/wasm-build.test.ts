@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { skipBecause } from '../../skip';
 
 const FAST = join(__dirname, '..', '..', '..', 'src', 'core', 'engine', 'fast');
 const MODULES = ['attention.wasm', 'attention-relaxed.wasm'];
@@ -17,15 +18,16 @@ interface WasmBuild {
 }
 const build = import(join(FAST, 'build-wasm.mjs')) as Promise<WasmBuild>;
 
-function hasToolchain(): boolean {
-  try {
-    execFileSync('clang-14', ['--version'], { stdio: 'ignore' });
-    execFileSync('wasm-ld-14', ['--version'], { stdio: 'ignore' });
-    execFileSync('wasm-opt', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+/** The tools of the build that are not installed (scripts/test-all.mjs installs them on Debian). */
+function missingTools(): string[] {
+  return ['clang-14', 'wasm-ld-14', 'wasm-opt'].filter((tool) => {
+    try {
+      execFileSync(tool, ['--version'], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
 }
 
 describe('attention.wasm and attention-relaxed.wasm are built from their sources', () => {
@@ -35,7 +37,8 @@ describe('attention.wasm and attention-relaxed.wasm are built from their sources
   });
 
   it('rebuilds to the same bytes (where clang, lld and binaryen are installed)', async function () {
-    if (!hasToolchain()) this.skip();
+    const missing = missingTools();
+    if (missing.length > 0) skipBecause(this, `${missing.join(', ')} not installed (Debian: apt-get install clang-14 lld-14 binaryen)`);
     const dir = mkdtempSync(join(tmpdir(), 'attention-wasm-test-'));
     try {
       const { FLAVOURS, compile } = await build;
