@@ -13,9 +13,11 @@ import { ensureCodeServer } from './lib/code-server.mjs';
 import { ensureDebianPackages, runOrThrow } from './lib/system.mjs';
 import { countTests, skipReasons } from './lib/test-counts.mjs';
 
-// What the suites need from Debian besides code-server's own build packages: the browser, and
-// Python with debugpy, numpy and torch (the debug source's tests pause a Python program).
-const debianTestPackages = ['chromium', 'ripgrep', 'python3-debugpy', 'python3-numpy', 'python3-torch'];
+// What the suites need from Debian besides code-server's own build packages: the browser, Python
+// with debugpy, numpy and torch (the debug source's tests pause a Python program), and the
+// WebAssembly kernels' toolchain — clang 14, its wasm-ld and binaryen's wasm-opt — with which
+// test/unit/fast/wasm-build.test.ts rebuilds the committed .wasm and requires the same bytes.
+const debianTestPackages = ['chromium', 'ripgrep', 'python3-debugpy', 'python3-numpy', 'python3-torch', 'clang-14', 'lld-14', 'binaryen'];
 
 function installPrerequisites() {
   if (!existsSync('node_modules/.package-lock.json')) runOrThrow('npm', ['ci']);
