@@ -11,7 +11,8 @@ const SUMMARY_PREFIX = 'integration summary:';
 
 export function run(): Promise<void> {
   console.log(`vscode.version ${vscode.version} (${vscode.env.appName}, ${vscode.env.appHost})`);
-  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 60_000, reporter: 'spec' });
+  // In CI (CI=true) a stray `.only` fails the run instead of quietly running one test.
+  const mocha = new Mocha({ ui: 'bdd', color: false, timeout: 60_000, reporter: 'spec', forbidOnly: Boolean(process.env.CI) });
   const grep = process.env.ATTENTION_LENS_TEST_GREP;
   if (grep) mocha.grep(grep);
 

@@ -12,10 +12,10 @@ export const paths = {
   testExtensions: [join(repoRoot, 'test', 'fixtures', 'debugpy-adapter-extension')],
 };
 
-/** The variables test/integration/index.ts reads to narrow a run, passed on to the host. */
+/** The variables test/integration/index.ts reads to narrow a run (and CI, which forbids `.only`), passed on to the host. */
 export function testEnv() {
   const env = {};
-  for (const name of ['ATTENTION_LENS_TEST_FILES', 'ATTENTION_LENS_TEST_GREP']) {
+  for (const name of ['ATTENTION_LENS_TEST_FILES', 'ATTENTION_LENS_TEST_GREP', 'CI']) {
     if (process.env[name]) env[name] = process.env[name];
   }
   return env;
