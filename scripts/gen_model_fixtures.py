@@ -13,8 +13,9 @@ names, layouts and dtypes, a tokenizer where the model has one) and reference.js
 what a float64 forward of the stored weights gives (attentions [layer][head][query][key],
 hidden_last, logits_last). The forwards below are written from the model definitions of Hugging
 Face transformers (modeling_<arch>.py); scripts/MODEL_NOTES.md lists the conventions checked there.
---check runs the GPT-2, Llama, Mistral and Qwen2 references against a second formulation built from
-torch's own modules (nn.MultiheadAttention, nn.LayerNorm, complex-number RoPE) and exits 1 on a mismatch.
+--check runs every reference against a second formulation: GPT-2 and BERT built from torch's own modules
+(nn.MultiheadAttention, nn.TransformerEncoderLayer, nn.LayerNorm), Llama, Mistral and Qwen2 from complex-number RoPE
+and einsum, Qwen3 and Gemma 2 one head at a time; it exits 1 on a mismatch.
 Seeded: the same command writes the same files.
 """
 import argparse
@@ -833,10 +834,106 @@ def llama_by_einsum(config, w, ids):
     return attentions, hidden, functional.linear(hidden, head)
 
 
+def bert_by_torch_modules(config, w, ids):
+    """BERT again from nn.TransformerEncoderLayer (post-norm, erf GELU: BERT's layer) for the hidden states, its own
+    nn.MultiheadAttention (query, key and value packed into in_proj) for the weights, nn.LayerNorm and F.gelu."""
+    functional, n, c = torch.nn.functional, len(ids), config['hidden_size']
+    heads, eps, e = config['num_attention_heads'], config['layer_norm_eps'], 'bert.embeddings'
+
+    def layer_norm_module(module, name):
+        module.weight.data, module.bias.data = w[f'{name}.weight'], w[f'{name}.bias']
+        return module
+
+    x = w[f'{e}.word_embeddings.weight'][ids] + w[f'{e}.position_embeddings.weight'][:n] + w[f'{e}.token_type_embeddings.weight'][0]
+    x = layer_norm_module(torch.nn.LayerNorm(c, eps=eps), f'{e}.LayerNorm')(x)[None]
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'bert.encoder.layer.{layer}'
+        block = torch.nn.TransformerEncoderLayer(c, heads, config['intermediate_size'], dropout=0.0, activation='gelu',
+                                                 layer_norm_eps=eps, batch_first=True, norm_first=False).eval()
+        attention = block.self_attn
+        names = [f'{p}.attention.self.{name}' for name in ('query', 'key', 'value')]
+        attention.in_proj_weight.data = torch.cat([w[f'{name}.weight'] for name in names])
+        attention.in_proj_bias.data = torch.cat([w[f'{name}.bias'] for name in names])
+        attention.out_proj.weight.data, attention.out_proj.bias.data = w[f'{p}.attention.output.dense.weight'], w[f'{p}.attention.output.dense.bias']
+        block.linear1.weight.data, block.linear1.bias.data = w[f'{p}.intermediate.dense.weight'], w[f'{p}.intermediate.dense.bias']
+        block.linear2.weight.data, block.linear2.bias.data = w[f'{p}.output.dense.weight'], w[f'{p}.output.dense.bias']
+        layer_norm_module(block.norm1, f'{p}.attention.output.LayerNorm')
+        layer_norm_module(block.norm2, f'{p}.output.LayerNorm')
+        attentions.append(attention(x, x, x, need_weights=True, average_attn_weights=False)[1][0])
+        x = block(x)
+    hidden = x[0, -1]
+    transform = functional.gelu(functional.linear(hidden, w['cls.predictions.transform.dense.weight'], w['cls.predictions.transform.dense.bias']))
+    transform = layer_norm_module(torch.nn.LayerNorm(c, eps=eps), 'cls.predictions.transform.LayerNorm')(transform)
+    return attentions, hidden, functional.linear(transform, w[f'{e}.word_embeddings.weight'], w['cls.predictions.bias'])
+
+
+def decoder_by_head_loop(config, w, ids):
+    """Qwen3 and Gemma 2 again, one query head at a time: each head's RoPE as a 2×2 rotation of (x_i, x_{i+d/2}), its
+    KV head by index, its scores capped, masked and softmaxed alone; Gemma's (1 + w) norms, √hidden in the weights'
+    dtype, sandwich norms and final cap as its modeling file has them."""
+    functional, n, gemma = torch.nn.functional, len(ids), config['model_type'] == 'gemma2'
+    heads, kv_heads, eps = config['num_attention_heads'], config['num_key_value_heads'], config['rms_norm_eps']
+    d = config.get('head_dim') or config['hidden_size'] // heads
+    assert rope_parameters(config)['rope_type'] == 'default'
+    frequencies = config['rope_theta'] ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angle = torch.arange(n, dtype=torch.float64)[:, None] * frequencies[None, :]  # [position, pair]
+    scale = 1 / math.sqrt(config['query_pre_attn_scalar'] if gemma else d)
+    attn_cap, final_cap = config.get('attn_logit_softcapping'), config.get('final_logit_softcapping')
+
+    def norm(x, name):
+        weight = w[f'{name}.weight'] + 1 if gemma else w[f'{name}.weight']
+        return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+    def linear(x, name):
+        return functional.linear(x, w[f'{name}.weight'], w.get(f'{name}.bias'))
+
+    def turned(x):  # x [n, d] of one head
+        first, second = x[:, :d // 2], x[:, d // 2:]
+        return torch.cat([first * angle.cos() - second * angle.sin(), first * angle.sin() + second * angle.cos()], -1)
+
+    x = w['model.embed_tokens.weight'][ids]
+    if gemma:
+        x = x * torch.tensor(math.sqrt(config['hidden_size']), dtype=getattr(torch, config['torch_dtype'])).item()
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'model.layers.{layer}.'
+        sliding = gemma and config['layer_types'][layer] == 'sliding_attention'
+        h = norm(x, p + 'input_layernorm')
+        q, k, v = (linear(h, p + f'self_attn.{name}_proj').view(n, -1, d) for name in 'qkv')
+        layer_weights, outputs = [], []
+        for head in range(heads):
+            kv = head * kv_heads // heads
+            qh, kh = q[:, head], k[:, kv]
+            if config['model_type'] == 'qwen3':
+                qh, kh = norm(qh, p + 'self_attn.q_norm'), norm(kh, p + 'self_attn.k_norm')
+            scores = turned(qh) @ turned(kh).T * scale
+            if attn_cap:
+                scores = attn_cap * torch.tanh(scores / attn_cap)
+            for i in range(n):
+                for j in range(n):
+                    if j > i or (sliding and i - j >= config['sliding_window']):
+                        scores[i, j] = -math.inf
+            weights = functional.softmax(scores, -1)
+            layer_weights.append(weights)
+            outputs.append(weights @ v[:, kv])
+        attentions.append(torch.stack(layer_weights))
+        out = linear(torch.cat(outputs, -1), p + 'self_attn.o_proj')
+        x = x + (norm(out, p + 'post_attention_layernorm') if gemma else out)
+        h = norm(x, p + ('pre_feedforward_layernorm' if gemma else 'post_attention_layernorm'))
+        act = functional.gelu(linear(h, p + 'mlp.gate_proj'), approximate='tanh') if gemma else functional.silu(linear(h, p + 'mlp.gate_proj'))
+        mlp = linear(act * linear(h, p + 'mlp.up_proj'), p + 'mlp.down_proj')
+        x = x + (norm(mlp, p + 'post_feedforward_layernorm') if gemma else mlp)
+    hidden = norm(x, 'model.norm')[-1]
+    logits = functional.linear(hidden, w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight'])
+    return attentions, hidden, final_cap * torch.tanh(logits / final_cap) if final_cap else logits
+
+
 def check_references(out):
     """Each reference.json against the second formulation on the files as written; returns the largest differences."""
     cases = [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('llama-gqa-bf16', llama_by_einsum),
-             ('mistral-window', llama_by_einsum), ('qwen2-sharded-f16', llama_by_einsum)]
+             ('mistral-window', llama_by_einsum), ('qwen2-sharded-f16', llama_by_einsum), ('bert', bert_by_torch_modules),
+             ('qwen3', decoder_by_head_loop), ('gemma2-softcap', decoder_by_head_loop)]
     worst = {}
     with torch.no_grad():
         for name, second in cases:
