@@ -65,16 +65,25 @@ describe('panel first paint and updates in Chromium', function () {
   it('asks for the toolkit\'s controls before plotly, whose 4.8 MB would hold them back on the way', async () => {
     const requested: string[] = [];
     let releaseToolkit = () => {};
+    let toolkitAsked = () => {};
     const toolkitHeld = new Promise<void>((resolve) => (releaseToolkit = resolve));
+    const asked = new Promise<void>((resolve) => (toolkitAsked = resolve));
     const panel = await pages.open({
       beforeServe: (pathname) => {
         requested.push(pathname.split('/').pop()!);
-        return /toolkit/.test(pathname) ? toolkitHeld : Promise.resolve();
+        if (!/toolkit/.test(pathname)) return Promise.resolve();
+        toolkitAsked();
+        return toolkitHeld;
       },
     });
     await post(panel, { type: 'data', data: dataOf() });
     await panel.page.waitForSelector('body[data-painted]');
-    await panel.page.waitForTimeout(500); // time enough to ask for plotly, were it asked for now
+    // The toolkit's request has reached the server, and the page has since run a frame and a task
+    // of its own (as its loader schedules itself): plotly, asked for then, would be in the page.
+    await asked;
+    await panel.page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve))));
+    const scripts = await panel.page.evaluate(() => Array.from(document.querySelectorAll<HTMLScriptElement>('script[src]'), (script) => script.src.split('/').pop()!));
+    assert.ok(scripts.includes('toolkit.js') && !scripts.includes('plotly.min.js'), scripts.join(', '));
     assert.deepEqual(requested, ['toolkit.js']);
     await panel.rendered(async () => releaseToolkit());
     assert.deepEqual(requested, ['toolkit.js', 'plotly.min.js']);
