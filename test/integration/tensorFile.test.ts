@@ -64,12 +64,27 @@ describe('tensor files', () => {
     const rows = Array.from({ length: hidden.shape[0] }, (_, i) => `[${hidden.values.slice(i * hidden.shape[1], (i + 1) * hidden.shape[1]).join(', ')}]`);
     const { document } = await openUntitled('markdown', `X = [${rows.join(',\n     ')}]\n`);
     const uri = fixture('model.safetensors');
+    // The previous test stored the same weights under the same key: only this run may answer.
+    api.results.delete(uri.toString());
     const outcome = await vscode.commands.executeCommand<TensorAttentionOutcome>('attentionLens.showTensorAttention', uri, { layer: 1, input: `text:${document.uri.toString()}#0#0`, heads: 3 });
     assert.equal(outcome?.error, undefined);
     const want = expected().attention['safetensors-layer1'];
-    const result = api.results.get(uri.toString())?.runs[0]?.result;
-    result?.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
-    assert.equal(result?.heads.length, 3);
+    const stored = api.results.get(uri.toString());
+    assert.ok(stored, 'a result stored for the tensor file by this run');
+    // X is the text's matrix, by its name there, with the file's hidden states as its numbers (and
+    // the column of ones its projections' biases add: [X 1]·[W; b]).
+    const x = stored.parse.problems[0].matrices.find((def) => def.role === 'X');
+    assert.ok(x, 'an X in the stored problem');
+    assert.equal(x.name, 'X');
+    const [tokens, width] = hidden.shape;
+    assert.deepEqual([x.value.rows, x.value.cols], [tokens, width + 1]);
+    const written = Array.from({ length: tokens }, (_, r) => Array.from(x.value.data.subarray(r * (width + 1), (r + 1) * (width + 1)), Number));
+    assert.deepEqual(written.map((row) => row.slice(0, width)).flat(), hidden.values);
+    assert.deepEqual(written.map((row) => row[width]), Array(tokens).fill(1));
+    const result = stored.runs[0]?.result;
+    assert.ok(result, stored.runs[0]?.error ?? 'no result');
+    assert.equal(result.heads.length, want.heads);
+    result.heads.forEach((head, h) => want.weights[h].flat().forEach((value, i) => assert.ok(Math.abs(head.weights.data[i] - value) < 1e-9, `head ${h + 1} weight ${i}`)));
   });
 
   it('a note that loads tensors (np.load, load_file) runs on them, read in the worker', async () => {
