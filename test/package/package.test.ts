@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import type { AttentionLensApi } from '../../src/extension';
 import type { RunOutcome } from '../../src/features/runner';
 import { assertClose, closeAllEditors, codeLenses, EXTENSION_ID, eventually, rowsOf } from '../integration/support';
+import { skipBecause } from '../skip';
 
 /** The workspace is the repository's examples/ (test/runner/paths.mjs). */
 const examples = () => vscode.workspace.workspaceFolders![0].uri;
@@ -102,13 +103,20 @@ describe('the installed .vsix', () => {
     const outcome = await runFile('large/512-tokens.py');
     const result = outcome.run?.runs[0]?.result;
     assert.ok(result);
+    // The WebAssembly kernels computed it: a .wasm that failed to load would leave the run to the
+    // reference engine (no backend) or, with a native wish, say why in a fallback.
+    assert.deepEqual(result.backend, { name: 'wasm' });
     assert.equal(result.heads[0].weights.rows, 512);
     assert.equal(result.checks.rowsSumToOne, true);
   });
 
-  it('loads its native backend from its own folder where the package carries one', () => {
+  it('loads its native backend from its own folder where the package carries one', function () {
+    // test/package/run.mjs installs this platform's package where there is one, else the universal one.
+    const target = process.env.ATTENTION_LENS_PACKAGE_TARGET;
+    assert.ok(target, 'ATTENTION_LENS_PACKAGE_TARGET is not set: run this through npm run test:package');
+    if (target === 'universal') skipBecause(this, `the universal package (installed on ${process.platform}-${process.arch}, which has no package of its own) carries no native backend`);
     const modules = join(installed().extensionPath, 'dist', 'node_modules');
-    if (!readdirSync(join(installed().extensionPath, 'dist')).includes('node_modules')) return; // the universal package: WebAssembly only
+    assert.ok(readdirSync(join(installed().extensionPath, 'dist')).includes('node_modules'), `the ${target} package carries no dist/node_modules`);
     // The extension host may be Electron: make it behave as plain Node for the child, as the worker's thread does.
     const program = `const ort = require(${JSON.stringify(join(modules, 'onnxruntime-node'))}); console.log(JSON.stringify(ort.listSupportedBackends()))`;
     const child = spawnSync(process.execPath, ['-e', program], { encoding: 'utf8', env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' } });

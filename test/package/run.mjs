@@ -44,8 +44,11 @@ async function main() {
   buildVsix({ quiet: true });
   const targets = checkTargets();
   const platform = `${process.platform}-${process.arch}`;
-  const vsix = vsixPathOf(TARGETS[platform] ? platform : 'universal');
+  const target = TARGETS[platform] ? platform : 'universal';
+  const vsix = vsixPathOf(target);
   console.log(`built ${vsix}`);
+  // package.test.ts knows from this which package it runs in (and so whether a native backend must be there).
+  process.env.ATTENTION_LENS_PACKAGE_TARGET = target;
   await buildTests();
   let summary;
   const code = await runInCodeServer({
