@@ -143,14 +143,46 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
     assertMatrixClose(await tableValues(head2), heads[1].weights, 'A2');
   });
 
-  it('saves screenshots of the editor and the panel in light and dark themes', async () => {
+  it('follows the light and dark themes: the heatmap drawn, its labels readable on the theme\'s background (screenshots of each)', async () => {
+    const seen = {};
     for (const theme of ['light', 'dark']) {
       await workbench.setTheme(theme);
       panel = await webviewFrame(page, `body.vscode-${theme} section.card.heatmap[data-key="weights"][data-head="1"] .plot .heatmaplayer`);
+      // What the screenshot shows: the weights' heatmap inside the panel's view, the plot's tick
+      // labels in the theme's own text colour, and they and the card's heading standing out from
+      // the theme's background (dark on light, light on dark), redrawn once the theme changed.
+      const look = () => panel.locator('body').evaluate((body) => {
+        const view = body.ownerDocument.defaultView;
+        const { getComputedStyle } = view;
+        const rgb = (color) => {
+          const hex = /^#([\da-f]{2})([\da-f]{2})([\da-f]{2})/i.exec(color.trim());
+          return hex ? hex.slice(1).map((part) => parseInt(part, 16)) : color.match(/[\d.]+/g).slice(0, 3).map(Number);
+        };
+        const card = body.querySelector('section.card.heatmap[data-key="weights"][data-head="1"]');
+        const tick = card.querySelector('.plot .xtick text, .plot .ytick text');
+        const map = card.querySelector('.plot .heatmaplayer').getBoundingClientRect();
+        const variable = (name) => rgb(getComputedStyle(body).getPropertyValue(name));
+        return {
+          background: variable('--vscode-editor-background'),
+          foreground: variable('--vscode-editor-foreground'),
+          tick: tick ? rgb(getComputedStyle(tick).fill) : undefined,
+          heading: rgb(getComputedStyle(card.querySelector('h3')).color),
+          map: { width: map.width, height: map.height, inside: map.left >= 0 && map.top >= 0 && map.right <= view.innerWidth && map.bottom <= view.innerHeight },
+        };
+      });
+      const luminance = ([r, g, b]) => (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+      const stands = (text, background) => (theme === 'light' ? luminance(text) < luminance(background) : luminance(text) > luminance(background));
+      const follows = ({ background, foreground, tick, heading }) =>
+        tick !== undefined && tick.join() === foreground.join() && stands(tick, background) && stands(heading, background);
+      await eventually(async () => assert.ok(follows(await look()), `${theme}: ${JSON.stringify(await look())}`));
+      const { map, background } = await look();
+      assert.ok(map.width > 0 && map.height > 0 && map.inside, `${theme}: the heatmap is not in view: ${JSON.stringify(map)}`);
+      seen[theme] = luminance(background);
       const file = join(screenshots, `editor-and-panel-${theme}.png`);
       await page.screenshot({ path: file });
       console.log(`    ${file}`);
     }
+    assert.ok(seen.light > seen.dark, `the light theme's background is the lighter: ${JSON.stringify(seen)}`);
   });
 
   it('zooms into the pooled overview of 2048 tokens and shows the exact region', async () => {
