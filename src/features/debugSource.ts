@@ -304,7 +304,10 @@ class DebugSource {
       if (!how.interactive) throw new DebugReadError(`${large.map(({ variable }) => variable.name).join(', ')} ${large.length === 1 ? 'is' : 'are'} larger than ${LARGE_ELEMENTS.toLocaleString('en-US')} numbers: pass readLarge to read ${large.length === 1 ? 'it' : 'them'}`);
       const sizes = large.map(({ variable, description, bytes }) => `${variable.name} (${shapeText(description.shape)}, ${formatBytes(bytes)})`).join(', ');
       const answer = await vscode.window.showWarningMessage(`Attention: ${sizes} ${large.length === 1 ? 'is' : 'are'} large; reading takes a while and holds a copy in the editor.`, { modal: true }, 'Read');
-      if (answer !== 'Read') return undefined;
+      if (answer !== 'Read') {
+        this.deps.log.info(`not read in ${title}: ${sizes}, declined`);
+        return undefined;
+      }
     }
     for (const { variable, bytes } of large) followed.agreedBytes.set(variable.name, bytes);
 

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { packTestExtension } from '../runner/code-server-host.mjs';
 import { paths } from '../runner/paths.mjs';
-import { assertClose, assertMatrixClose, eventually, goToPosition, openFile, openWorkbench, parsePrinted, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { assertClose, assertMatrixClose, editorLog, eventually, goToPosition, openFile, openWorkbench, parsePrinted, recordFailure, runCommand, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 const COMMAND = 'Attention: Show Attention from Debug Variables';
 const fixture = (name) => readFileSync(join(paths.repoRoot, 'test', 'fixtures', 'debug', name), 'utf8');
@@ -179,9 +179,10 @@ describe('attention from a paused program, end to end', function () {
     assert.match(await dialog.innerText(), /x \(1025×1024, 4\.00 MiB\) is large/); // rows of Float32Array: 4 bytes a number
     await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
     await dialog.waitFor({ state: 'hidden' });
-    // Nothing read: the panel's tab still names forward's stop; a read of x would retitle it to
-    // big's frame (as Read does below) within seconds.
-    await page.waitForTimeout(3000);
+    // Nothing read: the command has ended (its log says the read was declined, the last thing it
+    // does), and the panel's tab still names forward's stop; a read of x would have retitled it to
+    // big's frame (as Read does below).
+    await eventually(() => assert.match(editorLog(workbench.logsDir, /Attention Lens\.log$/) ?? '', /not read in (global\.)?big \(program\.js:\d+\): x \(1025×1024, 4\.00 MiB\), declined/));
     assert.equal(await page.locator('.tab', { hasText: /^Attention: (global\.)?forward \(program\.js:\d+\)/ }).count(), 1);
     assert.equal(await page.locator('.tab', { hasText: /big \(/ }).count(), 0);
 
