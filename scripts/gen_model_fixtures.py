@@ -793,45 +793,139 @@ def gpt2_by_torch_modules(config, w, ids):
     return attentions, hidden, functional.linear(hidden, w['wte.weight'])
 
 
+def rope_by_formula(config, dim, n):
+    """The --check's own inv_freq (pair by pair, from each scheme's formula written out) and the factor on cos and sin,
+    for a run of n tokens over a rotary width dim: default, dynamic NTK, YaRN, LongRoPE (llama3 and linear: inv_frequencies)."""
+    p = config.get('rope_parameters') or {**(config.get('rope_scaling') or {}), 'rope_theta': config.get('rope_theta', 10000.0)}
+    kind, base, longest = p.get('rope_type') or p.get('type') or 'default', p['rope_theta'], config['max_position_embeddings']
+    if kind in ('llama3', 'linear'):
+        return inv_frequencies(config, dim), 1.0
+    if kind == 'dynamic' and n > longest:  # the base grows so that the run fits: (s·n/L − (s − 1))^(d/(d−2))
+        base *= math.pow(p['factor'] * n / longest - p['factor'] + 1, dim / (dim - 2))
+    plain = [math.pow(base, -2 * i / dim) for i in range(dim // 2)]
+    if kind in ('default', 'dynamic'):
+        return torch.tensor(plain, dtype=torch.float64), 1.0
+    if kind == 'yarn':  # pairs turning ≥ beta_fast times in the original context keep their frequency, ≤ beta_slow are divided by s
+        original = p['original_max_position_embeddings']
+        s = longest / original
+        pair_at = lambda turns: dim / 2 * math.log(original / (2 * math.pi * turns), base)
+        low, high = max(math.floor(pair_at(p['beta_fast'])), 0), min(math.ceil(pair_at(p['beta_slow'])), dim - 1)
+        ramp = [min(max((i - low) / (high - low), 0.0), 1.0) for i in range(dim // 2)]
+        return torch.tensor([f * (1 - r) + f / s * r for f, r in zip(plain, ramp)], dtype=torch.float64), 1 + 0.1 * math.log(s)
+    if kind in ('longrope', 'su'):  # each pair's wavelength stretched by its own factor, long ones past the original context
+        original = config['original_max_position_embeddings']
+        stretch = p['long_factor'] if n > original else p['short_factor']
+        s = longest / original
+        return torch.tensor([f / e for f, e in zip(plain, stretch)], dtype=torch.float64), math.sqrt(1 + math.log(s) / math.log(original))
+    raise ValueError(kind)
+
+
+def experts_by_token_loop(config, w, block, h):
+    """A sparse MLP token by token, its routing re-derived: the router's softmax sorted in Python, the first k taken
+    (renormalised for Mixtral and norm_topk_prob), each expert run on the one token; Qwen2-MoE's gated shared expert."""
+    functional, mixtral = torch.nn.functional, config['model_type'] == 'mixtral'
+    gate, up, down = ('w1', 'w3', 'w2') if mixtral else ('gate_proj', 'up_proj', 'down_proj')
+    expert = lambda t, p: functional.linear(functional.silu(functional.linear(t, w[f'{p}.{gate}.weight'])) * functional.linear(t, w[f'{p}.{up}.weight']),
+                                            w[f'{p}.{down}.weight'])
+    out = torch.zeros_like(h)
+    for t in range(h.shape[0]):
+        probabilities = functional.softmax(functional.linear(h[t], w[f'{block}.gate.weight']), -1).tolist()
+        chosen = sorted(range(len(probabilities)), key=lambda e: -probabilities[e])[:config['num_experts_per_tok']]
+        total = sum(probabilities[e] for e in chosen) if mixtral or config.get('norm_topk_prob') else 1.0
+        for e in chosen:
+            out[t] += probabilities[e] / total * expert(h[t], f'{block}.experts.{e}')
+        if f'{block}.shared_expert_gate.weight' in w:
+            out[t] += torch.sigmoid(functional.linear(h[t], w[f'{block}.shared_expert_gate.weight'])) * expert(h[t], f'{block}.shared_expert')
+    return out
+
+
 def llama_by_einsum(config, w, ids):
-    """Llama, Mistral and Qwen2 again: complex-number RoPE, repeat_interleave for GQA, einsum products, an additive mask
-    and F.softmax / F.silu."""
-    functional, n = torch.nn.functional, len(ids)
-    heads, kv_heads, eps = config['num_attention_heads'], config['num_key_value_heads'], config['rms_norm_eps']
+    """Llama and its relatives again: complex-number RoPE (on the rotary columns, magnitude the rope's attention factor,
+    frequencies from rope_by_formula), fused q|k|v and gate|up weights cut by rows, repeat_interleave for GQA, einsum
+    products, an additive mask built pair by pair, F.softmax / F.silu / F.layer_norm; each relative's norms, multipliers
+    and residuals; the MoE families' sparse layers (from config: mlp_only_layers, decoder_sparse_step) token by token."""
+    functional, n, arch = torch.nn.functional, len(ids), config['model_type']
+    heads, eps = config['num_attention_heads'], config.get('rms_norm_eps') or config.get('layer_norm_eps')
+    kv_heads = config.get('num_key_value_heads') or heads
     head_dim = config.get('head_dim') or config['hidden_size'] // heads
-    rotation = torch.polar(torch.ones(n, head_dim // 2), torch.outer(torch.arange(n, dtype=torch.float64), inv_frequencies(config, head_dim)))
+    rotary = int(head_dim * config.get('partial_rotary_factor', 1.0))
+    inv_freq, magnitude = rope_by_formula(config, rotary, n)
+    rotation = torch.polar(torch.full((n, rotary // 2), magnitude, dtype=torch.float64), torch.outer(torch.arange(n, dtype=torch.float64), inv_freq))
+    fused = {'qkv_proj': [heads * head_dim, kv_heads * head_dim, kv_heads * head_dim], 'gate_up_proj': [config['intermediate_size']] * 2}
 
-    def rope(x):  # x [n, heads, d]: (x_i, x_{i+d/2}) as one complex number, turned by position·frequency
-        half = head_dim // 2
-        turned = torch.complex(x[..., :half], x[..., half:]) * rotation[:, None, :]
-        return torch.cat([turned.real, turned.imag], -1)
+    def rope(x):  # x [n, heads, d]: (x_i, x_{i+r/2}) of the first r columns as one complex number, turned by position·frequency
+        half = rotary // 2
+        turned = torch.complex(x[..., :half], x[..., half:rotary]) * rotation[:, None, :]
+        return torch.cat([turned.real, turned.imag, x[..., rotary:]], -1)
 
-    def rms(x, name):
-        return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).div(math.sqrt(x.shape[-1])).pow(2).add(eps).sqrt() * w[f'{name}.weight']
+    def rms(x, weight):
+        return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True).div(math.sqrt(x.shape[-1])).pow(2).add(eps).sqrt() * weight
 
-    def linear(x, name):
+    def norm(x, name):
+        if arch == 'olmo':
+            return functional.layer_norm(x, x.shape[-1:], eps=1e-5)
+        if arch == 'stablelm':
+            return functional.layer_norm(x, x.shape[-1:], w[f'{name}.weight'], w[f'{name}.bias'], eps)
+        return rms(x, w[f'{name}.weight'] + (1 if arch == 'gemma' else 0))
+
+    def linear(x, name, part=0):  # part: which of a fused projection's row blocks
+        layer, _, proj = name.rpartition('.')
+        for whole, sizes in fused.items():
+            if f'{layer}.{whole}.weight' in w and proj in ('q_proj', 'k_proj', 'v_proj', 'gate_proj', 'up_proj'):
+                return functional.linear(x, w[f'{layer}.{whole}.weight'].split(sizes)[part])
         return functional.linear(x, w[f'{name}.weight'], w.get(f'{name}.bias'))
 
     i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
-    window = config.get('sliding_window') if config['model_type'] == 'mistral' else None
-    blocked = (j > i) | ((i - j >= window) if window else torch.zeros(n, n, dtype=torch.bool))
-    additive = torch.zeros(n, n).masked_fill(blocked, -math.inf)
-    x = w['model.embed_tokens.weight'][ids]
+    window = config.get('sliding_window') if arch in ('mistral', 'phi3') else None
+    additive = torch.zeros(n, n)
+    for a in range(n):
+        for b in range(n):
+            if b > a or (window and a - b >= window):
+                additive[a, b] = -math.inf
+    scale = config['attention_multiplier'] if arch == 'granite' else 1 / math.sqrt(head_dim)
+    residual = config.get('residual_multiplier', 1.0)
+    x = w['model.embed_tokens.weight'][ids] * config.get('embedding_multiplier', 1.0)
+    if arch == 'gemma':
+        x = x * torch.tensor(math.sqrt(config['hidden_size']), dtype=getattr(torch, config['torch_dtype'])).item()
     attentions = []
     for layer in range(config['num_hidden_layers']):
         p = f'model.layers.{layer}.'
-        h = rms(x, p + 'input_layernorm')
-        q = rope(linear(h, p + 'self_attn.q_proj').view(n, heads, head_dim))
-        k = rope(linear(h, p + 'self_attn.k_proj').view(n, kv_heads, head_dim)).repeat_interleave(heads // kv_heads, 1)
-        v = linear(h, p + 'self_attn.v_proj').view(n, kv_heads, head_dim).repeat_interleave(heads // kv_heads, 1)
-        weights = functional.softmax(torch.einsum('qhd,khd->hqk', q, k) / math.sqrt(head_dim) + additive, -1)
+        h = x if arch == 'olmo2' else norm(x, p + 'input_layernorm')
+        q, k, v = (linear(h, p + f'self_attn.{t}_proj', part) for part, t in enumerate('qkv'))
+        if config.get('clip_qkv'):
+            q, k, v = (torch.clamp(t, min=-config['clip_qkv'], max=config['clip_qkv']) for t in (q, k, v))
+        if arch in ('olmo2', 'olmoe'):  # over the whole projection
+            q, k = rms(q, w[p + 'self_attn.q_norm.weight']), rms(k, w[p + 'self_attn.k_norm.weight'])
+        q, k, v = q.view(n, heads, head_dim), k.view(n, kv_heads, head_dim), v.view(n, kv_heads, head_dim)
+        if arch == 'qwen3_moe':
+            q, k = rms(q, w[p + 'self_attn.q_norm.weight']), rms(k, w[p + 'self_attn.k_norm.weight'])
+        if arch == 'stablelm' and config.get('qk_layernorm'):
+            q = functional.layer_norm(q, (head_dim,), eps=eps) * torch.stack([w[f'{p}self_attn.q_layernorm.norms.{i}.weight'] for i in range(heads)])
+            k = functional.layer_norm(k, (head_dim,), eps=eps) * torch.stack([w[f'{p}self_attn.k_layernorm.norms.{i}.weight'] for i in range(kv_heads)])
+        q, k = rope(q), rope(k).repeat_interleave(heads // kv_heads, 1)
+        v = v.repeat_interleave(heads // kv_heads, 1)
+        weights = functional.softmax(torch.einsum('qhd,khd->hqk', q, k) * scale + additive, -1)
         attentions.append(weights)
-        x = x + linear(torch.einsum('hqk,khd->qhd', weights, v).reshape(n, -1), p + 'self_attn.o_proj')
-        h = rms(x, p + 'post_attention_layernorm')
-        x = x + linear(functional.silu(linear(h, p + 'mlp.gate_proj')) * linear(h, p + 'mlp.up_proj'), p + 'mlp.down_proj')
-    hidden = rms(x, 'model.norm')[-1]
+        a = linear(torch.einsum('hqk,khd->qhd', weights, v).reshape(n, -1), p + 'self_attn.o_proj')
+
+        def mlp(t):
+            if f'{p}block_sparse_moe.gate.weight' in w or f'{p}mlp.gate.weight' in w:
+                sparse = arch == 'mixtral' or (layer not in config.get('mlp_only_layers', []) and (layer + 1) % config.get('decoder_sparse_step', 1) == 0)
+                if sparse:
+                    return experts_by_token_loop(config, w, p + ('block_sparse_moe' if arch == 'mixtral' else 'mlp'), t)
+            act = functional.gelu(linear(t, p + 'mlp.gate_proj', 0), approximate='tanh') if arch == 'gemma' else functional.silu(linear(t, p + 'mlp.gate_proj', 0))
+            return linear(act * linear(t, p + 'mlp.up_proj', 1), p + 'mlp.down_proj')
+        if arch == 'olmo2':
+            x = x + norm(a, p + 'post_attention_layernorm')
+            x = x + norm(mlp(x), p + 'post_feedforward_layernorm')
+        elif config.get('use_parallel_residual'):
+            x = x + a + mlp(h)
+        else:
+            x = x + residual * a
+            x = x + residual * mlp(norm(x, p + 'post_attention_layernorm'))
+    hidden = norm(x, 'model.norm')[-1]
     head = w['model.embed_tokens.weight'] if config.get('tie_word_embeddings') else w['lm_head.weight']
-    return attentions, hidden, functional.linear(hidden, head)
+    return attentions, hidden, functional.linear(hidden, head) / config.get('logits_scaling', 1.0)
 
 
 def bert_by_torch_modules(config, w, ids):
@@ -929,11 +1023,12 @@ def decoder_by_head_loop(config, w, ids):
     return attentions, hidden, final_cap * torch.tanh(logits / final_cap) if final_cap else logits
 
 
-def check_references(out):
-    """Each reference.json against the second formulation on the files as written; returns the largest differences."""
-    cases = [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('llama-gqa-bf16', llama_by_einsum),
-             ('mistral-window', llama_by_einsum), ('qwen2-sharded-f16', llama_by_einsum), ('bert', bert_by_torch_modules),
-             ('qwen3', decoder_by_head_loop), ('gemma2-softcap', decoder_by_head_loop)]
+def check_references(out, cases=None):
+    """Each reference.json against its second formulation on the files as written; returns the largest differences."""
+    cases = cases or [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('bert', bert_by_torch_modules),
+                      ('qwen3', decoder_by_head_loop), ('gemma2-softcap', decoder_by_head_loop)] + [
+        (name, llama_by_einsum) for name in ('llama-gqa-bf16', 'mistral-window', 'qwen2-sharded-f16', 'mixtral-bf16', 'qwen2-moe-sharded-f16',
+                                             'olmoe', 'qwen3-moe')] + [(name, llama_by_einsum) for name, *_ in LLAMA_RELATIVES]
     worst = {}
     with torch.no_grad():
         for name, second in cases:
@@ -942,7 +1037,11 @@ def check_references(out):
                 config = json.load(f)
             with open(os.path.join(folder, 'reference.json'), encoding='utf-8') as f:
                 reference = json.load(f)
-            attentions, hidden, logits = second(config, read_weights(folder), reference['token_ids'])
+            # read_weights drops the transformer. prefix, which GPT-J's and GPT-Neo's names keep.
+            w = read_weights(folder)
+            if config['model_type'] in ('gptj', 'gpt_neo'):
+                w = {(k if k.startswith('lm_head') else 'transformer.' + k): v for k, v in w.items()}
+            attentions, hidden, logits = second(config, w, reference['token_ids'])
             worst[name] = max(
                 (torch.stack(attentions) - torch.tensor(reference['attentions'])).abs().max().item(),
                 (hidden - torch.tensor(reference['hidden_last'])).abs().max().item(),
@@ -1757,21 +1856,9 @@ def dense_folders(out):
 
 
 def check_dense(out):
-    """The dense families' second routes: GPT-NeoX with its q/k/v regrouped on the weights and RoPE by rotation matrices."""
-    worst = {}
-    for name, second in [('pythia-f16', gpt_neox_by_heads), ('gpt_neox-sequential-sharded-bf16', gpt_neox_by_heads), ('gptj-bf16', gptj_by_matrices)]:
-        folder = os.path.join(out, name)
-        with open(os.path.join(folder, 'config.json'), encoding='utf-8') as f:
-            config = json.load(f)
-        with open(os.path.join(folder, 'reference.json'), encoding='utf-8') as f:
-            reference = json.load(f)
-        # read_weights drops GPT-J's transformer. prefix, which the reference names keep.
-        w = {('transformer.' + k if name.startswith('gptj') and not k.startswith('lm_head') else k): v for k, v in read_weights(folder).items()}
-        attentions, hidden, logits = second(config, w, reference['token_ids'])
-        worst[name] = max((torch.stack(attentions) - torch.tensor(reference['attentions'])).abs().max().item(),
-                          (hidden - torch.tensor(reference['hidden_last'])).abs().max().item(),
-                          (logits - torch.tensor(reference['logits_last'])).abs().max().item())
-    return worst
+    """The dense families' second routes (issue 40's; the Llama relatives are in check_references)."""
+    return check_references(out, [('pythia-f16', gpt_neox_by_heads), ('gpt_neox-sequential-sharded-bf16', gpt_neox_by_heads),
+                                  ('gptj-bf16', gptj_by_matrices)])
 
 
 def main():
