@@ -929,37 +929,60 @@ def llama_by_einsum(config, w, ids):
 
 
 def bert_by_torch_modules(config, w, ids):
-    """BERT again from nn.TransformerEncoderLayer (post-norm, erf GELU: BERT's layer) for the hidden states, its own
-    nn.MultiheadAttention (query, key and value packed into in_proj) for the weights, nn.LayerNorm and F.gelu."""
-    functional, n, c = torch.nn.functional, len(ids), config['hidden_size']
-    heads, eps, e = config['num_attention_heads'], config['layer_norm_eps'], 'bert.embeddings'
+    """BERT, RoBERTa / XLM-R and DistilBERT again from nn.TransformerEncoderLayer (post-norm, erf GELU: BERT's layer) for
+    the hidden states, its own nn.MultiheadAttention (query, key and value packed into in_proj) for the weights,
+    nn.LayerNorm and F.gelu; RoBERTa's positions counted in a loop from pad_token_id + 1, skipping padding."""
+    functional, n, arch = torch.nn.functional, len(ids), config['model_type']
+    c, layers, heads = (config['dim'], config['n_layers'], config['n_heads']) if arch == 'distilbert' else \
+        (config['hidden_size'], config['num_hidden_layers'], config['num_attention_heads'])
+    eps = 1e-12 if arch == 'distilbert' else config['layer_norm_eps']
+    inter = config['hidden_dim'] if arch == 'distilbert' else config['intermediate_size']
+    e, layer_prefix, head = {
+        'bert': ('bert.embeddings', 'bert.encoder.layer', ('cls.predictions.transform.dense', 'cls.predictions.transform.LayerNorm', 'cls.predictions.bias')),
+        'distilbert': ('distilbert.embeddings', 'distilbert.transformer.layer', ('vocab_transform', 'vocab_layer_norm', 'vocab_projector.bias')),
+    }.get(arch, ('roberta.embeddings', 'roberta.encoder.layer', ('lm_head.dense', 'lm_head.layer_norm', 'lm_head.bias')))
+    q_name, k_name, v_name, out_name, norm1, up, down, norm2 = (
+        ('attention.q_lin', 'attention.k_lin', 'attention.v_lin', 'attention.out_lin', 'sa_layer_norm', 'ffn.lin1', 'ffn.lin2', 'output_layer_norm')
+        if arch == 'distilbert' else ('attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense',
+                                      'attention.output.LayerNorm', 'intermediate.dense', 'output.dense', 'output.LayerNorm'))
 
     def layer_norm_module(module, name):
         module.weight.data, module.bias.data = w[f'{name}.weight'], w[f'{name}.bias']
         return module
 
-    x = w[f'{e}.word_embeddings.weight'][ids] + w[f'{e}.position_embeddings.weight'][:n] + w[f'{e}.token_type_embeddings.weight'][0]
+    positions = list(range(n))
+    if arch in ('roberta', 'xlm-roberta'):
+        count = config['pad_token_id']
+        for t, token in enumerate(ids):
+            if token == config['pad_token_id']:
+                positions[t] = config['pad_token_id']
+            else:
+                count += 1
+                positions[t] = count
+    x = w[f'{e}.word_embeddings.weight'][ids] + w[f'{e}.position_embeddings.weight'][positions]
+    if arch != 'distilbert':
+        x = x + w[f'{e}.token_type_embeddings.weight'][0]
     x = layer_norm_module(torch.nn.LayerNorm(c, eps=eps), f'{e}.LayerNorm')(x)[None]
     attentions = []
-    for layer in range(config['num_hidden_layers']):
-        p = f'bert.encoder.layer.{layer}'
-        block = torch.nn.TransformerEncoderLayer(c, heads, config['intermediate_size'], dropout=0.0, activation='gelu',
+    for layer in range(layers):
+        p = f'{layer_prefix}.{layer}'
+        block = torch.nn.TransformerEncoderLayer(c, heads, inter, dropout=0.0, activation='gelu',
                                                  layer_norm_eps=eps, batch_first=True, norm_first=False).eval()
         attention = block.self_attn
-        names = [f'{p}.attention.self.{name}' for name in ('query', 'key', 'value')]
+        names = [f'{p}.{name}' for name in (q_name, k_name, v_name)]
         attention.in_proj_weight.data = torch.cat([w[f'{name}.weight'] for name in names])
         attention.in_proj_bias.data = torch.cat([w[f'{name}.bias'] for name in names])
-        attention.out_proj.weight.data, attention.out_proj.bias.data = w[f'{p}.attention.output.dense.weight'], w[f'{p}.attention.output.dense.bias']
-        block.linear1.weight.data, block.linear1.bias.data = w[f'{p}.intermediate.dense.weight'], w[f'{p}.intermediate.dense.bias']
-        block.linear2.weight.data, block.linear2.bias.data = w[f'{p}.output.dense.weight'], w[f'{p}.output.dense.bias']
-        layer_norm_module(block.norm1, f'{p}.attention.output.LayerNorm')
-        layer_norm_module(block.norm2, f'{p}.output.LayerNorm')
+        attention.out_proj.weight.data, attention.out_proj.bias.data = w[f'{p}.{out_name}.weight'], w[f'{p}.{out_name}.bias']
+        block.linear1.weight.data, block.linear1.bias.data = w[f'{p}.{up}.weight'], w[f'{p}.{up}.bias']
+        block.linear2.weight.data, block.linear2.bias.data = w[f'{p}.{down}.weight'], w[f'{p}.{down}.bias']
+        layer_norm_module(block.norm1, f'{p}.{norm1}')
+        layer_norm_module(block.norm2, f'{p}.{norm2}')
         attentions.append(attention(x, x, x, need_weights=True, average_attn_weights=False)[1][0])
         x = block(x)
     hidden = x[0, -1]
-    transform = functional.gelu(functional.linear(hidden, w['cls.predictions.transform.dense.weight'], w['cls.predictions.transform.dense.bias']))
-    transform = layer_norm_module(torch.nn.LayerNorm(c, eps=eps), 'cls.predictions.transform.LayerNorm')(transform)
-    return attentions, hidden, functional.linear(transform, w[f'{e}.word_embeddings.weight'], w['cls.predictions.bias'])
+    transform = functional.gelu(functional.linear(hidden, w[f'{head[0]}.weight'], w[f'{head[0]}.bias']))
+    transform = layer_norm_module(torch.nn.LayerNorm(c, eps=eps), head[1])(transform)
+    return attentions, hidden, functional.linear(transform, w[f'{e}.word_embeddings.weight'], w[head[2]])
 
 
 def decoder_by_head_loop(config, w, ids):
@@ -1858,7 +1881,8 @@ def dense_folders(out):
 def check_dense(out):
     """The dense families' second routes (issue 40's; the Llama relatives are in check_references)."""
     return check_references(out, [('pythia-f16', gpt_neox_by_heads), ('gpt_neox-sequential-sharded-bf16', gpt_neox_by_heads),
-                                  ('gptj-bf16', gptj_by_matrices)])
+                                  ('gptj-bf16', gptj_by_matrices), ('roberta', bert_by_torch_modules),
+                                  ('xlm-roberta-sharded-f16', bert_by_torch_modules), ('distilbert-f16', bert_by_torch_modules)])
 
 
 def main():
