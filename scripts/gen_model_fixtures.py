@@ -1878,11 +1878,129 @@ def dense_folders(out):
     modernbert_folder(out)
 
 
+def attention_module(w, prefix, names, c, heads, query_scale=1.0):
+    """An nn.MultiheadAttention holding separate q, k, v projections (biases zero where the checkpoint has none),
+    the query rows times query_scale (GPT-Neo's unscaled scores: √head_dim undoes the module's own 1/√head_dim)."""
+    module = torch.nn.MultiheadAttention(c, heads, batch_first=True)
+    q, k, v, out = (f'{prefix}.{name}' for name in names)
+    module.in_proj_weight.data = torch.cat([w[f'{q}.weight'] * query_scale, w[f'{k}.weight'], w[f'{v}.weight']])
+    module.in_proj_bias.data = torch.cat([w.get(f'{t}.bias', torch.zeros(c, dtype=torch.float64)) * s for t, s in ((q, query_scale), (k, 1), (v, 1))])
+    module.out_proj.weight.data, module.out_proj.bias.data = w[f'{out}.weight'], w[f'{out}.bias']
+    return module
+
+
+def gpt_neo_and_opt_by_torch_modules(config, w, ids):
+    """GPT-Neo and OPT again from nn.MultiheadAttention, nn.LayerNorm and F.gelu / F.relu: GPT-Neo's local layers masked
+    pair by pair (key j hidden when i − j ≥ window_size), its queries pre-scaled by √head_dim; OPT's positions counted in
+    a loop over the attention mask from offset 2, its layer norms before or after the sublayers, project_in / project_out."""
+    functional, n, neo = torch.nn.functional, len(ids), config['model_type'] == 'gpt_neo'
+    c, heads = config['hidden_size'], config['num_heads'] if neo else config['num_attention_heads']
+    layer_norm = lambda x, name, eps: functional.layer_norm(x, (c,), w[f'{name}.weight'], w[f'{name}.bias'], eps)
+    if neo:
+        kinds = [kind for pattern, repeats in config['attention_types'] for _ in range(repeats) for kind in pattern]
+        x, eps, before, prefix = w['transformer.wte.weight'][ids] + w['transformer.wpe.weight'][:n], config['layer_norm_epsilon'], True, 'transformer.h'
+        layers, names = config['num_layers'], ('attn.attention.q_proj', 'attn.attention.k_proj', 'attn.attention.v_proj', 'attn.attention.out_proj')
+    else:
+        kinds, eps, before, prefix = ['global'] * config['num_hidden_layers'], 1e-5, config['do_layer_norm_before'], 'model.decoder.layers'
+        layers, names = config['num_hidden_layers'], ('self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.out_proj')
+        positions, seen = [], 0
+        for _ in ids:  # every token attended: cumsum(mask) − 1, then OPT's offset of 2
+            seen += 1
+            positions.append(seen - 1 + 2)
+        x = w['model.decoder.embed_tokens.weight'][ids]
+        if 'model.decoder.project_in.weight' in w:
+            x = functional.linear(x, w['model.decoder.project_in.weight'])
+        x = x + w['model.decoder.embed_positions.weight'][positions]
+    norms = ('ln_1', 'ln_2') if neo else ('self_attn_layer_norm', 'final_layer_norm')
+    x, attentions = x[None], []
+    for layer in range(layers):
+        p = f'{prefix}.{layer}'
+        blocked = torch.zeros(n, n, dtype=torch.bool)
+        for i in range(n):
+            for j in range(n):
+                blocked[i, j] = j > i or (kinds[layer] == 'local' and i - j >= config['window_size'])
+        mha = attention_module(w, p, names, c, heads, math.sqrt(c // heads) if neo else 1.0)
+        h = layer_norm(x, f'{p}.{norms[0]}', eps) if before else x
+        out, weights = mha(h, h, h, attn_mask=blocked, need_weights=True, average_attn_weights=False)
+        attentions.append(weights[0])
+        x = x + out if before else layer_norm(x + out, f'{p}.{norms[0]}', eps)
+        h = layer_norm(x, f'{p}.{norms[1]}', eps) if before else x
+        if neo:
+            mlp = functional.linear(functional.gelu(functional.linear(h, w[f'{p}.mlp.c_fc.weight'], w[f'{p}.mlp.c_fc.bias']), approximate='tanh'),
+                                    w[f'{p}.mlp.c_proj.weight'], w[f'{p}.mlp.c_proj.bias'])
+        else:
+            mlp = functional.linear(functional.relu(functional.linear(h, w[f'{p}.fc1.weight'], w[f'{p}.fc1.bias'])), w[f'{p}.fc2.weight'], w[f'{p}.fc2.bias'])
+        x = x + mlp if before else layer_norm(x + mlp, f'{p}.{norms[1]}', eps)
+    if neo:
+        hidden = layer_norm(x, 'transformer.ln_f', eps)[0, -1]
+        return attentions, hidden, functional.linear(hidden, w['transformer.wte.weight'])
+    hidden = (layer_norm(x, 'model.decoder.final_layer_norm', eps) if before else x)[0, -1]
+    if 'model.decoder.project_out.weight' in w:
+        hidden = functional.linear(hidden, w['model.decoder.project_out.weight'])
+    return attentions, hidden, functional.linear(hidden, w['model.decoder.embed_tokens.weight'])
+
+
+def phi_and_modernbert_by_matrices(config, w, ids):
+    """Phi and ModernBERT again: RoPE by explicit rotation matrices (Phi's partial width; ModernBERT's global or local
+    theta by layer), each query's softmax over only the keys it may see (a list built pair by pair: ModernBERT's window
+    |i − j| ≤ local_attention // 2), fused Wqkv and Wi cut by rows on the weights, F.layer_norm (ModernBERT's without
+    bias, none in its layer 0)."""
+    functional, n, modern = torch.nn.functional, len(ids), config['model_type'] == 'modernbert'
+    c, heads = config['hidden_size'], config['num_attention_heads']
+    hd, eps = c // heads, config['norm_eps' if modern else 'layer_norm_eps']
+    rotary = hd if modern else int(hd * config['partial_rotary_factor'])
+    layer_norm = lambda x, name: functional.layer_norm(x, (c,), w[f'{name}.weight'], w.get(f'{name}.bias'), eps)
+    if modern:
+        x, prefix, causal_mask = layer_norm(w['model.embeddings.tok_embeddings.weight'][ids], 'model.embeddings.norm'), 'model.layers', False
+    else:
+        x, prefix, causal_mask = w['model.embed_tokens.weight'][ids], 'model.layers', True
+    attentions = []
+    for layer in range(config['num_hidden_layers']):
+        p = f'{prefix}.{layer}'
+        local = modern and layer % config['global_attn_every_n_layers'] != 0
+        theta = (config['local_rope_theta'] if local else config['global_rope_theta']) if modern else config['rope_theta']
+        inv_freq = torch.tensor([theta ** (-2 * i / rotary) for i in range(rotary // 2)], dtype=torch.float64)
+        seen = [[j for j in range(n) if not (causal_mask and j > i) and not (local and abs(i - j) > config['local_attention'] // 2)]
+                for i in range(n)]
+        if modern:
+            h = x if layer == 0 else layer_norm(x, f'{p}.attn_norm')
+            q, k, v = (functional.linear(h, part).view(n, heads, hd).transpose(0, 1) for part in w[f'{p}.attn.Wqkv.weight'].chunk(3))
+        else:
+            h = layer_norm(x, f'{p}.input_layernorm')
+            q, k, v = (functional.linear(h, w[f'{p}.self_attn.{t}_proj.weight'], w[f'{p}.self_attn.{t}_proj.bias']).view(n, heads, hd).transpose(0, 1)
+                       for t in 'qkv')
+        q, k = rotate_by_matrices(q, inv_freq, rotary, False), rotate_by_matrices(k, inv_freq, rotary, False)
+        weights, out = torch.zeros(heads, n, n, dtype=torch.float64), torch.zeros(n, heads, hd, dtype=torch.float64)
+        for i, keys in enumerate(seen):  # each query's softmax over the keys it sees, the others never scored
+            weights[:, i, keys] = functional.softmax(q[:, i, None, :] @ k[:, keys].transpose(1, 2) / math.sqrt(hd), -1)[:, 0]
+            out[i] = (weights[:, i, None, keys] @ v[:, keys])[:, 0]
+        attentions.append(weights)
+        out = out.reshape(n, c)
+        if modern:
+            x = x + functional.linear(out, w[f'{p}.attn.Wo.weight'])
+            up, gate = w[f'{p}.mlp.Wi.weight'].chunk(2)
+            h = layer_norm(x, f'{p}.mlp_norm')
+            x = x + functional.linear(functional.gelu(functional.linear(h, up)) * functional.linear(h, gate), w[f'{p}.mlp.Wo.weight'])
+        else:
+            inner = functional.gelu(functional.linear(h, w[f'{p}.mlp.fc1.weight'], w[f'{p}.mlp.fc1.bias']), approximate='tanh')
+            x = x + functional.linear(out, w[f'{p}.self_attn.dense.weight'], w[f'{p}.self_attn.dense.bias']) + \
+                functional.linear(inner, w[f'{p}.mlp.fc2.weight'], w[f'{p}.mlp.fc2.bias'])
+    if not modern:
+        hidden = layer_norm(x, 'model.final_layernorm')[-1]
+        return attentions, hidden, functional.linear(hidden, w['lm_head.weight'], w['lm_head.bias'])
+    hidden = layer_norm(x, 'model.final_norm')[-1]
+    transform = layer_norm(functional.gelu(functional.linear(hidden, w['head.dense.weight'])), 'head.norm')
+    return attentions, hidden, functional.linear(transform, w['model.embeddings.tok_embeddings.weight'], w['decoder.bias'])
+
+
 def check_dense(out):
     """The dense families' second routes (issue 40's; the Llama relatives are in check_references)."""
     return check_references(out, [('pythia-f16', gpt_neox_by_heads), ('gpt_neox-sequential-sharded-bf16', gpt_neox_by_heads),
                                   ('gptj-bf16', gptj_by_matrices), ('roberta', bert_by_torch_modules),
-                                  ('xlm-roberta-sharded-f16', bert_by_torch_modules), ('distilbert-f16', bert_by_torch_modules)])
+                                  ('xlm-roberta-sharded-f16', bert_by_torch_modules), ('distilbert-f16', bert_by_torch_modules),
+                                  ('gpt_neo-local', gpt_neo_and_opt_by_torch_modules), ('opt-f16', gpt_neo_and_opt_by_torch_modules),
+                                  ('opt-350m-post-ln-bin', gpt_neo_and_opt_by_torch_modules), ('phi', phi_and_modernbert_by_matrices),
+                                  ('modernbert-bf16', phi_and_modernbert_by_matrices)])
 
 
 def main():
