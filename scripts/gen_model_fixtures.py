@@ -1994,7 +1994,7 @@ def phi_and_modernbert_by_matrices(config, w, ids):
 
 
 def check_dense(out):
-    """The dense families' second routes (issue 40's; the Llama relatives are in check_references)."""
+    """Issue 40's dense families' second routes (the Llama relatives are with Llama's, in check_references)."""
     return check_references(out, [('pythia-f16', gpt_neox_by_heads), ('gpt_neox-sequential-sharded-bf16', gpt_neox_by_heads),
                                   ('gptj-bf16', gptj_by_matrices), ('roberta', bert_by_torch_modules),
                                   ('xlm-roberta-sharded-f16', bert_by_torch_modules), ('distilbert-f16', bert_by_torch_modules),
