@@ -963,10 +963,13 @@ def bert_by_torch_modules(config, w, ids):
     if arch != 'distilbert':
         x = x + w[f'{e}.token_type_embeddings.weight'][0]
     x = layer_norm_module(torch.nn.LayerNorm(c, eps=eps), f'{e}.LayerNorm')(x)[None]
+    # The layers apply hidden_act (DistilBERT: activation), named as nn.TransformerEncoderLayer names them; the MLM
+    # head below keeps the erf gelu whatever the layers use.
+    layer_activation = {'gelu': 'gelu', 'relu': 'relu'}[config.get('activation' if arch == 'distilbert' else 'hidden_act', 'gelu')]
     attentions = []
     for layer in range(layers):
         p = f'{layer_prefix}.{layer}'
-        block = torch.nn.TransformerEncoderLayer(c, heads, inter, dropout=0.0, activation='gelu',
+        block = torch.nn.TransformerEncoderLayer(c, heads, inter, dropout=0.0, activation=layer_activation,
                                                  layer_norm_eps=eps, batch_first=True, norm_first=False).eval()
         attention = block.self_attn
         names = [f'{p}.{name}' for name in (q_name, k_name, v_name)]
