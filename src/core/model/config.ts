@@ -2,6 +2,7 @@
 // transformers' configuration_*.py and modeling_*.py; the conventions and their sources are in
 // docs/models.md). The result is data: which norm, which MLP, which positions, and per layer the
 // attention variants (RoPE frequencies, window, softcap, scale) the engine applies.
+import { implausibleSizes } from './plausible';
 
 /** Issue 40's dense model types, each read as its configuration_*.py and modeling_*.py read config.json. */
 export const DENSE_MODEL_TYPES = ['gpt_neox', 'gptj', 'gpt_neo', 'opt', 'phi', 'phi3', 'olmo', 'olmo2', 'stablelm', 'granite', 'gemma', 'roberta', 'xlm-roberta', 'distilbert', 'modernbert'] as const;
@@ -150,6 +151,8 @@ export function parseModelConfig(text: string): ModelConfig {
   const modelType = json.model_type;
   // Gemma 3's multimodal checkpoints keep the language model's settings under text_config.
   if (modelType === 'gemma3' && typeof json.text_config === 'object' && json.text_config !== null) json = { ...(json.text_config as Json), model_type: 'gemma3' };
+  const implausible = implausibleSizes(json); // before anything is allocated per layer or per unit of size
+  if (implausible) throw new ModelConfigError(implausible);
   switch (modelType) {
     case 'gpt2':
       return gpt2(json);
