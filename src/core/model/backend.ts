@@ -6,6 +6,26 @@
 import { columns } from '../engine/kernels';
 import type { Activation } from './config';
 import { multiplyInPlace } from './ops';
+import type { TensorDType } from '../parse/tensors/tensor';
+import type { ResidentModel } from './resident';
+
+/**
+ * A weight that stays the same for as long as its model is resident (resident.ts): a backend may
+ * keep what it makes of it (ONNX Runtime: a session holding it pre-packed) under `key`, and tell
+ * the model so (`model.hold`), until the model is let go.
+ */
+export interface ConstantWeight {
+  /** Unique per resident model and tensor. */
+  key: string;
+  dtype: TensorDType;
+  /** As stored ([out × in] for nn.Linear, [in × out] for Conv1D). */
+  shape: number[];
+  /** The stored bytes, when the backend does not hold the weight yet. */
+  stored?: Uint8Array;
+  model: ResidentModel;
+  /** Makes `weight` readable when the stored bytes are not here (a backend that held it failed). */
+  load?: () => Promise<void>;
+}
 
 /** A linear layer's weight B as stored, [in × out] (GPT-2's Conv1D) or [out × in] when `transposed` (nn.Linear), and its bias. */
 export interface LinearWeights {
@@ -14,6 +34,8 @@ export interface LinearWeights {
   out: number;
   transposed: boolean;
   bias?: Float32Array;
+  /** Set on a resident model's weights: then `weight` is widened only when read. */
+  constant?: ConstantWeight;
 }
 
 /** A transformer block's MLP: down(act(x·up)), or down(act(x·gate) ⊙ x·up) when gated (SwiGLU, GeGLU). */

@@ -33,15 +33,15 @@ export class ChosenLinearBackend implements LinearBackend {
   }
 
   matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
-    return this.onEither((backend) => backend.matmulParts(x, m, w, widths));
+    return this.onEither((backend) => backend.matmulParts(x, m, w, widths), [w]);
   }
 
   mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
-    return this.onEither((backend) => backend.mlp(x, m, weights));
+    return this.onEither((backend) => backend.mlp(x, m, weights), [weights.up, weights.gate, weights.down]);
   }
 
   /** `compute` on the native backend while it works; on the portable one from its first failure on. */
-  private async onEither<T>(compute: (backend: LinearBackend) => Promise<T>): Promise<T> {
+  private async onEither<T>(compute: (backend: LinearBackend) => Promise<T>, weights: (LinearWeights | undefined)[] = []): Promise<T> {
     if (this.native) {
       try {
         return await compute(this.native);
@@ -49,8 +49,12 @@ export class ChosenLinearBackend implements LinearBackend {
         this.fallback = `the native backend (ONNX Runtime) failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
         this.native.dispose();
         this.native = undefined;
+        // Its resident model's constants go with it: the rest of the run reads its weights as it goes.
+        for (const w of weights) w?.constant?.model.release();
       }
     }
+    // Weights the native backend held are read again for the WebAssembly kernels.
+    for (const w of weights) if (w?.constant) await w.constant.load?.();
     return compute(this.portable);
   }
 

@@ -157,6 +157,9 @@ export class ModelForward {
 
   private async layer(index: number, x: Float32Array, n: number, control: ForwardControl): Promise<{ output: Float32Array; record: LayerRecord }> {
     const L = this.layout.layers[index];
+    // A resident model's first run: the next layer's weights are read while this one computes.
+    const next = this.layout.layers[index + 1];
+    if (next) this.weights.prefetch(linearsOf(next).map((P) => `${P.name}.weight`));
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
     const { Q, K, V } = await this.queriesKeysValues(index, input, n);
     const pools = new LayerPools(this.config.heads, n, n, this.config.causal);
@@ -352,7 +355,10 @@ export class ModelForward {
 
   /** x [n × L.in] through the linear layer L, then `activation` when given. */
   async linear(x: Float32Array, n: number, L: LinearLayout, activation?: Activation): Promise<Float32Array> {
-    return this.withLinearWeights(L, ({ weight, bias }) => this.backend.matmul(x, weight, n, L.in, L.out, L.stored === 'out-in', bias, activation));
+    return this.withLinearWeights(L, (w) =>
+      // A resident model's constant weight goes to the backend whole (its session keeps it pre-packed).
+      w.constant && !activation ? this.backend.matmulParts(x, n, w, [L.out]).then(([y]) => y) : this.backend.matmul(x, w.weight, n, L.in, L.out, L.stored === 'out-in', w.bias, activation),
+    );
   }
 
   /** An MLP (a layer's, or an expert's) on x [n × hidden], its weights read together into the forward's reused memory and run in one backend call. */
@@ -392,15 +398,15 @@ export class ModelForward {
   /** A linear layer's weights as views on the reused read buffer (inside its `exclusive`). */
   private async linearWeights(L: LinearLayout): Promise<LinearWeights> {
     if (L.rows) return (await this.fusedRowWeights([L]))[0];
-    let weight = await this.weights.get(`${L.name}.weight`, L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in], readBuffer);
     let bias = L.bias ? await this.weights.get(`${L.name}.bias`, [L.out]) : undefined;
-    if (L.perHead) {
-      // [heads, parts, width] outputs regrouped as [parts, heads, width]: q | k | v, each head's columns in order.
-      weight = regroupRows(weight, L.perHead.heads, L.perHead.parts);
-      if (bias) bias = regroupRows(bias, L.perHead.heads, L.perHead.parts);
-    }
-    const layer = { weight, in: L.in, out: L.out, transposed: L.stored === 'out-in' };
-    return bias ? { ...layer, bias } : layer;
+    const shape = L.stored === 'in-out' ? [L.in, L.out] : [L.out, L.in];
+    const layer = { in: L.in, out: L.out, transposed: L.stored === 'out-in' };
+    // A resident model's weight goes to the backend as stored (a constant it keeps pre-packed).
+    if (!L.perHead) return this.weights.linear(`${L.name}.weight`, shape, readBuffer, bias ? { ...layer, bias } : layer);
+    // [heads, parts, width] outputs regrouped as [parts, heads, width]: q | k | v, each head's columns in order.
+    const weight = regroupRows(await this.weights.get(`${L.name}.weight`, shape, readBuffer), L.perHead.heads, L.perHead.parts);
+    if (bias) bias = regroupRows(bias, L.perHead.heads, L.perHead.parts);
+    return bias ? { ...layer, weight, bias } : { ...layer, weight };
   }
 
   async norm(x: Float32Array, N: NormLayout): Promise<Float32Array> {
@@ -428,6 +434,11 @@ export class ModelForward {
 
 export function matrix(rows: number, cols: number, data: Float32Array): Matrix {
   return { rows, cols, data };
+}
+
+/** A layer's linear layers. */
+export function linearsOf(L: LayerLayout): LinearLayout[] {
+  return ['fused' in L.qkv ? [L.qkv.fused] : [L.qkv.q, L.qkv.k, L.qkv.v], [L.out], L.gate ? [L.gate] : [], [L.up, L.down]].flat();
 }
 
 /** Columns [start, start + count) of m: m itself when that is all of it (no copy). */

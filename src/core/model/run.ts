@@ -11,19 +11,25 @@ import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
-import { attentionGroup, type ForwardControl, type ForwardResult, matrix, ModelForward, reserveReads, trimReads } from './forward';
+import { attentionGroup, type ForwardControl, type ForwardResult, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { checkExpertTensors } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 import { runVision } from './visionRun';
+import { admit, type ResidentMode } from './resident';
 
 export interface RunModelOptions extends ForwardControl {
   /** The products' backend (disposed by the caller who gave it); default: ONNX Runtime where it loads, else the WebAssembly kernels. */
   backend?: LinearBackend;
   /** Refuse up front a run that would need more bytes than this (default: no limit). */
   memoryLimitBytes?: number;
+  /**
+   * Bytes the thread's resident models may hold together (resident.ts; default residentBudget():
+   * ATTENTION_LENS_RESIDENT_GB, else 60% of the machine's memory); 0 keeps nothing between runs.
+   */
+  residentBudgetBytes?: number;
 }
 
 export interface ModelRun extends AttentionStack {
@@ -38,6 +44,8 @@ export interface ModelRun extends AttentionStack {
   /** Things the user should know (the text was cut at the model's positions…). */
   warnings: string[];
   backend: string;
+  /** How the weights stay between runs: as the backend's pre-packed constants, as stored, or not at all (read as the run goes). */
+  resident?: ResidentMode;
   timings: { loadMs: number; forwardMs: number };
   /** A picture's run: the patch grid [rows, cols] (the tokens are any prefix tokens, then the patches row-major). */
   patchGrid?: [number, number];
@@ -120,8 +128,13 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   }
   const layout = layoutOf(config);
   checkExpertTensors(layout.layers, weights);
-  refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes);
   const backend = options.backend ?? new ChosenLinearBackend();
+  // Resident between runs when the budget allows: ONNX Runtime keeping every product's weight
+  // pre-packed (float32), else the stored bytes; the least recently used model is let go for it.
+  const constants = new Set([...layout.layers.flatMap((L) => linearsOf(L).map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
+  const resident = admit(weights.key, files.folder, weights.residentPlan(constants), backend.name === 'onnxruntime', options.residentBudgetBytes);
+  weights.residentIn(resident);
+  refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
   const forward = new ModelForward(config, layout, weights, backend);
   // The read memory made its full size at once where no preparation did (the command line): a bf16
   // MLP's three weights and their widened values grew it three times in the first layer, ~20,000
@@ -155,6 +168,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     predictions,
     warnings,
     backend: backend.name,
+    resident: resident?.mode ?? 'streamed',
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
     headGroups: (layer, use) => forward.eachHeadGroup(layer, result.layers[layer], n, use),
@@ -163,6 +177,12 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     predictAt: (position) => head.predictAt(ids, result, position),
     ...(config.moe ? { routing: { experts: config.moe.experts, topK: config.moe.topK, layers: result.layers.map((layer) => layer.routing) } } : {}),
   };
+}
+
+/** The LM head's tensor when it can be a resident constant of one product (`….weight`, no MLM transform), else undefined. */
+function headAsConstant(layout: ReturnType<typeof layoutOf>, weights: Weights): string | undefined {
+  const name = layout.mlmTransform ? undefined : weights.first(...layout.head);
+  return name?.endsWith('.weight') ? name : undefined;
 }
 
 /** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
@@ -191,13 +211,19 @@ class LanguageHead {
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
     if (layout.headBias) bias = await weights.get(layout.headBias, [c.vocab]);
-    const out = new Float32Array(rows * c.vocab);
     const width = outputWidth(c);
-    const chunk = vocabChunk(width);
-    for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
-      const count = Math.min(chunk, c.vocab - v0);
-      const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, width], v0, count, bias?.subarray(v0, v0 + count));
-      for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
+    // A resident model's head is one product on its pre-packed constant (no chunks to read).
+    const whole = !bias && weights.residentModel?.mode === 'constants' ? headAsConstant(layout, weights) : undefined;
+    let out: Float32Array;
+    if (whole) out = await this.forward.linear(x, rows, { name: whole.slice(0, -'.weight'.length), in: width, out: c.vocab, bias: false, stored: 'out-in' });
+    else {
+      out = new Float32Array(rows * c.vocab);
+      const chunk = vocabChunk(width);
+      for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
+        const count = Math.min(chunk, c.vocab - v0);
+        const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, width], v0, count, bias?.subarray(v0, v0 + count));
+        for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
+      }
     }
     if (c.logitScale !== undefined && c.logitScale !== 1) for (let i = 0; i < out.length; i++) out[i] *= c.logitScale;
     return c.finalSoftcap === undefined ? out : softcapInPlace(out, c.finalSoftcap);
@@ -293,8 +319,18 @@ export async function drillDown(forward: ModelForward, result: ForwardResult, la
   const qkv = L.qkv;
   const [WQ, WK, WV] =
     'fused' in qkv
-      ? await forward.withLinearWeights(qkv.fused, (weights) => [head * d, qWidth + kvHead * d, qWidth + kvWidth + kvHead * d].map((start) => headColumns(qkv.fused, weights, start, d)))
-      : await Promise.all(([[qkv.q, head * d], [qkv.k, kvHead * d], [qkv.v, kvHead * d]] as const).map(([P, start]) => forward.withLinearWeights(P, (weights) => headColumns(P, weights, start, d))));
+      ? await forward.withLinearWeights(qkv.fused, async (weights) => {
+          await weights.constant?.load?.(); // held pre-packed by ONNX Runtime: read again from the file
+          return [head * d, qWidth + kvHead * d, qWidth + kvWidth + kvHead * d].map((start) => headColumns(qkv.fused, weights, start, d));
+        })
+      : await Promise.all(
+          ([[qkv.q, head * d], [qkv.k, kvHead * d], [qkv.v, kvHead * d]] as const).map(([P, start]) =>
+            forward.withLinearWeights(P, async (weights) => {
+              await weights.constant?.load?.();
+              return headColumns(P, weights, start, d);
+            }),
+          ),
+        );
   const biased = c.qkvBias;
   const X = biased ? withOnes(input, n, c.hidden) : input;
   return {
@@ -353,7 +389,7 @@ function withOnes(x: Float32Array, n: number, width: number): Float32Array {
  * MLP's activations, a head group's n×n attention steps, a chunk of the LM head, and
  * pytorch_model.bin's tensors (read whole).
  */
-export function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined): void {
+export function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: Weights, n: number, limit: number | undefined, residentToCome = 0): void {
   if (limit === undefined) return;
   const kept = c.layers * n * (c.hidden + (c.heads + c.kvHeads) * c.headDim) * 4;
   const linearBytes = (P: LinearLayout | undefined) => (P ? P.in * P.out * 4 : 0);
@@ -362,10 +398,10 @@ export function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: W
   );
   const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
   const head = VOCAB_CHUNK_BYTES * 3 + n * vocabChunk(c.hidden) * 4;
-  const resident = weights.residentBytes;
+  const resident = weights.residentBytes + residentToCome;
   const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident;
   if (needed > limit) {
     const gb = (bytes: number) => (bytes / 1e9).toFixed(2);
-    throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);
+    throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of weights to keep resident or pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);
   }
 }

@@ -7,6 +7,8 @@ import { pagedIn } from '../engine/fast/arena';
 import { readTorch } from '../parse/tensors/torch';
 import { BYTES_PER_ELEMENT, checkShape, decodeElements, ElementBudget, elementCount, type TensorDType, widenHalves } from '../parse/tensors/tensor';
 import { shapeLabel } from '../parse/tensors/tensor';
+import type { ConstantWeight, LinearWeights } from './backend';
+import type { ResidentModel, ResidentPlan } from './resident';
 
 /** The only way the model code touches files: sizes and byte ranges of a folder's files. */
 export interface ModelFiles {
@@ -47,10 +49,17 @@ const PREFIXES = ['model.language_model.', 'language_model.model.', 'language_mo
 const SAFETENSORS_DTYPES: Record<string, TensorDType> = { F16: 'float16', BF16: 'bfloat16', F32: 'float32', F64: 'float64' };
 
 export class Weights {
+  /** Where the tensors are kept between runs, when the model is resident (resident.ts). */
+  private resident: ResidentModel | undefined;
+  /** Reads of whole tensors under way for the resident model, by stored name (a prefetch and its use share one). */
+  private readonly reading = new Map<string, Promise<Uint8Array>>();
+
   private constructor(
     private readonly files: ModelFiles,
     /** By name without the class prefix. */
     private readonly entries: Map<string, Entry & { stored: string }>,
+    /** The weight files and their sizes: a checkpoint rewritten in place is another model. */
+    readonly key: string,
   ) {}
 
   /** Indexes the folder's weights (headers only, for safetensors). */
@@ -72,7 +81,68 @@ export class Weights {
       const tensors = readTorch(bytes, 'pytorch_model.bin', new ElementBudget({ maxElements: Number.MAX_SAFE_INTEGER }), Number.MAX_SAFE_INTEGER);
       for (const t of tensors) add(t.key, { file: 'pytorch_model.bin', dtype: t.dtype, shape: t.shape, offset: 0, values: t.data });
     }
-    return new Weights(files, entries);
+    const sizes = await Promise.all([...new Set([...entries.values()].map((e) => e.file))].sort().map(async (file) => `${file}:${await files.size(file)}`));
+    return new Weights(files, entries, `${files.folder}|${sizes.join('|')}`);
+  }
+
+  /**
+   * What the model would hold resident (resident.ts): every float tensor's stored bytes; or, with
+   * `constants` (the products' weights, by name, that the backend keeps pre-packed in float32),
+   * those in float32 and the rest stored. pytorch_model.bin's tensors are held anyway.
+   */
+  residentPlan(constants: ReadonlySet<string>): ResidentPlan {
+    let storedBytes = 0;
+    let constantBytes = 0;
+    for (const [name, entry] of this.entries) {
+      if (entry.values) continue;
+      const stored = elementCount(entry.shape) * BYTES_PER_ELEMENT[entry.dtype];
+      storedBytes += stored;
+      constantBytes += constants.has(name) ? elementCount(entry.shape) * 4 : stored;
+    }
+    return { storedBytes, constantBytes };
+  }
+
+  /** Keeps the tensors in `model` from now on (undefined: read as the run goes, nothing kept). */
+  residentIn(model: ResidentModel | undefined): void {
+    this.resident = model;
+    this.reading.clear();
+  }
+
+  get residentModel(): ResidentModel | undefined {
+    return this.resident?.released ? undefined : this.resident;
+  }
+
+  /**
+   * A linear layer's weight ([rows × cols] as stored) for a product. On a model resident with
+   * constants, the weight carries `constant`: a backend that keeps it (ONNX Runtime, pre-packed)
+   * reads it once per model and never again, and `weight` is widened only if another backend asks
+   * for it. Otherwise as `get`.
+   */
+  async linear(name: string, shape: readonly number[], buffer: ReadBuffer, layer: Omit<LinearWeights, 'weight'>): Promise<LinearWeights> {
+    const model = this.residentModel;
+    const entry = this.entries.get(name);
+    if (!model || model.mode !== 'constants' || !entry || entry.values || entry.dtype === 'float64') return { ...layer, weight: await this.get(name, shape, buffer) };
+    this.expectShape(entry, shape);
+    const key = `${model.id}:${name}`;
+    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [...entry.shape], model };
+    if (!model.holds(key)) constant.stored = await this.whole(entry, model, false);
+    const stored = constant.stored;
+    let widened: Float32Array | undefined;
+    // Widened only when a backend reads `weight` (the WebAssembly kernels, after a native failure).
+    const decode = (): Float32Array => (widened ??= this.decode(stored as Uint8Array, entry, buffer));
+    constant.load = async () => {
+      // Only this once (a drill-down's columns): the backend keeps the weight, so its bytes are not kept here too.
+      if (!stored) widened ??= await this.rows(name, shape, 0, shape[0], buffer, true);
+    };
+    return {
+      ...layer,
+      constant,
+      get weight(): Float32Array {
+        if (widened) return widened;
+        if (!stored) throw new Error(`${name} is held by the native backend only: load() it first`);
+        return decode();
+      },
+    };
   }
 
   has(name: string): boolean {
@@ -96,28 +166,94 @@ export class Weights {
    * With `buffer`, the bytes go into its memory and the values may be a view on it, valid until
    * the buffer's next read: call it inside `buffer.exclusive`.
    */
-  async rows(name: string, shape: readonly number[], first: number, count: number, buffer?: ReadBuffer): Promise<Float32Array> {
+  async rows(name: string, shape: readonly number[], first: number, count: number, buffer?: ReadBuffer, fromFile = false): Promise<Float32Array> {
     const entry = this.entries.get(name);
     if (!entry) throw new ModelFileError(`the checkpoint has no tensor ${name} (with or without a class prefix such as ${PREFIXES.slice(-3).map((p) => p + name).join(', ')})`);
-    if (entry.shape.length !== shape.length || entry.shape.some((size, i) => size !== shape[i])) {
-      throw new ModelFileError(`tensor ${entry.stored} is ${shapeLabel(entry.shape)} but the config asks for ${shapeLabel([...shape])}`);
-    }
+    this.expectShape(entry, shape);
     const rowLength = elementCount(entry.shape.slice(1));
     // pytorch_model.bin's values stay with the index: hand out a copy.
     if (entry.values) return Float32Array.from(entry.values.subarray(first * rowLength, (first + count) * rowLength));
     const size = BYTES_PER_ELEMENT[entry.dtype];
-    const length = count * rowLength * size;
-    const bytes = await this.files.read(entry.file, entry.offset + first * rowLength * size, length, buffer?.take(length));
     const elements = count * rowLength;
-    // float32 on a little-endian host: the bytes read are the values (no second copy).
-    if (entry.dtype === 'float32' && LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, elements);
+    const length = elements * size;
+    const model = fromFile ? undefined : this.residentModel;
+    // A resident model's tensor is read whole once (one large sequential read) and kept as stored.
+    const bytes = model
+      ? (await this.whole(entry, model, true)).subarray(first * rowLength * size, first * rowLength * size + length)
+      : await this.files.read(entry.file, entry.offset + first * rowLength * size, length, buffer?.take(length));
+    return this.decode(bytes, { dtype: entry.dtype }, buffer, elements, !model);
+  }
+
+  /** Float32 values of stored bytes: a view when they are float32 and `mayView`, halves widened into the buffer's reused memory when given. */
+  private decode(bytes: Uint8Array, { dtype }: { dtype: TensorDType }, buffer: ReadBuffer | undefined, elements = bytes.length / BYTES_PER_ELEMENT[dtype], mayView = false): Float32Array {
+    // float32 on a little-endian host: the bytes read are the values (no second copy). Kept bytes
+    // are copied: a caller may change the values it gets (the embeddings are scaled in place).
+    if (dtype === 'float32' && LITTLE_ENDIAN && bytes.byteOffset % 4 === 0) {
+      const view = new Float32Array(bytes.buffer, bytes.byteOffset, elements);
+      if (mayView) return view;
+      if (buffer) {
+        const out = buffer.values(elements);
+        out.set(view);
+        return out;
+      }
+      return view.slice();
+    }
     // Halves widened into the buffer's reused values: fresh arrays cost a page fault per 4 KiB, and
     // a bf16 checkpoint's every product read two (a copy of the bytes, then the float32s).
-    if (buffer && (entry.dtype === 'bfloat16' || entry.dtype === 'float16') && LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
-      return widenHalves(new Uint16Array(bytes.buffer, bytes.byteOffset, elements), entry.dtype, buffer.values(elements));
+    if (buffer && (dtype === 'bfloat16' || dtype === 'float16') && LITTLE_ENDIAN && bytes.byteOffset % 2 === 0) {
+      return widenHalves(new Uint16Array(bytes.buffer, bytes.byteOffset, elements), dtype, buffer.values(elements));
     }
-    const values = decodeElements(bytes, 0, elements, entry.dtype, true);
+    const values = decodeElements(bytes, 0, elements, dtype, true);
     return values instanceof Float32Array ? values : Float32Array.from(values);
+  }
+
+  private expectShape(entry: Entry & { stored: string }, shape: readonly number[]): void {
+    if (entry.shape.length !== shape.length || entry.shape.some((size, i) => size !== shape[i])) {
+      throw new ModelFileError(`tensor ${entry.stored} is ${shapeLabel(entry.shape)} but the config asks for ${shapeLabel([...shape])}`);
+    }
+  }
+
+  /**
+   * A tensor's stored bytes, whole, for resident `model`: its kept copy, else one read of the whole
+   * range into fresh memory, kept when `keep` (a constant handed to the backend is not: the backend
+   * keeps what it made of it).
+   */
+  private whole(entry: Entry & { stored: string }, model: ResidentModel, keep: boolean): Promise<Uint8Array> {
+    const kept = model.tensors.get(entry.stored);
+    if (kept) return Promise.resolve(kept);
+    let reading = this.reading.get(entry.stored);
+    if (!reading) {
+      reading = this.files.read(entry.file, entry.offset, elementCount(entry.shape) * BYTES_PER_ELEMENT[entry.dtype]);
+      this.reading.set(entry.stored, reading);
+    }
+    const read = reading;
+    // A constant's read is taken by its one use; a kept tensor's is shared by every use until it is kept.
+    if (!keep) this.reading.delete(entry.stored);
+    return read.then(
+      (bytes) => {
+        if (keep && !model.released) model.tensors.set(entry.stored, bytes);
+        if (this.reading.get(entry.stored) === read) this.reading.delete(entry.stored);
+        return bytes;
+      },
+      (error: unknown) => {
+        // A failed read is not kept: the next use reads again (and says why).
+        if (this.reading.get(entry.stored) === read) this.reading.delete(entry.stored);
+        throw error;
+      },
+    );
+  }
+
+  /** Starts reading the whole tensors `names` of a resident model (the next layer's, while this one computes); nothing otherwise. */
+  prefetch(names: readonly string[]): void {
+    const model = this.residentModel;
+    if (!model) return;
+    for (const name of names) {
+      const entry = this.entries.get(name);
+      if (!entry || entry.values || this.reading.has(entry.stored) || model.tensors.has(entry.stored) || model.holds(`${model.id}:${name}`)) continue;
+      const reading = this.files.read(entry.file, entry.offset, elementCount(entry.shape) * BYTES_PER_ELEMENT[entry.dtype]);
+      reading.catch(() => this.reading.get(entry.stored) === reading && this.reading.delete(entry.stored));
+      this.reading.set(entry.stored, reading);
+    }
   }
 
   /** What reading tensor `name` into a ReadBuffer takes of it: its bytes, and as many decoded values when it is 16-bit (widened). */

@@ -10,9 +10,11 @@ const OPSET = 18;
 const IR_VERSION = 8;
 const RUNTIME_DOMAIN = 'com.microsoft';
 
-export type ElementType = DType | 'int64' | 'bool';
+export type ElementType = DType | 'int64' | 'bool' | 'bfloat16' | 'float16';
 const ELEMENT: Record<ElementType, onnx.TensorProto.DataType> = {
   float32: onnx.TensorProto.DataType.FLOAT,
+  bfloat16: onnx.TensorProto.DataType.BFLOAT16,
+  float16: onnx.TensorProto.DataType.FLOAT16,
   float64: onnx.TensorProto.DataType.DOUBLE,
   int64: onnx.TensorProto.DataType.INT64,
   bool: onnx.TensorProto.DataType.BOOL,
@@ -84,6 +86,15 @@ export class Graph {
     else if (element === 'float64') tensor.doubleData = values;
     else tensor.floatData = values;
     this.initializers.push(tensor);
+    return name;
+  }
+
+  /**
+   * A constant tensor given as its little-endian bytes (a model's weight): ONNX Runtime folds the
+   * ops on it (Cast, Transpose) once at the session's creation and pre-packs it for its GEMM.
+   */
+  initializer(name: string, element: ElementType, dims: number[], rawData: Uint8Array): string {
+    this.initializers.push({ name, dims, dataType: ELEMENT[element], rawData });
     return name;
   }
 

@@ -3,9 +3,9 @@
 // graph per kind of MLP; the sizes are symbolic, so one cached session serves every layer of that
 // kind.
 import type * as Ort from 'onnxruntime-node';
-import type { LinearBackend, LinearWeights, MlpWeights } from '../../model/backend';
+import type { ConstantWeight, LinearBackend, LinearWeights, MlpWeights } from '../../model/backend';
 import type { Activation } from '../../model/config';
-import { Graph } from './graph';
+import { type ElementType, Graph } from './graph';
 import { backendChoice, nativeRuntime, releaseSessions, sessionFor } from './runtime';
 
 const KEY = 'linear:';
@@ -23,6 +23,53 @@ function linearOf(g: Graph, input: string, name: string, transposed: boolean, bi
   // ONNX Runtime folds the transpose into its GEMM's packing (no copy of B is made here).
   const product = g.op('MatMul', [input, transposed ? g.op('Transpose', [b], { perm: [1, 0] }) : b]);
   return bias ? g.op('Add', [product, g.input(`${name}_bias`, 'float32', [outDim])]) : product;
+}
+
+/**
+ * input · W (+ bias) with W a constant of the graph, given as stored (bf16, f16 or f32 bytes;
+ * [out × in] when transposed): ONNX Runtime casts and transposes it once when the session is made
+ * and pre-packs it for its GEMM, so a run feeds only the activations.
+ */
+function constantLinearOf(g: Graph, input: string, name: string, w: LinearWeights): string {
+  const c = w.constant as ConstantWeight;
+  let b = g.initializer(name, c.dtype as ElementType, c.shape, c.stored as Uint8Array);
+  if (c.dtype !== 'float32') b = g.op('Cast', [b], { to: 1 });
+  // Gemm with transB reads nn.Linear's [out × in] as it is: a MatMul on its Transpose made ONNX
+  // Runtime fold a transposed copy first (a 2048 × 8192 weight's session: ~440 against ~270 ms of CPU).
+  const bias = w.bias ? [g.initializer(`${name}_bias`, 'float32', [w.out], new Uint8Array(w.bias.buffer, w.bias.byteOffset, w.bias.byteLength))] : [];
+  return g.op('Gemm', [input, b, ...bias], { transB: w.transposed ? 1 : 0 });
+}
+
+/** x · W (+ bias), W constant, cut by columns into `widths` outputs c0… (one part: the product). */
+function constantPartsGraph(w: LinearWeights, widths: number[]): Graph {
+  const g = new Graph();
+  const product = constantLinearOf(g, g.input('x', 'float32', ['m', w.in]), 'b', w);
+  if (widths.length === 1) g.output('c0', product, 'float32', ['m', w.out]);
+  else g.opOutputs('Split', [product, g.constant('int64', widths)], { axis: 1 }, widths.length).forEach((part, i) => g.output(`c${i}`, part, 'float32', ['m', widths[i]]));
+  return g;
+}
+
+/** A block's MLP with its weights constants of the graph. */
+function constantMlpGraph({ up, gate, down, activation }: MlpWeights): Graph {
+  const g = new Graph();
+  const x = g.input('x', 'float32', ['m', up.in]);
+  const upped = constantLinearOf(g, x, 'up', up);
+  const hidden = gate ? g.op('Mul', [activated(g, constantLinearOf(g, x, 'gate', gate), activation), upped]) : activated(g, upped, activation);
+  g.output('y', constantLinearOf(g, hidden, 'down', down), 'float32', ['m', down.out]);
+  return g;
+}
+
+/**
+ * Sessions that hold a resident model's weights get no memory arena of their own: a model keeps
+ * five per layer, and each arena would keep its largest run's activations (at 512 tokens, tens of
+ * MB a session) for as long as the model stays.
+ */
+const CONSTANT_SESSION: Ort.InferenceSession.SessionOptions = { enableCpuMemArena: false };
+const CONSTANT_KEY = 'const:';
+
+/** Whether every weight is a constant the backend can keep: its stored bytes here, or its session already made. */
+function constants(weights: (LinearWeights | undefined)[]): boolean {
+  return weights.every((w) => !w || (w.constant && (w.constant.stored || w.constant.model.holds(w.constant.key)) && w.constant.dtype !== 'float64'));
 }
 
 /** x · B (+ bias) cut by columns into `parts` outputs, c0…, of the widths fed at each run. */
@@ -103,6 +150,10 @@ export class NativeLinearBackend implements LinearBackend {
   }
 
   matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
+    if (w.constant && constants([w])) {
+      if (x.length !== m * w.in || widths.reduce((sum, width) => sum + width, 0) !== w.out) return Promise.reject(new RangeError(`matmulParts: x is ${x.length} numbers for ${m}×${w.in}, parts ${widths.join(' + ')} of ${w.out}`));
+      return this.runConstant(`${w.constant.key}:parts:${widths.join(',')}`, [w], () => constantPartsGraph(w, widths), x, m, w.in, widths.map((_, i) => `c${i}`));
+    }
     if (x.length !== m * w.in || w.weight.length !== w.in * w.out || (w.bias && w.bias.length !== w.out) || widths.reduce((sum, width) => sum + width, 0) !== w.out) {
       return Promise.reject(new RangeError(`matmulParts: x is ${x.length} numbers for ${m}×${w.in}, B ${w.weight.length} for ${w.in}×${w.out}${w.bias ? `, bias ${w.bias.length}` : ''}, parts ${widths.join(' + ')}`));
     }
@@ -117,6 +168,10 @@ export class NativeLinearBackend implements LinearBackend {
 
   mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
     const { up, gate, down } = weights;
+    if (up.constant && constants([up, gate, down])) {
+      if (x.length !== m * up.in || down.in !== up.out) return Promise.reject(new RangeError(`mlp: x is ${x.length} numbers for ${m}×${up.in}, up ${up.in}×${up.out}, down ${down.in}×${down.out}`));
+      return this.runConstant(`${up.constant.key}:mlp:${weights.activation}`, [up, gate, down], () => constantMlpGraph(weights), x, m, up.in, ['y']).then(([y]) => y);
+    }
     const feeds: Record<string, Ort.Tensor> = { x: this.tensor(x, [m, up.in]) };
     for (const [name, w] of [['up', up], ['gate', gate], ['down', down]] as const) {
       if (!w) continue;
@@ -134,6 +189,27 @@ export class NativeLinearBackend implements LinearBackend {
 
   private tensor(data: Float32Array, dims: number[]): Ort.Tensor {
     return new this.ort.Tensor('float32', data, dims);
+  }
+
+  /**
+   * `outputs` of the session holding constant weights `weights` (made by `build` on the first run,
+   * then kept until their model is let go) run on x [m × k].
+   */
+  private async runConstant(key: string, weights: (LinearWeights | undefined)[], build: () => Graph, x: Float32Array, m: number, k: number, outputs: string[]): Promise<Float32Array[]> {
+    const sessionKey = CONSTANT_KEY + key;
+    const first = (weights[0] as LinearWeights).constant as ConstantWeight;
+    if (!first.model.holds(key)) {
+      // Made now from the stored bytes, which are not kept here: the session holds the weights.
+      const made = sessionFor(this.ort, sessionKey, build, CONSTANT_SESSION);
+      await made;
+      const bytes = weights.reduce((sum, w) => sum + (w ? w.in * w.out * 4 : 0), 0);
+      first.model.hold(key, bytes, () => void releaseSessions(sessionKey));
+      // Each weight is held through this session: its model need not read it again.
+      for (const w of weights) if (w?.constant) w.constant.model.hold(w.constant.key, 0, () => undefined);
+    }
+    return this.run(sessionKey, () => {
+      throw new Error(`the session of ${key} was let go`);
+    }, { x: this.tensor(x, [m, k]) }, outputs);
   }
 
   /** `outputs` of the cached session `key` (built by `build` on a miss) run on `feeds`. */

@@ -45,10 +45,11 @@ export function nativeThreads(cores = availableParallelism()): number {
 const sessions = new Map<string, Promise<Ort.InferenceSession>>();
 
 /** The session of a graph, created once per key (the graph is only built on a miss). */
-export function sessionFor(ort: typeof Ort, key: string, build: () => Graph): Promise<Ort.InferenceSession> {
+export function sessionFor(ort: typeof Ort, key: string, build: () => Graph, options: Ort.InferenceSession.SessionOptions = {}): Promise<Ort.InferenceSession> {
   let session = sessions.get(key);
   if (!session) {
     session = ort.InferenceSession.create(build().encode(), {
+      ...options,
       executionProviders: ['cpu'],
       intraOpNumThreads: nativeThreads(),
       interOpNumThreads: 1,
