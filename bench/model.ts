@@ -1,14 +1,15 @@
-// `npm run bench:model [-- --rounds N] [--case TEXT]`: whole-model runs on random-weight folders in
-// the exact published layouts (scripts/gen_model_fixtures.py --bench: GPT-2-small-shaped, 124M, f32;
-// Qwen2.5-0.5B-shaped, hidden 896, 24 layers, 14 heads on 2 KV heads, bf16), each run in a fresh
+// `npm run bench:model [-- --rounds N] [--case TEXT] [--8b]`: whole-model runs on random-weight folders in
+// the exact published layouts (scripts/gen-bench-models.mjs, streamed into test-output/models-big:
+// GPT-2-small, 124M, f32; Qwen2.5-0.5B, Llama-3.2-1B and, with --8b, Llama-3.1-8B, bf16 — the 8B is
+// skipped, said, when the disk or the memory is short), each run in a fresh
 // process: ours on each backend (runModel with ATTENTION_LENS_BACKEND=native, ONNX Runtime, and =wasm,
 // the WebAssembly kernels: load, forward, GFLOP/s, peak RSS), Debian's PyTorch
 // (import, load the same files, forward with every attention returned; in total and the forward
 // alone) and numpy in the picoGPT style on the fastest OpenBLAS kernel this CPU runs (GPT-2 only).
 // Runs take turns round by round; medians are printed. Not a test: nothing here asserts a time.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, statfsSync } from 'node:fs';
+import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { nativeLinearBackend } from '../src/core/engine/native/linear';
 import type { LinearBackend } from '../src/core/model/backend';
@@ -18,18 +19,26 @@ import { runModel } from '../src/core/model/run';
 import { WasmLinearBackend } from '../src/core/model/wasmBackend';
 import { folderFiles } from '../src/node/modelFiles';
 import { ensurePeers, fastestOpenBlas } from './peers';
+// @ts-expect-error: a plain .mjs script without types
+import { folderBytes, writeFolder } from '../scripts/gen-bench-models.mjs';
 
 const root = join(__dirname, '..');
-const benchFolders = join(root, 'test-output', 'models-bench');
 const argument = (flag: string): string | undefined => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
 const ROUNDS = Number(argument('--rounds') ?? 3);
 const CASE_FILTER = argument('--case') ?? '';
+/** The backend of ours: ONNX Runtime (the default where it loads), or --backend wasm. */
+const BACKEND = argument('--backend') ?? 'native';
+const BIG = process.argv.includes('--8b');
 const CASES = [
-  { model: 'gpt2-small', tokens: [128, 512, 1024] },
-  { model: 'qwen2.5-0.5b', tokens: [128, 512] },
+  { model: 'gpt2-small', tokens: [32, 128, 512] },
+  { model: 'qwen2.5-0.5b', tokens: [32, 128, 512] },
+  { model: 'llama-3.2-1b', tokens: [32, 128, 512] },
   // OLMoE-1B-7B's shapes with 2 of its 16 layers (scripts/gen_model_fixtures.py --bench-moe).
   { model: 'olmoe-2l', tokens: [128, 512], writer: '--bench-moe' },
+  ...(BIG ? [{ model: 'llama-3.1-8b', tokens: [32, 128] }] : []),
 ];
+const bigFolders = join(root, 'test-output', 'models-big');
+const benchFolders = join(root, 'test-output', 'models-bench');
 
 interface Timing {
   /** CPU time of the whole process, every thread: comparable when the machine is shared. */
@@ -39,6 +48,9 @@ interface Timing {
   load_ms?: number;
   import_ms?: number;
   forward_ms: number;
+  /** Ours: the same model's second run in the same process (its weights resident when they fit). */
+  second_ms?: number;
+  resident?: string;
   total_ms: number;
   max_rss_mb: number;
   logit: number;
@@ -55,9 +67,12 @@ async function child(folder: string, n: number): Promise<void> {
   const backend = new ChosenLinearBackend();
   const run = await runModel(folderFiles(folder), { ids: idsOf(n) }, { backend });
   run.weights(0, 0); // a first head's weights, as a view would ask
+  const second = await runModel(folderFiles(folder), { ids: idsOf(n) }, { backend });
   const timing: Timing = {
     load_ms: run.timings.loadMs,
     forward_ms: run.timings.forwardMs,
+    second_ms: second.timings.loadMs + second.timings.forwardMs,
+    resident: second.resident,
     total_ms: performance.now() - started,
     cpu_ms: (process.cpuUsage().user + process.cpuUsage().system) / 1000,
     run_cpu_ms: ((used) => (used.user + used.system) / 1000)(process.cpuUsage(cpuBefore)),
@@ -124,13 +139,35 @@ function forwardFlops(folder: string, n: number): number {
   return c.layers * perLayer + 2 * c.hidden * c.vocab;
 }
 
+/** The folder of `model`, written now when absent; undefined (said) when the disk or the memory is short for it. */
+function benchFolder(model: string): string | undefined {
+  const bytes = folderBytes(model);
+  const folder = join(bigFolders, model);
+  if (!existsSync(join(folder, 'config.json'))) {
+    mkdirSync(bigFolders, { recursive: true });
+    const free = statfsSync(bigFolders).bavail * statfsSync(bigFolders).bsize;
+    if (free < bytes * 1.05) {
+      console.log(`${model}: skipped, its folder needs ${(bytes / 1e9).toFixed(1)} GB of disk and ${(free / 1e9).toFixed(1)} GB are free`);
+      return undefined;
+    }
+    console.log(`writing ${folder} (${(bytes / 1e9).toFixed(1)} GB, scripts/gen-bench-models.mjs)…`);
+    writeFolder(bigFolders, model);
+  }
+  // PyTorch holds the weights whole (bf16 when float32 would not fit) and ours at most resident + 2 GB.
+  if (bytes + 2e9 > freemem() + 1e9) {
+    console.log(`${model}: skipped, ${(bytes / 1e9).toFixed(1)} GB of weights and 2 GB of work do not fit the ${(freemem() / 1e9).toFixed(1)} GB free`);
+    return undefined;
+  }
+  return folder;
+}
+
 async function main(): Promise<void> {
   const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => `${model} ${n}`.includes(CASE_FILTER)));
-  for (const writer of new Set(selected.filter(({ model }) => !existsSync(join(benchFolders, 'bench', model, 'config.json'))).map((c) => ('writer' in c ? (c.writer as string) : '--bench')))) {
+  for (const writer of new Set(selected.filter((c) => 'writer' in c && !existsSync(join(benchFolders, 'bench', c.model, 'config.json'))).map((c) => ('writer' in c ? (c.writer as string) : '--bench')))) {
     console.log(`writing the benchmark models (scripts/gen_model_fixtures.py ${writer})…`);
     spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, writer], { stdio: 'inherit' });
   }
-  console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(`${cpus()[0].model}, ${cpus().length} cores, ${(totalmem() / 1e9).toFixed(1)} GB, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const native = nativeLinearBackend();
   for (const backend of [new WasmLinearBackend(), ...(native ? [native] : [])]) {
     const rate = await gemmRate(backend);
@@ -138,37 +175,33 @@ async function main(): Promise<void> {
   }
   ensurePeers();
   const kernel = fastestOpenBlas();
-  console.log(`numpy's OpenBLAS kernel: ${kernel.name} (${kernel.gflops.toFixed(1)} GFLOP/s on 1024² float32)`);
+  console.log(`this CPU's GEMM peak (numpy on OpenBLAS ${kernel.name}, 1024² float32): ${kernel.gflops.toFixed(1)} GFLOP/s`);
   const script = join(__dirname, 'model_peers.py');
-  console.log('model           tokens | ours: backend  load  forward  GFLOP/s  total  CPU (run)  RSS MB | torch: import  load  forward  total  CPU (run)  RSS MB | numpy: forward  total  CPU (run) | ours/best forward');
-  for (const { model, tokens } of selected) {
+  console.log('model          tokens | ours: backend resident  load  first  GFLOP/s  second  GFLOP/s  RSS MB | torch (dtype): load  forward  GFLOP/s  RSS MB | ours/torch first, second');
+  for (const c of selected) {
+    const { model, tokens } = c;
+    const folder = 'writer' in c ? join(benchFolders, 'bench', model) : benchFolder(model);
+    if (!folder) continue;
+    // PyTorch in float32 where its weights fit beside ours, bf16 otherwise (its default threads).
+    const torchDtype = 'writer' in c || folderBytes(model) * (model.startsWith('gpt2') ? 1 : 2) * 2 < freemem() ? 'float32' : 'bfloat16';
     for (const n of tokens) {
       if (!`${model} ${n}`.includes(CASE_FILTER)) continue;
-      const folder = join(benchFolders, 'bench', model);
       const ids = idsOf(n).join(',');
-      const runs: Record<'native' | 'wasm' | 'torch' | 'numpy', Timing[]> = { native: [], wasm: [], torch: [], numpy: [] };
-      const ours = (backend: 'native' | 'wasm') =>
-        spawnJson(process.execPath, ['--import', 'tsx', __filename, '--child', folder, String(n)], { ...process.env, ATTENTION_LENS_BACKEND: backend });
+      const runs: Record<'ours' | 'torch', Timing[]> = { ours: [], torch: [] };
       for (let round = 0; round < ROUNDS; round++) {
-        runs.native.push(ours('native'));
-        runs.wasm.push(ours('wasm'));
-        runs.torch.push(spawnJson('/usr/bin/python3', [script, 'torch', folder, ids], kernel.env));
-        if (model.startsWith('gpt2')) runs.numpy.push(spawnJson('/usr/bin/python3', [script, 'numpy', folder, ids], kernel.env));
+        runs.ours.push(spawnJson(process.execPath, ['--import', 'tsx', __filename, '--child', folder, String(n)], { ...process.env, ATTENTION_LENS_BACKEND: BACKEND }));
+        runs.torch.push(spawnJson('/usr/bin/python3', [script, 'torch', folder, ids], { ...kernel.env, PEER_DTYPE: torchDtype }));
       }
       const m = (list: Timing[], key: keyof Timing) => (list.length ? median(list.map((t) => Number(t[key] ?? NaN))) : NaN);
       const f = (v: number) => (Number.isNaN(v) ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
-      const best = Math.min(m(runs.torch, 'forward_ms'), runs.numpy.length ? m(runs.numpy, 'forward_ms') : Infinity);
       const gflop = forwardFlops(folder, n) / 1e9;
-      const peers =
-        ` | ${f(m(runs.torch, 'import_ms'))} ${f(m(runs.torch, 'load_ms'))} ${f(m(runs.torch, 'forward_ms'))} ${f(m(runs.torch, 'total_ms'))} ${f(m(runs.torch, 'cpu_ms'))} (${f(m(runs.torch, 'run_cpu_ms'))}) ${f(m(runs.torch, 'max_rss_mb'))}` +
-        ` | ${f(m(runs.numpy, 'forward_ms'))} ${f(m(runs.numpy, 'total_ms'))} ${f(m(runs.numpy, 'cpu_ms'))} (${f(m(runs.numpy, 'run_cpu_ms'))})`;
-      for (const backend of ['native', 'wasm'] as const) {
-        const list = runs[backend];
-        console.log(
-          `${model.padEnd(15)} ${String(n).padStart(6)} | ${(list[0].backend ?? '?').padEnd(11)} ${f(m(list, 'load_ms'))} ${f(m(list, 'forward_ms'))} ${f(gflop / (m(list, 'forward_ms') / 1000))} ${f(m(list, 'total_ms'))} ${f(m(list, 'cpu_ms'))} (${f(m(list, 'run_cpu_ms'))}) ${f(m(list, 'max_rss_mb'))}` +
-            `${peers} | ${(m(list, 'forward_ms') / best).toFixed(2)}×  (logit[0]: ours ${list[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
-        );
-      }
+      const rate = (ms: number) => f(gflop / (ms / 1000));
+      const [first, second, torch] = [m(runs.ours, 'forward_ms'), m(runs.ours, 'second_ms'), m(runs.torch, 'forward_ms')];
+      console.log(
+        `${model.padEnd(14)} ${String(n).padStart(6)} | ${(runs.ours[0].backend ?? '?').padEnd(11)} ${(runs.ours[0].resident ?? '?').padEnd(9)} ${f(m(runs.ours, 'load_ms'))} ${f(first)} ${rate(first)} ${f(second)} ${rate(second)} ${f(m(runs.ours, 'max_rss_mb'))}` +
+          ` | ${torchDtype} ${f(m(runs.torch, 'load_ms'))} ${f(torch)} ${rate(torch)} ${f(m(runs.torch, 'max_rss_mb'))}` +
+          ` | ${(first / torch).toFixed(2)}×, ${(second / torch).toFixed(2)}×  (logit[0]: ours ${runs.ours[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
+      );
     }
   }
 }

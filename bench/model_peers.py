@@ -55,7 +55,9 @@ if MODE == 'torch':
     torch.set_grad_enabled(False)
     dtypes = {'F32': torch.float32, 'F16': torch.float16, 'BF16': torch.bfloat16}
     t = time.perf_counter()
-    w = read_safetensors(FOLDER, lambda b, d, s: torch.frombuffer(bytearray(b), dtype=dtypes[d]).reshape(s).float())
+    # PEER_DTYPE=bfloat16 (bench:model, where float32 weights would not fit): the weights and the forward in bf16.
+    dtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16}[os.environ.get('PEER_DTYPE', 'float32')]
+    w = read_safetensors(FOLDER, lambda b, d, s: torch.frombuffer(bytearray(b), dtype=dtypes[d]).reshape(s).to(dtype))
     load_ms = ms(t)
     t = time.perf_counter()
     n = len(IDS)
@@ -76,7 +78,7 @@ if MODE == 'torch':
         d = config['hidden_size'] // h
         inv = 1 / config.get('rope_theta', 10000.0) ** (torch.arange(0, d, 2).float() / d)
         angles = torch.arange(n).float()[:, None] * inv[None, :]
-        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+        cos, sin = torch.cat([angles.cos()] * 2, -1).to(dtype), torch.cat([angles.sin()] * 2, -1).to(dtype)
         return (h, d, lambda x, p: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w[f'{p}.weight'],
                 lambda x, p: torch.nn.functional.linear(x, w[f'{p}.weight'], w.get(f'{p}.bias')),
                 lambda x: x * cos + torch.cat([-x[..., d // 2:], x[..., :d // 2]], -1) * sin)
@@ -133,7 +135,7 @@ if MODE == 'torch':
         logits = rms(x, 'norm')[-1] @ w.get('lm_head.weight', w['embed_tokens.weight']).T
     forward_ms = ms(t)
     report(import_ms=import_ms, load_ms=load_ms, forward_ms=forward_ms, total_ms=ms(started), run_cpu_ms=(time.process_time() - cpu_after_import) * 1000,
-           threads=torch.get_num_threads(), logit=float(logits[0]))
+           threads=torch.get_num_threads(), dtype=str(dtype), logit=float(logits[0]))
 
 elif MODE == 'numpy':  # picoGPT's GPT-2, in float32, every layer's attention kept
     import numpy as np
