@@ -1,0 +1,68 @@
+// Weights resident between runs (issue 41): the budget and the least recently used model let go,
+// a second run that reads no weight bytes, and the same numbers resident or not.
+import { strict as assert } from 'node:assert';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { admit, release, residentModels } from '../../../src/core/model/resident';
+import { runModel } from '../../../src/core/model/run';
+import type { ModelFiles } from '../../../src/core/model/weights';
+import { folderFiles } from '../../../src/node/modelFiles';
+import { modelFixture, modelReference, type ModelFixtureName } from './fixtures';
+
+/** The folder's files, counting the bytes read from its safetensors files. */
+function counting(name: ModelFixtureName): { files: ModelFiles; bytes: () => number } {
+  const files = folderFiles(modelFixture(name));
+  let bytes = 0;
+  return {
+    files: { folder: files.folder, size: (file) => files.size(file), read: (file, offset, length, into) => ((bytes += file.endsWith('.safetensors') ? length : 0), files.read(file, offset, length, into)) },
+    bytes: () => bytes,
+  };
+}
+
+/** The bytes of the folder's safetensors headers (their length and their JSON): what every run reads to index the tensors. */
+function headerBytes(folder: string): number {
+  return readdirSync(folder)
+    .filter((file) => file.endsWith('.safetensors'))
+    .reduce((sum, file) => sum + 8 + Number(readFileSync(join(folder, file)).readBigUInt64LE(0)), 0);
+}
+
+/** Largest difference between two arrays of numbers. */
+const worst = (a: ArrayLike<number>, b: ArrayLike<number>): number => Math.max(...Array.from(a, (v, i) => Math.abs(v - b[i])));
+
+describe('resident models', function () {
+  this.timeout(120000);
+  afterEach(() => release());
+
+  it('admits under the budget, letting the least recently used model go', () => {
+    const plan = { storedBytes: 60, constantBytes: 80 };
+    const a = admit('a', 'A', plan, false, 100);
+    assert.equal(a?.mode, 'stored');
+    const b = admit('b', 'B', plan, false, 100);
+    assert.equal(b?.mode, 'stored');
+    assert.equal(a?.released, true, 'a was the least recently used');
+    assert.deepEqual(residentModels().map((m) => m.folder), ['B']);
+    assert.equal(admit('c', 'C', plan, true, 90)?.mode, 'constants');
+    assert.equal(admit('d', 'D', { storedBytes: 200, constantBytes: 300 }, true, 100), undefined, 'over the budget: read as it runs');
+  });
+
+  for (const name of ['gpt2', 'llama-gqa-bf16'] as const) {
+    it(`${name}: the second run reads no weight bytes and gives the first run's numbers, as a run that keeps nothing`, async () => {
+      const ids = modelReference(name).token_ids;
+      const streamed = await runModel(folderFiles(modelFixture(name)), { ids }, { residentBudgetBytes: 0 });
+      assert.equal(streamed.resident, 'streamed');
+      const { files, bytes } = counting(name);
+      const first = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
+      const firstBytes = bytes();
+      const second = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
+      assert.notEqual(second.resident, 'streamed');
+      assert.equal(bytes() - firstBytes, headerBytes(modelFixture(name)), 'the second run read the safetensors headers and nothing else');
+      // ONNX Runtime's pre-packed Gemm rounds as its MatMul on fed weights does, within float32's last digits.
+      for (const run of [first, second]) {
+        assert.ok(worst(run.logitsLast as Float32Array, streamed.logitsLast as Float32Array) < 1e-4);
+        assert.ok(worst(run.weights(0, 0), streamed.weights(0, 0)) < 1e-5);
+      }
+      // A drill-down of a resident run reads the weights ONNX Runtime holds from the file again.
+      assert.deepEqual((await second.drillDownSpec(0, 0)).WQ, (await streamed.drillDownSpec(0, 0)).WQ);
+    });
+  }
+});
