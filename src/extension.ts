@@ -16,6 +16,7 @@ import { trackPlaces } from './features/place';
 import { Results } from './host/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
+import { registerResidentModels } from './features/residentModels';
 import { registerTensorFiles } from './features/tensorFile';
 import { AttentionWorker } from './worker/client';
 
@@ -59,6 +60,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
   registerTensorFiles(context, { worker, analyzer, results, panel, log });
   registerDebugSource(context, { runner, results, panel, log });
   registerHeads(context, { worker, analyzer, results, panel, models, log, errors: commandErrors });
+  registerResidentModels(context, worker);
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);

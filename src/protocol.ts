@@ -175,6 +175,20 @@ export interface WorkerModelHeadRequest {
 }
 
 /** What the host keeps of a model run: enough for messages, pickers and titles. */
+/** A model whose weights the worker keeps between runs (core/model/resident.ts). */
+export interface ResidentModelInfo {
+  folder: string;
+  /** 'constants': ONNX Runtime holds the products' weights pre-packed; 'stored': the tensors as stored. */
+  mode: string;
+  bytes: number;
+}
+
+/** Let every resident model go; answered with `modelReleased`. */
+export interface WorkerModelReleaseRequest {
+  type: 'modelRelease';
+  id: number;
+}
+
 export interface ModelRunSummary {
   /** The worker's handle of the run (the id of the request that made it). */
   run: number;
@@ -188,12 +202,15 @@ export interface ModelRunSummary {
   warnings: string[];
   backend: string;
   timings: { loadMs: number; forwardMs: number };
+  /** The models resident in the worker after this run, most recently used first. */
+  resident?: ResidentModelInfo[];
 }
 
 export type WorkerRequest =
   | WorkerModelRequest
   | WorkerModelPrepareRequest
   | WorkerModelHeadRequest
+  | WorkerModelReleaseRequest
   | WorkerRunRequest
   | WorkerRegionRequest
   | WorkerVariantsRequest
@@ -227,6 +244,7 @@ export type WorkerResponse =
   | { type: 'modelHead'; id: number; spec: AttentionSpec }
   /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too). */
   | { type: 'modelPrepared'; id: number; ms: number; error?: string }
+  | { type: 'modelReleased'; id: number; resident: ResidentModelInfo[] }
   | { type: 'modelFailed'; id: number; cancelled: boolean; error: string }
   /** `reading` null: the worker does not hold that version of the text (it was restarted, or
    * missed an edit); the host sends the whole text again. */

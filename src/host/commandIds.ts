@@ -13,6 +13,8 @@ export const COMMANDS = {
   runModel: 'attentionLens.runModel',
   /** A vision model on a picture `(image?: Uri, folder?: string | Uri)`: the explorer's menu on an image, the CodeLens on a vision config.json. */
   runVisionOnImage: 'attentionLens.runVisionOnImage',
+  /** Lets every model the worker keeps resident go (features/residentModels.ts). */
+  releaseModels: 'attentionLens.releaseModels',
   openModelHead: 'attentionLens.openModelHead',
   showHeads: 'attentionLens.showHeads',
   /** Internal: the heads views of a model run `(run: number, folder: string)`. */

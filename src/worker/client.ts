@@ -29,12 +29,14 @@ import type {
   WorkerResponse,
   WorkerModelHeadRequest,
   WorkerModelPrepareRequest,
+  WorkerModelReleaseRequest,
+  ResidentModelInfo,
   WorkerModelRequest,
   WorkerRequest,
   WorkerRunRequest,
 } from '../protocol';
 
-type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' }>;
+type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' | 'modelReleased' }>;
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -180,7 +182,26 @@ export class AttentionWorker {
     return response;
   }
 
-  private modelRequest(request: WorkerModelRequest | WorkerModelPrepareRequest | WorkerModelHeadRequest): Promise<ModelResponse> {
+  /** Lets every model the worker keeps resident go; resolves to what stays (nothing). */
+  async releaseModels(): Promise<ResidentModelInfo[]> {
+    const response = await this.modelRequest({ type: 'modelRelease', id: this.nextId++ });
+    if (response.type !== 'modelReleased') throw new Error('the worker answered a release with something else');
+    return response.resident;
+  }
+
+  private readonly residentListeners = new Set<(resident: ResidentModelInfo[]) => void>();
+
+  /** Calls `listener` with the worker's resident models whenever a run or a release says them; returns its removal. */
+  onResidentModels(listener: (resident: ResidentModelInfo[]) => void): { dispose(): void } {
+    this.residentListeners.add(listener);
+    return { dispose: () => this.residentListeners.delete(listener) };
+  }
+
+  private residentChanged(resident: ResidentModelInfo[]): void {
+    for (const listener of this.residentListeners) listener(resident);
+  }
+
+  private modelRequest(request: WorkerModelRequest | WorkerModelPrepareRequest | WorkerModelHeadRequest | WorkerModelReleaseRequest): Promise<ModelResponse> {
     const answer = new Promise<ModelResponse>((resolve, reject) => this.modelRequests.set(request.id, { resolve, reject }));
     this.ensureWorker().postMessage(request);
     return answer;
@@ -321,7 +342,9 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
-    if (response.type === 'model' || response.type === 'modelHead' || response.type === 'modelPrepared' || response.type === 'modelFailed') {
+    if (response.type === 'model' || response.type === 'modelHead' || response.type === 'modelPrepared' || response.type === 'modelReleased' || response.type === 'modelFailed') {
+      if (response.type === 'model' && response.summary.resident) this.residentChanged(response.summary.resident);
+      if (response.type === 'modelReleased') this.residentChanged(response.resident);
       const request = this.modelRequests.get(response.id);
       this.modelRequests.delete(response.id);
       if (response.type !== 'modelFailed') request?.resolve(response);

@@ -89,6 +89,10 @@ port.on('message', (request: WorkerRequest) => {
     case 'modelHead':
       queue = queue.then(async () => port.postMessage(await models.head(request)));
       return;
+    case 'modelRelease':
+      // After the runs under way: their sessions are let go once they end.
+      queue = queue.then(async () => port.postMessage(models.release(request)));
+      return;
     case 'modelPrepare':
       // With the runs: a run asked for meanwhile finds the tokenizer built rather than building it too.
       queue = queue.then(async () => port.postMessage(await models.prepare(request)));

@@ -7,8 +7,9 @@ import { predictionText } from '../core/model/describe';
 import { inductionProbe } from '../core/heads/probe';
 import { probeModel } from '../core/model/probeModel';
 import { prepareModel, runModel, type ModelRun } from '../core/model/run';
+import { release, residentModels } from '../core/model/resident';
 import { folderFiles } from '../node/modelFiles';
-import type { ModelRunSummary, WorkerModelHeadRequest, WorkerModelPrepareRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
+import type { ModelRunSummary, ResidentModelInfo, WorkerModelHeadRequest, WorkerModelPrepareRequest, WorkerModelReleaseRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
 
 /** Runs kept for their views and drill-downs: the latest, and the ones a panel may still show. */
 const KEPT_RUNS = 4;
@@ -46,6 +47,12 @@ export class ModelRuns {
     } catch (error) {
       return { type: 'modelFailed', id: request.id, cancelled: error instanceof CancelledError, error: messageOf(error) };
     }
+  }
+
+  /** Lets every resident model's weights go (the kept runs still answer: they read their weights again). */
+  release(request: WorkerModelReleaseRequest): WorkerResponse {
+    release();
+    return { type: 'modelReleased', id: request.id, resident: residentInfo() };
   }
 
   async prepare(request: WorkerModelPrepareRequest): Promise<WorkerResponse> {
@@ -100,7 +107,12 @@ function summaryOf(id: number, run: ModelRun): ModelRunSummary {
     warnings: run.warnings,
     backend: run.backend,
     timings: run.timings,
+    resident: residentInfo(),
   };
+}
+
+function residentInfo(): ResidentModelInfo[] {
+  return residentModels().map(({ folder, mode, bytes }) => ({ folder, mode, bytes }));
 }
 
 function messageOf(error: unknown): string {
