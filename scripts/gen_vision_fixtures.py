@@ -2,6 +2,7 @@
 """Random-weight vision transformer folders, test pictures, and float64 PyTorch references of their forward pass.
 
     /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR          # the fixture set (a few seconds)
+    /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR --check  # and every reference against a second route (below)
     /usr/bin/python3 scripts/gen_vision_fixtures.py OUTDIR --bench  # ViT-B/16 and DINOv2-S/14 shapes in OUTDIR/bench
     /usr/bin/python3 scripts/gen_vision_fixtures.py FOLDER --time N  # PyTorch's float32 forward of FOLDER on its picture.png, N times (bench/vision.ts)
 
@@ -15,6 +16,15 @@ the tokens, the patch grid, and what a float64 forward of the stored weights giv
 The forwards are written from transformers' modeling_{vit,deit,dinov2,dinov2_with_registers,clip,siglip}.py
 (no transformers here). Needs Debian's python3-torch and python3-pil. Seeded: the same command writes
 the same files.
+
+--check recomputes every reference from the files as written (config, model.safetensors, the reference's own
+pixel_values) by a second route that shares no function with forward(): the patch embedding as an unfold of the
+pixels into patch rows times the flattened kernel (not conv2d), the sequence assembled by slot assignment (class,
+distillation, register tokens), DINOv2's position interpolation as explicit separable bicubic matrices (PyTorch's
+cubic convolution, A = -0.75, and its antialiased PIL-style filter, A = -0.5, written out), the blocks from
+nn.LayerNorm and nn.MultiheadAttention, layer scale as a diagonal matrix, torch's F.gelu (erf / tanh) or quick_gelu
+as x / (1 + exp(-1.702 x)), and the heads (DeiT's two averaged, DINOv2's class token beside the patch mean) as
+matrix products. It prints `NAME: reference vs torch modules, largest difference X` per folder.
 """
 import argparse
 import json
@@ -409,10 +419,177 @@ def time_forward(folder, rounds):
     print(json.dumps({'load_ms': load_ms, 'forward_ms': times, 'tokens': int(final.shape[0]), 'hidden_last': final[-1][:4].tolist(), 'threads': torch.get_num_threads()}))
 
 
+# ---------------------------------------------------------------- --check: a second route of every reference
+
+def patch_rows(pixels, p):
+    """[rows·cols, channels·p·p]: each patch's pixels in the kernel's (channel, y, x) order, patches row-major."""
+    _, ch, height, width = pixels.shape
+    rows, cols = height // p, width // p
+    x = pixels[0, :, :rows * p, :cols * p].reshape(ch, rows, p, cols, p)
+    return x.permute(1, 3, 0, 2, 4).reshape(rows * cols, ch * p * p), (rows, cols)
+
+
+def cubic_matrix(size_in, size_out, antialias):
+    """[size_out, size_in]: F.interpolate's bicubic (align_corners=False) along one axis, as a matrix. Without
+    antialias, PyTorch's cubic convolution (A = -0.75) on the 4 taps around (i + 0.5)·in/out - 0.5, borders clamped;
+    with it, the PIL-style filter (A = -0.5) stretched by the scale when downscaling, its taps normalised."""
+    def kernel(t, a):
+        t = abs(t)
+        if t <= 1:
+            return ((a + 2) * t - (a + 3)) * t * t + 1
+        if t < 2:
+            return (((t - 5) * t + 8) * t - 4) * a
+        return 0.0
+    scale = size_in / size_out
+    m = torch.zeros(size_out, size_in)
+    for i in range(size_out):
+        if not antialias:
+            source = (i + 0.5) * scale - 0.5
+            base = math.floor(source)
+            for tap in range(-1, 3):
+                m[i, min(max(base + tap, 0), size_in - 1)] += kernel(source - (base + tap), -0.75)
+            continue
+        center, stretch = scale * (i + 0.5), max(scale, 1.0)
+        low, high = max(int(center - 2 * stretch + 0.5), 0), min(int(center + 2 * stretch + 0.5), size_in)
+        taps = [kernel((j - center + 0.5) / stretch, -0.5) for j in range(low, high)]
+        for j, weight in zip(range(low, high), taps):
+            m[i, j] = weight / sum(taps)
+    return m
+
+
+def block_modules(w, at, names, C, H, eps):
+    """nn.LayerNorm ×2 and an nn.MultiheadAttention holding one pre-LN block's weights."""
+    norm1, q, k, v, out, norm2 = names
+    ln1, ln2 = torch.nn.LayerNorm(C, eps=eps), torch.nn.LayerNorm(C, eps=eps)
+    for module, name in ((ln1, norm1), (ln2, norm2)):
+        module.weight.data, module.bias.data = w[at + name + '.weight'], w[at + name + '.bias']
+    mha = torch.nn.MultiheadAttention(C, H, batch_first=True)
+    mha.in_proj_weight.data = torch.cat([w[at + t + '.weight'] for t in (q, k, v)])
+    mha.in_proj_bias.data = torch.cat([w[at + t + '.bias'] for t in (q, k, v)])
+    mha.out_proj.weight.data, mha.out_proj.bias.data = w[at + out + '.weight'], w[at + out + '.bias']
+    return ln1, mha, ln2
+
+
+SECOND_ACTS = {
+    'gelu': lambda x: F.gelu(x),
+    'gelu_pytorch_tanh': lambda x: F.gelu(x, approximate='tanh'),
+    'quick_gelu': lambda x: x / (1 + torch.exp(-1.702 * x)),
+}
+
+
+def forward_by_modules(config, w, pixel_values, pixel_shape):
+    """The second route: attentions [layer][head][q][k], the last token's final hidden state, the logits (or None)."""
+    kind = config['model_type']
+    cfg = config.get('vision_config', config)
+    C, H, p, eps = cfg['hidden_size'], cfg['num_attention_heads'], cfg['patch_size'], cfg['layer_norm_eps']
+    prefix = next(k for k in w if '.0.' in k and 'encoder.layer' in k).split('encoder.layer')[0]
+    e = prefix + 'embeddings.'
+    pixels = torch.tensor(pixel_values).reshape(1, *pixel_shape)
+    tower = kind in ('clip', 'siglip_vision_model')
+    kernel = w[e + ('patch_embedding' if tower else 'patch_embeddings.projection') + '.weight']
+    bias = w.get(e + ('patch_embedding' if tower else 'patch_embeddings.projection') + '.bias')
+    flat, (rows, cols) = patch_rows(pixels, p)
+    patches = flat @ kernel.reshape(C, -1).T + (0 if bias is None else bias)
+    registers = cfg.get('num_register_tokens', 0)
+    special = {'clip': ['class_embedding'], 'siglip_vision_model': [], 'vit': ['cls_token'], 'deit': ['cls_token', 'distillation_token'],
+               'dinov2': ['cls_token'], 'dinov2_with_registers': ['cls_token']}[kind]
+    lead = len(special)
+    n = lead + registers + rows * cols
+    x = torch.zeros(n, C)
+    for slot, name in enumerate(special):
+        x[slot] = w[e + name].reshape(C)
+    x[lead + registers:] = patches
+    pos = (w[e + 'position_embedding.weight'] if tower else w[e + 'position_embeddings'][0])
+    side = cfg['image_size'] // p
+    if kind.startswith('dinov2') and (rows * cols != side * side or rows != cols):
+        grid = pos[lead:].reshape(side, side, C)
+        antialias = kind == 'dinov2_with_registers'
+        down, across = cubic_matrix(side, rows, antialias), cubic_matrix(side, cols, antialias)
+        grid = torch.einsum('rs,stc,ut->ruc', down, grid, across)
+        pos = torch.cat([pos[:lead], grid.reshape(rows * cols, C)])
+    # positions go to the class/distillation slots and the patches, never to the registers (inserted after)
+    x[:lead] += pos[:lead]
+    x[lead + registers:] += pos[lead:]
+    if registers:
+        x[lead:lead + registers] = w[e + 'register_tokens'][0]
+    if kind == 'clip':
+        pre = torch.nn.LayerNorm(C, eps=eps)
+        pre.weight.data, pre.bias.data = w[prefix + 'pre_layrnorm.weight'], w[prefix + 'pre_layrnorm.bias']
+        x = pre(x)
+    x = x[None]
+    dinov2 = kind.startswith('dinov2')
+    act = SECOND_ACTS[cfg['hidden_act']]
+    attentions = []
+    for i in range(cfg['num_hidden_layers']):
+        if tower:
+            at = f'{prefix}encoder.layers.{i}.'
+            names = ('layer_norm1', 'self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.out_proj', 'layer_norm2')
+            fc = ('mlp.fc1', 'mlp.fc2')
+        else:
+            at = f'{prefix}encoder.layer.{i}.'
+            names = ('norm1' if dinov2 else 'layernorm_before', 'attention.attention.query', 'attention.attention.key',
+                     'attention.attention.value', 'attention.output.dense', 'norm2' if dinov2 else 'layernorm_after')
+            fc = ('mlp.fc1', 'mlp.fc2') if dinov2 else ('intermediate.dense', 'output.dense')
+        ln1, mha, ln2 = block_modules(w, at, names, C, H, eps)
+        h = ln1(x)
+        out, weights = mha(h, h, h, need_weights=True, average_attn_weights=False)
+        attentions.append(weights[0])
+        if dinov2:
+            out = out @ torch.diag(w[at + 'layer_scale1.lambda1'])
+        x = x + out
+        hidden = act(ln2(x) @ w[at + fc[0] + '.weight'].T + w[at + fc[0] + '.bias'])
+        m = hidden @ w[at + fc[1] + '.weight'].T + w[at + fc[1] + '.bias']
+        if dinov2:
+            m = m @ torch.diag(w[at + 'layer_scale2.lambda1'])
+        x = x + m
+    post = torch.nn.LayerNorm(C, eps=eps)
+    final_name = prefix + ('post_layernorm' if tower else 'layernorm')
+    post.weight.data, post.bias.data = w[final_name + '.weight'], w[final_name + '.bias']
+    final = post(x)[0]
+    logits = None
+    if 'cls_classifier.weight' in w:
+        both = torch.stack([final[0], final[1]])
+        heads = torch.stack([both[0] @ w['cls_classifier.weight'].T + w['cls_classifier.bias'],
+                             both[1] @ w['distillation_classifier.weight'].T + w['distillation_classifier.bias']])
+        logits = torch.tensor([0.5, 0.5]) @ heads
+    elif 'classifier.weight' in w:
+        features = final[0]
+        if dinov2:
+            average = torch.full((rows * cols,), 1 / (rows * cols)) @ final[lead + registers:]
+            features = torch.cat([final[0], average])
+        logits = w['classifier.weight'] @ features + w['classifier.bias']
+    return torch.stack(attentions), final[-1], logits
+
+
+def check(out):
+    """Every reference-*.json against forward_by_modules; returns {folder: largest difference}."""
+    worst = {}
+    with torch.no_grad():
+        for name in sorted(os.listdir(out)):
+            folder = os.path.join(out, name)
+            pictures = sorted(f for f in os.listdir(folder) if f.startswith('reference-')) if os.path.isdir(folder) else []
+            if not pictures:
+                continue
+            config = json.load(open(os.path.join(folder, 'config.json'), encoding='utf-8'))
+            w = {k: v.to(torch.float64) for k, v in read_safetensors(os.path.join(folder, 'model.safetensors')).items()}
+            for file in pictures:
+                reference = json.load(open(os.path.join(folder, file), encoding='utf-8'))
+                attentions, hidden, logits = forward_by_modules(config, w, reference['pixel_values'], reference['pixel_shape'])
+                differences = [(attentions - torch.tensor(reference['attentions'])).abs().max().item(),
+                               (hidden - torch.tensor(reference['hidden_last'])).abs().max().item()]
+                if (logits is None) != (reference['logits_last'] is None):
+                    differences.append(math.inf)
+                elif logits is not None:
+                    differences.append((logits - torch.tensor(reference['logits_last'])).abs().max().item())
+                worst[name] = max(worst.get(name, 0.0), *differences)
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('out')
     parser.add_argument('--bench', action='store_true')
+    parser.add_argument('--check', action='store_true', help='also check every reference against a second route')
     parser.add_argument('--time', type=int)
     args = parser.parse_args()
     if args.time:
@@ -421,6 +598,12 @@ def main():
         bench(args.out)
     else:
         fixtures(args.out)
+        if args.check:
+            worst = check(args.out)
+            for name, difference in worst.items():
+                print(f'{name}: reference vs torch modules, largest difference {difference:.2e}')
+            if not worst or max(worst.values()) > 1e-9:
+                sys.exit('the references disagree with the second route')
 
 
 if __name__ == '__main__':
