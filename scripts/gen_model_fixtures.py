@@ -807,15 +807,15 @@ def rope_by_formula(config, dim, n):
         return torch.tensor(plain, dtype=torch.float64), 1.0
     if kind == 'yarn':  # pairs turning ≥ beta_fast times in the original context keep their frequency, ≤ beta_slow are divided by s
         original = p['original_max_position_embeddings']
-        s = longest / original
+        s = p['factor']  # as given: the original context only places the ramp
         pair_at = lambda turns: dim / 2 * math.log(original / (2 * math.pi * turns), base)
         low, high = max(math.floor(pair_at(p['beta_fast'])), 0), min(math.ceil(pair_at(p['beta_slow'])), dim - 1)
         ramp = [min(max((i - low) / (high - low), 0.0), 1.0) for i in range(dim // 2)]
-        return torch.tensor([f * (1 - r) + f / s * r for f, r in zip(plain, ramp)], dtype=torch.float64), 1 + 0.1 * math.log(s)
+        return torch.tensor([f * (1 - r) + f / s * r for f, r in zip(plain, ramp)], dtype=torch.float64), p.get('attention_factor') or 1 + 0.1 * math.log(s)
     if kind in ('longrope', 'su'):  # each pair's wavelength stretched by its own factor, long ones past the original context
         original = config['original_max_position_embeddings']
         stretch = p['long_factor'] if n > original else p['short_factor']
-        s = longest / original
+        s = p.get('factor') or longest / original
         return torch.tensor([f / e for f, e in zip(plain, stretch)], dtype=torch.float64), math.sqrt(1 + math.log(s) / math.log(original))
     raise ValueError(kind)
 
@@ -913,7 +913,10 @@ def llama_by_einsum(config, w, ids):
                 sparse = arch == 'mixtral' or (layer not in config.get('mlp_only_layers', []) and (layer + 1) % config.get('decoder_sparse_step', 1) == 0)
                 if sparse:
                     return experts_by_token_loop(config, w, p + ('block_sparse_moe' if arch == 'mixtral' else 'mlp'), t)
-            act = functional.gelu(linear(t, p + 'mlp.gate_proj', 0), approximate='tanh') if arch == 'gemma' else functional.silu(linear(t, p + 'mlp.gate_proj', 0))
+            # Gemma's MLP applies hidden_act (transformers no longer reads hidden_activation); the rest are SwiGLU.
+            gated = linear(t, p + 'mlp.gate_proj', 0)
+            act = {'silu': functional.silu, 'gelu': functional.gelu, 'gelu_pytorch_tanh': lambda x: functional.gelu(x, approximate='tanh')}[
+                config.get('hidden_act', 'gelu_pytorch_tanh')](gated) if arch == 'gemma' else functional.silu(gated)
             return linear(act * linear(t, p + 'mlp.up_proj', 1), p + 'mlp.down_proj')
         if arch == 'olmo2':
             x = x + norm(a, p + 'post_attention_layernorm')
