@@ -93,6 +93,11 @@ function receive(message: HostToWebview): void {
   requestedFor = undefined;
   arrival = { receivedAt, decodedAt: now() };
   startup.dataAt ??= receivedAt;
+  if (incoming.result && startup.resultAt === undefined) {
+    // The first result (a model's head: its page is made, and says it computes, before the worker answers).
+    startup.resultAt = receivedAt;
+    if (incoming.timing) startup.resultSentAt = incoming.timing.sentAt;
+  }
   const sameProblem = state.uri === incoming.uri && state.problemIndex === incoming.problemIndex;
   data = incoming;
   update({
@@ -299,6 +304,20 @@ function loadHeavyPartsAfterPaint(): void {
   requestAnimationFrame(() => setTimeout(() => void loadPlotly()));
 }
 
+/** The next frame shows what was just inserted: the first paint, and the first paint of a result. */
+function stampStartup(): void {
+  const first = startup.paintedAt === undefined && !document.body.dataset.startup;
+  const firstResult = startup.resultAt !== undefined && startup.resultPaintedAt === undefined && document.body.dataset.resultPainting === undefined;
+  if (!first && !firstResult) return;
+  if (first) document.body.dataset.startup = '';
+  if (firstResult) document.body.dataset.resultPainting = '';
+  requestAnimationFrame(() => {
+    if (first) startup.paintedAt = now();
+    if (firstResult) startup.resultPaintedAt = now();
+    document.body.dataset.startup = JSON.stringify(startup);
+  });
+}
+
 async function render(): Promise<void> {
   const generation = ++renderGeneration;
   const current = data;
@@ -326,6 +345,7 @@ async function render(): Promise<void> {
     replaceContent(parts, previousCards, scrolled);
     showStale(undefined);
     document.body.dataset.rendered = String(generation);
+    stampStartup();
     loadHeavyPartsAfterPaint();
     return;
   }
@@ -341,14 +361,7 @@ async function render(): Promise<void> {
   replaceContent(parts, previousCards, scrolled);
   showStale(current.stale);
   document.body.dataset.painted = String(generation);
-  if (!document.body.dataset.startup) {
-    document.body.dataset.startup = '';
-    // The next frame is the one that shows it.
-    requestAnimationFrame(() => {
-      startup.paintedAt = now();
-      document.body.dataset.startup = JSON.stringify(startup);
-    });
-  }
+  stampStartup();
   loadHeavyPartsAfterPaint();
   // Every heatmap shows its new numbers in the next frame (the previews); plotly then redraws the
   // plots, those on screen first (an update of a long Steps view is mostly off screen), one per
