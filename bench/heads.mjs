@@ -111,14 +111,18 @@ async function hovers(page, frame) {
   const box = await frame.locator('#grid-canvas').boundingBox();
   const visible = await (await frame.frameElement()).boundingBox();
   const inside = (x, y) => x > visible.x && x < visible.x + visible.width && y > visible.y && y < visible.y + visible.height;
-  for (let i = 0, moved = 0; moved < HOVERS && i < 12 * HOVERS; i++) {
+  // Each move waits for the page's answer before the next: Chromium coalesces mouse moves that
+  // fall in one frame, and a loaded machine's frames are longer than the 30 ms between moves.
+  const answeredSoFar = () => frame.evaluate(() => window.attentionLensBenchHovers.filter((hover) => hover.text !== '').length);
+  for (let i = 0; (await answeredSoFar()) < HOVERS && i < 4 * HOVERS; i++) {
     const l = (i * 5) % 12;
     const h = (i * 7) % 12;
     const x = box.x + LABEL + h * (SIDE + GAP) + ((i * 13) % SIDE);
     const y = box.y + LABEL + l * (SIDE + GAP) + ((i * 29) % SIDE);
     if (!inside(x, y)) continue;
-    moved++;
+    const before = await frame.evaluate(() => window.attentionLensBenchHovers.length);
     await page.mouse.move(x, y);
+    await frame.waitForFunction((n) => window.attentionLensBenchHovers.length > n, before, { timeout: 1000 }).catch(() => {});
     await page.waitForTimeout(30);
   }
   await page.waitForTimeout(100);
