@@ -150,7 +150,7 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
       panel = await webviewFrame(page, `body.vscode-${theme} section.card.heatmap[data-key="weights"][data-head="1"] .plot .heatmaplayer`);
       // What the screenshot shows: the weights' heatmap inside the panel's view, the plot's tick
       // labels and the card's heading standing out from the theme's background (dark on light,
-      // light on dark), redrawn once the theme changed. (Not the exact foreground: in some runs
+      // light on dark, contrast ≥ 4.5), redrawn once the theme changed. (Not the exact foreground: in some runs
       // plotly was handed a colour it drew as rgb(0, 0, 0) on the light theme — readable, and
       // open as a finding of issue 46's follow-up.)
       const look = () => panel.locator('body').evaluate((body) => {
@@ -173,7 +173,15 @@ describe('Attention Lens end to end (VS Code in Chromium)', function () {
         };
       });
       const luminance = ([r, g, b]) => (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
-      const stands = (text, background) => (theme === 'light' ? luminance(text) < luminance(background) : luminance(text) > luminance(background));
+      // Readable as WCAG defines it: dark on light (light on dark) with a contrast ratio of at least
+      // 4.5 between the sRGB relative luminances — a foreground stuck at #333 on a dark theme is 1.3.
+      const relative = (rgb) => {
+        const [r, g, b] = rgb.map((c) => (c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4));
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+      };
+      const contrast = (a, b) => (Math.max(relative(a), relative(b)) + 0.05) / (Math.min(relative(a), relative(b)) + 0.05);
+      const stands = (text, background) =>
+        (theme === 'light' ? luminance(text) < luminance(background) : luminance(text) > luminance(background)) && contrast(text, background) >= 4.5;
       const follows = ({ background, tick, heading }) =>
         tick !== undefined && stands(tick, background) && stands(heading, background);
       await eventually(async () => assert.ok(follows(await look()), `${theme}: ${JSON.stringify(await look())}`));
