@@ -4,7 +4,7 @@
 // and multi-head problems, so the model view and head scores work over it unchanged.
 import { warmThreads } from '../engine/fast/pool';
 import { columns } from '../engine/kernels';
-import type { AttentionStack } from '../heads/stack';
+import type { AttentionKind, AttentionStack } from '../heads/stack';
 import type { ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
@@ -59,6 +59,12 @@ export interface ModelRun extends AttentionStack {
    * of a [MASK]. Undefined without an LM head, or at a BERT position that is not a [MASK].
    */
   predictAt(position: number): Promise<Prediction | undefined>;
+  /**
+   * An encoder–decoder run's three kinds, each a ModelRun of its own (its heads' weights and
+   * step-by-step problems); the run itself is its `cross` stack (target × source: the alignment).
+   * Absent for a model with one kind of attention.
+   */
+  kinds?: { [K in AttentionKind]?: ModelRun };
 }
 
 const TOP = 5;
