@@ -15,7 +15,8 @@ import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend, LinearWeights } from './backend';
 import { type Activation, type LayerAttention, type ModelConfig, outputWidth, type RopeFrequencies, ropeAt } from './config';
 import { type LayerRouting, mixtureOfExperts } from './experts';
-import type { LayerLayout, LinearLayout, MlpLayout, ModelLayout, NormLayout } from './layout';
+import type { CrossLayout, LayerLayout, LinearLayout, MlpLayout, ModelLayout, NormLayout } from './layout';
+import { relativeBias } from './relative';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
 
@@ -36,6 +37,39 @@ export interface LayerRecord {
   pools: LayerPools;
   /** A mixture-of-experts layer's routing, as the run used it. */
   routing?: LayerRouting;
+  /** A decoder layer's cross-attention: its normed input [n × hidden], Q [n × heads·head_dim], K of the encoder's output [keys × …], its pools. */
+  cross?: CrossRecord;
+}
+
+/** What a decoder layer's cross-attention keeps: as LayerRecord, its keys the encoder's `keys` positions. */
+export interface CrossRecord extends Omit<LayerRecord, 'cross' | 'routing'> {
+  keys: number;
+}
+
+/** Which attention of a layer: its self-attention, or a decoder layer's cross-attention over the encoder's output. */
+export type AttentionSite = 'self' | 'cross';
+
+/** The encoder's output as a decoder reads it: its final states [rows × hidden], and each layer's cross K and V of them, made once. */
+export interface EncoderMemory {
+  states: Float32Array;
+  rows: number;
+  keysValues: Map<number, Promise<{ K: Float32Array; V: Float32Array }>>;
+}
+
+export function encoderMemory(states: Float32Array, rows: number): EncoderMemory {
+  return { states, rows, keysValues: new Map() };
+}
+
+/** A decoder's self-attention keys and values of the positions run so far (a KV cache), per layer; `past` positions. */
+export interface DecoderCache {
+  past: number;
+  layers: { K: Float32Array; V: Float32Array }[];
+}
+
+/** How a stack runs beyond its tokens: a decoder's encoder output, and its cache when it continues a sequence (the new rows are positions past…). */
+export interface StackContext {
+  memory?: EncoderMemory;
+  cache?: DecoderCache;
 }
 
 /** Bytes of the fast path's materialised n×n steps per weight of one head: the weights alone, in float32 (weightsOnly). */
@@ -114,28 +148,47 @@ export class ModelForward {
     readonly backend: LinearBackend,
   ) {}
 
-  async run(ids: readonly number[], control: ForwardControl = {}): Promise<ForwardResult> {
-    return this.runFrom(await this.embed(ids), ids.length, control);
+  async run(ids: readonly number[], control: ForwardControl = {}, context: StackContext = {}): Promise<ForwardResult> {
+    return this.runFrom(await this.embed(ids, context.cache?.past ?? 0), ids.length, control, context);
   }
 
-  /** The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's patches: patches.ts). */
-  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}): Promise<ForwardResult> {
+  /**
+   * The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's
+   * patches: patches.ts). With a cache, the rows are positions past… attending to the cached keys
+   * too, and the cache grows by them.
+   */
+  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}, context: StackContext = {}): Promise<ForwardResult> {
     let x = embedded;
     const layers: LayerRecord[] = [];
+    const past = context.cache?.past ?? 0;
+    const bias = await this.selfBias(past, n, past + n);
+    if (!context.cache) this.fullBias = bias && { n, data: bias };
     for (let i = 0; i < this.layout.layers.length; i++) {
       checkCancelled(control);
-      const { output, record } = await this.layer(i, x, n, control);
+      const { output, record } = await this.layer(i, x, n, control, context, bias);
       x = output;
       layers.push(record);
     }
+    if (context.cache) context.cache.past += n;
     const normed = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
     const hidden = this.layout.projectOut ? await this.linear(normed, n, this.layout.projectOut) : normed;
     return { layers, hidden };
   }
 
-  private async embed(ids: readonly number[]): Promise<Float32Array> {
+  /** The self-attention bias of the layers (T5's relative positions) for query rows at positions first… against `keys` keys, [heads × queries × keys]; undefined without one. */
+  private async selfBias(first: number, queries: number, keys: number): Promise<Float32Array | undefined> {
+    const relative = this.layout.relativeBias;
+    const r = this.config.encoderDecoder?.relativePositions;
+    if (!relative || !r) return undefined;
+    const table = await this.weights.get(relative.table, [r.buckets, this.config.heads]);
+    return relativeBias(table, this.config.heads, relative.bidirectional, r.buckets, r.maxDistance, first, queries, keys);
+  }
+
+  /** Embeddings of tokens at positions first… (a decoder continuing its sequence starts past 0). */
+  private async embed(ids: readonly number[], first = 0): Promise<Float32Array> {
     const c = this.config;
-    const { tokenEmbeddings, positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
+    const { positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
+    const tokenEmbeddings = this.weights.first(this.layout.tokenEmbeddings, ...(this.layout.tokenEmbeddingsAlso ?? [])) ?? this.layout.tokenEmbeddings;
     for (const id of ids) if (!Number.isInteger(id) || id < 0 || id >= c.vocab) throw new RangeError(`token id ${id} is outside the vocabulary (0…${c.vocab - 1})`);
     // Only the rows of the tokens present are read, not the whole table: each distinct token once
     // (the induction probe repeats every token), all reads under way at once.
@@ -150,20 +203,27 @@ export class ModelForward {
       for (let i = 0; i < x.length; i++) x[i] *= scale;
     }
     if (this.layout.projectIn) x = await this.linear(x, ids.length, this.layout.projectIn);
-    if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids));
+    if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids, first));
+    if (c.sinusoidalPositions) addInPlace(x, sinusoidalRows(first, ids.length, width));
     if (typeEmbeddings) addInPlace(x, gatherRows(await this.weights.rows(typeEmbeddings, [c.typeVocab, c.hidden], 0, 1), c.hidden, ids.map(() => 0)));
     return embeddingNorm ? this.norm(x, embeddingNorm) : x;
   }
 
-  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl): Promise<{ output: Float32Array; record: LayerRecord }> {
+  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl, context: StackContext = {}, bias?: Float32Array): Promise<{ output: Float32Array; record: LayerRecord }> {
     const L = this.layout.layers[index];
     // A resident model's first run: the next layer's weights are read while this one computes.
     const next = this.layout.layers[index + 1];
     if (next) this.weights.prefetch(linearsOf(next).map((P) => `${P.name}.weight`));
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
-    const { Q, K, V } = await this.queriesKeysValues(index, input, n);
-    const pools = new LayerPools(this.config.heads, n, n, this.config.causal);
-    const attended = await this.attend(index, Q, K, V, n, pools, control);
+    const { Q, K: newK, V: newV } = await this.queriesKeysValues(index, input, n);
+    // Continuing a sequence: the new rows' keys and values join the cached ones.
+    const cached = context.cache?.layers[index];
+    const K = cached ? concatenated(cached.K, newK) : newK;
+    const V = cached ? concatenated(cached.V, newV) : newV;
+    if (context.cache) context.cache.layers[index] = { K, V };
+    const keys = (context.cache?.past ?? 0) + n;
+    const pools = new LayerPools(this.config.heads, n, keys, this.config.causal);
+    const attended = await this.attend(index, 'self', Q, K, V, n, keys, pools, control, bias);
     const attention = this.scaled(await this.layerScaled(await this.linear(attended, n, L.out), L.attentionScale));
     if (L.parallel) {
       // GPT-J, GPT-NeoX, Phi, StableLM: the MLP reads the block's input (its own norm, or the attention's), not the sum.
@@ -172,13 +232,43 @@ export class ModelForward {
       return { output: addInPlace(addInPlace(mlp, attention), x), record: { input, Q, K, pools } };
     }
     x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
+    let cross: CrossRecord | undefined;
+    if (L.cross) {
+      if (!context.memory) throw new RangeError(`${this.config.modelType}'s decoder layer ${index} needs the encoder's output`);
+      checkCancelled(control);
+      const crossed = await this.crossAttention(index, L.cross, x, n, context.memory, control);
+      x = await this.residual(x, crossed.output, L.postNorm, L.cross.outputNorm);
+      cross = crossed.record;
+    }
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
     const c = this.config;
     // A mixture of experts runs its router and chosen experts in place of the MLP (experts.ts).
     const mlp = L.experts && c.moe ? await mixtureOfExperts(this, mlpInput, n, L.experts, c.moe) : { output: await this.mlp(mlpInput, n, L) };
     x = await this.residual(x, this.scaled(await this.layerScaled(mlp.output, L.mlpScale)), L.postNorm, L.mlpOutputNorm);
-    return { output: x, record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}) } };
+    return { output: x, record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}), ...(cross ? { cross } : {}) } };
+  }
+
+  /** A decoder layer's cross-attention on x [n × hidden]: its queries from x (normed, pre-LN), its keys and values the encoder output's, made once per layer. */
+  private async crossAttention(index: number, X: CrossLayout, x: Float32Array, n: number, memory: EncoderMemory, control: ForwardControl): Promise<{ output: Float32Array; record: CrossRecord }> {
+    const input = X.inputNorm ? await this.norm(x, X.inputNorm) : x;
+    const Q = await this.linear(input, n, X.q);
+    const { K, V } = await this.crossKeysValues(index, memory);
+    const pools = new LayerPools(this.config.heads, n, memory.rows, false);
+    const attended = await this.attend(index, 'cross', Q, K, V, n, memory.rows, pools, control);
+    return { output: await this.linear(attended, n, X.out), record: { input, Q, K, pools, keys: memory.rows } };
+  }
+
+  /** Layer `index`'s cross-attention keys and values of the encoder's output (computed at its first use, then kept with the memory). */
+  crossKeysValues(index: number, memory: EncoderMemory): Promise<{ K: Float32Array; V: Float32Array }> {
+    const X = this.layout.layers[index].cross;
+    if (!X) return Promise.reject(new RangeError(`layer ${index} has no cross-attention`));
+    let made = memory.keysValues.get(index);
+    if (!made) {
+      made = (async () => ({ K: await this.linear(memory.states, memory.rows, X.k), V: await this.linear(memory.states, memory.rows, X.v) }))();
+      memory.keysValues.set(index, made);
+    }
+    return made;
   }
 
   /** y [n × hidden] times a layer scale's [hidden] vector (DINOv2), in place; y itself without one. */
@@ -202,10 +292,10 @@ export class ModelForward {
    * RoBERTa's positions counted from padding_idx + 1 over the tokens that are not padding (a pad
    * token stays at padding_idx), as create_position_ids_from_input_ids numbers them.
    */
-  private async positionRows(table: string, ids: readonly number[]): Promise<Float32Array> {
+  private async positionRows(table: string, ids: readonly number[], first: number): Promise<Float32Array> {
     const c = this.config;
     const { offset, rows, paddingId } = c.positions ?? { offset: 0, rows: c.maxPositions };
-    if (paddingId === undefined) return this.weights.rows(table, [rows, c.hidden], offset, ids.length);
+    if (paddingId === undefined) return this.weights.rows(table, [rows, c.hidden], offset + first, ids.length);
     let count = 0;
     const positions = ids.map((id) => (id === paddingId ? paddingId : paddingId + ++count));
     const last = Math.max(...positions);
@@ -249,15 +339,15 @@ export class ModelForward {
    * KV heads whose n×n steps fit MATERIALIZED_BYTES; softcap and windows are the reference
    * engine's modifiers (one head's n×n at a time).
    */
-  private async attend(index: number, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, pools: LayerPools, control: ForwardControl): Promise<Float32Array> {
+  private async attend(index: number, site: AttentionSite, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, keys: number, pools: LayerPools, control: ForwardControl, bias?: Float32Array): Promise<Float32Array> {
     const c = this.config;
     const d = c.headDim;
-    const v = matrix(n, c.kvHeads * d, V);
-    const whole: AttentionSpec = { Q: matrix(n, c.heads * d, Q), K: matrix(n, c.kvHeads * d, K), V: v, options: this.attentionOptions(index, c.heads, c.kvHeads) };
-    if (referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
+    const v = matrix(keys, c.kvHeads * d, V);
+    const whole: AttentionSpec = { Q: matrix(n, c.heads * d, Q), K: matrix(keys, c.kvHeads * d, K), V: v, options: this.attentionOptions(index, c.heads, c.kvHeads, site, keys - n) };
+    if (!bias && referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
     const output = zeros(n, c.heads * d, 'float32');
-    for (const { h0, kv0, kvCount } of this.headGroups(n)) {
-      const spec = this.groupSpec(index, Q, K, n, kv0, kvCount, headColumns(v, kv0 * d, kvCount * d));
+    for (const { h0, kv0, kvCount } of this.headGroups(n, keys, bias !== undefined)) {
+      const spec = this.groupSpec(index, site, Q, K, n, keys, kv0, kvCount, headColumns(v, kv0 * d, kvCount * d), bias);
       checkCancelled(control);
       const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: takeSpareMemory(), weightsOnly: true });
       if (pass) {
@@ -269,10 +359,14 @@ export class ModelForward {
     return output.data as Float32Array;
   }
 
-  /** The KV heads attended at once on n tokens (every head's weights within MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens in one group), with their first query head. */
-  private *headGroups(n: number): Generator<{ h0: number; kv0: number; kvCount: number }> {
+  /**
+   * The KV heads attended at once on n queries and `keys` keys (every head's weights within
+   * MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens in one group), with their first query head;
+   * one at a time where each head has a bias of its own (its additive mask).
+   */
+  private *headGroups(n: number, keys: number, perHead: boolean): Generator<{ h0: number; kv0: number; kvCount: number }> {
     const c = this.config;
-    const kvPerGroup = attentionGroup(c, n).kvHeads;
+    const kvPerGroup = perHead ? 1 : attentionGroup(c, Math.max(n, keys)).kvHeads;
     for (let kv0 = 0; kv0 < c.kvHeads; kv0 += kvPerGroup) yield { h0: kv0 * (c.heads / c.kvHeads), kv0, kvCount: Math.min(kvPerGroup, c.kvHeads - kv0) };
   }
 
@@ -281,15 +375,16 @@ export class ModelForward {
    * the layer's own Q [n × heads·head_dim] and K. `V` defaults to one zero column per KV head: the
    * weights do not depend on it, and a head_dim-wide V would double the work of recomputing them.
    */
-  private groupSpec(index: number, Q: Float32Array, K: Float32Array, n: number, kv0: number, kvCount: number, V = zeros(n, kvCount, 'float32')): AttentionSpec {
+  private groupSpec(index: number, site: AttentionSite, Q: Float32Array, K: Float32Array, n: number, keys: number, kv0: number, kvCount: number, V = zeros(keys, kvCount, 'float32'), bias?: Float32Array): AttentionSpec {
     const c = this.config;
     const d = c.headDim;
     const group = c.heads / c.kvHeads;
     return {
       Q: headColumns(matrix(n, c.heads * d, Q), kv0 * group * d, kvCount * group * d),
-      K: headColumns(matrix(n, c.kvHeads * d, K), kv0 * d, kvCount * d),
+      K: headColumns(matrix(keys, c.kvHeads * d, K), kv0 * d, kvCount * d),
       V,
-      options: this.attentionOptions(index, kvCount * group, kvCount),
+      options: this.attentionOptions(index, kvCount * group, kvCount, site, keys - n),
+      ...(bias ? { mask: headBias(bias, kv0, n, keys) } : {}),
     };
   }
 
@@ -300,12 +395,14 @@ export class ModelForward {
    * memory). A whole-stack analysis reads them so: GPT-2-small's 12 heads of 1024 tokens in ~50 ms,
    * against ~10 ms a head one by one on the worker (headWeights).
    */
-  async eachHeadGroup(index: number, record: LayerRecord, n: number, use: (first: number, heads: Float32Array[]) => Promise<void>): Promise<void> {
-    for (const { h0, kv0, kvCount } of this.headGroups(n)) {
-      const spec = this.groupSpec(index, record.Q, record.K, n, kv0, kvCount);
+  async eachHeadGroup(index: number, record: LayerRecord | CrossRecord, n: number, use: (first: number, heads: Float32Array[]) => Promise<void>, site: AttentionSite = 'self'): Promise<void> {
+    const keys = 'keys' in record ? record.keys : n;
+    const bias = site === 'self' ? this.fullBiasOf(n) : undefined;
+    for (const { h0, kv0, kvCount } of this.headGroups(n, keys, bias !== undefined)) {
+      const spec = this.groupSpec(index, site, record.Q, record.K, n, keys, kv0, kvCount, undefined, bias);
       const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, { recycle: takeSpareMemory(), weightsOnly: true }) : undefined;
       if (!pass) {
-        for (let h = h0; h < h0 + kvCount * (this.config.heads / this.config.kvHeads); h++) await use(h, [this.headWeights(index, h, record, n)]);
+        for (let h = h0; h < h0 + kvCount * (this.config.heads / this.config.kvHeads); h++) await use(h, [this.headWeights(index, h, record, n, site)]);
         continue;
       }
       try {
@@ -316,8 +413,12 @@ export class ModelForward {
     }
   }
 
-  /** The engine's options for layer `index`'s attention (RoPE is applied before, on Q and K). */
-  attentionOptions(index: number, heads: number, kvHeads: number): AttentionOptions {
+  /**
+   * The engine's options for layer `index`'s attention (RoPE is applied before, on Q and K): its
+   * self-attention, causal when the model is (queries after `past` cached positions: aligned
+   * bottom-right), or a decoder layer's cross-attention, which sees every source position.
+   */
+  attentionOptions(index: number, heads: number, kvHeads: number, site: AttentionSite = 'self', past = 0): AttentionOptions {
     const a: LayerAttention = this.config.attention[index];
     return {
       heads,
@@ -325,22 +426,25 @@ export class ModelForward {
       score: 'scaled_dot',
       scale: a.scale,
       dtype: 'float32',
-      ...(this.config.causal ? { causal: 'top-left' as const } : {}),
+      ...(this.config.causal && site === 'self' ? { causal: past > 0 ? ('bottom-right' as const) : ('top-left' as const) } : {}),
       ...(a.window !== undefined ? { window: a.window } : {}),
       ...(a.softcap !== undefined ? { softcap: a.softcap } : {}),
     };
   }
 
-  /** One head's weights [n × n] from a layer's record, by the engine's own steps. */
-  headWeights(index: number, head: number, record: LayerRecord, n: number): Float32Array {
+  /** One head's weights [n × keys] from a layer's record (its self-attention's, or its cross-attention's), by the engine's own steps. */
+  headWeights(index: number, head: number, record: LayerRecord | CrossRecord, n: number, site: AttentionSite = 'self'): Float32Array {
     const c = this.config;
+    const keys = 'keys' in record ? record.keys : n;
     const kvHead = Math.floor(head / (c.heads / c.kvHeads));
-    const K = columns(matrix(n, c.kvHeads * c.headDim, record.K), kvHead * c.headDim, c.headDim);
+    const K = columns(matrix(keys, c.kvHeads * c.headDim, record.K), kvHead * c.headDim, c.headDim);
+    const bias = site === 'self' ? this.fullBiasOf(n) : undefined;
     const spec: AttentionSpec = {
       Q: columns(matrix(n, c.heads * c.headDim, record.Q), head * c.headDim, c.headDim),
       K,
-      V: zeros(n, 1, 'float32'), // V does not enter the weights (groupSpec)
-      options: this.attentionOptions(index, 1, 1),
+      V: zeros(keys, 1, 'float32'), // V does not enter the weights (groupSpec)
+      options: this.attentionOptions(index, 1, 1, site),
+      ...(bias ? { mask: headBias(bias, head, n, keys) } : {}),
     };
     if (referenceOnly(spec) === undefined) {
       // The kernels that ran the layer, on this thread: the same numbers as the run's, in ~10 ms at 1024 tokens.
@@ -430,6 +534,48 @@ export class ModelForward {
   layerLayout(index: number): LayerLayout {
     return this.layout.layers[index];
   }
+
+  /** The last full run's self-attention bias [heads × n × n] (T5's relative positions), undefined without one. */
+  fullBiasOf(n: number): Float32Array | undefined {
+    if (this.fullBias && this.fullBias.n !== n) throw new RangeError(`the run's position bias is for ${this.fullBias.n} tokens, not ${n}`);
+    return this.fullBias?.data;
+  }
+
+  /** Set by each full run (not by a cached step): the bias its heads' weights are recomputed with. */
+  private fullBias: { n: number; data: Float32Array } | undefined;
+}
+
+/** Head `head`'s bias [n × keys] of a [heads × n × keys] block, as the engine's additive mask. */
+export function headBias(bias: Float32Array, head: number, n: number, keys: number): { kind: 'additive'; value: Matrix } {
+  return { kind: 'additive', value: matrix(n, keys, bias.subarray(head * n * keys, (head + 1) * n * keys)) };
+}
+
+/**
+ * Marian's fixed positions (MarianSinusoidalPositionalEmbedding) for positions first…first + n − 1:
+ * column j < width/2 is sin(p / 10000^(2j/width)), column width/2 + j its cos (odd widths: the sin
+ * half is the larger).
+ */
+export function sinusoidalRows(first: number, n: number, width: number): Float32Array {
+  const sinCount = Math.ceil(width / 2);
+  const out = new Float32Array(n * width);
+  for (let r = 0; r < n; r++) {
+    const p = first + r;
+    for (let j = 0; j < width; j++) {
+      // position_enc[p, k] = p / 10000^(2·⌊k/2⌋/width); the sin half takes its even columns, the cos half its odd ones.
+      const k = j < sinCount ? 2 * j : 2 * (j - sinCount) + 1;
+      const angle = p / 10000 ** ((2 * Math.floor(k / 2)) / width);
+      out[r * width + j] = j < sinCount ? Math.sin(angle) : Math.cos(angle);
+    }
+  }
+  return out;
+}
+
+/** a then b, one array. */
+function concatenated(a: Float32Array, b: Float32Array): Float32Array {
+  const out = new Float32Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }
 
 export function matrix(rows: number, cols: number, data: Float32Array): Matrix {
