@@ -191,62 +191,85 @@ def attend(q, k, v, scale, bias, causal):
     return p @ v, p
 
 
-def forward(c, w, source, target, attend=attend, buckets=t5_buckets, positions=marian_positions):
-    """The whole encoder–decoder on source and target ids: the three kinds of weights, the decoder's final states, the logits."""
-    t5 = c['model_type'] == 't5'
-    D = c['d_model']
-    pre = t5 or c['model_type'] == 'mbart'
+class Seq2Seq:
+    """The model's two stacks over weights w (float64 for the references, float32 for --time). decode() runs target rows
+    at positions first… and, given a cache, attends over the cached keys and values too and appends its own (transformers'
+    past_key_values: per decoder layer the self-attention's K and V, and the cross-attention's made once)."""
 
-    def lin(x, name):
+    def __init__(self, c, w, attend=attend, buckets=t5_buckets, positions=marian_positions):
+        self.c, self.w, self.attend, self.buckets, self.positions = c, w, attend, buckets, positions
+        self.t5 = c['model_type'] == 't5'
+        self.pre = self.t5 or c['model_type'] == 'mbart'
+
+    def lin(self, x, name):
+        w = self.w
         return x @ w[f'{name}.weight'].T + (w[f'{name}.bias'] if f'{name}.bias' in w else 0)
 
-    def norm(x, name):
-        if t5:  # T5LayerNorm: no mean, no bias
-            return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + c['layer_norm_epsilon']) * w[f'{name}.weight']
+    def norm(self, x, name):
+        w = self.w
+        if self.t5:  # T5LayerNorm: no mean, no bias
+            return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + self.c['layer_norm_epsilon']) * w[f'{name}.weight']
         return layer_norm(x, (w[f'{name}.weight'], w[f'{name}.bias']), 1e-5)
 
-    def act(x):
-        name = c['feed_forward_proj'].replace('gated-', '') if t5 else c['activation_function']
-        if t5 and c['feed_forward_proj'] == 'gated-gelu':
+    def act(self, x):
+        c = self.c
+        name = c['feed_forward_proj'].replace('gated-', '') if self.t5 else c['activation_function']
+        if self.t5 and c['feed_forward_proj'] == 'gated-gelu':
             name = 'gelu_new'
         return {'relu': torch.relu, 'gelu': gelu_erf, 'gelu_new': gelu_tanh, 'swish': silu, 'silu': silu}[name](x)
 
-    def attention(x, kv, name, heads, bias, causal):
-        d = (c['d_kv'] if t5 else D // heads)
-        names = ('q', 'k', 'v', 'o') if t5 else ('q_proj', 'k_proj', 'v_proj', 'out_proj')
-        split = lambda y: y.view(y.shape[0], heads, d).transpose(0, 1)
-        out, p = attend(split(lin(x, f'{name}.{names[0]}')), split(lin(kv, f'{name}.{names[1]}')), split(lin(kv, f'{name}.{names[2]}')),
-                        1.0 if t5 else d ** -0.5, bias, causal)
-        return lin(out.transpose(0, 1).reshape(x.shape[0], heads * d), f'{name}.{names[3]}'), p
+    def heads(self, side):
+        return self.c['num_heads'] if self.t5 else self.c[f'{side}_attention_heads']
 
-    def mlp(x, at):
-        if t5:
+    def split(self, y, heads):
+        d = self.c['d_kv'] if self.t5 else self.c['d_model'] // heads
+        return y.view(y.shape[0], heads, d).transpose(0, 1)
+
+    def names(self):
+        return ('q', 'k', 'v', 'o') if self.t5 else ('q_proj', 'k_proj', 'v_proj', 'out_proj')
+
+    def attention(self, x, name, heads, bias, causal, kv):
+        """kv: (K, V) [heads, m, d] already made (cached or cross), or the rows to project."""
+        n = self.names()
+        q = self.split(self.lin(x, f'{name}.{n[0]}'), heads)
+        k, v = kv
+        d = q.shape[-1]
+        out, p = self.attend(q, k, v, 1.0 if self.t5 else d ** -0.5, bias, causal)
+        return self.lin(out.transpose(0, 1).reshape(x.shape[0], heads * d), f'{name}.{n[3]}'), p
+
+    def keys_values(self, rows, name, heads):
+        n = self.names()
+        return self.split(self.lin(rows, f'{name}.{n[1]}'), heads), self.split(self.lin(rows, f'{name}.{n[2]}'), heads)
+
+    def mlp(self, x, at):
+        if self.t5:
             ff = f'{at}.DenseReluDense'
-            h = act(lin(x, f'{ff}.wi_0')) * lin(x, f'{ff}.wi_1') if c['feed_forward_proj'].startswith('gated') else act(lin(x, f'{ff}.wi'))
-            return lin(h, f'{ff}.wo')
-        return lin(act(lin(x, f'{at}.fc1')), f'{at}.fc2')
+            h = self.act(self.lin(x, f'{ff}.wi_0')) * self.lin(x, f'{ff}.wi_1') if self.c['feed_forward_proj'].startswith('gated') else self.act(self.lin(x, f'{ff}.wi'))
+            return self.lin(h, f'{ff}.wo')
+        return self.lin(self.act(self.lin(x, f'{at}.fc1')), f'{at}.fc2')
 
-    def relative(side, n, bidirectional):
-        pos = torch.arange(n)
-        b = buckets(pos[None, :] - pos[:, None], bidirectional, c['relative_attention_num_buckets'], c['relative_attention_max_distance'])
-        table = w[f'{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight']
-        return table[b].permute(2, 0, 1)  # [heads, n, n]
+    def relative(self, side, first, n, m, bidirectional):
+        c = self.c
+        b = self.buckets(torch.arange(m)[None, :] - torch.arange(first, first + n)[:, None], bidirectional, c['relative_attention_num_buckets'], c['relative_attention_max_distance'])
+        return self.w[f'{side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight'][b].permute(2, 0, 1)  # [heads, n, m]
 
-    def embed(side, ids):
-        if t5:
+    def embed(self, side, ids, first):
+        c, w, D = self.c, self.w, self.c['d_model']
+        if self.t5:
             return w['shared.weight'][ids]
-        prefix = f'model.{side}'
         x = w['model.shared.weight'][ids] * (math.sqrt(D) if c['scale_embedding'] else 1.0)
         if c['model_type'] == 'marian':
-            return x + positions(len(ids), D)
-        x = x + w[f'{prefix}.embed_positions.weight'][2:2 + len(ids)]
-        return norm(x, f'{prefix}.layernorm_embedding')
+            return x + self.positions(first + len(ids), D)[first:]
+        x = x + w[f'model.{side}.embed_positions.weight'][2 + first:2 + first + len(ids)]
+        return self.norm(x, f'model.{side}.layernorm_embedding')
 
-    def stack(side, ids, memory):
-        heads = c['num_heads'] if t5 else c[f'{side}_attention_heads']
+    def stack(self, side, ids, memory=None, cache=None, first=0):
+        c, t5, pre = self.c, self.t5, self.pre
+        heads = self.heads(side)
         layers = (c['num_layers'] if side == 'encoder' else c['num_decoder_layers']) if t5 else c[f'{side}_layers']
-        x = embed(side, ids)
-        bias = relative(side, len(ids), side == 'encoder') if t5 else None
+        x = self.embed(side, ids, first)
+        n = len(ids)
+        bias = self.relative(side, first, n, first + n, side == 'encoder') if t5 else None
         selfs, crosses = [], []
         for i in range(layers):
             at = f'{side}.block.{i}.layer' if t5 else f'model.{side}.layers.{i}'
@@ -254,33 +277,47 @@ def forward(c, w, source, target, attend=attend, buckets=t5_buckets, positions=m
             if side == 'decoder':
                 parts.append(('1.EncDecAttention', '1.layer_norm') if t5 else ('encoder_attn', 'encoder_attn_layer_norm'))
             for j, (name, norm_name) in enumerate(parts):
-                kv_of = (lambda h: h) if j == 0 else (lambda h: memory)
-                if pre:
-                    h = norm(x, f'{at}.{norm_name}')
-                    a, p = attention(h, kv_of(h), f'{at}.{name}', heads, bias if j == 0 else None, j == 0 and side == 'decoder')
-                    x = x + a
+                h = self.norm(x, f'{at}.{norm_name}') if pre else x
+                if j == 0:
+                    kv = self.keys_values(h, f'{at}.{name}', heads)
+                    if cache is not None:
+                        if i in cache['self']:
+                            kv = tuple(torch.cat([old, new], 1) for old, new in zip(cache['self'][i], kv))
+                        cache['self'][i] = kv
+                elif cache is not None and i in cache['cross']:
+                    kv = cache['cross'][i]
                 else:
-                    a, p = attention(x, kv_of(x), f'{at}.{name}', heads, None, j == 0 and side == 'decoder')
-                    x = norm(x + a, f'{at}.{norm_name}')
+                    kv = self.keys_values(memory, f'{at}.{name}', heads)
+                    if cache is not None:
+                        cache['cross'][i] = kv
+                # Causal over the whole run; a cached step's one row sees every cached key.
+                a, p = self.attention(h, f'{at}.{name}', heads, bias if j == 0 else None, j == 0 and side == 'decoder' and first == 0, kv)
+                x = x + a if pre else self.norm(x + a, f'{at}.{norm_name}')
                 (selfs if j == 0 else crosses).append(p)
             ff_at = f'{at}.{len(parts)}' if t5 else at
             if pre:
-                x = x + mlp(norm(x, f'{ff_at}.layer_norm' if t5 else f'{at}.final_layer_norm'), ff_at)
+                x = x + self.mlp(self.norm(x, f'{ff_at}.layer_norm' if t5 else f'{at}.final_layer_norm'), ff_at)
             else:
-                x = norm(x + mlp(x, at), f'{at}.final_layer_norm')
+                x = self.norm(x + self.mlp(x, at), f'{at}.final_layer_norm')
         if t5:
-            x = norm(x, f'{side}.final_layer_norm')
+            x = self.norm(x, f'{side}.final_layer_norm')
         elif pre:
-            x = norm(x, f'model.{side}.layer_norm')
+            x = self.norm(x, f'model.{side}.layer_norm')
         return x, selfs, crosses
 
-    memory, encoder_attentions, _ = stack('encoder', source, None)
-    hidden, decoder_attentions, cross_attentions = stack('decoder', target, memory)
-    if t5:
-        logits = (hidden * D ** -0.5) @ w['shared.weight'].T if c['tie_word_embeddings'] else hidden @ w['lm_head.weight'].T
-    else:
-        logits = hidden @ w['model.shared.weight'].T + w['final_logits_bias'][0]
-    return encoder_attentions, decoder_attentions, cross_attentions, hidden, logits
+    def logits(self, hidden):
+        c, w = self.c, self.w
+        if self.t5:
+            return (hidden * c['d_model'] ** -0.5) @ w['shared.weight'].T if c['tie_word_embeddings'] else hidden @ w['lm_head.weight'].T
+        return hidden @ w['model.shared.weight'].T + w['final_logits_bias'][0]
+
+
+def forward(c, w, source, target, **routes):
+    """The whole encoder–decoder on source and target ids: the three kinds of weights, the decoder's final states, the logits."""
+    model = Seq2Seq(c, w, **routes)
+    memory, encoder_attentions, _ = model.stack('encoder', source)
+    hidden, decoder_attentions, cross_attentions = model.stack('decoder', target, memory)
+    return encoder_attentions, decoder_attentions, cross_attentions, hidden, model.logits(hidden)
 
 
 def greedy(c, w, source, count, run=forward):
@@ -395,8 +432,11 @@ def main():
             diff = max((a - b).abs().max().item() for first, other in zip((enc, dec, cross), second[:3]) for a, b in zip(first, other))
             diff = max(diff, (hidden - second[3]).abs().max().item(), (logits - second[4]).abs().max().item())
             regenerated = greedy(c, w, source, 6, run=lambda *a: forward(*a, attend=attend_by_loops, buckets=buckets_by_pairs, positions=positions_by_formula))
-            print(f'{name}: largest difference {diff:.3g}; generated {generated} {"==" if regenerated == generated else "!="} {regenerated}')
-            worst = max(worst, diff, 0 if regenerated == generated else math.inf)
+            # transformers' way, with its cache: the same tokens.
+            cached = cached_generate(c, w, source, len(generated) - 1)
+            same = regenerated == generated and cached == generated
+            print(f'{name}: largest difference {diff:.3g}; generated {generated} {"==" if same else "!="} {regenerated} (loops), {cached} (cached)')
+            worst = max(worst, diff, 0 if same else math.inf)
     if args.check:
         # The buckets at every distance a 4096-token run meets, both directions, the published settings and the fixtures'.
         rel = torch.arange(-4096, 4097)[None, :]
@@ -416,10 +456,10 @@ def time_folder(folder, runs):
         c = json.load(f)
     with open(os.path.join(folder, 'bench.json')) as f:
         bench = json.load(f)
-    from safetensors_file import read_safetensors
-    with open(os.path.join(folder, 'model.safetensors'), 'rb') as f:
-        w = {k: v.to(torch.float32) for k, v in read_safetensors(f).items()}
+    from gen_vision_fixtures import read_safetensors
     torch.set_default_dtype(torch.float32)
+    torch.set_num_threads(os.cpu_count() or 1)
+    w = read_safetensors(os.path.join(folder, 'model.safetensors'))
     source, target = bench['source_ids'], bench['target_ids']
     with torch.no_grad():
         forward(c, w, source, target)
@@ -435,42 +475,19 @@ def time_folder(folder, runs):
 
 
 def cached_generate(c, w, source, steps):
-    """Greedy steps as transformers' generate runs them with its cache: per step one new row through the decoder, the
-    self-attention keys and values kept per layer, the cross keys and values made once. Sizes only matter (timing)."""
-    t5 = c['model_type'] == 't5'
-    forward(c, w, source, [c['decoder_start_token_id']])  # the encoder once (and a first decoder row), as generate's first step
-    D = c['d_model']
-    heads = c['num_heads'] if t5 else c['decoder_attention_heads']
-    layers = c['num_decoder_layers'] if t5 else c['decoder_layers']
-    d = c['d_kv'] if t5 else D // heads
-    names = ('q', 'k', 'v', 'o') if t5 else ('q_proj', 'k_proj', 'v_proj', 'out_proj')
-    lin = lambda x, name: x @ w[f'{name}.weight'].T + (w[f'{name}.bias'] if f'{name}.bias' in w else 0)
-    enc = torch.full((len(source), D), 0.1)
-    cross_kv, self_kv = [], [None] * layers
-    for i in range(layers):
-        at = f'decoder.block.{i}.layer.1.EncDecAttention' if t5 else f'model.decoder.layers.{i}.encoder_attn'
-        cross_kv.append((lin(enc, f'{at}.{names[1]}').view(-1, heads, d).transpose(0, 1), lin(enc, f'{at}.{names[2]}').view(-1, heads, d).transpose(0, 1)))
-    x = w['shared.weight' if t5 else 'model.shared.weight'][[c['decoder_start_token_id']]]
-    for _ in range(steps):
-        h = x
-        for i in range(layers):
-            at = f'decoder.block.{i}.layer.0.SelfAttention' if t5 else f'model.decoder.layers.{i}.self_attn'
-            q = lin(h, f'{at}.{names[0]}').view(1, heads, d).transpose(0, 1)
-            k, v = (lin(h, f'{at}.{n}').view(1, heads, d).transpose(0, 1) for n in names[1:3])
-            self_kv[i] = (k, v) if self_kv[i] is None else (torch.cat([self_kv[i][0], k], 1), torch.cat([self_kv[i][1], v], 1))
-            o, _ = attend(q, *self_kv[i], 1.0, None, False)
-            h = h + lin(o.transpose(0, 1).reshape(1, -1), f'{at}.{names[3]}')
-            cat = f'decoder.block.{i}.layer.1.EncDecAttention' if t5 else f'model.decoder.layers.{i}.encoder_attn'
-            o, _ = attend(lin(h, f'{cat}.{names[0]}').view(1, heads, d).transpose(0, 1), *cross_kv[i], 1.0, None, False)
-            h = h + lin(o.transpose(0, 1).reshape(1, -1), f'{cat}.{names[3]}')
-            ff = f'decoder.block.{i}.layer.2.DenseReluDense' if t5 else f'model.decoder.layers.{i}'
-            if t5:
-                up = torch.relu(lin(h, f'{ff}.wi')) if f'{ff}.wi.weight' in w else gelu_tanh(lin(h, f'{ff}.wi_0')) * lin(h, f'{ff}.wi_1')
-                h = h + lin(up, f'{ff}.wo')
-            else:
-                h = h + lin(silu(lin(h, f'{ff}.fc1')), f'{ff}.fc2')
-        logits = h @ w['shared.weight' if t5 else 'model.shared.weight'].T
-        x = w['shared.weight' if t5 else 'model.shared.weight'][[int(torch.argmax(logits[-1]))]]
+    """Greedy steps as transformers' generate runs them: the encoder once, then per step one new row through the decoder
+    over its cache (the self-attention's keys and values grow a row per step, the cross-attention's are made once)."""
+    model = Seq2Seq(c, w)
+    memory, _, _ = model.stack('encoder', source)
+    cache = {'self': {}, 'cross': {}}
+    ids = [c['decoder_start_token_id']]
+    forbidden = [b[0] for b in c.get('bad_words_ids', []) if len(b) == 1]
+    for step in range(steps):
+        hidden, _, _ = model.stack('decoder', ids[-1:], memory, cache, step)
+        logits = model.logits(hidden)[-1]
+        logits[forbidden] = -math.inf
+        ids.append(int(torch.argmax(logits)))
+    return ids
 
 
 if __name__ == '__main__':

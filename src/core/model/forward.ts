@@ -19,6 +19,7 @@ import type { CrossLayout, LayerLayout, LinearLayout, MlpLayout, ModelLayout, No
 import { relativeBias } from './relative';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
+import type { KeyValueCache } from './cache';
 
 export interface ForwardControl {
   isCancelled?: () => boolean;
@@ -60,17 +61,6 @@ export function encoderMemory(states: Float32Array, rows: number): EncoderMemory
   return { states, rows, keysValues: new Map() };
 }
 
-/** A decoder's self-attention keys and values of the positions run so far (a KV cache), per layer; `past` positions. */
-export interface DecoderCache {
-  past: number;
-  layers: { K: Float32Array; V: Float32Array }[];
-}
-
-/** How a stack runs beyond its tokens: a decoder's encoder output, and its cache when it continues a sequence (the new rows are positions past…). */
-export interface StackContext {
-  memory?: EncoderMemory;
-  cache?: DecoderCache;
-}
 
 /** Bytes of the fast path's materialised n×n steps per weight of one head: the weights alone, in float32 (weightsOnly). */
 const MATERIALIZED_BYTES_PER_WEIGHT = 4;
@@ -148,31 +138,54 @@ export class ModelForward {
     readonly backend: LinearBackend,
   ) {}
 
-  async run(ids: readonly number[], control: ForwardControl = {}, context: StackContext = {}): Promise<ForwardResult> {
-    return this.runFrom(await this.embed(ids, context.cache?.past ?? 0), ids.length, control, context);
+  /**
+   * The whole forward of `ids` from position 0; with an empty `cache`, their keys and values are
+   * written into it (a generation's prompt). A decoder's layers read the encoder's output `memory`.
+   */
+  async run(ids: readonly number[], control: ForwardControl = {}, cache?: KeyValueCache, memory?: EncoderMemory): Promise<ForwardResult> {
+    if (cache && cache.length !== 0) throw new RangeError(`a whole forward starts at position 0, not after ${cache.length} cached positions`);
+    return this.runFrom(await this.embed(ids), ids.length, control, cache, memory);
+  }
+
+  /** The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's patches: patches.ts). */
+  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}, cache?: KeyValueCache, memory?: EncoderMemory): Promise<ForwardResult> {
+    let x = embedded;
+    const layers: LayerRecord[] = [];
+    const bias = await this.selfBias(0, n, n);
+    this.fullBias = bias && { n, data: bias };
+    for (let i = 0; i < this.layout.layers.length; i++) {
+      checkCancelled(control);
+      const { output, record } = await this.layer(i, x, n, control, cache, undefined, { memory, bias });
+      x = output;
+      layers.push(record!); // a whole forward's layers always keep theirs
+    }
+    cache?.advance(n);
+    return { layers, hidden: await this.output(x, n) };
   }
 
   /**
-   * The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's
-   * patches: patches.ts). With a cache, the rows are positions past… attending to the cached keys
-   * too, and the cache grows by them.
+   * One new token at the position after `cache`'s: each product on its one row, its attention over
+   * the cached keys and values (to which it adds its own), a decoder's cross-attention over the
+   * encoder's output `memory`. Returns its final hidden state and its self-attention row in every
+   * layer, [heads × positions] (the weights of the token over every position up to itself, as one
+   * forward over the whole sequence would give them).
    */
-  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}, context: StackContext = {}): Promise<ForwardResult> {
-    let x = embedded;
-    const layers: LayerRecord[] = [];
-    const past = context.cache?.past ?? 0;
-    const bias = await this.selfBias(past, n, past + n);
-    if (!context.cache) this.fullBias = bias && { n, data: bias };
+  async step(id: number, cache: KeyValueCache, control: ForwardControl = {}, memory?: EncoderMemory): Promise<{ hidden: Float32Array; attention: Float32Array[] }> {
+    let x = await this.embed([id], cache.length);
+    const attention: Float32Array[] = [];
+    const bias = await this.selfBias(cache.length, 1, cache.length + 1);
     for (let i = 0; i < this.layout.layers.length; i++) {
       checkCancelled(control);
-      const { output, record } = await this.layer(i, x, n, control, context, bias);
-      x = output;
-      layers.push(record);
+      x = (await this.layer(i, x, 1, control, cache, attention, { memory, bias })).output;
     }
-    if (context.cache) context.cache.past += n;
+    cache.advance(1);
+    return { hidden: await this.output(x, 1), attention };
+  }
+
+  /** The last layer's output x [n × hidden] after the final norm (and OPT's project_out). */
+  private async output(x: Float32Array, n: number): Promise<Float32Array> {
     const normed = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
-    const hidden = this.layout.projectOut ? await this.linear(normed, n, this.layout.projectOut) : normed;
-    return { layers, hidden };
+    return this.layout.projectOut ? this.linear(normed, n, this.layout.projectOut) : normed;
   }
 
   /** The self-attention bias of the layers (T5's relative positions) for query rows at positions first… against `keys` keys, [heads × queries × keys]; undefined without one. */
@@ -184,7 +197,7 @@ export class ModelForward {
     return relativeBias(table, this.config.heads, relative.bidirectional, r.buckets, r.maxDistance, first, queries, keys);
   }
 
-  /** Embeddings of tokens at positions first… (a decoder continuing its sequence starts past 0). */
+  /** The input rows of `ids` at positions first…: token embeddings (scaled, projected), position and type rows (Marian's sinusoidal ones), the embedding norm. */
   private async embed(ids: readonly number[], first = 0): Promise<Float32Array> {
     const c = this.config;
     const { positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
@@ -209,34 +222,36 @@ export class ModelForward {
     return embeddingNorm ? this.norm(x, embeddingNorm) : x;
   }
 
-  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl, context: StackContext = {}, bias?: Float32Array): Promise<{ output: Float32Array; record: LayerRecord }> {
+  /**
+   * Layer `index` on x [n × hidden]. With a cache, its keys and values go into it; with `stepRows`
+   * too, the one new row attends over the cache and its weights go to stepRows[index] (no record
+   * is kept: a generation's views come from one forward over the final sequence). A decoder layer
+   * attends to the encoder's output `memory` too; `bias` is the self-attention's per-head bias.
+   */
+  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl, cache?: KeyValueCache, stepRows?: Float32Array[], { memory, bias }: { memory?: EncoderMemory; bias?: Float32Array } = {}): Promise<{ output: Float32Array; record?: LayerRecord }> {
     const L = this.layout.layers[index];
     // A resident model's first run: the next layer's weights are read while this one computes.
     const next = this.layout.layers[index + 1];
     if (next) this.weights.prefetch(linearsOf(next).map((P) => `${P.name}.weight`));
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
-    const { Q, K: newK, V: newV } = await this.queriesKeysValues(index, input, n);
-    // Continuing a sequence: the new rows' keys and values join the cached ones.
-    const cached = context.cache?.layers[index];
-    const K = cached ? concatenated(cached.K, newK) : newK;
-    const V = cached ? concatenated(cached.V, newV) : newV;
-    if (context.cache) context.cache.layers[index] = { K, V };
-    const keys = (context.cache?.past ?? 0) + n;
-    const pools = new LayerPools(this.config.heads, n, keys, this.config.causal);
-    const attended = await this.attend(index, 'self', Q, K, V, n, keys, pools, control, bias);
+    const first = cache?.length ?? 0;
+    const { Q, K, V } = await this.queriesKeysValues(index, input, n, true, first);
+    cache?.write(index, K, V, n);
+    const pools = stepRows ? undefined : new LayerPools(this.config.heads, n, n, this.config.causal);
+    const attended = cache && stepRows ? this.attendCached(index, Q, cache, control, stepRows, bias) : await this.attend(index, 'self', Q, K, V, n, n, pools as LayerPools, control, bias);
     const attention = this.scaled(await this.layerScaled(await this.linear(attended, n, L.out), L.attentionScale));
     if (L.parallel) {
       // GPT-J, GPT-NeoX, Phi, StableLM: the MLP reads the block's input (its own norm, or the attention's), not the sum.
       checkCancelled(control);
       const mlp = this.scaled(await this.layerScaled(await this.mlp(L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : input, n, L), L.mlpScale));
-      return { output: addInPlace(addInPlace(mlp, attention), x), record: { input, Q, K, pools } };
+      return { output: addInPlace(addInPlace(mlp, attention), x), ...(pools ? { record: { input, Q, K, pools } } : {}) };
     }
     x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
     let cross: CrossRecord | undefined;
     if (L.cross) {
-      if (!context.memory) throw new RangeError(`${this.config.modelType}'s decoder layer ${index} needs the encoder's output`);
+      if (!memory) throw new RangeError(`${this.config.modelType}'s decoder layer ${index} needs the encoder's output`);
       checkCancelled(control);
-      const crossed = await this.crossAttention(index, L.cross, x, n, context.memory, control);
+      const crossed = await this.crossAttention(index, L.cross, x, n, memory, control);
       x = await this.residual(x, crossed.output, L.postNorm, L.cross.outputNorm);
       cross = crossed.record;
     }
@@ -246,7 +261,7 @@ export class ModelForward {
     // A mixture of experts runs its router and chosen experts in place of the MLP (experts.ts).
     const mlp = L.experts && c.moe ? await mixtureOfExperts(this, mlpInput, n, L.experts, c.moe) : { output: await this.mlp(mlpInput, n, L) };
     x = await this.residual(x, this.scaled(await this.layerScaled(mlp.output, L.mlpScale)), L.postNorm, L.mlpOutputNorm);
-    return { output: x, record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}), ...(cross ? { cross } : {}) } };
+    return { output: x, ...(pools ? { record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}), ...(cross ? { cross } : {}) } } : {}) };
   }
 
   /** A decoder layer's cross-attention on x [n × hidden]: its queries from x (normed, pre-LN), its keys and values the encoder output's, made once per layer. */
@@ -296,6 +311,7 @@ export class ModelForward {
     const c = this.config;
     const { offset, rows, paddingId } = c.positions ?? { offset: 0, rows: c.maxPositions };
     if (paddingId === undefined) return this.weights.rows(table, [rows, c.hidden], offset + first, ids.length);
+    if (first !== 0) throw new RangeError('positions counted past padding (RoBERTa) start at the first token');
     let count = 0;
     const positions = ids.map((id) => (id === paddingId ? paddingId : paddingId + ++count));
     const last = Math.max(...positions);
@@ -309,8 +325,8 @@ export class ModelForward {
     return postNorm ? this.norm(addInPlace(y, x), outputNorm) : addInPlace(await this.norm(y, outputNorm), x);
   }
 
-  /** Q, K and V of a layer from its normed input, Q and K as scored (q/k norm, then RoPE). */
-  async queriesKeysValues(index: number, input: Float32Array, n: number, rotated = true): Promise<{ Q: Float32Array; K: Float32Array; V: Float32Array }> {
+  /** Q, K and V of a layer from its normed input of the n positions first…, Q and K as scored (q/k norm, then RoPE). */
+  async queriesKeysValues(index: number, input: Float32Array, n: number, rotated = true, first = 0): Promise<{ Q: Float32Array; K: Float32Array; V: Float32Array }> {
     const c = this.config;
     const L = this.layout.layers[index];
     const qWidth = c.heads * c.headDim;
@@ -327,8 +343,8 @@ export class ModelForward {
     if (L.kNorm) K = await this.norm(K, L.kNorm);
     const rope = c.attention[index].rope;
     if (rope && rotated) {
-      Q = rotateHeads(Q, n, c.heads, c.headDim, rope);
-      K = rotateHeads(K, n, c.kvHeads, c.headDim, rope);
+      Q = rotateHeads(Q, n, c.heads, c.headDim, rope, first);
+      K = rotateHeads(K, n, c.kvHeads, c.headDim, rope, first);
     }
     return { Q, K, V };
   }
@@ -355,6 +371,31 @@ export class ModelForward {
         addColumns(output, pass.output, h0 * d);
         keepSpareMemory(pass.output); // read to the end above
       } else addColumns(output, forwardOutput(spec, control, (head, weights) => pools.add(h0 + head, weights.data)), h0 * d);
+    }
+    return output.data as Float32Array;
+  }
+
+  /**
+   * A new token's attention over the cache (its own key and value already written): its query
+   * row of every head by the engine's reference steps, the row placed last (causal bottom-right:
+   * every cached key, the window counted back from the token, softcap as in the whole forward);
+   * with a per-head `bias` (T5's relative positions, [heads × 1 × positions]), head by head, each
+   * with its row as the additive mask. One row is too little work for the compute threads'
+   * hand-off. Each head's weights go to rows[index], [heads × positions].
+   */
+  private attendCached(index: number, Q: Float32Array, cache: KeyValueCache, control: ForwardControl, rows: Float32Array[], bias?: Float32Array): Float32Array {
+    const c = this.config;
+    const { K, V } = cache.layer(index, 1);
+    const weights = new Float32Array(c.heads * K.rows);
+    const options: AttentionOptions = { ...this.attentionOptions(index, c.heads, c.kvHeads), causal: 'bottom-right' };
+    rows[index] = weights;
+    if (!bias) return forwardOutput({ Q: matrix(1, c.heads * c.headDim, Q), K, V, options }, control, (head, w) => weights.set(w.data, head * K.rows)).data as Float32Array;
+    const d = c.headDim;
+    const output = zeros(1, c.heads * d, 'float32');
+    for (let h = 0; h < c.heads; h++) {
+      const kv = Math.floor(h / (c.heads / c.kvHeads));
+      const spec: AttentionSpec = { Q: columns(matrix(1, c.heads * d, Q), h * d, d), K: columns(K as Matrix, kv * d, d), V: columns(V as Matrix, kv * d, d), options: { ...options, heads: 1, kvHeads: 1 }, mask: headBias(bias, h, 1, K.rows) };
+      addColumns(output, forwardOutput(spec, control, (_, w) => weights.set(w.data, h * K.rows)), h * d);
     }
     return output.data as Float32Array;
   }
@@ -570,13 +611,6 @@ export function sinusoidalRows(first: number, n: number, width: number): Float32
   return out;
 }
 
-/** a then b, one array. */
-function concatenated(a: Float32Array, b: Float32Array): Float32Array {
-  const out = new Float32Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
-  return out;
-}
 
 export function matrix(rows: number, cols: number, data: Float32Array): Matrix {
   return { rows, cols, data };
@@ -593,17 +627,18 @@ function headColumns(m: Matrix, start: number, count: number): Matrix {
 }
 
 /**
- * RoPE on each head's columns of x [n × heads·headDim], by the engine's rotate: its first rotaryDim
+ * RoPE on each head's columns of x [n × heads·headDim] at positions first…, by the engine's rotate: its first rotaryDim
  * columns turn (rotate-half, or GPT-J's interleaved pairs), at the run's frequencies, cos and sin
  * times the attention factor (yarn, longrope); the rest pass (partial rotary).
  */
-function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number, rope: RopeFrequencies): Float32Array {
-  const { inverseFrequencies: frequencies, attentionFactor } = ropeAt(rope, n);
+function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number, rope: RopeFrequencies, first: number): Float32Array {
+  // The frequencies of a run first + n long, as transformers picks them from the last position (longrope, dynamic NTK).
+  const { inverseFrequencies: frequencies, attentionFactor } = ropeAt(rope, first + n);
   const width = rope.rotaryDim ?? headDim;
   const whole = matrix(n, heads * headDim, x);
   const out = width === headDim ? zeros(n, heads * headDim, 'float32') : matrix(n, heads * headDim, x.slice());
   for (let h = 0; h < heads; h++) {
-    const turned = rotate(columns(whole, h * headDim, width), { base: 0, layout: rope.interleaved ? 'interleaved' : 'half', frequencies }, 0, 'float32');
+    const turned = rotate(columns(whole, h * headDim, width), { base: 0, layout: rope.interleaved ? 'interleaved' : 'half', frequencies }, first, 'float32');
     if (attentionFactor !== 1) for (let i = 0; i < turned.data.length; i++) turned.data[i] *= attentionFactor;
     if (width === headDim) addColumns(out, turned, h * headDim);
     else for (let r = 0; r < n; r++) (out.data as Float32Array).set((turned.data as Float32Array).subarray(r * width, (r + 1) * width), r * heads * headDim + h * headDim);

@@ -9,7 +9,9 @@
 // encoder's [source × source], the decoder's [target × target] and that cross stack.
 import { ChosenLinearBackend } from './chosenBackend';
 import { decoderConfigOf, type ModelConfig } from './config';
-import { type DecoderCache, encoderMemory, type EncoderMemory, type ForwardResult, linearsOf, ModelForward, reserveReads, trimReads } from './forward';
+import { KeyValueCache } from './cache';
+import { greedyToken } from './decoding';
+import { encoderMemory, type EncoderMemory, type ForwardResult, linearsOf, ModelForward, reserveReads, trimReads } from './forward';
 import type { AttentionKind } from '../heads/stack';
 import type { ModelInput, TargetInput } from './input';
 import { layoutOf, type ModelLayout } from './layout';
@@ -17,19 +19,6 @@ import { admit } from './resident';
 import { crossDrillDown, drillDown, LanguageHead, type ModelRun, refuseIfTooBig, type RunModelOptions } from './run';
 import { ModelTokenizer } from './tokenizer';
 import { ModelFileError, type ModelFiles, Weights } from './weights';
-
-/**
- * The greedy choice among `logits`: the highest, a tie to the lowest id (the first maximum, as
- * torch.argmax returns it), never one of `forbidden`.
- */
-export function greedyToken(logits: Float32Array, forbidden: readonly number[] = []): number {
-  let best = -1;
-  for (let id = 0; id < logits.length; id++) {
-    if (forbidden.includes(id)) continue;
-    if (best < 0 || logits[id] > logits[best]) best = id;
-  }
-  return best;
-}
 
 export async function runEncoderDecoder(files: ModelFiles, config: ModelConfig, input: ModelInput, options: RunModelOptions, started: number, nativeWarmed: Promise<void>): Promise<ModelRun> {
   if ('image' in input) throw new ModelFileError(`${files.folder} is a text model (${config.modelType}): give it text or token ids, not a picture`);
@@ -88,7 +77,7 @@ export async function runEncoderDecoder(files: ModelFiles, config: ModelConfig, 
     const generateStarted = performance.now();
     targetIds ??= await generate(decoder, head, memory, spec.decoderStartId, spec.eosId, spec.forbidden, generateAtMost, options);
     const generateMs = 'generate' in target ? performance.now() - generateStarted : undefined;
-    const decoded = await decoder.run(targetIds, options, { memory });
+    const decoded = await decoder.run(targetIds, options, undefined, memory);
     const t = targetIds.length;
     const hiddenLast = decoded.hidden.slice((t - 1) * config.hidden);
     const logitsLast = await head.logits(hiddenLast, 1);
@@ -191,19 +180,23 @@ function largerStack(a: ModelLayout, b: ModelLayout): ModelLayout {
 }
 
 /**
- * Greedy decoding from decoder_start_token_id with a cache: each step runs the one new token
- * through the decoder against the cached self-attention keys and values and the encoder output's
- * cross keys and values (made once), until EOS or `atMost` tokens. Returns the decoder's input
- * ids: the start token and every token generated (EOS included when reached).
+ * Greedy decoding from decoder_start_token_id with the causal models' key/value cache (cache.ts,
+ * the forward's step): each step runs the one new token through the decoder against the cached
+ * self-attention keys and values and the encoder output's cross keys and values (made once),
+ * until EOS or `atMost` tokens; the choice is decoding.ts's (a tie to the lowest id), `forbidden`
+ * ids never. Returns the decoder's input ids: the start token and every token generated (EOS
+ * included when reached).
  */
 async function generate(decoder: ModelForward, head: LanguageHead, memory: EncoderMemory, start: number, eos: number | undefined, forbidden: number[], atMost: number, options: RunModelOptions): Promise<number[]> {
   const ids = [start];
-  const cache: DecoderCache = { past: 0, layers: [] };
+  const c = decoder.config;
+  const cache = new KeyValueCache(c.layers, c.kvHeads * c.headDim, atMost + 1);
   while (ids.length <= atMost) {
-    const step = await decoder.run([ids[ids.length - 1]], options, { memory, cache });
+    const step = await decoder.step(ids[ids.length - 1], cache, options, memory);
     const logits = await head.logits(step.hidden, 1);
     if (!logits) throw new ModelFileError(`the checkpoint has no LM head (${decoder.layout.head.join(' or ')}) to generate with`);
-    const next = greedyToken(logits, forbidden);
+    for (const id of forbidden) logits[id] = -Infinity;
+    const next = greedyToken(logits);
     ids.push(next);
     if (next === eos) break;
   }

@@ -3,12 +3,15 @@
 // target from text, greedy generation with the cache against the reference's full re-runs, every
 // kind's step-by-step problem against the run's own weights, and bad input as one clear message.
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine';
 import type { AttentionKind } from '../../../src/core/heads/stack';
 import { relativeBucket } from '../../../src/core/model/relative';
 import { runModel, type ModelRun } from '../../../src/core/model/run';
 import type { TargetInput } from '../../../src/core/model/input';
-import { greedyToken } from '../../../src/core/model/seq2seqRun';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { modelFixture, REFERENCE_TOLERANCE, relativeError } from '../model/fixtures';
 import { SEQ2SEQ_FIXTURES, type Seq2SeqFixtureName, seq2seqFixture, seq2seqReference } from './fixtures';
@@ -124,11 +127,6 @@ describe('encoder–decoder forward against the PyTorch references', function ()
     assert.deepEqual([0, 5, -5, -15, -16, -1000].map((r) => relativeBucket(r, false, 32, 128)), [0, 0, 5, 15, 16, 31]);
   });
 
-  it('greedy choice: the highest logit, a tie to the lowest id, forbidden ids never', () => {
-    assert.equal(greedyToken(Float32Array.of(1, 3, 3, 2)), 1);
-    assert.equal(greedyToken(Float32Array.of(5, 3, 3, 2), [0]), 1);
-  });
-
   it('bad input: one clear message each', async () => {
     await assert.rejects(run('t5-missing-bias', { ids: [3, 4] }, { ids: [0, 5] }), /the checkpoint has no relative attention bias table encoder\.block\.0\.layer\.0\.SelfAttention\.relative_attention_bias\.weight/);
     await assert.rejects(run('t5-v1_0', { ids: [3, 4] }, { ids: [0, 40] }), /^RangeError: target token id 40 is outside the vocabulary \(0…39\)$/);
@@ -139,5 +137,21 @@ describe('encoder–decoder forward against the PyTorch references', function ()
     await assert.rejects(runModel(folderFiles(seq2seqFixture('bart-bin')), { ids: [3] }), /an encoder–decoder model \(bart\): give a target too/);
     await assert.rejects(runModel(folderFiles(modelFixture('gpt2')), { ids: [3], target: { ids: [1] } }), /is a decoder-only model \(gpt2\): it has no decoder to take a target/);
     await assert.rejects(runModel(folderFiles(modelFixture('bert')), { ids: [3], target: { generate: 3 } }), /is an encoder-only model \(bert\)/);
+  });
+});
+
+describe('encoder–decoder fixtures', () => {
+  it('every float64 reference agrees with a second route, buckets per pair and greedy tokens with a cache (gen_seq2seq_fixtures --check)', function () {
+    this.timeout(300_000);
+    const out = mkdtempSync(join(tmpdir(), 'seq2seq-check-'));
+    try {
+      const report = execFileSync('/usr/bin/python3', [join(__dirname, '..', '..', '..', 'scripts', 'gen_seq2seq_fixtures.py'), out, '--check'], { encoding: 'utf8' });
+      const checked = [...report.matchAll(/^(\S+): largest difference (\S+); generated (\[[^\]]*\]) == \3 \(loops\), \3 \(cached\)$/gm)];
+      assert.deepEqual(checked.map((m) => m[1]).sort(), [...SEQ2SEQ_FIXTURES].sort(), report);
+      for (const [, , difference] of checked) assert.ok(Number(difference) < 1e-9, report);
+      assert.match(report, /^buckets: vectorised and per pair agree$/m);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
