@@ -620,7 +620,12 @@ function t5(json: Json): ModelConfig {
   if (typeof projection !== 'string' || !/^(gated-)?[a-z_]+$/.test(projection)) throw new ModelConfigError(`config.json's feed_forward_proj ${JSON.stringify(projection)} is not supported: "relu", "gated-gelu", or "gated-" and an activation`);
   const gated = projection.startsWith('gated-');
   // T5Config: `gated-gelu` means gelu_new; any other `[gated-]act` names the activation itself.
-  const activation = activationOf(projection === 'gated-gelu' ? 'gelu_new' : projection.replace(/^gated-/, ''), 'feed_forward_proj');
+  let activation: Activation;
+  try {
+    activation = activationOf(projection === 'gated-gelu' ? 'gelu_new' : projection.replace(/^gated-/, ''), 'feed_forward_proj');
+  } catch {
+    throw new ModelConfigError(`config.json's feed_forward_proj ${JSON.stringify(projection)} is not supported: "relu", "gated-gelu", or [gated-] and one of gelu_new, gelu, silu, relu`);
+  }
   const tied = bool(json, 'tie_word_embeddings', true);
   const pad = whole(json, 'pad_token_id', 0);
   return {
