@@ -51,12 +51,12 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
   warmThreads();
   const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
   const config = await readConfig(files);
-  refuseNonGenerating(files.folder, config);
+  refuseNonGenerating(config);
   const eosIds = await endOfSequenceIds(files);
   const model = await openTextModel(files, config, input, options, nativeWarmed, (ids) => {
     const needed = ids.length + newTokens;
     if (needed > config.maxPositions) {
-      throw new GenerationError(`the prompt's ${ids.length} tokens and ${newTokens} new ones need ${needed} positions, past the model's ${config.maxPositions}: ask for at most ${Math.max(0, config.maxPositions - ids.length)} new tokens`);
+      throw new GenerationError(`the prompt's ${ids.length} token${ids.length === 1 ? '' : 's'} and ${newTokens} new one${newTokens === 1 ? '' : 's'} need ${needed} positions, past the model's ${config.maxPositions}: ask for at most ${Math.max(0, config.maxPositions - ids.length)} new tokens`);
     }
     return needed;
   });
@@ -84,7 +84,7 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
         const stepStarted = performance.now();
         const { hidden, attention } = await forward.step(fed, cache, control);
         const logits = await head.logits(hidden, 1);
-        if (!logits) throw new GenerationError(`${files.folder} has no LM head (lm_head.weight, or tied embeddings): it cannot choose a next token`);
+        if (!logits) throw new GenerationError('the checkpoint has no LM head (lm_head.weight, or tied embeddings): it cannot choose a next token');
         const position = ids.length + index;
         const id = choose(logits);
         const step: GenerationStep = { index, position, id, token: label(id), candidates: head.top(position - 1, logits, 'next'), attention, ms: performance.now() - stepStarted };
@@ -119,9 +119,9 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
 }
 
 /** Generation of an encoder (BERT's masks) or a vision model is refused in one line. */
-function refuseNonGenerating(folder: string, c: ModelConfig): void {
-  if (c.family === 'vision') throw new GenerationError(`${folder} is a vision model (${c.modelType}): it does not generate text`);
-  if (!c.causal) throw new GenerationError(`${folder} is an encoder (${c.modelType}): it fills masked tokens and does not generate; generation needs a causal language model (GPT-2, Llama…)`);
+function refuseNonGenerating(c: ModelConfig): void {
+  if (c.family === 'vision') throw new GenerationError(`this is a vision model (${c.modelType}): it does not generate text`);
+  if (!c.causal) throw new GenerationError(`this is an encoder (${c.modelType}): it fills masked tokens and does not generate; generation needs a causal language model (GPT-2, Llama…)`);
 }
 
 /**
