@@ -4,32 +4,14 @@
 // the final sequence, and the rows the cached steps computed equal that run's rows. Then EOS,
 // sampling's seed, cancelling, the decode step's problem, and each refusal in one line.
 import * as assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine/index';
 import { decodeStepSpec, GenerationError, generateModel } from '../../../src/core/model/generate';
 import type { ModelRun } from '../../../src/core/model/run';
 import { folderFiles } from '../../../src/node/modelFiles';
-import { ensureGenerated, modelFixture, type ModelFixtureName, REFERENCE_TOLERANCE } from './fixtures';
-
-const repoRoot = resolve(__dirname, '..', '..', '..');
-const referenceRoot = join(repoRoot, 'test-output', 'generation');
-
-interface GenerationReference {
-  prompt: number[];
-  generated: number[];
-  margin: number;
-  /** [layer][head][query][key] of one float64 forward over prompt + generated. */
-  attentions: number[][][][];
-}
-
-function references(): Record<string, GenerationReference> {
-  modelFixture('gpt2'); // the model set first: the script reads it
-  const scripts = ['gen_generation_references.py', 'gen_model_fixtures.py', 'safetensors_file.py'].map((file) => join(repoRoot, 'scripts', file));
-  ensureGenerated(referenceRoot, scripts);
-  return JSON.parse(readFileSync(join(referenceRoot, 'generation.json'), 'utf8')) as Record<string, GenerationReference>;
-}
+import { generationReferences, modelFixture, type ModelFixtureName, REFERENCE_TOLERANCE } from './fixtures';
 
 /** Largest |step row − the run's row| over every step, layer and head. */
 function cachedRowDifference(run: ModelRun): number {
@@ -50,7 +32,7 @@ function cachedRowDifference(run: ModelRun): number {
 
 describe('generation with a key/value cache', function () {
   this.timeout(300_000);
-  const expected = references();
+  const expected = generationReferences();
 
   for (const name of Object.keys(expected)) {
     it(`${name}: greedy tokens as PyTorch's whole-forward steps; attentions as one forward; cached rows equal it`, async () => {
@@ -140,7 +122,7 @@ describe('generation with a key/value cache', function () {
     const refused = async (promise: Promise<unknown>, pattern: RegExp) =>
       assert.rejects(promise, (e: Error) => e instanceof RangeError && pattern.test(e.message) && !e.message.includes('\n'));
     for (const n of [0, -3, Number.NaN, 1.5]) await refused(generateModel(gpt2, { ids: [1, 2] }, { maxNewTokens: n }), /whole number of at least 1/);
-    await assert.rejects(generateModel(folderFiles(modelFixture('bert')), { ids: [2, 5, 3] }, { maxNewTokens: 4 }), (e: Error) => e instanceof GenerationError && /is an encoder \(bert\)/.test(e.message));
+    await assert.rejects(generateModel(folderFiles(modelFixture('bert')), { ids: [2, 5, 3] }, { maxNewTokens: 4 }), (e: Error) => e instanceof GenerationError && /this is an encoder \(bert\)/.test(e.message));
     await refused(generateModel(gpt2, { ids: [1, 2, 3, 4] }, { maxNewTokens: 61 }), /4 tokens and 61 new ones need 65 positions, past the model's 64: ask for at most 60/);
     await refused(generateModel(gpt2, { ids: [1, 2] }, { maxNewTokens: 2, sampling: { temperature: 0, seed: 1 } }), /temperature must be a number above 0/);
     await refused(generateModel(gpt2, { ids: [1, 2] }, { maxNewTokens: 2, sampling: { temperature: 1, topP: 1.5, seed: 1 } }), /top-p must be above 0 and at most 1/);

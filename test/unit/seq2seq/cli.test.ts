@@ -67,8 +67,11 @@ describe('CLI: model on encoder–decoder folders', function () {
     bad([seq2seqFixture('bart-bin'), '--ids', Array.from({ length: 30 }, () => '5').join(','), '--generate', '2'], /the source has 30 tokens but bart has 24 positions/);
     bad([seq2seqFixture('marian-f16'), '--text', 'the cat', '--generate', '2'], /has no tokenizer\.json \(only SentencePiece's source\.spm and target\.spm/);
     bad([seq2seqFixture('bart-bin'), '--ids', '3'], /an encoder–decoder model \(bart\): give a target too/);
-    const usage = cli(seq2seqFixture('bart-bin'), '--ids', '3', '--generate', 'x');
+    bad([seq2seqFixture('bart-bin'), '--ids', '3', '--generate', 'x'], /--generate needs a number, not `x`/);
+    bad([seq2seqFixture('bart-bin'), '--ids', '3', '--generate', '0'], /generate needs a positive whole number of tokens, not 0/);
+    bad([seq2seqFixture('bart-bin'), '--ids', '3', '--generate', '2', '--sample'], /target is generated greedily here: --sample is for causal models/);
+    const usage = cli(seq2seqFixture('bart-bin'), '--ids', '3', '--generate', '2', '--target-ids', '2');
     assert.equal(usage.status, 2);
-    assert.match(usage.stderr, /--generate needs a whole number of tokens, not `x`/);
+    assert.match(usage.stderr, /give one of --target, --target-ids or --generate/);
   });
 });
