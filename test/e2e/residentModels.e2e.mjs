@@ -3,9 +3,9 @@
 // on it (Release Resident Models) lets them go, when the item leaves the status bar. Runs in the
 // real workbench (code-server in Chromium) on the GPT-2 fixture.
 import * as assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { clickCodeLensUntilWebview, modelFixture, openFile, openWorkbench, recordFailure } from './workbench.mjs';
+import { clickCodeLensUntilWebview, openFile, openGpt2Note, recordFailure } from './workbench.mjs';
 
 describe('resident models in the status bar, end to end', function () {
   this.timeout(300_000);
@@ -13,10 +13,7 @@ describe('resident models in the status bar, end to end', function () {
   let folder;
 
   before(async () => {
-    folder = modelFixture('gpt2');
-    const reference = JSON.parse(readFileSync(join(folder, 'reference.json'), 'utf8'));
-    const note = `# GPT-2\n<!-- attention: model="${folder}" ids="${reference.token_ids.join(' ')}" -->\n`;
-    workbench = await openWorkbench({ files: { 'model.md': note } });
+    ({ folder, workbench } = await openGpt2Note());
   });
   afterEach(async function () {
     await recordFailure(this.currentTest, workbench);
