@@ -660,23 +660,26 @@ function t5(json: Json): ModelConfig {
  * BART, Marian and mBART (modeling_bart.py, modeling_marian.py, modeling_mbart.py): biased
  * projections, q scaled by head_dim^−½, LayerNorm; BART and Marian post-LN, mBART pre-LN with a
  * final norm per stack; BART and mBART learned positions offset by 2 and layernorm_embedding,
- * Marian sinusoidal positions; embeddings × √d_model under scale_embedding (Marian's default);
+ * Marian sinusoidal positions; embeddings × √d_model under scale_embedding (the opus-mt configs set it);
  * final_logits_bias on the logits.
  */
 function bartFamily(json: Json, modelType: string): ModelConfig {
   const marian = modelType === 'marian';
-  const hidden = int(json, 'd_model', marian ? 512 : 1024);
+  // Defaults as configuration_{bart,marian,mbart}.py give them (the published configs set them all).
+  const hidden = int(json, 'd_model', 1024);
   const layers = int(json, 'encoder_layers', 12);
   const heads = int(json, 'encoder_attention_heads', 16);
   const headDim = divide(hidden, heads, 'd_model', 'encoder_attention_heads');
   const decoderHeads = int(json, 'decoder_attention_heads', 16);
   divide(hidden, decoderHeads, 'd_model', 'decoder_attention_heads');
   const vocab = int(json, 'vocab_size', marian ? 58101 : 50265);
+  // MarianConfig: decoder_vocab_size defaults to vocab_size (the decoder's embeddings and LM head).
+  const decoderVocab = json.decoder_vocab_size === undefined || json.decoder_vocab_size === null ? vocab : int(json, 'decoder_vocab_size', vocab);
   const positions = int(json, 'max_position_embeddings', 1024);
   const pad = whole(json, 'pad_token_id', marian ? 58100 : 1);
   const badWords = Array.isArray(json.bad_words_ids) ? json.bad_words_ids : [];
   const forbidden = badWords.flatMap((ids) => (Array.isArray(ids) && ids.length === 1 && Number.isInteger(ids[0]) ? [ids[0] as number] : []));
-  if (marian && json.share_encoder_decoder_embeddings === false) throw new ModelConfigError("config.json's share_encoder_decoder_embeddings false (separate source and target vocabularies) is not supported");
+  if (marian && (json.share_encoder_decoder_embeddings === false || decoderVocab !== vocab)) throw new ModelConfigError("config.json's separate source and target vocabularies (share_encoder_decoder_embeddings false, or a decoder_vocab_size other than vocab_size) are not supported");
   return {
     ...common(modelType, 'bart', hidden, layers, heads, heads, headDim),
     intermediate: int(json, 'encoder_ffn_dim', 4096),
@@ -689,13 +692,13 @@ function bartFamily(json: Json, modelType: string): ModelConfig {
     qkvBias: true,
     outputBias: true,
     mlpBias: true,
-    embeddingScale: bool(json, 'scale_embedding', marian) ? Math.sqrt(hidden) : 1,
+    embeddingScale: bool(json, 'scale_embedding', false) ? Math.sqrt(hidden) : 1,
     tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
     attention: Array.from({ length: layers }, () => ({ scale: headDim ** -0.5 })),
     ...(marian ? { sinusoidalPositions: true } : { positions: { offset: 2, rows: positions + 2 } }),
     ...(modelType === 'mbart' ? {} : { postLayerNorm: true }),
     encoderDecoder: {
-      decoder: { layers: int(json, 'decoder_layers', 12), heads: decoderHeads, intermediate: int(json, 'decoder_ffn_dim', 4096), vocab },
+      decoder: { layers: int(json, 'decoder_layers', 12), heads: decoderHeads, intermediate: int(json, 'decoder_ffn_dim', 4096), vocab: decoderVocab },
       decoderStartId: whole(json, 'decoder_start_token_id', marian ? pad : 2),
       eosId: whole(json, 'eos_token_id', marian ? 0 : 2),
       finalLogitsBias: true,
