@@ -4,20 +4,22 @@
 // and multi-head problems, so the model view and head scores work over it unchanged.
 import { warmThreads } from '../engine/fast/pool';
 import { columns } from '../engine/kernels';
-import type { AttentionStack } from '../heads/stack';
-import type { ModelInput, Prediction } from './input';
+import type { AttentionKind, AttentionStack } from '../heads/stack';
+import type { Generation, ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
-import { attentionGroup, type ForwardControl, type ForwardResult, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
+import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { checkExpertTensors } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
+import { probabilitiesOf, topIds } from './decoding';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 import { runVision } from './visionRun';
+import { runEncoderDecoder } from './seq2seqRun';
 import { admit, type ResidentMode } from './resident';
 
 export interface RunModelOptions extends ForwardControl {
@@ -41,12 +43,15 @@ export interface ModelRun extends AttentionStack {
   logitsLast?: Float32Array;
   /** Causal LMs: the top 5 next tokens at the last position; BERT: the top 5 fillers of each [MASK]. */
   predictions: Prediction[];
+  /** A generated run's decoding (generate.ts): the prompt's length, each step, why it stopped. */
+  generation?: Generation;
   /** Things the user should know (the text was cut at the model's positions…). */
   warnings: string[];
   backend: string;
   /** How the weights stay between runs: as the backend's pre-packed constants, as stored, or not at all (read as the run goes). */
   resident?: ResidentMode;
-  timings: { loadMs: number; forwardMs: number };
+  /** An encoder–decoder run's generated target: the greedy loop's time (with its cache) and the tokens it made. */
+  timings: { loadMs: number; forwardMs: number; generateMs?: number; generatedTokens?: number };
   /** A picture's run: the patch grid [rows, cols] (the tokens are any prefix tokens, then the patches row-major). */
   patchGrid?: [number, number];
   /** A picture's run: the 8-bit RGB picture the model saw, after resizing and cropping. */
@@ -59,6 +64,12 @@ export interface ModelRun extends AttentionStack {
    * of a [MASK]. Undefined without an LM head, or at a BERT position that is not a [MASK].
    */
   predictAt(position: number): Promise<Prediction | undefined>;
+  /**
+   * An encoder–decoder run's three kinds, each a ModelRun of its own (its heads' weights and
+   * step-by-step problems); the run itself is its `cross` stack (target × source: the alignment).
+   * Absent for a model with one kind of attention.
+   */
+  kinds?: { [K in AttentionKind]?: ModelRun };
 }
 
 const TOP = 5;
@@ -105,10 +116,43 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   // ONNX Runtime's environment (~120 ms on a process's first session) starts while the folder is
   // read and its tokenizer built, as a prepared folder's did ahead.
   const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
+  const config = await readConfig(files);
+  if ('image' in input) return runVision(files, config, input.image, options, started, nativeWarmed);
+  if (config.encoderDecoder) return runEncoderDecoder(files, config, input, options, started, nativeWarmed);
+  if (input.target) throw new ModelFileError(`${files.folder} is ${config.causal ? 'a decoder-only' : 'an encoder-only'} model (${config.modelType}): it has no decoder to take a target; give only the text or token ids`);
+  const model = await openTextModel(files, config, input, options, nativeWarmed);
+  const loadMs = performance.now() - started;
+  return finishRun(model, model.ids, await model.forward.run(model.ids, options), loadMs, started + loadMs);
+}
+
+/** A folder's config.json, parsed. */
+export async function readConfig(files: ModelFiles): Promise<ModelConfig> {
   const configText = await readText(files, 'config.json');
   if (configText === undefined) throw new ModelFileError(`${files.folder} has no config.json: not a Hugging Face model folder`);
-  const config = parseModelConfig(configText);
-  if ('image' in input) return runVision(files, config, input.image, options, started, nativeWarmed);
+  return parseModelConfig(configText);
+}
+
+/** A text model opened for its runs: its forward on the run's backend, its tokenizer and LM head, and the input's ids. */
+export interface TextModel {
+  files: ModelFiles;
+  config: ModelConfig;
+  forward: ModelForward;
+  tokenizer: ModelTokenizer | undefined;
+  head: LanguageHead;
+  /** The input's token ids (cut to the model's positions when too many, with a warning). */
+  ids: number[];
+  warnings: string[];
+  resident: ReturnType<typeof admit>;
+  /** Disposes the backend the run made (not one the caller gave). */
+  dispose(): void;
+}
+
+/**
+ * Everything before the forward: the weights and tokenizer opened, the input tokenized, the
+ * weights admitted resident, the memory refused up front. `length` is the longest sequence the
+ * runs will see (a generation's prompt + new tokens; default: the input's).
+ */
+export async function openTextModel(files: ModelFiles, config: ModelConfig, input: { text: string } | { ids: number[] }, options: RunModelOptions, nativeWarmed: Promise<void>, length?: (ids: number[]) => number): Promise<TextModel> {
   if (config.family === 'vision') throw new ModelFileError(`${files.folder} is a vision model (${config.modelType}): give it a picture (--image FILE), not text or token ids`);
   const weights = await Weights.open(files);
   const tokenizer = await ModelTokenizer.open(files);
@@ -122,7 +166,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     ids = input.ids;
     if (ids.length === 0) throw new RangeError('no token ids given');
   }
-  if (ids.length > config.maxPositions) {
+  if (!length && ids.length > config.maxPositions) {
     warnings.push(`the input has ${ids.length} tokens but the model has ${config.maxPositions} positions: cut to the first ${config.maxPositions}`);
     ids = ids.slice(0, config.maxPositions);
   }
@@ -134,23 +178,27 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const constants = new Set([...layout.layers.flatMap((L) => linearsOf(L).map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
   const resident = admit(weights.key, files.folder, weights.residentPlan(constants), backend.name === 'onnxruntime', options.residentBudgetBytes);
   weights.residentIn(resident);
-  refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
+  refuseIfTooBig(config, layout.layers, weights, length?.(ids) ?? ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
   const forward = new ModelForward(config, layout, weights, backend);
   // The read memory made its full size at once where no preparation did (the command line): a bf16
   // MLP's three weights and their widened values grew it three times in the first layer, ~20,000
   // pages more.
   await Promise.all([reserveReads(layout, weights), nativeWarmed]);
-  const loadMs = performance.now() - started;
-  const result = await forward.run(ids, options);
-  const head = new LanguageHead(forward, tokenizer);
+  // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
+  const dispose = () => (options.backend ? undefined : backend.dispose());
+  return { files, config, forward, tokenizer, head: new LanguageHead(forward, tokenizer), ids, warnings, resident, dispose };
+}
+
+/** The ModelRun of a whole forward `result` over `ids`, its forward time counted from `forwardStarted` (performance.now()). */
+export async function finishRun(model: TextModel, ids: number[], result: ForwardResult, loadMs: number, forwardStarted: number): Promise<ModelRun> {
+  const { config, forward, tokenizer, head, files } = model;
   const n = ids.length;
   const hiddenLast = result.hidden.slice((n - 1) * outputWidth(config));
   const logitsLast = await head.logits(hiddenLast, 1);
   const predictions = await head.predictions(ids, result, logitsLast);
-  // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
-  if (!options.backend) backend.dispose();
+  model.dispose();
   void trimReads();
-  const forwardMs = performance.now() - started - loadMs;
+  const forwardMs = performance.now() - forwardStarted;
   const tokens = ids.map((id) => tokenizer?.label(id) ?? `#${id}`);
   return {
     source: { kind: 'model', architecture: config.modelType, folder: files.folder },
@@ -166,9 +214,9 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     hiddenLast,
     ...(logitsLast ? { logitsLast } : {}),
     predictions,
-    warnings,
-    backend: backend.name,
-    resident: resident?.mode ?? 'streamed',
+    warnings: model.warnings,
+    backend: forward.backend.name,
+    resident: model.resident?.mode ?? 'streamed',
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
     headGroups: (layer, use) => forward.eachHeadGroup(layer, result.layers[layer], n, use),
@@ -185,8 +233,8 @@ function headAsConstant(layout: ReturnType<typeof layoutOf>, weights: Weights): 
   return name?.endsWith('.weight') ? name : undefined;
 }
 
-/** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
-class LanguageHead {
+/** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after; an encoder–decoder model's on its decoder). */
+export class LanguageHead {
   private readonly name: string | undefined;
   /** Recent predictAt answers by position, oldest first. */
   private readonly kept = new Map<number, Promise<Prediction | undefined>>();
@@ -210,7 +258,13 @@ class LanguageHead {
       x = await this.forward.norm(await this.forward.linear(x, rows, layout.mlmTransform.dense, c.headActivation ?? c.activation), layout.mlmTransform.norm);
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
-    if (layout.headBias) bias = await weights.get(layout.headBias, [c.vocab]);
+    // BART's final_logits_bias is a [1 × vocab] buffer.
+    if (layout.headBias) bias = await weights.get(layout.headBias, c.encoderDecoder?.finalLogitsBias ? [1, c.vocab] : [c.vocab]);
+    const inputScale = c.encoderDecoder?.headInputScale;
+    if (inputScale !== undefined) {
+      const scale = Math.fround(inputScale); // T5 multiplies in the model's dtype
+      x = x.map((v) => v * scale);
+    }
     const width = outputWidth(c);
     // A resident model's head is one product on its pre-packed constant (no chunks to read).
     const whole = !bias && weights.residentModel?.mode === 'constants' ? headAsConstant(layout, weights) : undefined;
@@ -269,13 +323,11 @@ class LanguageHead {
     return (await this.logits(result.hidden.slice(position * width, (position + 1) * width), 1)) as Float32Array;
   }
 
+  /** The 5 most probable tokens of `logits` (a tie to the lowest id) and their softmax probabilities. */
   top(position: number, logits: Float32Array, kind: Prediction['kind']): Prediction {
-    let max = -Infinity;
-    for (const v of logits) if (v > max) max = v;
-    let sum = 0;
-    for (const v of logits) sum += Math.exp(v - max);
-    const order = [...logits.keys()].sort((a, b) => logits[b] - logits[a]).slice(0, TOP);
-    return { position, kind, top: order.map((id) => ({ id, token: this.tokenizer?.label(id) ?? `#${id}`, probability: Math.exp(logits[id] - max) / sum })) };
+    const ids = topIds(logits, TOP);
+    const probabilities = probabilitiesOf(logits, ids);
+    return { position, kind, top: ids.map((id, i) => ({ id, token: this.tokenizer?.label(id) ?? `#${id}`, probability: probabilities[i] })) };
   }
 }
 
@@ -333,17 +385,57 @@ export async function drillDown(forward: ModelForward, result: ForwardResult, la
         );
   const biased = c.qkvBias;
   const X = biased ? withOnes(input, n, c.hidden) : input;
+  // T5's relative position bias: this head's, as the additive mask the run added to its scores.
+  const bias = forward.fullBiasOf(n);
   return {
     X: matrix(n, biased ? c.hidden + 1 : c.hidden, X),
     WQ: [WQ],
     WK: [WK],
     WV: [WV],
+    ...(bias ? { mask: headBias(bias, head, n, n) } : {}),
     options: {
       ...forward.attentionOptions(layer, 1, 1),
       ...(rope ? ropeOptions(rope) : {}),
-      name: biased ? `${title} (biases as the last row of W_Q, W_K, W_V, on a column of ones added to X: exact)` : title,
+      name: `${title}${biased ? ' (biases as the last row of W_Q, W_K, W_V, on a column of ones added to X: exact)' : ''}${bias ? ", the relative position bias as the additive mask" : ''}`,
     },
     tokens,
+  };
+}
+
+/**
+ * A decoder layer's cross-attention head as a step-by-step problem: X the layer's cross-attention
+ * input (the decoder's states after its self-attention, normed where the model norms first), the
+ * keys' and values' source the encoder's output, and the head's columns of the checkpoint's W_Q,
+ * W_K, W_V (biases as an extra row on a column of ones added to X and to the source: exact).
+ */
+export async function crossDrillDown(forward: ModelForward, result: ForwardResult, memory: EncoderMemory, layer: number, head: number, tokens: string[], keyTokens: string[]): Promise<AttentionSpec> {
+  const c = forward.config;
+  const X = forward.layerLayout(layer)?.cross;
+  const record = result.layers[layer]?.cross;
+  if (!X || !record || !(head >= 0 && head < c.heads)) throw new RangeError(`no layer ${layer}, head ${head}: the decoder has layers 0–${c.layers - 1} of heads 0–${c.heads - 1}`);
+  const n = tokens.length;
+  const d = c.headDim;
+  const [WQ, WK, WV] = await Promise.all(
+    [X.q, X.k, X.v].map((P) =>
+      forward.withLinearWeights(P, async (weights) => {
+        await weights.constant?.load?.();
+        return headColumns(P, weights, head * d, d);
+      }),
+    ),
+  );
+  const biased = X.q.bias;
+  return {
+    X: matrix(n, biased ? c.hidden + 1 : c.hidden, biased ? withOnes(record.input, n, c.hidden) : record.input),
+    context: matrix(memory.rows, biased ? c.hidden + 1 : c.hidden, biased ? withOnes(memory.states, memory.rows, c.hidden) : memory.states),
+    WQ: [WQ],
+    WK: [WK],
+    WV: [WV],
+    options: {
+      ...forward.attentionOptions(layer, 1, 1, 'cross'),
+      name: `${c.modelType} cross-attention L${layer} H${head}: queries from the decoder, keys and values from the encoder's output${biased ? ' (biases as the last row of W_Q, W_K, W_V, on a column of ones: exact)' : ''}`,
+    },
+    tokens,
+    keyTokens,
   };
 }
 

@@ -2,6 +2,7 @@
 // scripts/gen_model_fixtures.py into test-output/models/ (not committed: the GPT-2 tokenizer alone
 // is 3 MB). The first test that asks for one generates the whole set (a few seconds); later runs
 // reuse it until one of the scripts that write it changes.
+import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -69,6 +70,18 @@ export interface ModelReference {
   router_margin?: number;
 }
 
+/** max |a − b| / max |a|: the relative tolerance of the issue, over a whole vector. */
+export function relativeError(want: readonly number[], got: ArrayLike<number>): number {
+  assert.equal(got.length, want.length, 'length');
+  let difference = 0;
+  let scale = 0;
+  want.forEach((v, i) => {
+    difference = Math.max(difference, Math.abs(v - got[i]));
+    scale = Math.max(scale, Math.abs(v));
+  });
+  return difference / scale;
+}
+
 /** Issue 25's tolerances for a float32 forward against the float64 reference. */
 export const REFERENCE_TOLERANCE = { attention: 2e-4, hiddenRelative: 2e-3, logitsRelative: 5e-3 } as const;
 
@@ -110,4 +123,23 @@ export function modelFixture(name: ModelFixtureName): string {
 
 export function modelReference(name: ModelFixtureName): ModelReference {
   return JSON.parse(readFileSync(join(modelFixture(name), 'reference.json'), 'utf8')) as ModelReference;
+}
+
+/** What scripts/gen_generation_references.py writes per causal fixture: a greedy continuation recomputed in float64. */
+export interface GenerationReference {
+  prompt: number[];
+  /** The greedy tokens, ending after config.json's eos_token_id when the model said it. */
+  generated: number[];
+  /** The smallest gap between a step's two largest logits. */
+  margin: number;
+  /** [layer][head][query][key] of one float64 forward over prompt + generated. */
+  attentions: number[][][][];
+}
+
+/** The generation references by fixture name, generating them (after the model set) when missing or stale. */
+export function generationReferences(): Record<string, GenerationReference> {
+  ensureGenerated();
+  const root = join(repoRoot, 'test-output', 'generation');
+  ensureGenerated(root, [join(repoRoot, 'scripts', 'gen_generation_references.py'), ...sources]);
+  return JSON.parse(readFileSync(join(root, 'generation.json'), 'utf8')) as Record<string, GenerationReference>;
 }
