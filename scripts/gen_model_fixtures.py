@@ -5,7 +5,6 @@
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --check    # also checks the references (below)
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes in OUTDIR/bench
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --long     # GPT-2-small shape with 2048 positions in OUTDIR/bench
-    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench-moe  # OLMoE-1B-7B's shapes, 2 of its 16 layers, in OUTDIR/bench
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --examples # npm start's small GPT-2 and Llama (scripts/start.mjs)
 
 Each folder holds the files a Hub checkpoint holds (config.json, weights under the published tensor
@@ -1132,19 +1131,6 @@ def long_folder(out, tokenizer):
     write_folder(os.path.join(out, 'bench'), 'gpt2-small-2048', config, tensors, 'safetensors', None, tokenizer, tokenizer_config)
 
 
-def bench_moe_folder(out, tokenizer):
-    """OLMoE-1B-7B's published shapes (hidden 2048, 16 heads, 64 experts of 1024, top-8, vocabulary 50304, bf16) with
-    2 of its 16 layers: the whole model is 14 GB to write and to hold in PyTorch's float32 here."""
-    tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'add_prefix_space': False, 'bos_token': '<|endoftext|>',
-                        'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
-    config = decoder_config(
-        'olmoe', 'OlmoeForCausalLM', 'bfloat16', vocab_size=50304, hidden_size=2048, intermediate_size=1024, num_hidden_layers=2,
-        num_attention_heads=16, num_key_value_heads=16, num_experts=64, num_experts_per_tok=8, norm_topk_prob=False, rms_norm_eps=1e-5,
-        max_position_embeddings=4096, clip_qkv=None, bos_token_id=50256, eos_token_id=50256)
-    write_folder(os.path.join(out, 'bench'), 'olmoe-2l', config, moe_weights(config, 7, torch.bfloat16), 'safetensors', None, tokenizer,
-                 tokenizer_config)
-
-
 def example_folders(out, tokenizer):
     shaped_folders(
         out, tokenizer,
@@ -2016,7 +2002,6 @@ def main():
     mode.add_argument('--check', action='store_true', help='also check the references against torch modules')
     mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
     mode.add_argument('--long', action='store_true', help='write a GPT-2-small shape with 2048 positions into OUT/bench instead')
-    mode.add_argument('--bench-moe', action='store_true', help="write an OLMoE-shaped model (2 layers) into OUT/bench instead")
     mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
     if not os.path.isdir(GPT2_FILES):
@@ -2028,9 +2013,6 @@ def main():
         return
     if args.long:
         long_folder(args.out, tokenizer)
-        return
-    if args.bench_moe:
-        bench_moe_folder(args.out, tokenizer)
         return
     if args.examples:
         example_folders(args.out, tokenizer)
