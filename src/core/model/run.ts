@@ -12,7 +12,7 @@ import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
-import { checkExpertTensors } from './experts';
+import { checkExpertTensors, expertLinears } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -175,7 +175,7 @@ export async function openTextModel(files: ModelFiles, config: ModelConfig, inpu
   const backend = options.backend ?? new ChosenLinearBackend();
   // Resident between runs when the budget allows: ONNX Runtime keeping every product's weight
   // pre-packed (float32), else the stored bytes; the least recently used model is let go for it.
-  const constants = new Set([...layout.layers.flatMap((L) => linearsOf(L).map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
+  const constants = new Set([...layout.layers.flatMap((L) => [...linearsOf(L), ...expertLinears(L)].map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
   const resident = admit(weights.key, files.folder, weights.residentPlan(constants), backend.name === 'onnxruntime', options.residentBudgetBytes);
   weights.residentIn(resident);
   refuseIfTooBig(config, layout.layers, weights, length?.(ids) ?? ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
