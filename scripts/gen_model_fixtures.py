@@ -609,6 +609,8 @@ def moe_forward(config, w, ids, by_token_loop=False):
         q, k, v = lin(h, f'{p}.self_attn.q_proj'), lin(h, f'{p}.self_attn.k_proj'), lin(h, f'{p}.self_attn.v_proj')
         if arch == 'olmoe':  # q_norm and k_norm over the whole projection, before the heads are split
             q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
+        if config.get('clip_qkv') is not None:  # OlmoeAttention: q, k, v clamped after the q/k norms
+            q, k, v = (t.clamp(-config['clip_qkv'], config['clip_qkv']) for t in (q, k, v))
         q, k, v = split_heads(q, heads), split_heads(k, kv_heads), split_heads(v, kv_heads)
         if arch == 'qwen3_moe':  # per head
             q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
@@ -691,6 +693,10 @@ MOE_FIXTURES = [
         'qwen3_moe', 'Qwen3MoeForCausalLM', 'float32', num_hidden_layers=4, head_dim=16, num_experts=8, num_experts_per_tok=2,
         moe_intermediate_size=24, norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[], use_sliding_window=False,
         rope_theta=1000000.0), torch.float32, 'safetensors'),
+    # clip_qkv 1.0 clamps q and k after their norms (RMS ~1 there) and v: a clamp before the norms would give other numbers.
+    ('olmoe-clip', decoder_config(
+        'olmoe', 'OlmoeForCausalLM', 'float32', num_experts=8, num_experts_per_tok=2, intermediate_size=16, norm_topk_prob=True,
+        rms_norm_eps=1e-5, clip_qkv=1.0), torch.float32, 'safetensors'),
 ]
 
 
@@ -891,10 +897,13 @@ def llama_by_einsum(config, w, ids):
         p = f'model.layers.{layer}.'
         h = x if arch == 'olmo2' else norm(x, p + 'input_layernorm')
         q, k, v = (linear(h, p + f'self_attn.{t}_proj', part) for part, t in enumerate('qkv'))
-        if config.get('clip_qkv'):
-            q, k, v = (torch.clamp(t, min=-config['clip_qkv'], max=config['clip_qkv']) for t in (q, k, v))
+        clip = (lambda t: torch.clamp(t, min=-config['clip_qkv'], max=config['clip_qkv'])) if config.get('clip_qkv') else None
+        if clip and arch != 'olmoe':  # OLMo: after the projections
+            q, k, v = clip(q), clip(k), clip(v)
         if arch in ('olmo2', 'olmoe'):  # over the whole projection
             q, k = rms(q, w[p + 'self_attn.q_norm.weight']), rms(k, w[p + 'self_attn.k_norm.weight'])
+        if clip and arch == 'olmoe':  # OLMoE: after its q/k norms (OlmoeAttention)
+            q, k, v = clip(q), clip(k), clip(v)
         q, k, v = q.view(n, heads, head_dim), k.view(n, kv_heads, head_dim), v.view(n, kv_heads, head_dim)
         if arch == 'qwen3_moe':
             q, k = rms(q, w[p + 'self_attn.q_norm.weight']), rms(k, w[p + 'self_attn.k_norm.weight'])
@@ -1056,7 +1065,7 @@ def check_references(out, cases=None):
     cases = cases or [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('bert', bert_by_torch_modules),
                       ('qwen3', decoder_by_head_loop), ('gemma2-softcap', decoder_by_head_loop)] + [
         (name, llama_by_einsum) for name in ('llama-gqa-bf16', 'mistral-window', 'qwen2-sharded-f16', 'mixtral-bf16', 'qwen2-moe-sharded-f16',
-                                             'olmoe', 'qwen3-moe')] + [(name, llama_by_einsum) for name, *_ in LLAMA_RELATIVES]
+                                             'olmoe', 'olmoe-clip', 'qwen3-moe')] + [(name, llama_by_einsum) for name, *_ in LLAMA_RELATIVES]
     worst = {}
     with torch.no_grad():
         for name, second in cases:
@@ -1575,7 +1584,8 @@ def gpt_neo_folder(out):
 def opt_forward(config, w, ids):
     """modeling_opt.py: positions = cumsum(attention_mask) − 1 + 2 (no padding: i + 2), q scaled by head_dim^−½, ReLU,
     self_attn_layer_norm / final_layer_norm before the sublayers or (do_layer_norm_before false) after each residual add,
-    decoder.final_layer_norm only in the pre-LN form, the LM head tied to embed_tokens; with word_embed_proj_dim ≠
+    decoder.final_layer_norm only in the pre-LN form and without _remove_final_layer_norm (OPTDecoder.__init__), the LM head
+    tied to embed_tokens; with word_embed_proj_dim ≠
     hidden_size (OPT-350m) project_in on the token embeddings before the positions are added, project_out last."""
     n, heads, before = len(ids), config['num_attention_heads'], config['do_layer_norm_before']
     hd = config['hidden_size'] // heads
@@ -1597,19 +1607,19 @@ def opt_forward(config, w, ids):
         x = x + lin(w, torch.relu(lin(w, h, f'{p}.fc1')), f'{p}.fc2')
         if not before:
             x = ln(w, x, f'{p}.final_layer_norm', 1e-5)
-    hidden = ln(w, x, 'model.decoder.final_layer_norm', 1e-5) if before else x
+    hidden = ln(w, x, 'model.decoder.final_layer_norm', 1e-5) if before and not config.get('_remove_final_layer_norm') else x
     if projected:
         hidden = lin(w, hidden, 'model.decoder.project_out')
     return attentions, hidden, hidden @ w['model.decoder.embed_tokens.weight'].T
 
 
-def opt_folder(out, name, seed, dtype, layout, before, projected=32):
+def opt_folder(out, name, seed, dtype, layout, before, projected=32, remove_final_norm=False):
     hidden, heads, layers, ffn, vocab, positions = 32, 4, 2, 64, 128, 64
     config = {'architectures': ['OPTForCausalLM'], 'model_type': 'opt', 'vocab_size': vocab, 'hidden_size': hidden,
               'num_hidden_layers': layers, 'ffn_dim': ffn, 'num_attention_heads': heads, 'max_position_embeddings': positions,
               'do_layer_norm_before': before, 'word_embed_proj_dim': projected, 'activation_function': 'relu', 'enable_bias': True,
               'layer_norm_elementwise_affine': True, 'torch_dtype': str(dtype).removeprefix('torch.'), 'pad_token_id': 1,
-              'bos_token_id': 2, 'eos_token_id': 2}
+              'bos_token_id': 2, 'eos_token_id': 2, '_remove_final_layer_norm': remove_final_norm}
     r = Weights(seed, dtype)
     r.normal('model.decoder.embed_tokens.weight', (vocab, projected), 1.0)
     r.normal('model.decoder.embed_positions.weight', (positions + 2, hidden), 0.5)
@@ -1624,7 +1634,7 @@ def opt_folder(out, name, seed, dtype, layout, before, projected=32):
         r.linear(f'{p}.fc1', ffn, hidden, bias=True)
         r.linear(f'{p}.fc2', hidden, ffn, bias=True)
         r.norm(f'{p}.final_layer_norm', hidden, bias=True)
-    if before:
+    if before and not remove_final_norm:
         r.norm('model.decoder.final_layer_norm', hidden, bias=True)
     ids = random_ids(seed, 10, vocab)
     write_folder(out, name, config, r.stored, layout, run_reference(opt_forward, config, r.stored, ids, None), None, None)
@@ -1862,6 +1872,8 @@ def dense_folders(out):
     opt_folder(out, 'opt-f16', 36, torch.float16, 'safetensors', before=True)
     # OPT-350m's shape of settings: post-LN and word_embed_proj_dim 16 ≠ hidden 32 (project_in / project_out).
     opt_folder(out, 'opt-350m-post-ln-bin', 37, torch.float32, 'bin', before=False, projected=16)
+    # _remove_final_layer_norm: a pre-LN checkpoint fine-tuned before transformers 4.20.1, without decoder.final_layer_norm.
+    opt_folder(out, 'opt-no-final-norm', 58, torch.float32, 'safetensors', before=True, remove_final_norm=True)
     phi_folder(out)
     roberta_folder(out, 'roberta', 'roberta', 41, torch.float32, 'safetensors')
     # hidden_act relu acts in the layers only: the LM head's activation stays the erf gelu.
@@ -1926,7 +1938,7 @@ def gpt_neo_and_opt_by_torch_modules(config, w, ids):
     if neo:
         hidden = layer_norm(x, 'transformer.ln_f', eps)[0, -1]
         return attentions, hidden, functional.linear(hidden, w['transformer.wte.weight'])
-    hidden = (layer_norm(x, 'model.decoder.final_layer_norm', eps) if before else x)[0, -1]
+    hidden = (layer_norm(x, 'model.decoder.final_layer_norm', eps) if before and not config.get('_remove_final_layer_norm') else x)[0, -1]
     if 'model.decoder.project_out.weight' in w:
         hidden = functional.linear(hidden, w['model.decoder.project_out.weight'])
     return attentions, hidden, functional.linear(hidden, w['model.decoder.embed_tokens.weight'])
@@ -1991,7 +2003,7 @@ def check_dense(out):
                                   ('gptj-bf16', gptj_by_matrices), ('roberta', bert_by_torch_modules),
                                   ('xlm-roberta-sharded-f16', bert_by_torch_modules), ('distilbert-f16', bert_by_torch_modules),
                                   ('gpt_neo-local', gpt_neo_and_opt_by_torch_modules), ('opt-f16', gpt_neo_and_opt_by_torch_modules),
-                                  ('opt-350m-post-ln-bin', gpt_neo_and_opt_by_torch_modules), ('phi', phi_and_modernbert_by_matrices),
+                                  ('opt-350m-post-ln-bin', gpt_neo_and_opt_by_torch_modules), ('opt-no-final-norm', gpt_neo_and_opt_by_torch_modules), ('phi', phi_and_modernbert_by_matrices),
                                   ('modernbert-bf16', phi_and_modernbert_by_matrices)])
 
 

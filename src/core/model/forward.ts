@@ -343,10 +343,11 @@ export class ModelForward {
     } else {
       [Q, K, V] = [await this.linear(input, n, L.qkv.q), await this.linear(input, n, L.qkv.k), await this.linear(input, n, L.qkv.v)];
     }
-    if (c.clipQkv !== undefined) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
+    if (c.clipQkv !== undefined && !c.clipAfterQkNorms) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
     // Per-head norms: each head's vector is a row of width head_dim in the same storage (OLMo 2's span the whole projection).
     if (L.qNorm) Q = await this.norm(Q, L.qNorm);
     if (L.kNorm) K = await this.norm(K, L.kNorm);
+    if (c.clipQkv !== undefined && c.clipAfterQkNorms) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
     const rope = c.attention[index].rope;
     if (rope && rotated) {
       Q = rotateHeads(Q, n, c.heads, c.headDim, rope, first);

@@ -354,8 +354,12 @@ export async function drillDown(forward: ModelForward, result: ForwardResult, la
     // Before RoPE when the options can say it (plain frequencies), else as scored.
     const qkv = await forward.queriesKeysValues(layer, input, n, rope !== undefined && !rope.plain);
     const part = (data: Float32Array, heads: number, index: number) => columns(matrix(n, heads * d, data), index * d, d);
-    const after = [...(L.qNorm ? ['the q/k norms'] : []), ...(rope && !rope.plain ? [`the model's ${ropeWords(rope)}`] : [])];
-    const how = [...(c.clipQkv !== undefined ? [`Q, K and V clipped to ±${c.clipQkv}`] : []), ...(after.length ? [`Q and K after ${after.join(' and ')}`] : [])].join(', then ');
+    // The steps in the model's order: OLMo clips before its (absent) q/k norms, OLMoE after them.
+    const clip = c.clipQkv !== undefined ? [`Q, K and V clipped to ±${c.clipQkv}`] : [];
+    const norms = L.qNorm ? ['the q/k norms'] : [];
+    const turned = rope && !rope.plain ? [`the model's ${ropeWords(rope)}`] : [];
+    const qk = (what: string[]) => (what.length ? [`Q and K after ${what.join(' and ')}`] : []);
+    const how = (c.clipAfterQkNorms ? [...qk(norms), ...clip, ...qk(turned)] : [...clip, ...qk([...norms, ...turned])]).join(', then ');
     return {
       Q: part(qkv.Q, c.heads, head),
       K: part(qkv.K, c.kvHeads, kvHead),

@@ -18,7 +18,7 @@ import { folderFiles } from '../../../src/node/modelFiles';
 import { bundleCli } from '../cli/bundle';
 import { modelFixture, modelReference } from './fixtures';
 
-const MOE = ['mixtral-bf16', 'qwen2-moe-sharded-f16', 'olmoe', 'qwen3-moe'] as const;
+const MOE = ['mixtral-bf16', 'qwen2-moe-sharded-f16', 'olmoe', 'qwen3-moe', 'olmoe-clip'] as const;
 const root = join(__dirname, '..', '..', '..');
 
 const runs = new Map<string, Promise<ModelRun>>();

@@ -24,6 +24,7 @@ export const MODEL_FIXTURES = [
   'gpt_neo-local',
   'opt-f16',
   'opt-350m-post-ln-bin',
+  'opt-no-final-norm',
   'phi',
   'phi3-longrope-bf16',
   'olmo-clip',
@@ -42,6 +43,7 @@ export const MODEL_FIXTURES = [
   'qwen2-moe-sharded-f16',
   'olmoe',
   'qwen3-moe',
+  'olmoe-clip',
 ] as const;
 export type ModelFixtureName = (typeof MODEL_FIXTURES)[number];
 
