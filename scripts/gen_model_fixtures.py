@@ -725,6 +725,23 @@ def moe_folders(out):
                      'top5': [{'ids': i, 'probabilities': p} for i, p in zip(top.indices.tolist(), top.values.tolist())],
                      'text': None, 'experts': experts, 'router_margin': margin, 'seed': seed}
         write_folder(out, name, config, tensors, layout, reference, None, None)
+        if name == 'qwen3-moe':
+            write_folder(out, 'qwen3-moe-fused', config, fused_experts(config, tensors), layout, None, None, None)
+
+
+def fused_experts(config, tensors):
+    """The experts as transformers 5 holds them (conversion_mapping.py: MergeModulelist(dim=0) then Concatenate(dim=1)):
+    per sparse layer mlp.experts.gate_up_proj [experts, 2 × intermediate, hidden], each expert's gate rows then its up
+    rows, and mlp.experts.down_proj [experts, hidden, intermediate]. No reference: the forward refuses this layout."""
+    settings, out = moe_settings(config), dict(tensors)
+    for layer in range(config['num_hidden_layers']):
+        if not settings['sparse'][layer]:
+            continue
+        p = f'model.layers.{layer}.mlp.experts'
+        take = lambda part: torch.stack([out.pop(f'{p}.{e}.{part}.weight') for e in range(settings['experts'])])
+        gate, up, down = take('gate_proj'), take('up_proj'), take('down_proj')
+        out[f'{p}.gate_up_proj'], out[f'{p}.down_proj'] = torch.cat([gate, up], dim=1), down
+    return out
 
 
 def jsd_rows(a, b):

@@ -42,6 +42,7 @@ function expertBytes(L: MlpLayout): number {
 export function checkExpertTensors(layers: readonly LayerLayout[], weights: Weights): void {
   for (const [index, L] of layers.entries()) {
     if (!L.experts) continue;
+    refuseFusedExperts(index, weights);
     const { router, experts, shared } = L.experts;
     const parts: [LinearLayout | undefined, string][] = [[router, 'router'], ...experts.flatMap((e, i) => [e.gate, e.up, e.down].map((P): [LinearLayout | undefined, string] => [P, `expert ${i}`]))];
     if (shared) parts.push([shared.gate, 'shared expert'], [shared.up, 'shared expert'], [shared.down, 'shared expert'], [shared.sharedGate, 'shared expert gate']);
@@ -49,6 +50,21 @@ export function checkExpertTensors(layers: readonly LayerLayout[], weights: Weig
       if (P && !weights.has(`${P.name}.weight`)) throw new ModelFileError(`the checkpoint has no tensor model.${P.name}.weight (layer ${index}'s ${what}; config.json asks for ${experts.length} experts)`);
     }
   }
+}
+
+/**
+ * Transformers 5 holds a layer's experts as two 3-D tensors (conversion_mapping.py merges the
+ * per-expert weights at load: mlp.experts.gate_up_proj [experts, 2 × intermediate, hidden], each
+ * expert's gate rows then its up rows, and mlp.experts.down_proj [experts, hidden, intermediate]),
+ * and a checkpoint saved from that form keeps them so. Not read yet: said in one line, rather than
+ * "no tensor …experts.0…".
+ */
+function refuseFusedExperts(index: number, weights: Weights): void {
+  const fused = [`layers.${index}.mlp.experts.gate_up_proj`, `layers.${index}.mlp.experts.down_proj`].find((name) => weights.has(name));
+  if (!fused) return;
+  throw new ModelFileError(
+    `the checkpoint stores layer ${index}'s experts fused into 3-D tensors (model.${fused}: gate_up_proj [experts, 2 × intermediate, hidden], down_proj [experts, hidden, intermediate], the layout transformers 5 loads them into), which Attention Lens does not read yet: it reads one tensor per expert weight (model.layers.${index}.mlp.experts.0.gate_proj.weight, …), as the Hub's checkpoints store them`,
+  );
 }
 
 /** A sparse layer's linear layers (router, experts, shared expert and its gate): what a resident model holds of it in float32. */

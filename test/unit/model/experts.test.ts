@@ -117,6 +117,14 @@ describe('mixtures of experts', function () {
       await assert.rejects(runModel(folderFiles(folder), { ids: [5, 6, 7] }), (e: Error) => e instanceof ModelFileError && /no tensor model\.layers\.0\.block_sparse_moe\.experts\.4\.w1\.weight/.test(e.message) && !e.message.includes('\n'));
     });
 
+    it("experts fused into 3-D tensors (transformers 5's gate_up_proj / down_proj) are refused in one line that names the layout", async () => {
+      // qwen3-moe's layer 0 is dense (decoder_sparse_step 2): the first fused layer is 1.
+      await assert.rejects(
+        runModel(folderFiles(modelFixture('qwen3-moe-fused')), { ids: [5, 6, 7] }),
+        (e: Error) => e instanceof ModelFileError && /^the checkpoint stores layer 1's experts fused into 3-D tensors \(model\.layers\.1\.mlp\.experts\.gate_up_proj: gate_up_proj \[experts, 2 × intermediate, hidden\]/.test(e.message) && !e.message.includes('\n'),
+      );
+    });
+
     it('the CLI: "experts" in --json, the routing in the text, and the two bad inputs as one line and exit 1', () => {
       const bundle = bundleCli(dir);
       const cli = (...args: string[]) => spawnSync(process.execPath, [bundle, 'model', ...args], { encoding: 'utf8', cwd: root, maxBuffer: 64 * 2 ** 20 });
