@@ -1,4 +1,4 @@
-// `npm run bench:model [-- --rounds N] [--case TEXT] [--8b]`: whole-model runs on random-weight folders in
+// `npm run bench:model [-- --rounds N] [--case TEXT,…] [--8b]` (`npm run bench:families`: Pythia-160M and OLMoE only): whole-model runs on random-weight folders in
 // the exact published layouts (scripts/gen-bench-models.mjs, streamed into test-output/models-big:
 // GPT-2-small, 124M, f32; Pythia-160M, f16; Qwen2.5-0.5B, Llama-3.2-1B, OLMoE-1B-7B with 2 of its 16
 // layers and, with --8b, Llama-3.1-8B, bf16 — the 8B is skipped, said, when the disk or the memory
@@ -26,7 +26,9 @@ import { folderBytes, writeFolder } from '../scripts/gen-bench-models.mjs';
 const root = join(__dirname, '..');
 const argument = (flag: string): string | undefined => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
 const ROUNDS = Number(argument('--rounds') ?? 3);
-const CASE_FILTER = argument('--case') ?? '';
+/** Cases whose "model tokens" contains one of these (comma-separated): `--case "pythia-160m 128,olmoe-2l"`. */
+const CASE_FILTERS = (argument('--case') ?? '').split(',');
+const selectedCase = (model: string, n: number): boolean => CASE_FILTERS.some((filter) => `${model} ${n}`.includes(filter));
 /** The backend of ours: ONNX Runtime (the default where it loads), or --backend wasm. */
 const BACKEND = argument('--backend') ?? 'native';
 const BIG = process.argv.includes('--8b');
@@ -162,7 +164,7 @@ function benchFolder(model: string): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => `${model} ${n}`.includes(CASE_FILTER)));
+  const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => selectedCase(model, n)));
   console.log(`${cpus()[0].model}, ${cpus().length} cores, ${(totalmem() / 1e9).toFixed(1)} GB, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const native = nativeLinearBackend();
   for (const backend of [new WasmLinearBackend(), ...(native ? [native] : [])]) {
@@ -181,7 +183,7 @@ async function main(): Promise<void> {
     // PyTorch in float32 where its weights fit beside ours, bf16 otherwise (its default threads).
     const torchDtype = folderBytes(model) * (model.startsWith('gpt2') ? 1 : 2) * 2 < freemem() ? 'float32' : 'bfloat16';
     for (const n of tokens) {
-      if (!`${model} ${n}`.includes(CASE_FILTER)) continue;
+      if (!selectedCase(model, n)) continue;
       const ids = idsOf(n).join(',');
       const runs: Record<'ours' | 'torch', Timing[]> = { ours: [], torch: [] };
       const loads = [loadavg()[0]];
