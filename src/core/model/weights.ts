@@ -163,7 +163,8 @@ export class Weights {
     const length = elements * BYTES_PER_ELEMENT[entry.dtype];
     const bytes = this.reading.has(entry.stored) ? await this.whole(entry, model, false) : await this.files.read(entry.file, entry.offset, length, buffer.take(length));
     const halves = (entry.dtype === 'bfloat16' || entry.dtype === 'float16') && LITTLE_ENDIAN && bytes.byteOffset % 2 === 0;
-    const values = halves ? widenHalves(new Uint16Array(bytes.buffer, bytes.byteOffset, elements), entry.dtype as 'bfloat16' | 'float16', new Float32Array(elements)) : this.decode(bytes, entry, undefined, elements, true);
+    // Into memory of its own: the bytes are on the reused read memory (float32 ones are copied, not viewed).
+    const values = halves ? widenHalves(new Uint16Array(bytes.buffer, bytes.byteOffset, elements), entry.dtype as 'bfloat16' | 'float16', new Float32Array(elements)) : this.decode(bytes, entry, undefined, elements);
     if (!model.released) model.widened.set(entry.stored, values);
     return values;
   }

@@ -67,4 +67,13 @@ describe('resident models', function () {
       assert.deepEqual((await second.drillDownSpec(0, 0)).WQ, (await streamed.drillDownSpec(0, 0)).WQ);
     });
   }
+
+  it('two resident mixtures run in turn each keep their own experts (float32 ones copied out of the reused read memory)', async () => {
+    const run = async (name: 'olmoe' | 'qwen3-moe' | 'olmoe-clip') => (await runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids }, { residentBudgetBytes: 1e9 })).logitsLast as Float32Array;
+    const [olmoe, qwen3] = [await run('olmoe'), await run('qwen3-moe')];
+    await run('olmoe-clip'); // a first run: its experts' reads go through the same memory as theirs did
+    // Each second run feeds the experts its model kept.
+    assert.deepEqual(await run('olmoe'), olmoe);
+    assert.deepEqual(await run('qwen3-moe'), qwen3);
+  });
 });
