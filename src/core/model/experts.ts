@@ -29,6 +29,15 @@ export interface ExpertsForward {
  */
 const EXPERT_GROUP_BYTES = 128 * 2 ** 20;
 
+/**
+ * Memory a sparse layer's experts take while they run on read weights (not resident): two groups
+ * at once, each at most EXPERT_GROUP_BYTES or one expert when that is larger, 16-bit weights held
+ * as read and widened (1.5 × the float32 bytes).
+ */
+export function expertsInFlightBytes(L: LayerLayout): number {
+  return L.experts ? 2 * 1.5 * Math.max(EXPERT_GROUP_BYTES, ...L.experts.experts.map(expertBytes)) : 0;
+}
+
 /** An expert MLP's float32 weight bytes. */
 function expertBytes(L: MlpLayout): number {
   return [L.up, L.gate, L.down].reduce((sum, P) => sum + (P ? P.in * P.out * 4 : 0), 0);

@@ -12,7 +12,7 @@ import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
-import { checkExpertTensors, expertLinears } from './experts';
+import { checkExpertTensors, expertLinears, expertsInFlightBytes } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -495,7 +495,7 @@ export function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: W
   const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
   const head = VOCAB_CHUNK_BYTES * 3 + n * vocabChunk(c.hidden) * 4;
   const resident = weights.residentBytes + residentToCome;
-  const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident;
+  const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident + Math.max(0, ...layers.map(expertsInFlightBytes));
   if (needed > limit) {
     const gb = (bytes: number) => (bytes / 1e9).toFixed(2);
     throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of weights to keep resident or pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);

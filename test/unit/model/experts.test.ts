@@ -117,6 +117,16 @@ describe('mixtures of experts', function () {
       await assert.rejects(runModel(folderFiles(folder), { ids: [5, 6, 7] }), (e: Error) => e instanceof ModelFileError && /no tensor model\.layers\.0\.block_sparse_moe\.experts\.4\.w1\.weight/.test(e.message) && !e.message.includes('\n'));
     });
 
+    it('the memory a run needs counts two groups of experts in flight (the groups run while the next is read)', async () => {
+      const refusal = await runModel(folderFiles(modelFixture('olmoe')), { ids: [5, 6, 7] }, { memoryLimitBytes: 1 }).then(
+        () => assert.fail('ran'),
+        (e: Error) => e.message,
+      );
+      // 2 groups × 128 MiB of float32 weights × 1.5 (16-bit weights as read and widened): 0.40 GB; the tiny model's own few MB besides.
+      const gb = Number(/needs about (\d+\.\d+) GB/.exec(refusal)?.[1]);
+      assert.ok(gb >= 0.4 && gb < 0.5, refusal);
+    });
+
     it("experts fused into 3-D tensors (transformers 5's gate_up_proj / down_proj) are refused in one line that names the layout", async () => {
       // qwen3-moe's layer 0 is dense (decoder_sparse_step 2): the first fused layer is 1.
       await assert.rejects(
