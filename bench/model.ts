@@ -1,7 +1,8 @@
-// `npm run bench:model [-- --rounds N] [--case TEXT] [--8b]`: whole-model runs on random-weight folders in
+// `npm run bench:model [-- --rounds N] [--case TEXT,…] [--8b]` (`npm run bench:families`: Pythia-160M and OLMoE only): whole-model runs on random-weight folders in
 // the exact published layouts (scripts/gen-bench-models.mjs, streamed into test-output/models-big:
-// GPT-2-small, 124M, f32; Qwen2.5-0.5B, Llama-3.2-1B and, with --8b, Llama-3.1-8B, bf16 — the 8B is
-// skipped, said, when the disk or the memory is short), each run in a fresh
+// GPT-2-small, 124M, f32; Pythia-160M, f16; Qwen2.5-0.5B, Llama-3.2-1B, OLMoE-1B-7B with 2 of its 16
+// layers and, with --8b, Llama-3.1-8B, bf16 — the 8B is skipped, said, when the disk or the memory
+// is short), each run in a fresh
 // process: ours on each backend (runModel with ATTENTION_LENS_BACKEND=native, ONNX Runtime, and =wasm,
 // the WebAssembly kernels: load, forward, GFLOP/s, peak RSS), Debian's PyTorch
 // (import, load the same files, forward with every attention returned; in total and the forward
@@ -25,20 +26,21 @@ import { folderBytes, writeFolder } from '../scripts/gen-bench-models.mjs';
 const root = join(__dirname, '..');
 const argument = (flag: string): string | undefined => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
 const ROUNDS = Number(argument('--rounds') ?? 3);
-const CASE_FILTER = argument('--case') ?? '';
+/** Cases whose "model tokens" contains one of these (comma-separated): `--case "pythia-160m 128,olmoe-2l"`. */
+const CASE_FILTERS = (argument('--case') ?? '').split(',');
+const selectedCase = (model: string, n: number): boolean => CASE_FILTERS.some((filter) => `${model} ${n}`.includes(filter));
 /** The backend of ours: ONNX Runtime (the default where it loads), or --backend wasm. */
 const BACKEND = argument('--backend') ?? 'native';
 const BIG = process.argv.includes('--8b');
 const CASES = [
   { model: 'gpt2-small', tokens: [32, 128, 512] },
+  { model: 'pythia-160m', tokens: [128, 512] },
   { model: 'qwen2.5-0.5b', tokens: [32, 128, 512] },
   { model: 'llama-3.2-1b', tokens: [32, 128, 512] },
-  // OLMoE-1B-7B's shapes with 2 of its 16 layers (scripts/gen_model_fixtures.py --bench-moe).
-  { model: 'olmoe-2l', tokens: [128, 512], writer: '--bench-moe' },
+  { model: 'olmoe-2l', tokens: [128, 512] },
   ...(BIG ? [{ model: 'llama-3.1-8b', tokens: [32, 128] }] : []),
 ];
 const bigFolders = join(root, 'test-output', 'models-big');
-const benchFolders = join(root, 'test-output', 'models-bench');
 
 interface Timing {
   /** CPU time of the whole process, every thread: comparable when the machine is shared. */
@@ -132,7 +134,7 @@ function forwardFlops(folder: string, n: number): number {
   const c = parseModelConfig(readFileSync(join(folder, 'config.json'), 'utf8'));
   const q = c.heads * c.headDim;
   const kv = c.kvHeads * c.headDim;
-  const gated = c.family === 'llama' ? 3 : 2;
+  const gated = c.gatedMlp ? 3 : 2;
   // A mixture of experts: the router, and each token's top-k experts only.
   const mlp = c.moe ? c.hidden * c.moe.experts + 3 * c.moe.topK * c.hidden * c.moe.expertIntermediate : gated * c.hidden * c.intermediate;
   const perLayer = 2 * n * (c.hidden * (q + 2 * kv) + q * c.hidden + mlp) + 4 * n * n * q;
@@ -162,11 +164,7 @@ function benchFolder(model: string): string | undefined {
 }
 
 async function main(): Promise<void> {
-  const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => `${model} ${n}`.includes(CASE_FILTER)));
-  for (const writer of new Set(selected.filter((c) => 'writer' in c && !existsSync(join(benchFolders, 'bench', c.model, 'config.json'))).map((c) => ('writer' in c ? (c.writer as string) : '--bench')))) {
-    console.log(`writing the benchmark models (scripts/gen_model_fixtures.py ${writer})…`);
-    spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), benchFolders, writer], { stdio: 'inherit' });
-  }
+  const selected = CASES.filter(({ model, tokens }) => tokens.some((n) => selectedCase(model, n)));
   console.log(`${cpus()[0].model}, ${cpus().length} cores, ${(totalmem() / 1e9).toFixed(1)} GB, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   const native = nativeLinearBackend();
   for (const backend of [new WasmLinearBackend(), ...(native ? [native] : [])]) {
@@ -177,30 +175,34 @@ async function main(): Promise<void> {
   const kernel = fastestOpenBlas();
   console.log(`this CPU's GEMM peak (numpy on OpenBLAS ${kernel.name}, 1024² float32): ${kernel.gflops.toFixed(1)} GFLOP/s`);
   const script = join(__dirname, 'model_peers.py');
-  console.log('model          tokens | ours: backend resident  load  first  GFLOP/s  second  GFLOP/s  RSS MB | torch (dtype): load  forward  GFLOP/s  RSS MB | ours/torch first, second');
+  console.log('model          tokens | ours: backend resident  load  first  GFLOP/s  second  GFLOP/s  CPU s  RSS MB | torch (dtype): load  forward  GFLOP/s  CPU s  RSS MB | ours/torch first, second | load average');
   for (const c of selected) {
     const { model, tokens } = c;
-    const folder = 'writer' in c ? join(benchFolders, 'bench', model) : benchFolder(model);
+    const folder = benchFolder(model);
     if (!folder) continue;
     // PyTorch in float32 where its weights fit beside ours, bf16 otherwise (its default threads).
-    const torchDtype = 'writer' in c || folderBytes(model) * (model.startsWith('gpt2') ? 1 : 2) * 2 < freemem() ? 'float32' : 'bfloat16';
+    const torchDtype = folderBytes(model) * (model.startsWith('gpt2') ? 1 : 2) * 2 < freemem() ? 'float32' : 'bfloat16';
     for (const n of tokens) {
-      if (!`${model} ${n}`.includes(CASE_FILTER)) continue;
+      if (!selectedCase(model, n)) continue;
       const ids = idsOf(n).join(',');
       const runs: Record<'ours' | 'torch', Timing[]> = { ours: [], torch: [] };
+      const loads = [loadavg()[0]];
       for (let round = 0; round < ROUNDS; round++) {
         runs.ours.push(spawnJson(process.execPath, ['--import', 'tsx', __filename, '--child', folder, String(n)], { ...process.env, ATTENTION_LENS_BACKEND: BACKEND }));
         runs.torch.push(spawnJson('/usr/bin/python3', [script, 'torch', folder, ids], { ...kernel.env, PEER_DTYPE: torchDtype }));
+        loads.push(loadavg()[0]);
       }
       const m = (list: Timing[], key: keyof Timing) => (list.length ? median(list.map((t) => Number(t[key] ?? NaN))) : NaN);
       const f = (v: number) => (Number.isNaN(v) ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
       const gflop = forwardFlops(folder, n) / 1e9;
       const rate = (ms: number) => f(gflop / (ms / 1000));
       const [first, second, torch] = [m(runs.ours, 'forward_ms'), m(runs.ours, 'second_ms'), m(runs.torch, 'forward_ms')];
+      // CPU seconds of every thread, from after the imports to the end (ours: both runs; torch: its load and forward).
+      const cpu = (list: Timing[]) => f(m(list, 'run_cpu_ms') / 1000);
       console.log(
-        `${model.padEnd(14)} ${String(n).padStart(6)} | ${(runs.ours[0].backend ?? '?').padEnd(11)} ${(runs.ours[0].resident ?? '?').padEnd(9)} ${f(m(runs.ours, 'load_ms'))} ${f(first)} ${rate(first)} ${f(second)} ${rate(second)} ${f(m(runs.ours, 'max_rss_mb'))}` +
-          ` | ${torchDtype} ${f(m(runs.torch, 'load_ms'))} ${f(torch)} ${rate(torch)} ${f(m(runs.torch, 'max_rss_mb'))}` +
-          ` | ${(first / torch).toFixed(2)}×, ${(second / torch).toFixed(2)}×  (logit[0]: ours ${runs.ours[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
+        `${model.padEnd(14)} ${String(n).padStart(6)} | ${(runs.ours[0].backend ?? '?').padEnd(11)} ${(runs.ours[0].resident ?? '?').padEnd(9)} ${f(m(runs.ours, 'load_ms'))} ${f(first)} ${rate(first)} ${f(second)} ${rate(second)} ${cpu(runs.ours)} ${f(m(runs.ours, 'max_rss_mb'))}` +
+          ` | ${torchDtype} ${f(m(runs.torch, 'load_ms'))} ${f(torch)} ${rate(torch)} ${cpu(runs.torch)} ${f(m(runs.torch, 'max_rss_mb'))}` +
+          ` | ${(first / torch).toFixed(2)}×, ${(second / torch).toFixed(2)}× | ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}  (logit[0]: ours ${runs.ours[0].logit.toFixed(4)}, torch ${runs.torch[0].logit.toFixed(4)})`,
       );
     }
   }

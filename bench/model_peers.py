@@ -81,6 +81,25 @@ if MODE == 'torch':
             x = x + conv(out, f'h.{i}.attn.c_proj')
             x = x + conv(torch.nn.functional.gelu(conv(ln(x, f'h.{i}.ln_2'), f'h.{i}.mlp.c_fc'), approximate='tanh'), f'h.{i}.mlp.c_proj')
         logits = ln(x, 'ln_f')[-1] @ w['wte.weight'].T
+    elif config['model_type'] == 'gpt_neox':  # Pythia: fused qkv per head, rotate-half on rotary_pct of each head, parallel residual
+        c, h, eps = config['hidden_size'], config['num_attention_heads'], config['layer_norm_eps']
+        d = c // h
+        r = int(d * config['rotary_pct'])
+        inv = 1 / config.get('rotary_emb_base', 10000) ** (torch.arange(0, r, 2).float() / r)
+        angles = torch.arange(n).float()[:, None] * inv[None, :]
+        cos, sin = torch.cat([angles.cos()] * 2, -1).to(dtype), torch.cat([angles.sin()] * 2, -1).to(dtype)
+        rope = lambda x: torch.cat([x[..., :r] * cos + torch.cat([-x[..., r // 2:r], x[..., :r // 2]], -1) * sin, x[..., r:]], -1)
+        ln = lambda x, p: torch.nn.functional.layer_norm(x, (c,), w[f'{p}.weight'], w[f'{p}.bias'], eps)
+        lin = lambda x, p: torch.nn.functional.linear(x, w[f'{p}.weight'], w[f'{p}.bias'])
+        x = w['embed_in.weight'][ids]
+        for i in range(config['num_hidden_layers']):
+            p = f'layers.{i}'
+            q, k, v = lin(ln(x, f'{p}.input_layernorm'), f'{p}.attention.query_key_value').reshape(n, h, 3 * d).transpose(0, 1).split(d, -1)
+            a, out = attend(rope(q), rope(k), v, 1 / math.sqrt(d))
+            attentions.append(a)
+            mlp = lin(torch.nn.functional.gelu(lin(ln(x, f'{p}.post_attention_layernorm'), f'{p}.mlp.dense_h_to_4h')), f'{p}.mlp.dense_4h_to_h')
+            x = x + lin(out, f'{p}.attention.dense') + mlp
+        logits = ln(x, 'final_layer_norm')[-1] @ w['embed_out.weight'].T
     elif config['model_type'] == 'olmoe':  # OLMoE: q/k norms over the whole projections; experts as the modeling file gathers them
         h, d, rms, lin, rope = llama_pieces()
         kv, experts, top = config['num_key_value_heads'], config['num_experts'], config['num_experts_per_tok']

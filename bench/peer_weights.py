@@ -14,6 +14,6 @@ def read_safetensors(folder, to_array):
         header.pop('__metadata__', None)
         for key, entry in header.items():
             start, end = (8 + size + o for o in entry['data_offsets'])
-            name = key.split('.', 1)[1] if key.startswith(('transformer.', 'model.')) else key
+            name = key.split('.', 1)[1] if key.startswith(('transformer.', 'model.', 'gpt_neox.')) else key
             out[name] = to_array(data[start:end], entry['dtype'], entry['shape'])
     return out

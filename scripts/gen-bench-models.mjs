@@ -1,6 +1,7 @@
 // Random-weight model folders at published shapes, for `npm run bench:model` and profiling:
 //
-//   node scripts/gen-bench-models.mjs OUTDIR NAME...   NAME: gpt2-small qwen2.5-0.5b llama-3.2-1b llama-3.1-8b t5-small opus-mt-en-de
+//   node scripts/gen-bench-models.mjs OUTDIR NAME...   NAME: gpt2-small pythia-160m qwen2.5-0.5b llama-3.2-1b
+//                                                      llama-3.1-8b olmoe-2l t5-small opus-mt-en-de
 //
 // Each tensor is streamed to its safetensors file 16 MiB at a time (the 8B's 16 GB never sit in
 // memory), shards of at most 4 GB with model.safetensors.index.json past that. A folder whose
@@ -26,6 +27,14 @@ export const SHAPES = {
   'gpt2-small': {
     dtype: 'F32',
     config: { architectures: ['GPT2LMHeadModel'], model_type: 'gpt2', vocab_size: 50257, n_positions: 1024, n_embd: 768, n_layer: 12, n_head: 12, layer_norm_epsilon: 1e-5, activation_function: 'gelu_new' },
+  },
+  // EleutherAI/pythia-160m's config.json.
+  'pythia-160m': {
+    dtype: 'F16',
+    config: {
+      architectures: ['GPTNeoXForCausalLM'], model_type: 'gpt_neox', vocab_size: 50304, hidden_size: 768, intermediate_size: 3072, num_hidden_layers: 12, num_attention_heads: 12,
+      hidden_act: 'gelu', layer_norm_eps: 1e-5, max_position_embeddings: 2048, rotary_emb_base: 10000, rotary_pct: 0.25, use_parallel_residual: true, tie_word_embeddings: false, torch_dtype: 'float16', bos_token_id: 0, eos_token_id: 0,
+    },
   },
   'qwen2.5-0.5b': {
     dtype: 'BF16',
@@ -62,6 +71,16 @@ export const SHAPES = {
       rope_scaling: { rope_type: 'llama3', factor: 8.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192 },
     }),
   },
+  // allenai/OLMoE-1B-7B-0924's config.json with 2 of its 16 layers: the whole model is 14 GB to
+  // write and, widened to float32, 28 GB for PyTorch; two layers are 2 GB and every kind of step.
+  'olmoe-2l': {
+    dtype: 'BF16',
+    config: {
+      architectures: ['OlmoeForCausalLM'], model_type: 'olmoe', vocab_size: 50304, hidden_size: 2048, intermediate_size: 1024, num_hidden_layers: 2, num_attention_heads: 16, num_key_value_heads: 16,
+      num_experts: 64, num_experts_per_tok: 8, norm_topk_prob: false, clip_qkv: null, hidden_act: 'silu', rms_norm_eps: 1e-5, max_position_embeddings: 4096, rope_theta: 10000.0,
+      tie_word_embeddings: false, torch_dtype: 'bfloat16', bos_token_id: null, eos_token_id: 50279, pad_token_id: 1,
+    },
+  },
 };
 
 /** [name, shape, kind] of every tensor, in the order the checkpoints store them. */
@@ -79,6 +98,19 @@ export function tensorsOf(config) {
     out.push(['ln_f.weight', [c], 'one'], ['ln_f.bias', [c], 'zero']);
     return out;
   }
+  if (config.model_type === 'gpt_neox') {
+    const h = config.hidden_size;
+    const f = config.intermediate_size;
+    out.push(['gpt_neox.embed_in.weight', [config.vocab_size, h]]);
+    for (let i = 0; i < config.num_hidden_layers; i++) {
+      const p = `gpt_neox.layers.${i}`;
+      for (const norm of ['input_layernorm', 'post_attention_layernorm']) out.push([`${p}.${norm}.weight`, [h], 'one'], [`${p}.${norm}.bias`, [h], 'zero']);
+      out.push([`${p}.attention.query_key_value.weight`, [3 * h, h]], [`${p}.attention.query_key_value.bias`, [3 * h]], [`${p}.attention.dense.weight`, [h, h]], [`${p}.attention.dense.bias`, [h]]);
+      out.push([`${p}.mlp.dense_h_to_4h.weight`, [f, h]], [`${p}.mlp.dense_h_to_4h.bias`, [f]], [`${p}.mlp.dense_4h_to_h.weight`, [h, f]], [`${p}.mlp.dense_4h_to_h.bias`, [h]]);
+    }
+    out.push(['gpt_neox.final_layer_norm.weight', [h], 'one'], ['gpt_neox.final_layer_norm.bias', [h], 'zero'], ['embed_out.weight', [config.vocab_size, h]]);
+    return out;
+  }
   const h = config.hidden_size;
   const d = config.head_dim ?? h / config.num_attention_heads;
   const q = config.num_attention_heads * d;
@@ -94,6 +126,12 @@ export function tensorsOf(config) {
       if (bias) out.push([`${p}.self_attn.${m}_proj.bias`, [width]]);
     }
     out.push([`${p}.self_attn.o_proj.weight`, [h, q]], [`${p}.post_attention_layernorm.weight`, [h], 'one']);
+    if (config.model_type === 'olmoe') {
+      // q_norm / k_norm over the whole projections; the router, then each expert's SwiGLU of intermediate_size.
+      out.push([`${p}.self_attn.q_norm.weight`, [q], 'one'], [`${p}.self_attn.k_norm.weight`, [kv], 'one'], [`${p}.mlp.gate.weight`, [config.num_experts, h]]);
+      for (let e = 0; e < config.num_experts; e++) out.push([`${p}.mlp.experts.${e}.gate_proj.weight`, [f, h]], [`${p}.mlp.experts.${e}.up_proj.weight`, [f, h]], [`${p}.mlp.experts.${e}.down_proj.weight`, [h, f]]);
+      continue;
+    }
     out.push([`${p}.mlp.gate_proj.weight`, [f, h]], [`${p}.mlp.up_proj.weight`, [f, h]], [`${p}.mlp.down_proj.weight`, [h, f]]);
   }
   out.push(['model.norm.weight', [h], 'one']);
@@ -143,7 +181,7 @@ function encoderDecoderTensors(config) {
   return out;
 }
 
-const BYTES = { F32: 4, BF16: 2 };
+const BYTES = { F32: 4, F16: 2, BF16: 2 };
 const SHARD_BYTES = 4e9;
 const CHUNK = 4 * 2 ** 20; // elements per write
 
@@ -169,12 +207,29 @@ function fill(count, kind) {
   return floats;
 }
 
+const bits = new Uint32Array(1);
+const asFloat = new Float32Array(bits.buffer);
+/** IEEE half bits of x, rounded to nearest even (the values here are normal halves, ±0.035, 0 or 1). */
+function halfBits(x) {
+  asFloat[0] = x;
+  const b = bits[0];
+  const sign = (b >>> 16) & 0x8000;
+  const exponent = ((b >>> 23) & 0xff) - 127 + 15;
+  if (exponent <= 0) return sign; // below half's normal range: the bench's values never are, except 0
+  const mantissa = b & 0x7fffff;
+  let half = sign | (exponent << 10) | (mantissa >>> 13);
+  const rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && half & 1)) half++;
+  return half;
+}
+
 function writeTensor(fd, shape, kind, dtype) {
   let left = shape.reduce((a, b) => a * b, 1);
   while (left > 0) {
     const count = Math.min(left, CHUNK);
     const values = fill(count, kind);
     if (dtype === 'F32') writeSync(fd, new Uint8Array(values.buffer, 0, count * 4));
+    else if (dtype === 'F16') writeSync(fd, new Uint8Array(Uint16Array.from(values.subarray(0, count), halfBits).buffer));
     else {
       // bf16: the upper halves of the float32s (truncation), packed.
       const halves = new Uint16Array(values.buffer, 0, count * 2);

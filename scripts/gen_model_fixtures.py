@@ -5,7 +5,6 @@
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --check    # also checks the references (below)
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench    # GPT-2-small and Qwen2.5-0.5B shapes in OUTDIR/bench
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --long     # GPT-2-small shape with 2048 positions in OUTDIR/bench
-    /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --bench-moe  # OLMoE-1B-7B's shapes, 2 of its 16 layers, in OUTDIR/bench
     /usr/bin/python3 scripts/gen_model_fixtures.py OUTDIR --examples # npm start's small GPT-2 and Llama (scripts/start.mjs)
 
 Each folder holds the files a Hub checkpoint holds (config.json, weights under the published tensor
@@ -610,6 +609,8 @@ def moe_forward(config, w, ids, by_token_loop=False):
         q, k, v = lin(h, f'{p}.self_attn.q_proj'), lin(h, f'{p}.self_attn.k_proj'), lin(h, f'{p}.self_attn.v_proj')
         if arch == 'olmoe':  # q_norm and k_norm over the whole projection, before the heads are split
             q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
+        if config.get('clip_qkv') is not None:  # OlmoeAttention: q, k, v clamped after the q/k norms
+            q, k, v = (t.clamp(-config['clip_qkv'], config['clip_qkv']) for t in (q, k, v))
         q, k, v = split_heads(q, heads), split_heads(k, kv_heads), split_heads(v, kv_heads)
         if arch == 'qwen3_moe':  # per head
             q, k = norm(q, f'{p}.self_attn.q_norm'), norm(k, f'{p}.self_attn.k_norm')
@@ -692,6 +693,10 @@ MOE_FIXTURES = [
         'qwen3_moe', 'Qwen3MoeForCausalLM', 'float32', num_hidden_layers=4, head_dim=16, num_experts=8, num_experts_per_tok=2,
         moe_intermediate_size=24, norm_topk_prob=True, decoder_sparse_step=2, mlp_only_layers=[], use_sliding_window=False,
         rope_theta=1000000.0), torch.float32, 'safetensors'),
+    # clip_qkv 1.0 clamps q and k after their norms (RMS ~1 there) and v: a clamp before the norms would give other numbers.
+    ('olmoe-clip', decoder_config(
+        'olmoe', 'OlmoeForCausalLM', 'float32', num_experts=8, num_experts_per_tok=2, intermediate_size=16, norm_topk_prob=True,
+        rms_norm_eps=1e-5, clip_qkv=1.0), torch.float32, 'safetensors'),
 ]
 
 
@@ -720,6 +725,23 @@ def moe_folders(out):
                      'top5': [{'ids': i, 'probabilities': p} for i, p in zip(top.indices.tolist(), top.values.tolist())],
                      'text': None, 'experts': experts, 'router_margin': margin, 'seed': seed}
         write_folder(out, name, config, tensors, layout, reference, None, None)
+        if name == 'qwen3-moe':
+            write_folder(out, 'qwen3-moe-fused', config, fused_experts(config, tensors), layout, None, None, None)
+
+
+def fused_experts(config, tensors):
+    """The experts as transformers 5 holds them (conversion_mapping.py: MergeModulelist(dim=0) then Concatenate(dim=1)):
+    per sparse layer mlp.experts.gate_up_proj [experts, 2 × intermediate, hidden], each expert's gate rows then its up
+    rows, and mlp.experts.down_proj [experts, hidden, intermediate]. No reference: the forward refuses this layout."""
+    settings, out = moe_settings(config), dict(tensors)
+    for layer in range(config['num_hidden_layers']):
+        if not settings['sparse'][layer]:
+            continue
+        p = f'model.layers.{layer}.mlp.experts'
+        take = lambda part: torch.stack([out.pop(f'{p}.{e}.{part}.weight') for e in range(settings['experts'])])
+        gate, up, down = take('gate_proj'), take('up_proj'), take('down_proj')
+        out[f'{p}.gate_up_proj'], out[f'{p}.down_proj'] = torch.cat([gate, up], dim=1), down
+    return out
 
 
 def jsd_rows(a, b):
@@ -892,10 +914,13 @@ def llama_by_einsum(config, w, ids):
         p = f'model.layers.{layer}.'
         h = x if arch == 'olmo2' else norm(x, p + 'input_layernorm')
         q, k, v = (linear(h, p + f'self_attn.{t}_proj', part) for part, t in enumerate('qkv'))
-        if config.get('clip_qkv'):
-            q, k, v = (torch.clamp(t, min=-config['clip_qkv'], max=config['clip_qkv']) for t in (q, k, v))
+        clip = (lambda t: torch.clamp(t, min=-config['clip_qkv'], max=config['clip_qkv'])) if config.get('clip_qkv') else None
+        if clip and arch != 'olmoe':  # OLMo: after the projections
+            q, k, v = clip(q), clip(k), clip(v)
         if arch in ('olmo2', 'olmoe'):  # over the whole projection
             q, k = rms(q, w[p + 'self_attn.q_norm.weight']), rms(k, w[p + 'self_attn.k_norm.weight'])
+        if clip and arch == 'olmoe':  # OLMoE: after its q/k norms (OlmoeAttention)
+            q, k, v = clip(q), clip(k), clip(v)
         q, k, v = q.view(n, heads, head_dim), k.view(n, kv_heads, head_dim), v.view(n, kv_heads, head_dim)
         if arch == 'qwen3_moe':
             q, k = rms(q, w[p + 'self_attn.q_norm.weight']), rms(k, w[p + 'self_attn.k_norm.weight'])
@@ -1057,7 +1082,7 @@ def check_references(out, cases=None):
     cases = cases or [('gpt2', gpt2_by_torch_modules), ('gpt2-bin', gpt2_by_torch_modules), ('bert', bert_by_torch_modules),
                       ('qwen3', decoder_by_head_loop), ('gemma2-softcap', decoder_by_head_loop)] + [
         (name, llama_by_einsum) for name in ('llama-gqa-bf16', 'mistral-window', 'qwen2-sharded-f16', 'mixtral-bf16', 'qwen2-moe-sharded-f16',
-                                             'olmoe', 'qwen3-moe')] + [(name, llama_by_einsum) for name, *_ in LLAMA_RELATIVES]
+                                             'olmoe', 'olmoe-clip', 'qwen3-moe')] + [(name, llama_by_einsum) for name, *_ in LLAMA_RELATIVES]
     worst = {}
     with torch.no_grad():
         for name, second in cases:
@@ -1130,19 +1155,6 @@ def long_folder(out, tokenizer):
                         'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
     config, tensors = gpt2_model(n_embd=768, n_layer=12, n_head=12, n_positions=2048)
     write_folder(os.path.join(out, 'bench'), 'gpt2-small-2048', config, tensors, 'safetensors', None, tokenizer, tokenizer_config)
-
-
-def bench_moe_folder(out, tokenizer):
-    """OLMoE-1B-7B's published shapes (hidden 2048, 16 heads, 64 experts of 1024, top-8, vocabulary 50304, bf16) with
-    2 of its 16 layers: the whole model is 14 GB to write and to hold in PyTorch's float32 here."""
-    tokenizer_config = {'tokenizer_class': 'GPT2Tokenizer', 'add_prefix_space': False, 'bos_token': '<|endoftext|>',
-                        'eos_token': '<|endoftext|>', 'unk_token': '<|endoftext|>'}
-    config = decoder_config(
-        'olmoe', 'OlmoeForCausalLM', 'bfloat16', vocab_size=50304, hidden_size=2048, intermediate_size=1024, num_hidden_layers=2,
-        num_attention_heads=16, num_key_value_heads=16, num_experts=64, num_experts_per_tok=8, norm_topk_prob=False, rms_norm_eps=1e-5,
-        max_position_embeddings=4096, clip_qkv=None, bos_token_id=50256, eos_token_id=50256)
-    write_folder(os.path.join(out, 'bench'), 'olmoe-2l', config, moe_weights(config, 7, torch.bfloat16), 'safetensors', None, tokenizer,
-                 tokenizer_config)
 
 
 def example_folders(out, tokenizer):
@@ -1589,7 +1601,8 @@ def gpt_neo_folder(out):
 def opt_forward(config, w, ids):
     """modeling_opt.py: positions = cumsum(attention_mask) − 1 + 2 (no padding: i + 2), q scaled by head_dim^−½, ReLU,
     self_attn_layer_norm / final_layer_norm before the sublayers or (do_layer_norm_before false) after each residual add,
-    decoder.final_layer_norm only in the pre-LN form, the LM head tied to embed_tokens; with word_embed_proj_dim ≠
+    decoder.final_layer_norm only in the pre-LN form and without _remove_final_layer_norm (OPTDecoder.__init__), the LM head
+    tied to embed_tokens; with word_embed_proj_dim ≠
     hidden_size (OPT-350m) project_in on the token embeddings before the positions are added, project_out last."""
     n, heads, before = len(ids), config['num_attention_heads'], config['do_layer_norm_before']
     hd = config['hidden_size'] // heads
@@ -1611,19 +1624,19 @@ def opt_forward(config, w, ids):
         x = x + lin(w, torch.relu(lin(w, h, f'{p}.fc1')), f'{p}.fc2')
         if not before:
             x = ln(w, x, f'{p}.final_layer_norm', 1e-5)
-    hidden = ln(w, x, 'model.decoder.final_layer_norm', 1e-5) if before else x
+    hidden = ln(w, x, 'model.decoder.final_layer_norm', 1e-5) if before and not config.get('_remove_final_layer_norm') else x
     if projected:
         hidden = lin(w, hidden, 'model.decoder.project_out')
     return attentions, hidden, hidden @ w['model.decoder.embed_tokens.weight'].T
 
 
-def opt_folder(out, name, seed, dtype, layout, before, projected=32):
+def opt_folder(out, name, seed, dtype, layout, before, projected=32, remove_final_norm=False):
     hidden, heads, layers, ffn, vocab, positions = 32, 4, 2, 64, 128, 64
     config = {'architectures': ['OPTForCausalLM'], 'model_type': 'opt', 'vocab_size': vocab, 'hidden_size': hidden,
               'num_hidden_layers': layers, 'ffn_dim': ffn, 'num_attention_heads': heads, 'max_position_embeddings': positions,
               'do_layer_norm_before': before, 'word_embed_proj_dim': projected, 'activation_function': 'relu', 'enable_bias': True,
               'layer_norm_elementwise_affine': True, 'torch_dtype': str(dtype).removeprefix('torch.'), 'pad_token_id': 1,
-              'bos_token_id': 2, 'eos_token_id': 2}
+              'bos_token_id': 2, 'eos_token_id': 2, '_remove_final_layer_norm': remove_final_norm}
     r = Weights(seed, dtype)
     r.normal('model.decoder.embed_tokens.weight', (vocab, projected), 1.0)
     r.normal('model.decoder.embed_positions.weight', (positions + 2, hidden), 0.5)
@@ -1638,7 +1651,7 @@ def opt_folder(out, name, seed, dtype, layout, before, projected=32):
         r.linear(f'{p}.fc1', ffn, hidden, bias=True)
         r.linear(f'{p}.fc2', hidden, ffn, bias=True)
         r.norm(f'{p}.final_layer_norm', hidden, bias=True)
-    if before:
+    if before and not remove_final_norm:
         r.norm('model.decoder.final_layer_norm', hidden, bias=True)
     ids = random_ids(seed, 10, vocab)
     write_folder(out, name, config, r.stored, layout, run_reference(opt_forward, config, r.stored, ids, None), None, None)
@@ -1876,6 +1889,8 @@ def dense_folders(out):
     opt_folder(out, 'opt-f16', 36, torch.float16, 'safetensors', before=True)
     # OPT-350m's shape of settings: post-LN and word_embed_proj_dim 16 ≠ hidden 32 (project_in / project_out).
     opt_folder(out, 'opt-350m-post-ln-bin', 37, torch.float32, 'bin', before=False, projected=16)
+    # _remove_final_layer_norm: a pre-LN checkpoint fine-tuned before transformers 4.20.1, without decoder.final_layer_norm.
+    opt_folder(out, 'opt-no-final-norm', 58, torch.float32, 'safetensors', before=True, remove_final_norm=True)
     phi_folder(out)
     roberta_folder(out, 'roberta', 'roberta', 41, torch.float32, 'safetensors')
     # hidden_act relu acts in the layers only: the LM head's activation stays the erf gelu.
@@ -1940,7 +1955,7 @@ def gpt_neo_and_opt_by_torch_modules(config, w, ids):
     if neo:
         hidden = layer_norm(x, 'transformer.ln_f', eps)[0, -1]
         return attentions, hidden, functional.linear(hidden, w['transformer.wte.weight'])
-    hidden = (layer_norm(x, 'model.decoder.final_layer_norm', eps) if before else x)[0, -1]
+    hidden = (layer_norm(x, 'model.decoder.final_layer_norm', eps) if before and not config.get('_remove_final_layer_norm') else x)[0, -1]
     if 'model.decoder.project_out.weight' in w:
         hidden = functional.linear(hidden, w['model.decoder.project_out.weight'])
     return attentions, hidden, functional.linear(hidden, w['model.decoder.embed_tokens.weight'])
@@ -2005,7 +2020,7 @@ def check_dense(out):
                                   ('gptj-bf16', gptj_by_matrices), ('roberta', bert_by_torch_modules),
                                   ('xlm-roberta-sharded-f16', bert_by_torch_modules), ('distilbert-f16', bert_by_torch_modules),
                                   ('gpt_neo-local', gpt_neo_and_opt_by_torch_modules), ('opt-f16', gpt_neo_and_opt_by_torch_modules),
-                                  ('opt-350m-post-ln-bin', gpt_neo_and_opt_by_torch_modules), ('phi', phi_and_modernbert_by_matrices),
+                                  ('opt-350m-post-ln-bin', gpt_neo_and_opt_by_torch_modules), ('opt-no-final-norm', gpt_neo_and_opt_by_torch_modules), ('phi', phi_and_modernbert_by_matrices),
                                   ('modernbert-bf16', phi_and_modernbert_by_matrices)])
 
 
@@ -2016,7 +2031,6 @@ def main():
     mode.add_argument('--check', action='store_true', help='also check the references against torch modules')
     mode.add_argument('--bench', action='store_true', help='write GPT-2-small and Qwen2.5-0.5B shapes into OUT/bench instead')
     mode.add_argument('--long', action='store_true', help='write a GPT-2-small shape with 2048 positions into OUT/bench instead')
-    mode.add_argument('--bench-moe', action='store_true', help="write an OLMoE-shaped model (2 layers) into OUT/bench instead")
     mode.add_argument('--examples', action='store_true', help="write npm start's small GPT-2 and Llama into OUT instead")
     args = parser.parse_args()
     if not os.path.isdir(GPT2_FILES):
@@ -2028,9 +2042,6 @@ def main():
         return
     if args.long:
         long_folder(args.out, tokenizer)
-        return
-    if args.bench_moe:
-        bench_moe_folder(args.out, tokenizer)
         return
     if args.examples:
         example_folders(args.out, tokenizer)

@@ -46,6 +46,12 @@ export interface MlpWeights {
   activation: Activation;
 }
 
+/** One MLP of an `mlps` call and how many of x's rows are its own. */
+export interface MlpPart {
+  rows: number;
+  weights: MlpWeights;
+}
+
 export interface LinearBackend {
   /** Shown in logs, the status bar and the bench: 'wasm', 'onnxruntime', 'reference'. */
   readonly name: string;
@@ -67,6 +73,13 @@ export interface LinearBackend {
    * GPT-2-small's at 512 tokens took 15–25 ms a layer here).
    */
   mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array>;
+  /**
+   * Several MLPs of one kind in one call, each on its own rows of x: x holds parts[0].rows rows,
+   * then parts[1].rows, … ([Σ rows × in]), and the result each part's outputs in that order
+   * ([Σ rows × out]). A mixture's chosen experts, each on its tokens only: ONNX Runtime runs a
+   * group of them as one graph, one hand-off to its threads instead of one per expert.
+   */
+  mlps(x: Float32Array, parts: MlpPart[]): Promise<Float32Array>;
   /** Releases threads and native sessions. */
   dispose(): void;
 }
@@ -76,6 +89,24 @@ export async function mlpByProducts(backend: LinearBackend, x: Float32Array, m: 
   const product = (a: Float32Array, w: LinearWeights, act?: Activation) => backend.matmul(a, w.weight, m, w.in, w.out, w.transposed, w.bias, act);
   const hidden = gate ? multiplyInPlace(await product(x, gate, activation), await product(x, up)) : await product(x, up, activation);
   return product(hidden, down);
+}
+
+/** The MLPs as the backend's `mlp`, one after another, their outputs one after another. */
+export async function mlpsOneByOne(backend: LinearBackend, x: Float32Array, parts: MlpPart[]): Promise<Float32Array> {
+  const width = parts[0].weights.up.in;
+  const outputs: Float32Array[] = [];
+  let row = 0;
+  for (const { rows, weights } of parts) {
+    outputs.push(await backend.mlp(x.subarray(row * width, (row + rows) * width), rows, weights));
+    row += rows;
+  }
+  const out = new Float32Array(outputs.reduce((sum, y) => sum + y.length, 0));
+  let at = 0;
+  for (const y of outputs) {
+    out.set(y, at);
+    at += y.length;
+  }
+  return out;
 }
 
 /** The product's parts as the backend's product, then its columns copied out part by part. */

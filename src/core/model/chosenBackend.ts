@@ -8,7 +8,7 @@
 // and the WebAssembly kernels keep every later one (the run reports the reason once).
 import { nativeLinearBackend } from '../engine/native/linear';
 import { backendChoice } from '../engine/native/runtime';
-import type { LinearBackend, LinearWeights, MlpWeights } from './backend';
+import type { LinearBackend, LinearWeights, MlpPart, MlpWeights } from './backend';
 import type { Activation } from './config';
 import { WasmLinearBackend } from './wasmBackend';
 
@@ -38,6 +38,10 @@ export class ChosenLinearBackend implements LinearBackend {
 
   mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
     return this.onEither((backend) => backend.mlp(x, m, weights), [weights.up, weights.gate, weights.down]);
+  }
+
+  mlps(x: Float32Array, parts: MlpPart[]): Promise<Float32Array> {
+    return this.onEither((backend) => backend.mlps(x, parts));
   }
 
   /** `compute` on the native backend while it works; on the portable one from its first failure on. */

@@ -98,8 +98,9 @@ export interface ModelConfig {
   residualScale?: number;
   /** Logits times this (Granite: 1 / logits_scaling). */
   logitScale?: number;
-  /** q, k and v clamped to [−c, c] after their projections (OLMo's clip_qkv). */
+  /** q, k and v clamped to [−c, c] after their projections (OLMo's clip_qkv), or after the q/k norms (OLMoE's: `clipAfterQkNorms`). */
   clipQkv?: number;
+  clipAfterQkNorms?: boolean;
   /** Where q/k norms act: each head's head_dim (Qwen3, the default) or the whole projection (OLMo 2). */
   qkNormOver?: 'head' | 'projection';
   /** StableLM's qk_layernorm: one LayerNorm (no bias) per head, each with weights of its own. */
@@ -118,6 +119,8 @@ export interface ModelConfig {
   headBias?: boolean;
   /** OPT's do_layer_norm_before false (OPT-350m): each block's two norms after its residual adds, no final norm. */
   postLayerNorm?: boolean;
+  /** OPT's _remove_final_layer_norm (checkpoints fine-tuned before transformers 4.20.1): pre-LN blocks without decoder.final_layer_norm. */
+  noFinalNorm?: boolean;
   /** ModernBERT's classifier_bias: a bias on the MLM head's dense layer. */
   headDenseBias?: boolean;
   /** The MLM head's activation where it is not the layers' (ModernBERT's classifier_activation). */
@@ -313,8 +316,6 @@ function llamaFamily(json: Json, modelType: string): ModelConfig {
 
 /** The MoE families are Llama's block with the MLP routed through experts (experts.ts). */
 function mixtureOfExperts(json: Json, modelType: string): ModelConfig {
-  // OLMoE clamps q, k and v to ±clip_qkv when set; no released OLMoE sets it.
-  if (json.clip_qkv !== undefined && json.clip_qkv !== null) throw new ModelConfigError(`config.json's clip_qkv (${JSON.stringify(json.clip_qkv)}) is not supported: only null`);
   // MixtralConfig's rope_theta defaults to 1e6; the others' to Llama's 1e4.
   const base = llamaFamily(modelType === 'mixtral' && json.rope_theta === undefined && json.rope_parameters === undefined ? { ...json, rope_theta: 1e6 } : json, modelType);
   const perHeadNorm = modelType === 'qwen3_moe';
@@ -323,6 +324,8 @@ function mixtureOfExperts(json: Json, modelType: string): ModelConfig {
     qkvBias: modelType === 'qwen2_moe' ? bool(json, 'qkv_bias', true) || base.qkvBias : base.qkvBias,
     qkNorm: modelType === 'olmoe' || perHeadNorm,
     ...(modelType === 'olmoe' ? { qkNormOver: 'projection' as const } : {}),
+    // OLMoE clamps q, k and v to ±clip_qkv after its q/k norms (OlmoeAttention); no released OLMoE sets it.
+    ...(modelType === 'olmoe' && optionalNumber(json, 'clip_qkv') !== undefined ? { clipQkv: num(json, 'clip_qkv', 0), clipAfterQkNorms: true } : {}),
     moe: moeConfigOf(json, modelType, base.layers, base.intermediate),
   };
 }
@@ -891,7 +894,6 @@ function opt(json: Json): ModelConfig {
   const maxPositions = int(json, 'max_position_embeddings', 2048);
   const bias = bool(json, 'enable_bias', true);
   const before = bool(json, 'do_layer_norm_before', true);
-  if (before && bool(json, '_remove_final_layer_norm', false)) throw new ModelConfigError("config.json's _remove_final_layer_norm is not supported");
   return {
     ...base,
     intermediate: int(json, 'ffn_dim', 3072),
@@ -909,6 +911,8 @@ function opt(json: Json): ModelConfig {
     positions: { offset: 2, rows: maxPositions + 2 },
     ...(bool(json, 'layer_norm_elementwise_affine', true) ? {} : { normParameters: 'none' as const }),
     ...(before ? {} : { postLayerNorm: true }),
+    // OPTDecoder makes final_layer_norm only when do_layer_norm_before and not _remove_final_layer_norm.
+    ...(before && bool(json, '_remove_final_layer_norm', false) ? { noFinalNorm: true } : {}),
     ...(projected !== hidden ? { embeddingWidth: projected } : {}),
   };
 }

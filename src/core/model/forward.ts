@@ -107,6 +107,12 @@ export interface ForwardResult {
 const readBuffer = new ReadBuffer();
 /** More than this is not held between runs (a large model's layer weights). */
 const MAX_IDLE_READ_BYTES = 256 * 2 ** 20;
+/**
+ * The two memories a mixture's expert groups are read into in turn (mlps): one group's weights
+ * read and widened on this thread while the backend runs the group before on its own.
+ */
+const expertReads = [new ReadBuffer(), new ReadBuffer()];
+let expertTurn = 0;
 
 /** What the largest use of `layout`'s weights takes of the read memory: a layer's MLP, read side by side, or its largest product. */
 export function largestRead(layout: ModelLayout, weights: Weights): { bytes: number; values: number } {
@@ -126,8 +132,8 @@ export function reserveReads(layout: ModelLayout, weights: Weights): Promise<voi
 }
 
 /** After a run: the read memory is kept for the next one unless it is too large to hold idle. */
-export function trimReads(): Promise<void> {
-  return readBuffer.trim(MAX_IDLE_READ_BYTES);
+export async function trimReads(): Promise<void> {
+  await Promise.all([readBuffer, ...expertReads].map((buffer) => buffer.trim(MAX_IDLE_READ_BYTES)));
 }
 
 export class ModelForward {
@@ -337,10 +343,11 @@ export class ModelForward {
     } else {
       [Q, K, V] = [await this.linear(input, n, L.qkv.q), await this.linear(input, n, L.qkv.k), await this.linear(input, n, L.qkv.v)];
     }
-    if (c.clipQkv !== undefined) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
+    if (c.clipQkv !== undefined && !c.clipAfterQkNorms) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
     // Per-head norms: each head's vector is a row of width head_dim in the same storage (OLMo 2's span the whole projection).
     if (L.qNorm) Q = await this.norm(Q, L.qNorm);
     if (L.kNorm) K = await this.norm(K, L.kNorm);
+    if (c.clipQkv !== undefined && c.clipAfterQkNorms) for (const t of [Q, K, V]) clampInPlace(t, c.clipQkv);
     const rope = c.attention[index].rope;
     if (rope && rotated) {
       Q = rotateHeads(Q, n, c.heads, c.headDim, rope, first);
@@ -516,6 +523,35 @@ export class ModelForward {
       }
       const [up, gate, down] = await Promise.all([this.linearWeights(L.up), L.gate && this.linearWeights(L.gate), this.linearWeights(L.down)]);
       return this.backend.mlp(x, n, { up, gate, down, activation: this.config.activation });
+    });
+  }
+
+  /**
+   * MLPs of one kind (a mixture's chosen experts), each on its own rows of x ([Σ rows × in], the
+   * parts' rows one after another), in one backend call; [Σ rows × out]. Their weights are read
+   * into one of the two expert memories, in turn: called for the next group before this one ends,
+   * the next group's reads and widening run while the backend computes this one.
+   */
+  mlps(x: Float32Array, parts: { rows: number; layout: MlpLayout }[]): Promise<Float32Array> {
+    const buffer = expertReads[expertTurn++ % expertReads.length];
+    const tensors = parts.flatMap(({ layout: L }) => [L.up, L.gate, L.down]).filter((P): P is LinearLayout => P !== undefined);
+    const room = tensors.reduce((sum, P) => ((use) => ({ bytes: sum.bytes + use.bytes, values: sum.values + use.values }))(this.weights.readRoom(`${P.name}.weight`)), { bytes: 0, values: 0 });
+    void buffer.reserve(room.bytes, room.values); // queued before the use below: its memory is made whole once, not grown tensor by tensor
+    return buffer.exclusive(async () => {
+      const widened = async (P: LinearLayout): Promise<LinearWeights> => ({
+        weight: await this.weights.widened(`${P.name}.weight`, [P.out, P.in], buffer),
+        in: P.in,
+        out: P.out,
+        transposed: true,
+        ...(P.bias ? { bias: await this.weights.get(`${P.name}.bias`, [P.out]) } : {}),
+      });
+      const weights = await Promise.all(
+        parts.map(async ({ rows, layout: L }) => {
+          const [up, gate, down] = await Promise.all([widened(L.up), L.gate && widened(L.gate), widened(L.down)]);
+          return { rows, weights: { up, ...(gate ? { gate } : {}), down, activation: this.config.activation } };
+        }),
+      );
+      return this.backend.mlps(x, weights);
     });
   }
 

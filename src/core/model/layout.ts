@@ -358,7 +358,7 @@ function opt(c: ModelConfig): ModelLayout {
         down: linear(`${at}.fc2`, c.intermediate, C, c.mlpBias, 'out-in'),
       };
     }),
-    ...(post ? {} : { finalNorm: norm('decoder.final_layer_norm') }),
+    ...(post || c.noFinalNorm ? {} : { finalNorm: norm('decoder.final_layer_norm') }),
     head: ['lm_head.weight', 'decoder.embed_tokens.weight'],
     ...(c.embeddingWidth !== undefined
       ? { projectIn: linear('decoder.project_in', c.embeddingWidth, C, false, 'out-in'), projectOut: linear('decoder.project_out', C, c.embeddingWidth, false, 'out-in') }

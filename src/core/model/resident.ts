@@ -32,6 +32,8 @@ interface Held {
 export class ResidentModel {
   /** Stored bytes of tensors, by their stored name. */
   readonly tensors = new Map<string, Uint8Array>();
+  /** Tensors kept widened to float32, by stored name: a mixture's expert weights, fed to the backend at each run (weights.ts's `widened`). */
+  readonly widened = new Map<string, Float32Array>();
   /** What the backend holds by constant key (ONNX Runtime sessions with their weights pre-packed). */
   private readonly held = new Map<string, Held>();
   lastUsed = Date.now();
@@ -51,6 +53,7 @@ export class ResidentModel {
   get bytes(): number {
     let total = 0;
     for (const bytes of this.tensors.values()) total += bytes.byteLength;
+    for (const values of this.widened.values()) total += values.byteLength;
     for (const { bytes } of this.held.values()) total += bytes;
     return total;
   }
@@ -71,6 +74,7 @@ export class ResidentModel {
   release(): void {
     this.released = true;
     this.tensors.clear();
+    this.widened.clear();
     for (const { release } of this.held.values()) release();
     this.held.clear();
   }

@@ -12,7 +12,7 @@ import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
-import { checkExpertTensors } from './experts';
+import { checkExpertTensors, expertLinears, expertsInFlightBytes } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
@@ -175,7 +175,7 @@ export async function openTextModel(files: ModelFiles, config: ModelConfig, inpu
   const backend = options.backend ?? new ChosenLinearBackend();
   // Resident between runs when the budget allows: ONNX Runtime keeping every product's weight
   // pre-packed (float32), else the stored bytes; the least recently used model is let go for it.
-  const constants = new Set([...layout.layers.flatMap((L) => linearsOf(L).map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
+  const constants = new Set([...layout.layers.flatMap((L) => [...linearsOf(L), ...expertLinears(L)].map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
   const resident = admit(weights.key, files.folder, weights.residentPlan(constants), backend.name === 'onnxruntime', options.residentBudgetBytes);
   weights.residentIn(resident);
   refuseIfTooBig(config, layout.layers, weights, length?.(ids) ?? ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
@@ -354,8 +354,12 @@ export async function drillDown(forward: ModelForward, result: ForwardResult, la
     // Before RoPE when the options can say it (plain frequencies), else as scored.
     const qkv = await forward.queriesKeysValues(layer, input, n, rope !== undefined && !rope.plain);
     const part = (data: Float32Array, heads: number, index: number) => columns(matrix(n, heads * d, data), index * d, d);
-    const after = [...(L.qNorm ? ['the q/k norms'] : []), ...(rope && !rope.plain ? [`the model's ${ropeWords(rope)}`] : [])];
-    const how = [...(c.clipQkv !== undefined ? [`Q, K and V clipped to ±${c.clipQkv}`] : []), ...(after.length ? [`Q and K after ${after.join(' and ')}`] : [])].join(', then ');
+    // The steps in the model's order: OLMo clips before its (absent) q/k norms, OLMoE after them.
+    const clip = c.clipQkv !== undefined ? [`Q, K and V clipped to ±${c.clipQkv}`] : [];
+    const norms = L.qNorm ? ['the q/k norms'] : [];
+    const turned = rope && !rope.plain ? [`the model's ${ropeWords(rope)}`] : [];
+    const qk = (what: string[]) => (what.length ? [`Q and K after ${what.join(' and ')}`] : []);
+    const how = (c.clipAfterQkNorms ? [...qk(norms), ...clip, ...qk(turned)] : [...clip, ...qk([...norms, ...turned])]).join(', then ');
     return {
       Q: part(qkv.Q, c.heads, head),
       K: part(qkv.K, c.kvHeads, kvHead),
@@ -491,7 +495,7 @@ export function refuseIfTooBig(c: ModelConfig, layers: LayerLayout[], weights: W
   const working = n * Math.max(c.intermediate, 3 * c.hidden) * 4 * 4;
   const head = VOCAB_CHUNK_BYTES * 3 + n * vocabChunk(c.hidden) * 4;
   const resident = weights.residentBytes + residentToCome;
-  const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident;
+  const needed = kept + layerBytes * 3 + working + attentionGroup(c, n).bytes + head + resident + Math.max(0, ...layers.map(expertsInFlightBytes));
   if (needed > limit) {
     const gb = (bytes: number) => (bytes / 1e9).toFixed(2);
     throw new RangeError(`running this model on ${n} tokens needs about ${gb(needed)} GB of memory (${gb(layerBytes)} GB per layer of weights, ${gb(kept)} GB kept for the views${resident ? `, ${gb(resident)} GB of weights to keep resident or pytorch_model.bin read whole` : ''}), more than the ${gb(limit)} GB allowed`);

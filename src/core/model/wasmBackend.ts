@@ -5,7 +5,7 @@
 import type { Matrix } from '../types';
 import { Arena, ArenaPlan, MAX_BYTES } from '../engine/fast/arena';
 import { threadPool } from '../engine/fast/pool';
-import { type LinearBackend, type LinearWeights, mlpByProducts, type MlpWeights, partsByProduct } from './backend';
+import { type LinearBackend, type LinearWeights, mlpByProducts, type MlpPart, mlpsOneByOne, type MlpWeights, partsByProduct } from './backend';
 import type { Activation } from './config';
 import { activate } from './ops';
 
@@ -34,6 +34,10 @@ export class WasmLinearBackend implements LinearBackend {
 
   mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
     return mlpByProducts(this, x, m, weights);
+  }
+
+  mlps(x: Float32Array, parts: MlpPart[]): Promise<Float32Array> {
+    return mlpsOneByOne(this, x, parts);
   }
 
   private async product(a: Float32Array, b: Float32Array, m: number, k: number, n: number, bTransposed: boolean, bias?: Float32Array): Promise<Float32Array> {

@@ -145,6 +145,30 @@ export class Weights {
     };
   }
 
+  /**
+   * A weight fed to the backend at every run rather than held by it (a mixture's experts: one
+   * pre-packed session per expert cost ~70 ms of CPU each to make, 9 s for OLMoE's 2 × 64). On a
+   * model resident with constants it is widened to float32 once and kept so (the plan counts it
+   * in float32, as a constant); otherwise as `get`, into `buffer`.
+   */
+  async widened(name: string, shape: readonly number[], buffer: ReadBuffer): Promise<Float32Array> {
+    const model = this.residentModel;
+    const entry = this.entries.get(name);
+    if (!model || model.mode !== 'constants' || !entry || entry.values) return this.get(name, shape, buffer);
+    const kept = model.widened.get(entry.stored);
+    if (kept) return kept;
+    this.expectShape(entry, shape);
+    const elements = elementCount(entry.shape);
+    // Read into the reused memory (its stored bytes are not kept), unless a prefetch has it under way.
+    const length = elements * BYTES_PER_ELEMENT[entry.dtype];
+    const bytes = this.reading.has(entry.stored) ? await this.whole(entry, model, false) : await this.files.read(entry.file, entry.offset, length, buffer.take(length));
+    const halves = (entry.dtype === 'bfloat16' || entry.dtype === 'float16') && LITTLE_ENDIAN && bytes.byteOffset % 2 === 0;
+    // Into memory of its own: the bytes are on the reused read memory (float32 ones are copied, not viewed).
+    const values = halves ? widenHalves(new Uint16Array(bytes.buffer, bytes.byteOffset, elements), entry.dtype as 'bfloat16' | 'float16', new Float32Array(elements)) : this.decode(bytes, entry, undefined, elements);
+    if (!model.released) model.widened.set(entry.stored, values);
+    return values;
+  }
+
   has(name: string): boolean {
     return this.entries.has(name);
   }
@@ -249,7 +273,7 @@ export class Weights {
     if (!model) return;
     for (const name of names) {
       const entry = this.entries.get(name);
-      if (!entry || entry.values || this.reading.has(entry.stored) || model.tensors.has(entry.stored) || model.holds(`${model.id}:${name}`)) continue;
+      if (!entry || entry.values || this.reading.has(entry.stored) || model.tensors.has(entry.stored) || model.widened.has(entry.stored) || model.holds(`${model.id}:${name}`)) continue;
       const reading = this.files.read(entry.file, entry.offset, elementCount(entry.shape) * BYTES_PER_ELEMENT[entry.dtype]);
       reading.catch(() => this.reading.get(entry.stored) === reading && this.reading.delete(entry.stored));
       this.reading.set(entry.stored, reading);

@@ -68,6 +68,22 @@ describe('LinearBackend: WebAssembly gemm', function () {
     }
   });
 
+  it('several MLPs each on its own rows, as each MLP alone', async () => {
+    const [hidden, ffn, rows] = [6, 10, [3, 1, 2]];
+    let seed = 7;
+    const random = (length: number) => Float32Array.from({ length }, () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+    const layer = (inWidth: number, out: number): LinearWeights => ({ weight: random(inWidth * out), in: inWidth, out, transposed: true });
+    const parts = rows.map((r) => ({ rows: r, weights: { up: layer(hidden, ffn), gate: layer(hidden, ffn), down: layer(ffn, hidden), activation: 'silu' as const } }));
+    const x = random(6 * hidden);
+    const got = await backend.mlps(x, parts);
+    let row = 0;
+    for (const { rows: r, weights } of parts) {
+      const want = await backend.mlp(x.slice(row * hidden, (row + r) * hidden), r, weights);
+      assert.deepEqual(got.subarray(row * hidden, (row + r) * hidden), want);
+      row += r;
+    }
+  });
+
   it('a product cut into parts by columns, each part as the float64 product\'s columns', async () => {
     const [m, k, widths] = [5, 9, [6, 3, 3]];
     const n = 12;

@@ -18,7 +18,7 @@ import { folderFiles } from '../../../src/node/modelFiles';
 import { bundleCli } from '../cli/bundle';
 import { modelFixture, modelReference } from './fixtures';
 
-const MOE = ['mixtral-bf16', 'qwen2-moe-sharded-f16', 'olmoe', 'qwen3-moe'] as const;
+const MOE = ['mixtral-bf16', 'qwen2-moe-sharded-f16', 'olmoe', 'qwen3-moe', 'olmoe-clip'] as const;
 const root = join(__dirname, '..', '..', '..');
 
 const runs = new Map<string, Promise<ModelRun>>();
@@ -115,6 +115,24 @@ describe('mixtures of experts', function () {
     it('a missing expert tensor is named before the run', async () => {
       const folder = copy('mixtral-bf16', (c) => (c.num_local_experts = 5)); // the checkpoint has experts 0–3
       await assert.rejects(runModel(folderFiles(folder), { ids: [5, 6, 7] }), (e: Error) => e instanceof ModelFileError && /no tensor model\.layers\.0\.block_sparse_moe\.experts\.4\.w1\.weight/.test(e.message) && !e.message.includes('\n'));
+    });
+
+    it('the memory a run needs counts two groups of experts in flight (the groups run while the next is read)', async () => {
+      const refusal = await runModel(folderFiles(modelFixture('olmoe')), { ids: [5, 6, 7] }, { memoryLimitBytes: 1 }).then(
+        () => assert.fail('ran'),
+        (e: Error) => e.message,
+      );
+      // 2 groups × 128 MiB of float32 weights × 1.5 (16-bit weights as read and widened): 0.40 GB; the tiny model's own few MB besides.
+      const gb = Number(/needs about (\d+\.\d+) GB/.exec(refusal)?.[1]);
+      assert.ok(gb >= 0.4 && gb < 0.5, refusal);
+    });
+
+    it("experts fused into 3-D tensors (transformers 5's gate_up_proj / down_proj) are refused in one line that names the layout", async () => {
+      // qwen3-moe's layer 0 is dense (decoder_sparse_step 2): the first fused layer is 1.
+      await assert.rejects(
+        runModel(folderFiles(modelFixture('qwen3-moe-fused')), { ids: [5, 6, 7] }),
+        (e: Error) => e instanceof ModelFileError && /^the checkpoint stores layer 1's experts fused into 3-D tensors \(model\.layers\.1\.mlp\.experts\.gate_up_proj: gate_up_proj \[experts, 2 × intermediate, hidden\]/.test(e.message) && !e.message.includes('\n'),
+      );
     });
 
     it('the CLI: "experts" in --json, the routing in the text, and the two bad inputs as one line and exit 1', () => {

@@ -24,6 +24,7 @@ export const MODEL_FIXTURES = [
   'gpt_neo-local',
   'opt-f16',
   'opt-350m-post-ln-bin',
+  'opt-no-final-norm',
   'phi',
   'phi3-longrope-bf16',
   'olmo-clip',
@@ -42,8 +43,11 @@ export const MODEL_FIXTURES = [
   'qwen2-moe-sharded-f16',
   'olmoe',
   'qwen3-moe',
+  'olmoe-clip',
 ] as const;
 export type ModelFixtureName = (typeof MODEL_FIXTURES)[number];
+/** Folders the forward refuses, each with one clear line (no reference): qwen3-moe's weights with its experts fused into 3-D tensors, as transformers 5 holds them. */
+export type RefusedFixtureName = 'qwen3-moe-fused';
 
 /** The fixtures of bidirectional encoders: their predictions are a mask token's fillers. */
 export const ENCODER_FIXTURES: readonly ModelFixtureName[] = ['bert', 'roberta', 'xlm-roberta-sharded-f16', 'distilbert-f16', 'modernbert-bf16'];
@@ -116,7 +120,7 @@ export function ensureGenerated(root = fixtureRoot, scripts = sources): void {
 }
 
 /** The absolute path of a fixture model folder, generating the set first if it is missing or stale. */
-export function modelFixture(name: ModelFixtureName): string {
+export function modelFixture(name: ModelFixtureName | RefusedFixtureName): string {
   ensureGenerated();
   return join(fixtureRoot, name);
 }

@@ -160,6 +160,9 @@ describe('model forward against the PyTorch references', function () {
     assert.equal(phi3.options.window, 6);
     const olmo = await (await runFixture('olmo-clip')).drillDownSpec(0, 0);
     assert.match(olmo.options.name ?? '', /clipped to ±0\.6/);
+    // OLMoE clamps after its q/k norms, OLMo (no q/k norms) after the projections: the view says the model's order.
+    const olmoe = await (await runFixture('olmoe-clip')).drillDownSpec(0, 0);
+    assert.match(olmoe.options.name ?? '', /: Q and K after the q\/k norms, then Q, K and V clipped to ±1, as the model computes them$/);
     const opt350 = await runFixture('opt-350m-post-ln-bin');
     assert.equal(opt350.hiddenLast.length, 16); // after project_out: word_embed_proj_dim wide
     const roberta = await runFixture('roberta');

@@ -45,7 +45,8 @@ describe('resident models', function () {
     assert.equal(admit('d', 'D', { storedBytes: 200, constantBytes: 300 }, true, 100), undefined, 'over the budget: read as it runs');
   });
 
-  for (const name of ['gpt2', 'llama-gqa-bf16'] as const) {
+  // The mixtures: their experts kept widened and fed to one graph per group (experts.ts), the rest as constants.
+  for (const name of ['gpt2', 'llama-gqa-bf16', 'qwen2-moe-sharded-f16', 'mixtral-bf16'] as const) {
     it(`${name}: the second run reads no weight bytes and gives the first run's numbers, as a run that keeps nothing`, async () => {
       const ids = modelReference(name).token_ids;
       const streamed = await runModel(folderFiles(modelFixture(name)), { ids }, { residentBudgetBytes: 0 });
@@ -60,9 +61,19 @@ describe('resident models', function () {
       for (const run of [first, second]) {
         assert.ok(worst(run.logitsLast as Float32Array, streamed.logitsLast as Float32Array) < 1e-4);
         assert.ok(worst(run.weights(0, 0), streamed.weights(0, 0)) < 1e-5);
+        assert.deepEqual(run.routing?.layers.map((layer) => Array.from(layer?.experts ?? [])), streamed.routing?.layers.map((layer) => Array.from(layer?.experts ?? [])));
       }
       // A drill-down of a resident run reads the weights ONNX Runtime holds from the file again.
       assert.deepEqual((await second.drillDownSpec(0, 0)).WQ, (await streamed.drillDownSpec(0, 0)).WQ);
     });
   }
+
+  it('two resident mixtures run in turn each keep their own experts (float32 ones copied out of the reused read memory)', async () => {
+    const run = async (name: 'olmoe' | 'qwen3-moe' | 'olmoe-clip') => (await runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids }, { residentBudgetBytes: 1e9 })).logitsLast as Float32Array;
+    const [olmoe, qwen3] = [await run('olmoe'), await run('qwen3-moe')];
+    await run('olmoe-clip'); // a first run: its experts' reads go through the same memory as theirs did
+    // Each second run feeds the experts its model kept.
+    assert.deepEqual(await run('olmoe'), olmoe);
+    assert.deepEqual(await run('qwen3-moe'), qwen3);
+  });
 });

@@ -136,6 +136,15 @@ describe('model weights', () => {
     assert.deepEqual([...bf16], [1, -3, Infinity]);
   });
 
+  it('bfloat16 two at a time: every bit pattern, at an aligned and an unaligned start, odd lengths, as the top half of a float32', () => {
+    const every = Uint16Array.from({ length: 65536 + 3 }, (_, i) => (i * 40503) & 0xffff);
+    for (const [start, length] of [[0, 65539], [1, 65538], [2, 7], [3, 1], [0, 0]]) {
+      const bits = every.subarray(start, start + length);
+      const got = new Uint32Array(widenHalves(bits, 'bfloat16', new Float32Array(length)).buffer);
+      bits.forEach((b, i) => assert.equal(got[i], (b << 16) >>> 0, `start ${start}, element ${i}: 0x${b.toString(16)}`));
+    }
+  });
+
   it('a ReadBuffer runs its callers one at a time', async () => {
     const buffer = new ReadBuffer();
     const events: string[] = [];

@@ -70,6 +70,28 @@ describe('native LinearBackend', () => {
     });
   }
 
+  for (const count of [1, 3, 5]) {
+    it(`${count} expert MLP${count > 1 ? 's' : ''} in one graph, each on its own rows (the first a single row), as each alone`, async () => {
+      const [hidden, ffn] = [24, 40];
+      const rows = [1, 4, 6, 2, 3].slice(0, count);
+      let seed = 11;
+      const random = (length: number) => Float32Array.from({ length }, () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1);
+      const layer = (inWidth: number, out: number): LinearWeights => ({ weight: random(inWidth * out), in: inWidth, out, transposed: true });
+      const parts = rows.map((r) => ({ rows: r, weights: { up: layer(hidden, ffn), gate: layer(hidden, ffn), down: layer(ffn, hidden), activation: 'silu' as const } }));
+      const total = rows.reduce((sum, r) => sum + r, 0);
+      const x = random(total * hidden);
+      const got = await backend.mlps(x, parts);
+      assert.equal(got.length, total * hidden);
+      let row = 0;
+      for (const [p, { rows: r, weights }] of parts.entries()) {
+        const want = await backend.mlp(x.subarray(row * hidden, (row + r) * hidden), r, weights);
+        want.forEach((v, i) => assert.ok(Math.abs(got[row * hidden + i] - v) <= 1e-5 * Math.max(1, Math.abs(v)), `part ${p} y[${i}] ${got[row * hidden + i]} vs ${v}`));
+        row += r;
+      }
+      await assert.rejects(backend.mlps(x.subarray(hidden), parts), /rows of 24/);
+    });
+  }
+
   for (const [transposed, bias] of [[false, true], [true, false]] as const) {
     it(`a product cut into parts by columns (GPT-2's c_attn into Q, K, V)${transposed ? ', B transposed' : ''}${bias ? ', with bias' : ''}, as the product's columns`, async () => {
       const [m, k, widths] = [6, 16, [12, 4, 4]];

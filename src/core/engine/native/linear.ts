@@ -3,7 +3,7 @@
 // graph per kind of MLP; the sizes are symbolic, so one cached session serves every layer of that
 // kind.
 import type * as Ort from 'onnxruntime-node';
-import type { ConstantWeight, LinearBackend, LinearWeights, MlpWeights } from '../../model/backend';
+import type { ConstantWeight, LinearBackend, LinearWeights, MlpPart, MlpWeights } from '../../model/backend';
 import type { Activation } from '../../model/config';
 import { type ElementType, Graph } from './graph';
 import { backendChoice, nativeRuntime, releaseSessions, sessionFor } from './runtime';
@@ -86,12 +86,30 @@ function mlpKind({ up, gate, down, activation }: MlpWeights): string {
   return [layer(up), layer(gate), layer(down), activation].join(':');
 }
 
-function mlpGraph({ up, gate, down, activation }: MlpWeights): Graph {
+function mlpGraph(weights: MlpWeights): Graph {
+  const g = new Graph();
+  g.output('y', mlpOf(g, g.input('x', 'float32', ['m', 'hidden']), weights, ''), 'float32', ['m', 'out']);
+  return g;
+}
+
+/** An MLP of x with its weights fed as up`suffix`, gate`suffix`, down`suffix` (and their biases). */
+function mlpOf(g: Graph, x: string, { up, gate, down, activation }: MlpWeights, suffix: string): string {
+  const ffn = `ffn${suffix}`;
+  const upped = linearOf(g, x, `up${suffix}`, up.transposed, Boolean(up.bias), 'hidden', ffn);
+  const hidden = gate ? g.op('Mul', [activated(g, linearOf(g, x, `gate${suffix}`, gate.transposed, Boolean(gate.bias), 'hidden', ffn), activation), upped]) : activated(g, upped, activation);
+  return linearOf(g, hidden, `down${suffix}`, down.transposed, Boolean(down.bias), ffn, 'out');
+}
+
+/**
+ * `count` MLPs of one kind: x's rows split by the fed `rows` (int64 [count]), MLP i on part i with
+ * its weights fed as up`i`, gate`i`, down`i`, the outputs concatenated in order.
+ */
+function mlpsGraph(weights: MlpWeights, count: number): Graph {
   const g = new Graph();
   const x = g.input('x', 'float32', ['m', 'hidden']);
-  const upped = linearOf(g, x, 'up', up.transposed, Boolean(up.bias), 'hidden', 'ffn');
-  const hidden = gate ? g.op('Mul', [activated(g, linearOf(g, x, 'gate', gate.transposed, Boolean(gate.bias), 'hidden', 'ffn'), activation), upped]) : activated(g, upped, activation);
-  g.output('y', linearOf(g, hidden, 'down', down.transposed, Boolean(down.bias), 'ffn', 'out'), 'float32', ['m', 'out']);
+  const parts = count === 1 ? [x] : g.opOutputs('Split', [x, g.input('rows', 'int64', [count])], { axis: 0 }, count);
+  const outputs = parts.map((part, i) => mlpOf(g, part, weights, String(i)));
+  g.output('y', count === 1 ? outputs[0] : g.op('Concat', outputs, { axis: 0 }), 'float32', ['m', 'out']);
   return g;
 }
 
@@ -185,6 +203,25 @@ export class NativeLinearBackend implements LinearBackend {
       return Promise.reject(new RangeError(`mlp: x is ${x.length} numbers for ${m}×${up.in}, up ${up.in}×${up.out}, ${gate ? `gate ${gate.in}×${gate.out}, ` : ''}down ${down.in}×${down.out}`));
     }
     return this.run(`${KEY}mlp:${mlpKind(weights)}`, () => mlpGraph(weights), feeds, ['y']).then(([y]) => y);
+  }
+
+  mlps(x: Float32Array, parts: MlpPart[]): Promise<Float32Array> {
+    const kind = mlpKind(parts[0].weights);
+    const width = parts[0].weights.up.in;
+    const feeds: Record<string, Ort.Tensor> = { x: this.tensor(x, [x.length / width, width]) };
+    if (parts.length > 1) feeds.rows = new this.ort.Tensor('int64', BigInt64Array.from(parts, (part) => BigInt(part.rows)), [parts.length]);
+    for (const [i, { rows, weights }] of parts.entries()) {
+      if (mlpKind(weights) !== kind || weights.up.in !== width || weights.down.in !== weights.up.out) return Promise.reject(new RangeError(`mlps: part ${i} is not an MLP of the first's kind and width`));
+      if (rows === 0) return Promise.reject(new RangeError(`mlps: part ${i} has no rows`));
+      for (const [name, w] of [['up', weights.up], ['gate', weights.gate], ['down', weights.down]] as const) {
+        if (!w) continue;
+        if (w.weight.length !== w.in * w.out || (w.bias && w.bias.length !== w.out)) return Promise.reject(new RangeError(`mlps: part ${i}'s ${name} is ${w.weight.length} numbers for ${w.in}×${w.out}`));
+        feeds[`${name}${i}`] = this.tensor(w.weight, w.transposed ? [w.out, w.in] : [w.in, w.out]);
+        if (w.bias) feeds[`${name}${i}_bias`] = this.tensor(w.bias, [w.out]);
+      }
+    }
+    if (x.length !== parts.reduce((sum, part) => sum + part.rows, 0) * width) return Promise.reject(new RangeError(`mlps: x is ${x.length} numbers for ${parts.map((part) => part.rows).join(' + ')} rows of ${width}`));
+    return this.run(`${KEY}mlps:${parts.length}:${kind}`, () => mlpsGraph(parts[0].weights, parts.length), feeds, ['y']).then(([y]) => y);
   }
 
   private tensor(data: Float32Array, dims: number[]): Ort.Tensor {

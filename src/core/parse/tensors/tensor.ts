@@ -126,6 +126,7 @@ export function halfToNumber(bits: number): number {
 }
 
 let halfTable: Float32Array | undefined;
+const LITTLE_ENDIAN_HOST = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
 
 /**
  * 16-bit floats widened to float32 into `out` (exact: every half and bfloat16 is a float32).
@@ -135,7 +136,15 @@ let halfTable: Float32Array | undefined;
 export function widenHalves(bits: Uint16Array, dtype: 'float16' | 'bfloat16', out: Float32Array): Float32Array {
   if (dtype === 'bfloat16') {
     const wide = new Uint32Array(out.buffer, out.byteOffset, bits.length);
-    for (let i = 0; i < bits.length; i++) wide[i] = bits[i] << 16;
+    // Two at a time where the halves are 4-byte aligned: one 32-bit load gives both (little-endian:
+    // the first in its low half). 1.4–1.8 against 2.0 ns a value here; OLMoE's first run widens 805 million.
+    const pairs = bits.byteOffset % 4 === 0 && LITTLE_ENDIAN_HOST ? new Uint32Array(bits.buffer, bits.byteOffset, bits.length >> 1) : new Uint32Array(0);
+    for (let j = 0; j < pairs.length; j++) {
+      const both = pairs[j];
+      wide[2 * j] = both << 16;
+      wide[2 * j + 1] = both & 0xffff0000;
+    }
+    for (let i = 2 * pairs.length; i < bits.length; i++) wide[i] = bits[i] << 16;
   } else {
     halfTable ??= Float32Array.from({ length: 65536 }, (_, b) => halfToNumber(b));
     const table = halfTable;
