@@ -728,6 +728,9 @@ export type HeadsQuery =
   | { kind: 'grid'; size: number; mode: PoolMode; layers: number[]; heads: number[] }
   | { kind: 'lines'; layer: number; heads: number[]; k: number }
   | { kind: 'head'; layer: number; head: number }
+  /** One query's row of each listed layer × head, keys from `keyStart` on (a picture run's model
+   * view draws each thumbnail as the picture under that row: the patches, past the class token). */
+  | { kind: 'rows'; query: number; keyStart: number; layers: number[]; heads: number[] }
   /** Head scores of every layer × head and the rollout (docs/analysis.md). */
   | { kind: 'scores' }
   /** Attention flow; refused (headsFailed) past its size limit. */
@@ -758,6 +761,8 @@ export type HeadsAnswer =
   | { kind: 'grid'; grid: PooledGrid }
   | { kind: 'lines'; lines: HeadLines }
   | { kind: 'head'; layer: number; head: number; view: MatrixView }
+  /** [layer][head][key − keyStart] of the query's rows, float32. */
+  | { kind: 'rows'; query: number; keyStart: number; layers: number[]; heads: number[]; data: Float32Array }
   /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
   | { kind: 'scores'; scores: ScoreGrids; rollout: Float32Array | Float64Array | null }
   | { kind: 'flow'; flow: Float64Array }
@@ -836,6 +841,10 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     }
     case 'head':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'head', layer: raw.layer, head: raw.head } : undefined;
+    case 'rows': {
+      const { query, keyStart, layers, heads } = raw;
+      return isIndex(query) && isIndex(keyStart) && isIndexList(layers) && isIndexList(heads) ? { kind: 'rows', query, keyStart, layers, heads } : undefined;
+    }
     case 'difference':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'difference', layer: raw.layer, head: raw.head } : undefined;
     case 'scores':
