@@ -625,6 +625,8 @@ export interface TensorViewData {
   heads: number;
   /** A Hugging Face config.json beside the file: its model type ("Run model" runs the folder). */
   modelType?: string;
+  /** A vision model's folder: the pictures in it and beside it ("Run model" runs on one), as paths relative to the folder. */
+  pictures?: string[];
   /** The file looks like saved attentions: the view offers "Show heads". */
   attentions: boolean;
 }
@@ -638,12 +640,15 @@ export type TensorViewToHost =
   | { type: 'ready' }
   | { type: 'showHeads' }
   | { type: 'showAttention'; layer: number; input: string; heads: number }
-  | { type: 'runModel'; text: string };
+  | { type: 'runModel'; text: string }
+  /** A vision folder run on `picture` (an index into TensorViewData.pictures), or null: ask for one. */
+  | { type: 'runModelOnImage'; picture: number | null };
 
 /** A message from the tensor file view, or undefined when malformed. */
 export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefined {
   if (!isRecord(raw)) return undefined;
   if (raw.type === 'runModel') return typeof raw.text === 'string' && raw.text.trim() !== '' && raw.text.length <= 1_000_000 ? { type: 'runModel', text: raw.text } : undefined;
+  if (raw.type === 'runModelOnImage') return raw.picture === null || isIndex(raw.picture) ? { type: 'runModelOnImage', picture: raw.picture } : undefined;
   if (raw.type === 'ready' || raw.type === 'showHeads') return { type: raw.type };
   if (raw.type !== 'showAttention') return undefined;
   const { layer, input, heads } = raw;
