@@ -275,6 +275,7 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
       }
       if (message.type === 'runModelOnImage') {
         const picture = message.picture === null ? undefined : pictures[message.picture];
+        if (message.picture !== null && picture === undefined) return; // not a picture the view offered
         await vscode.commands.executeCommand(COMMANDS.runVisionOnImage, picture === undefined ? undefined : vscode.Uri.file(picture), folder);
         return;
       }
