@@ -509,12 +509,12 @@ export class ModelForward {
    * Row `query` of one head's weights [n] from a layer's record: that query's Q against every key,
    * by the engine's reference steps (n × head_dim products, not the head's n²): the picture's
    * overlays of every layer × head from one patch. Undefined where a row's mask depends on its
-   * position (causal, a window): the caller then takes the row from the whole head.
+   * position (causal, a window, a position bias): the caller then takes the row from the whole head.
    */
   headRow(index: number, head: number, record: LayerRecord, n: number, query: number): Float32Array | undefined {
     const c = this.config;
     const options = this.attentionOptions(index, 1, 1);
-    if (options.causal !== undefined || options.window !== undefined) return undefined;
+    if (options.causal !== undefined || options.window !== undefined || this.fullBiasOf(n) !== undefined) return undefined;
     const width = c.heads * c.headDim;
     const kvHead = Math.floor(head / (c.heads / c.kvHeads));
     const spec: AttentionSpec = {

@@ -11,7 +11,7 @@ import type { Matrix } from '../../../src/core/types';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { parseHeadsViewMessage } from '../../../src/protocol';
 import { answerQuery, outOfRange } from '../../../src/views/heads';
-import { REFERENCE_TOLERANCE } from '../model/fixtures';
+import { modelFixture, modelReference, REFERENCE_TOLERANCE } from '../model/fixtures';
 import { VISION_FIXTURES, visionFixture, visionReferences } from './fixtures';
 
 /** Every float32 tensor of a safetensors file by name, read here from the header (not by the extension's reader). */
@@ -110,6 +110,14 @@ describe("a picture run's heads, step by step and one row at a time", function (
         assert.ok(worst < 1e-6, `${name} from ${run.tokens[query]}: off by ${worst}`);
       }
     }
+  });
+
+  it("a causal text model's rows are its heads' rows too (a row whose mask depends on its position comes from the whole head)", async () => {
+    const run = await runModel(folderFiles(modelFixture('gpt2')), { ids: modelReference('gpt2').token_ids });
+    const n = run.queryCount;
+    const answer = await answerQuery(run, { kind: 'rows', query: 3, keyStart: 0, layers: [0, 1], heads: [0, 1] });
+    assert.ok(answer.kind === 'rows');
+    [0, 1].forEach((l) => [0, 1].forEach((h) => assert.deepEqual(answer.data.subarray((l * 2 + h) * n, (l * 2 + h + 1) * n), run.weights(l, h).subarray(3 * n, 4 * n), `L${l} H${h}`)));
   });
 
   it('a rows query is validated and kept in range', async () => {
