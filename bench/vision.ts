@@ -9,6 +9,7 @@
 //     npx tsx bench/vision.ts [--rounds N]
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { runModel } from '../src/core/model/run';
 import { folderFiles } from '../src/node/modelFiles';
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   ensurePeers();
   const blas = fastestOpenBlas();
   if (!existsSync(join(OUT, 'bench', 'dinov2-s14', 'picture.png'))) spawnSync('/usr/bin/python3', [SCRIPT, OUT, '--bench'], { stdio: 'inherit' });
+  console.log(`${cpus()[0].model}, ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} (timings under load vary several-fold)`);
   console.log(`PyTorch on OpenBLAS's ${blas.name} kernel (${blas.gflops.toFixed(0)} GFLOP/s on a 1024² product); ${rounds} rounds each, medians`);
   console.log('| case | ours: first run / later runs (ms) | PyTorch forward (ms) | ours ÷ PyTorch (later runs) | hidden_last[0] ours / PyTorch |');
   console.log('| --- | --- | --- | --- | --- |');

@@ -75,6 +75,10 @@ def save_picture(folder, name, width, height, seed, mode):
         im.convert('P', palette=Image.ADAPTIVE, colors=24).save(path)
     elif mode == 'JPEG':
         im.save(path, quality=92, subsampling=0)  # 4:4:4: see JPEG_TOLERANCE in test/unit/vision/forward.test.ts
+    elif mode == 'JPEG420':
+        im.save(path, quality=92, subsampling=2)  # 4:2:0, most cameras' default: libjpeg's fancy chroma upsampling
+    elif mode == 'CMYK':
+        im.convert('CMYK').save(path, quality=92, subsampling=0)  # PIL writes Adobe's inverted CMYK; convert('RGB') reads it back
     return path
 
 
@@ -95,10 +99,16 @@ def preprocess(path, proc):
             im = im.resize(target, resample=proc['resample'])
     arr = np.asarray(im)
     if proc.get('do_center_crop', False):
+        # transformers.image_transforms.center_crop: an axis shorter than the crop is padded with
+        # zeros, the picture placed at ceil((crop - size) / 2); then the crop at floor((size - crop) / 2).
         ch, cw = proc['crop_size']['height'], proc['crop_size']['width']
         h, w = arr.shape[:2]
-        top, left = (h - ch) // 2, (w - cw) // 2
-        arr = arr[top:top + ch, left:left + cw]
+        new_h, new_w = max(ch, h), max(cw, w)
+        pad_top, pad_left = math.ceil((new_h - h) / 2), math.ceil((new_w - w) / 2)
+        padded = np.zeros((new_h, new_w, 3), dtype=arr.dtype)
+        padded[pad_top:pad_top + h, pad_left:pad_left + w] = arr
+        top, left = (h - ch) // 2 + pad_top, (w - cw) // 2 + pad_left
+        arr = padded[max(0, top):min(new_h, top + ch), max(0, left):min(new_w, left + cw)]
     x = arr.astype(np.float64) * proc.get('rescale_factor', 1 / 255)
     x = (x - np.array(proc['image_mean'])) / np.array(proc['image_std'])
     return torch.tensor(x).permute(2, 0, 1).unsqueeze(0).contiguous()
@@ -320,6 +330,8 @@ def make_folder(out, name, kind, model_type, architecture, cfg, prefix, proc, pi
             'tokens': tokens_of(kind, grid, registers),
             'patch_grid': [int(grid[0]), int(grid[1])],
             'pixel_values': pixels.flatten().tolist(),
+            # A JPEG as PIL (libjpeg) decodes it and convert('RGB') makes it RGB, 8-bit, row-major: what our decoder is compared with.
+            **({'decoded_rgb': np.asarray(Image.open(path).convert('RGB')).flatten().tolist()} if mode in ('JPEG', 'JPEG420', 'CMYK') else {}),
             'pixel_shape': list(pixels.shape[1:]),
             'attentions': attentions.tolist(),
             'hidden_last': final[-1].tolist(),
@@ -362,11 +374,11 @@ def fixtures(out):
     make_folder(out, 'dinov2-registers', 'dinov2_with_registers', 'dinov2_with_registers', 'Dinov2WithRegistersForImageClassification',
                 tiny(hidden_act='gelu', layer_norm_eps=1e-6, mlp_ratio=2, qkv_bias=True, layerscale_value=1.0, image_size=40), 'dinov2_with_registers.',
                 processor('BitImageProcessor', {'shortest_edge': 26}, 3, IMAGENET_DEFAULT, {'height': 24, 'width': 32}),
-                [('rgb.png', 70, 52, 'RGB')], seed=14, labels=5, registers=4)
+                [('rgb.png', 70, 52, 'RGB'), ('tall.png', 20, 60, 'RGB')], seed=14, labels=5, registers=4)  # tall: 26 wide after resize, padded to the 32-wide crop
     # CLIPModel: the vision tower under vision_model. (a text tower tensor beside it), quick_gelu, pre_layrnorm; a PNG and a JPEG.
     make_folder(out, 'clip', 'clip', 'clip', 'CLIPModel', tiny(hidden_act='quick_gelu', layer_norm_eps=1e-5), 'vision_model.',
                 processor('CLIPImageProcessor', {'shortest_edge': 32}, 3, CLIP_NORM, {'height': 32, 'width': 32}),
-                [('rgb.png', 48, 40, 'RGB'), ('photo.jpg', 48, 40, 'JPEG')], seed=15, nest=True,
+                [('rgb.png', 48, 40, 'RGB'), ('photo.jpg', 48, 40, 'JPEG'), ('photo420.jpg', 48, 40, 'JPEG420'), ('cmyk.jpg', 48, 40, 'CMYK')], seed=15, nest=True,
                 extra_tensors={'text_model.embeddings.token_embedding.weight': torch.zeros(4, 8), 'logit_scale': torch.tensor(2.6592)})
     # SigLIP's vision tower: no class token; RGBA picture resized bicubic.
     make_folder(out, 'siglip', 'siglip', 'siglip_vision_model', 'SiglipVisionModel', tiny(hidden_act='gelu_pytorch_tanh', layer_norm_eps=1e-6), 'vision_model.',

@@ -625,6 +625,8 @@ export interface TensorViewData {
   heads: number;
   /** A Hugging Face config.json beside the file: its model type ("Run model" runs the folder). */
   modelType?: string;
+  /** A vision model's folder: the pictures in it and beside it ("Run model" runs on one), as paths relative to the folder. */
+  pictures?: string[];
   /** The file looks like saved attentions: the view offers "Show heads". */
   attentions: boolean;
 }
@@ -638,12 +640,15 @@ export type TensorViewToHost =
   | { type: 'ready' }
   | { type: 'showHeads' }
   | { type: 'showAttention'; layer: number; input: string; heads: number }
-  | { type: 'runModel'; text: string };
+  | { type: 'runModel'; text: string }
+  /** A vision folder run on `picture` (an index into TensorViewData.pictures), or null: ask for one. */
+  | { type: 'runModelOnImage'; picture: number | null };
 
 /** A message from the tensor file view, or undefined when malformed. */
 export function parseTensorViewMessage(raw: unknown): TensorViewToHost | undefined {
   if (!isRecord(raw)) return undefined;
   if (raw.type === 'runModel') return typeof raw.text === 'string' && raw.text.trim() !== '' && raw.text.length <= 1_000_000 ? { type: 'runModel', text: raw.text } : undefined;
+  if (raw.type === 'runModelOnImage') return raw.picture === null || isIndex(raw.picture) ? { type: 'runModelOnImage', picture: raw.picture } : undefined;
   if (raw.type === 'ready' || raw.type === 'showHeads') return { type: raw.type };
   if (raw.type !== 'showAttention') return undefined;
   const { layer, input, heads } = raw;
@@ -728,6 +733,9 @@ export type HeadsQuery =
   | { kind: 'grid'; size: number; mode: PoolMode; layers: number[]; heads: number[] }
   | { kind: 'lines'; layer: number; heads: number[]; k: number }
   | { kind: 'head'; layer: number; head: number }
+  /** One query's row of each listed layer × head, keys from `keyStart` on (a picture run's model
+   * view draws each thumbnail as the picture under that row: the patches, past the class token). */
+  | { kind: 'rows'; query: number; keyStart: number; layers: number[]; heads: number[] }
   /** Head scores of every layer × head and the rollout (docs/analysis.md). */
   | { kind: 'scores' }
   /** Attention flow; refused (headsFailed) past its size limit. */
@@ -758,6 +766,8 @@ export type HeadsAnswer =
   | { kind: 'grid'; grid: PooledGrid }
   | { kind: 'lines'; lines: HeadLines }
   | { kind: 'head'; layer: number; head: number; view: MatrixView }
+  /** [layer][head][key − keyStart] of the query's rows, float32. */
+  | { kind: 'rows'; query: number; keyStart: number; layers: number[]; heads: number[]; data: Float32Array }
   /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
   | { kind: 'scores'; scores: ScoreGrids; rollout: Float32Array | Float64Array | null }
   | { kind: 'flow'; flow: Float64Array }
@@ -836,6 +846,10 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     }
     case 'head':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'head', layer: raw.layer, head: raw.head } : undefined;
+    case 'rows': {
+      const { query, keyStart, layers, heads } = raw;
+      return isIndex(query) && isIndex(keyStart) && isIndexList(layers) && isIndexList(heads) ? { kind: 'rows', query, keyStart, layers, heads } : undefined;
+    }
     case 'difference':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'difference', layer: raw.layer, head: raw.head } : undefined;
     case 'scores':

@@ -24,7 +24,7 @@ function figure(value: number): string {
 function render(data: TensorViewData): void {
   app.replaceChildren();
   app.append(element('h1', data.fileName), element('p', `${data.format} · ${data.tensors.length} tensor${data.tensors.length === 1 ? '' : 's'}`, { class: 'meta' }));
-  if (data.modelType) app.append(modelForm(data.modelType));
+  if (data.modelType) app.append(data.pictures ? pictureForm(data.modelType, data.pictures) : modelForm(data.modelType));
   if (data.attentions) {
     const heads = element('button', 'Show heads', { id: 'show-heads', title: 'Every layer × head of these saved attentions: the model view and the head view' });
     heads.addEventListener('click', () => vscode.postMessage({ type: 'showHeads' }));
@@ -93,6 +93,21 @@ function modelForm(modelType: string): HTMLElement {
   });
   const wrapper = element('label', 'Text ');
   wrapper.append(text);
+  section.append(wrapper, button);
+  return section;
+}
+
+/** A vision model's folder: run it on a picture in or beside the folder, or one chosen. */
+function pictureForm(modelType: string, pictures: string[]): HTMLElement {
+  const section = element('section', undefined, { id: 'model' });
+  section.append(element('h2', 'Run model'), element('p', `This folder is a ${modelType} vision model (config.json beside the file): run every layer on a picture.`, { class: 'meta' }));
+  const picture = element('select', undefined, { id: 'model-picture', 'aria-label': 'Picture' });
+  pictures.forEach((name, i) => picture.append(element('option', name, { value: String(i) })));
+  picture.append(element('option', 'Choose a picture…', { value: 'choose' }));
+  const button = element('button', 'Run model', { id: 'run-model' });
+  button.addEventListener('click', () => vscode.postMessage({ type: 'runModelOnImage', picture: picture.value === 'choose' ? null : Number(picture.value) }));
+  const wrapper = element('label', 'Picture ');
+  wrapper.append(picture);
   section.append(wrapper, button);
   return section;
 }

@@ -8,7 +8,6 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
-import { SUPPORTED_VISION_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
@@ -19,6 +18,7 @@ import { COMMANDS } from '../host/commandIds';
 import { MODEL_SCHEME } from '../host/debugUri';
 import { currentPlace, lastModelPlace } from './place';
 import type { ModelPreparer } from './modelPrepare';
+import { isVisionConfig, isVisionFolder, visionFoldersBeside } from './pictures';
 import type { Results } from '../host/results';
 import type { RunOutcome, Runner } from './runner';
 
@@ -97,14 +97,17 @@ export class ModelRuns {
   }
 
   /**
-   * "Attention: Run Vision Model on Image…" (the explorer's menu on a PNG or JPEG, the CodeLens on a
-   * vision folder's config.json): asks for the picture or the vision folder (recent ones first)
+   * "Attention: Run Vision Model on Image…" (the explorer's menu on a PNG or JPEG, the title bar of
+   * a picture open in VS Code's image preview, the CodeLens on a vision folder's config.json, the
+   * tensor view's "Run model" of a vision folder): asks for the picture (the one open in the image
+   * preview, when one is) or the vision folder (those beside the picture, then the recent ones)
    * when not given, then runs as the text command does.
    */
   async commandOnImage(image: vscode.Uri | undefined, folder: vscode.Uri | string | undefined): Promise<ModelRunOutcome | undefined> {
-    const picture = image ?? (await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectMany: false, filters: { Pictures: ['png', 'jpg', 'jpeg'] }, openLabel: 'Run on this picture' }))?.[0];
+    const picture = image ?? activeImagePreview() ?? (await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectMany: false, filters: { Pictures: ['png', 'jpg', 'jpeg'] }, openLabel: 'Run on this picture' }))?.[0];
     if (!picture) return undefined;
-    const target = folder === undefined ? await this.pickFolder(VISION_PICK) : typeof folder === 'string' ? folder : modelFolder(folder);
+    const beside = picture.scheme === 'file' ? await visionFoldersBeside(picture.fsPath) : [];
+    const target = folder === undefined ? await this.pickFolder(VISION_PICK, beside) : typeof folder === 'string' ? folder : modelFolder(folder);
     if (!target) return undefined;
     const bytes = await vscode.workspace.fs.readFile(picture);
     return this.command(target, { image: { name: path.basename(picture.fsPath), bytes } });
@@ -213,7 +216,8 @@ export class ModelRuns {
       .then((choice) => choice && this.openHead(summary.run));
   }
 
-  private async pickFolder(pick: FolderPick = TEXT_PICK): Promise<string | undefined> {
+  /** Asks for a model folder: `beside` (a picture's neighbours) first, then the recently run, then the workspace's. */
+  private async pickFolder(pick: FolderPick = TEXT_PICK, beside: string[] = []): Promise<string | undefined> {
     const found = await vscode.workspace.findFiles('**/config.json', '**/node_modules/**', 200);
     const folders: string[] = [];
     for (const uri of found) {
@@ -221,16 +225,15 @@ export class ModelRuns {
       const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
       if (/"model_type"\s*:/.test(text) && pick.accepts(text)) folders.push(path.dirname(uri.fsPath));
     }
-    // Recent folders first; the vision picker keeps only the recent ones that are vision folders.
-    const recent = this.context.globalState.get<string[]>(RECENT_KEY, []).filter((folder) => pick === TEXT_PICK || folders.includes(folder));
-    const ordered = [...recent, ...folders.filter((folder) => !recent.includes(folder)).sort()];
+    // A picture's neighbours, then the recent folders (the vision picker's only those that are vision folders), then the workspace's.
+    const recent: string[] = [];
+    for (const folder of this.context.globalState.get<string[]>(RECENT_KEY, [])) if (pick === TEXT_PICK || folders.includes(folder) || (await isVisionFolder(folder))) recent.push(folder);
+    const ordered = [...new Set([...beside, ...recent, ...[...folders].sort()])];
     type Item = vscode.QuickPickItem & { folder?: string };
-    const items: Item[] = ordered.map((folder) => ({
-      label: path.basename(folder),
-      description: vscode.workspace.asRelativePath(folder),
-      ...(recent.includes(folder) ? { detail: 'recently run' } : {}),
-      folder,
-    }));
+    const items: Item[] = ordered.map((folder) => {
+      const said = [...(beside.includes(folder) ? ['beside the picture'] : []), ...(recent.includes(folder) ? ['recently run'] : [])];
+      return { label: path.basename(folder), description: vscode.workspace.asRelativePath(folder), ...(said.length ? { detail: said.join(' · ') } : {}), folder };
+    });
     items.push({ label: '$(folder-opened) Choose a folder…' });
     const picked = await vscode.window.showQuickPick(items, { title: pick.title, placeHolder: pick.placeHolder });
     if (!picked) return undefined;
@@ -265,11 +268,14 @@ interface FolderPick {
   accepts(configText: string): boolean;
 }
 
-/** config.json's model_type names a vision family (config.ts: SUPPORTED_VISION_TYPES). */
-function isVisionConfig(text: string): boolean {
-  const type = /"model_type"\s*:\s*"([^"]+)"/.exec(text)?.[1];
-  return type !== undefined && (SUPPORTED_VISION_TYPES as readonly string[]).includes(type);
+/** The picture open in VS Code's own image preview, in front. */
+function activeImagePreview(): vscode.Uri | undefined {
+  const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  return input instanceof vscode.TabInputCustom && input.viewType === IMAGE_PREVIEW ? input.uri : undefined;
 }
+
+/** VS Code's built-in image preview's custom editor (package.json's editor/title button names it too). */
+export const IMAGE_PREVIEW = 'imagePreview.previewEditor';
 
 const TEXT_PICK: FolderPick = { title: 'Attention: Run Model on Text', placeHolder: 'A model folder (config.json, weights, tokenizer.json)', accepts: () => true };
 const VISION_PICK: FolderPick = { title: 'Attention: Run Vision Model on Image', placeHolder: 'A vision model folder (config.json, weights, preprocessor_config.json)', accepts: isVisionConfig };

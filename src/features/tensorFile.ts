@@ -17,6 +17,7 @@ import { type HostToTensorView, parseTensorViewMessage, type TensorViewData } fr
 import type { AttentionWorker, TensorFileRead } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from '../host/commandIds';
+import { isVisionType, picturesBeside } from './pictures';
 import { isSupported } from './languages';
 import type { Results } from '../host/results';
 import { refusal } from './runner';
@@ -235,11 +236,17 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
       body: `<script type="module" nonce="${nonce}" src="${webview.asWebviewUri(vscode.Uri.joinPath(dist, 'tensorFile.js')).toString()}"></script>`,
     });
     const post = (message: HostToTensorView) => void webview.postMessage(message);
+    const folder = path.dirname(document.uri.fsPath);
+    /** The pictures the view offers, by path (its messages name them by index). */
+    let pictures: string[] = [];
     const sendTensors = async () => {
       try {
         const content = await this.files.read(document.uri);
         const modelType = await modelTypeBeside(document.uri);
-        post({ type: 'tensors', data: { ...viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)), ...(modelType ? { modelType } : {}) } });
+        // A vision folder runs on a picture: those in and beside the folder are offered.
+        pictures = modelType && isVisionType(modelType) ? await picturesBeside(folder) : [];
+        const offered = modelType && isVisionType(modelType) ? { pictures: pictures.map((picture) => path.relative(folder, picture)) } : {};
+        post({ type: 'tensors', data: { ...viewData(document.uri, content, attentionLayers(content.file.tensors), await this.files.inputs(document.uri)), ...(modelType ? { modelType } : {}), ...offered } });
       } catch (error) {
         post({ type: 'status', error: error instanceof Error ? error.message : String(error), notes: [] });
       }
@@ -263,7 +270,13 @@ class TensorFileEditor implements vscode.CustomReadonlyEditorProvider {
         return;
       }
       if (message.type === 'runModel') {
-        await vscode.commands.executeCommand(COMMANDS.runModel, path.dirname(document.uri.fsPath), { text: message.text });
+        await vscode.commands.executeCommand(COMMANDS.runModel, folder, { text: message.text });
+        return;
+      }
+      if (message.type === 'runModelOnImage') {
+        const picture = message.picture === null ? undefined : pictures[message.picture];
+        if (message.picture !== null && picture === undefined) return; // not a picture the view offered
+        await vscode.commands.executeCommand(COMMANDS.runVisionOnImage, picture === undefined ? undefined : vscode.Uri.file(picture), folder);
         return;
       }
       await sendTensors();

@@ -30,6 +30,8 @@ export async function answerQuery(stack: AttentionStack, query: HeadsQuery, othe
       const view = viewOf({ rows: stack.queryCount, cols: stack.keyCount, data: weights }, undefined, maxPoolFast);
       return { kind: 'head', layer, head, view: weights instanceof Float32Array ? { ...view, data: Float32Array.from(view.data) } : view };
     }
+    case 'rows':
+      return { ...query, data: queryRows(stack, query) };
     case 'scores':
       return { kind: 'scores', ...(await analyseStack(stack)) };
     case 'flow':
@@ -44,6 +46,19 @@ export async function answerQuery(stack: AttentionStack, query: HeadsQuery, othe
   }
 }
 
+/** Row `query` of each listed layer × head, keys from `keyStart` on: [layer][head][key − keyStart]. */
+function queryRows(stack: AttentionStack, { query, keyStart, layers, heads }: Extract<HeadsQuery, { kind: 'rows' }>): Float32Array {
+  const width = stack.keyCount - keyStart;
+  const data = new Float32Array(layers.length * heads.length * width);
+  layers.forEach((layer, l) =>
+    heads.forEach((head, h) => {
+      const row = stack.row?.(layer, head, query) ?? stack.weights(layer, head).subarray(query * stack.keyCount, (query + 1) * stack.keyCount);
+      data.set(row.subarray(keyStart), (l * heads.length + h) * width);
+    }),
+  );
+  return data;
+}
+
 function compared(other: AttentionStack | undefined): AttentionStack {
   if (!other) throw new RangeError('Choose a run to compare with first (the Compare tab).');
   return other;
@@ -53,8 +68,9 @@ function compared(other: AttentionStack | undefined): AttentionStack {
 export function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
   if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
   if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
-  const layers = query.kind === 'grid' ? query.layers : [query.layer];
-  const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
+  if (query.kind === 'rows' && (query.query >= stack.queryCount || query.keyStart >= stack.keyCount)) return `There are ${stack.queryCount} queries and ${stack.keyCount} keys.`;
+  const layers = query.kind === 'grid' || query.kind === 'rows' ? query.layers : [query.layer];
+  const heads = query.kind === 'grid' || query.kind === 'lines' || query.kind === 'rows' ? query.heads : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;
   if (heads.some((head) => head >= stack.headCount)) return `There are ${stack.headCount} heads (0–${stack.headCount - 1}).`;
   return undefined;

@@ -248,9 +248,18 @@ export async function eventually(check, ms = 30_000) {
 
 /** A model fixture's folder (test-output/models/NAME), the set generated first when missing or stale (test/unit/model/fixtures.ts). */
 export function modelFixture(name) {
-  const script = `process.stdout.write(require('./test/unit/model/fixtures').modelFixture(${JSON.stringify(name)}))`;
+  return generatedFixture('model', 'modelFixture', name);
+}
+
+/** A vision model fixture's folder (scripts/gen_vision_fixtures.py), generated when missing or stale. */
+export function visionFixture(name) {
+  return generatedFixture('vision', 'visionFixture', name);
+}
+
+function generatedFixture(kind, exported, name) {
+  const script = `process.stdout.write(require('./test/unit/${kind}/fixtures').${exported}(${JSON.stringify(name)}))`;
   const out = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: paths.repoRoot, encoding: 'utf8' });
-  if (out.status !== 0) throw new Error(`the model fixtures could not be made: ${out.stderr.slice(-2000)}`);
+  if (out.status !== 0) throw new Error(`the ${kind} fixtures could not be made: ${out.stderr.slice(-2000)}`);
   return out.stdout;
 }
 

@@ -114,7 +114,7 @@ function show(info: StackInfo): void {
   // The standalone report: the model view as drawn (whichever tab shows), with its legend.
   const report = element('button', 'HTML report', { id: 'heads-report', title: 'One HTML file with the model view that opens offline' });
   report.addEventListener('click', () => {
-    if (!grid.grid()) {
+    if (!grid.drawn()) {
       host.post({ type: 'reportFailed', message: 'The model view has not been drawn yet: export again once it shows.' });
       return status('The model view has not been drawn yet.');
     }

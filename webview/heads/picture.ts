@@ -4,8 +4,8 @@
 // classifier's top 5 labels, and the overlay exported as PNG. The weights come from the worker as
 // the head view's do (a `head` query, or the `scores` query's rollout).
 import type { HeadsAnswer, HostToHeadsView, PictureInfo } from '../../src/protocol';
-import { RAMP } from './colors';
 import { canvasExport, fileStem } from './exportImage';
+import { overlayColor, pictureCanvas } from './overlay';
 import { element } from './page';
 import type { HeadsPageContext, HeadsPlugin } from './plugin';
 
@@ -28,13 +28,6 @@ export const picturePlugin: HeadsPlugin = {
 export function patchWeights(row: ArrayLike<number>, picture: PictureInfo): Float64Array {
   const [rows, cols] = picture.grid;
   return Float64Array.from({ length: rows * cols }, (_, i) => row[picture.prefix + i]);
-}
-
-/** The overlay's RGBA per patch: the ramp's colour of weight / max, alpha growing with the weight times `opacity`. */
-export function overlayColor(weight: number, max: number, opacity: number): [number, number, number, number] {
-  const v = max > 0 ? Math.max(0, Math.min(1, weight / max)) : 0;
-  const at = Math.round(v * 255) * 3;
-  return [RAMP[at], RAMP[at + 1], RAMP[at + 2], opacity * (0.25 + 0.75 * v)];
 }
 
 function mount(section: HTMLElement, context: HeadsPageContext): void {
@@ -63,17 +56,7 @@ function mount(section: HTMLElement, context: HeadsPageContext): void {
   section.append(controls, canvas, tip, status, ...(picture.labels.length ? [element('h2', 'Top labels'), labels] : []));
 
   // The picture itself, once, at its own size; drawn scaled under each overlay.
-  const source = document.createElement('canvas');
-  source.width = picture.width;
-  source.height = picture.height;
-  const image = new ImageData(picture.width, picture.height);
-  for (let i = 0, j = 0; i < picture.rgb.length; i += 3, j += 4) {
-    image.data[j] = picture.rgb[i];
-    image.data[j + 1] = picture.rgb[i + 1];
-    image.data[j + 2] = picture.rgb[i + 2];
-    image.data[j + 3] = 255;
-  }
-  source.getContext('2d')!.putImageData(image, 0, 0);
+  const source = pictureCanvas(picture);
 
   let weights: Float64Array | undefined;
   let rollout: Float32Array | Float64Array | undefined;

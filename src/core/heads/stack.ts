@@ -48,6 +48,11 @@ export interface AttentionStack {
    */
   weights(layer: number, head: number): Float32Array | Float64Array;
   /**
+   * Row `query` of `weights(layer, head)` [keyCount], where the stack computes one row for much
+   * less than its head (a model run: one query against the kept K). Absent: the row of `weights`.
+   */
+  row?(layer: number, head: number, query: number): Float32Array | Float64Array;
+  /**
    * Every head of `layer`, a group at a time, where a stack that computes its heads on demand does
    * a group at once for less than its heads one by one (a model run: on the compute threads).
    * `use` gets each group's first head and its weights, views valid only until it resolves.

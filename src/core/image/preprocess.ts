@@ -97,13 +97,14 @@ export function preprocess(image: RgbImage, p: ImageProcessing): PixelValues {
     }
   }
   if (p.crop) {
-    // transformers' center_crop: the top-left corner at ⌊(size − crop)/2⌋ on each axis.
+    // transformers' center_crop: the top-left corner at ⌊(size − crop)/2⌋ on each axis; an axis
+    // shorter than the crop is padded with zeros (black, before rescaling), the picture at ⌈(crop − size)/2⌉.
     const { height: ch, width: cw } = p.crop;
-    if (ch > height || cw > width) throw new ImageError(`the picture is ${width}×${height} after resizing, smaller than the ${cw}×${ch} crop (padding is not supported)`);
-    const top = Math.floor((height - ch) / 2);
-    const left = Math.floor((width - cw) / 2);
+    const [top, left] = [Math.max(0, Math.floor((height - ch) / 2)), Math.max(0, Math.floor((width - cw) / 2))];
+    const [padTop, padLeft] = [Math.max(0, Math.ceil((ch - height) / 2)), Math.max(0, Math.ceil((cw - width) / 2))];
+    const [rows, cols] = [Math.min(height, ch), Math.min(width, cw)];
     const cropped = new Uint8Array(ch * cw * 3);
-    for (let y = 0; y < ch; y++) cropped.set(rgb.subarray(((top + y) * width + left) * 3, ((top + y) * width + left + cw) * 3), y * cw * 3);
+    for (let y = 0; y < rows; y++) cropped.set(rgb.subarray(((top + y) * width + left) * 3, ((top + y) * width + left + cols) * 3), ((padTop + y) * cw + padLeft) * 3);
     rgb = cropped;
     width = cw;
     height = ch;

@@ -505,6 +505,27 @@ export class ModelForward {
     return headWeights(spec, 0).data as Float32Array;
   }
 
+  /**
+   * Row `query` of one head's weights [n] from a layer's record: that query's Q against every key,
+   * by the engine's reference steps (n × head_dim products, not the head's n²): the picture's
+   * overlays of every layer × head from one patch. Undefined where a row's mask depends on its
+   * position (causal, a window, a position bias): the caller then takes the row from the whole head.
+   */
+  headRow(index: number, head: number, record: LayerRecord, n: number, query: number): Float32Array | undefined {
+    const c = this.config;
+    const options = this.attentionOptions(index, 1, 1);
+    if (options.causal !== undefined || options.window !== undefined || this.fullBiasOf(n) !== undefined) return undefined;
+    const width = c.heads * c.headDim;
+    const kvHead = Math.floor(head / (c.heads / c.kvHeads));
+    const spec: AttentionSpec = {
+      Q: columns(matrix(1, width, record.Q.subarray(query * width, (query + 1) * width)), head * c.headDim, c.headDim),
+      K: columns(matrix(n, c.kvHeads * c.headDim, record.K), kvHead * c.headDim, c.headDim),
+      V: zeros(n, 1, 'float32'),
+      options,
+    };
+    return headWeights(spec, 0).data as Float32Array;
+  }
+
   /** x [n × L.in] through the linear layer L, then `activation` when given. */
   async linear(x: Float32Array, n: number, L: LinearLayout, activation?: Activation): Promise<Float32Array> {
     return this.withLinearWeights(L, (w) =>

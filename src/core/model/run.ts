@@ -219,6 +219,7 @@ export async function finishRun(model: TextModel, ids: number[], result: Forward
     resident: model.resident?.mode ?? 'streamed',
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
+    row: (layer, h, query) => forward.headRow(layer, h, result.layers[layer], n, query) ?? forward.headWeights(layer, h, result.layers[layer], n).subarray(query * n, (query + 1) * n),
     headGroups: (layer, use) => forward.eachHeadGroup(layer, result.layers[layer], n, use),
     pooled: (layer, h, mode, rowBlock, colBlock) => result.layers[layer].pools.get(h, mode, rowBlock, colBlock),
     drillDownSpec: (layer, h) => drillDown(forward, result, layer, h, tokens),

@@ -11,13 +11,15 @@ export type VisionFixtureName = (typeof VISION_FIXTURES)[number];
 
 export interface VisionReference {
   picture: string;
-  /** How the picture file is stored: RGB, RGBA, L (greyscale) or P (palette) PNG, or JPEG. */
-  mode: 'RGB' | 'RGBA' | 'L' | 'P' | 'JPEG';
+  /** How the picture file is stored: RGB, RGBA, L (greyscale) or P (palette) PNG, or JPEG (YCbCr 4:4:4, YCbCr 4:2:0, or Adobe CMYK). */
+  mode: 'RGB' | 'RGBA' | 'L' | 'P' | 'JPEG' | 'JPEG420' | 'CMYK';
   tokens: string[];
   patch_grid: [number, number];
   /** PIL's preprocessing, [3 × h × w] flattened. */
   pixel_values: number[];
   pixel_shape: [number, number, number];
+  /** A JPEG's 8-bit RGB as PIL decodes and converts it (libjpeg), row-major. */
+  decoded_rgb?: number[];
   attentions: number[][][][];
   hidden_last: number[];
   logits_last: number[] | null;

@@ -6,9 +6,13 @@ import { PNG } from 'pngjs';
 import { decodeImage, ImageError, MAX_IMAGE_PIXELS } from '../../../src/core/image/decode';
 import { parseImageProcessing, shortestEdgeSize } from '../../../src/core/image/preprocess';
 import { resizeRgb8 } from '../../../src/core/image/resample';
-import { visionFixture } from './fixtures';
+import { visionFixture, visionReferences } from './fixtures';
 
-describe('pictures: decoding and preparing', () => {
+/** The most a JPEG's decode may differ from PIL's (of 255), per kind: measured (the test prints it), with a margin. */
+const JPEG_DECODE_BOUND = { JPEG: { max: 3, mean: 1 }, CMYK: { max: 3, mean: 1 }, JPEG420: { max: 80, mean: 12 } } as const;
+
+describe('pictures: decoding and preparing', function () {
+  this.timeout(120_000); // the first test may generate the fixtures
   it('RGBA loses its alpha and greyscale and palette pictures become RGB, as PIL converts them', () => {
     const png = new PNG({ width: 2, height: 1 });
     png.data.set([10, 20, 30, 0, 200, 100, 50, 255]);
@@ -19,6 +23,31 @@ describe('pictures: decoding and preparing', () => {
     for (let i = 0; i < grey.rgb.length; i += 3) assert.ok(grey.rgb[i] === grey.rgb[i + 1] && grey.rgb[i] === grey.rgb[i + 2]);
     const palette = decodeImage(readFileSync(join(visionFixture('dinov2'), 'palette.png')), 'palette.png');
     assert.equal(palette.rgb.length, 60 * 50 * 3);
+  });
+
+  it("decodes each JPEG kind close to PIL's libjpeg: 4:4:4 and Adobe CMYK (converted as PIL's convert('RGB')) within 3 of 255; 4:2:0 differs at colour edges", () => {
+    const measured: string[] = [];
+    for (const reference of visionReferences('clip').filter((r) => r.decoded_rgb)) {
+      const image = decodeImage(readFileSync(join(visionFixture('clip'), reference.picture)), reference.picture);
+      const pil = reference.decoded_rgb!;
+      assert.equal(image.rgb.length, pil.length);
+      let max = 0;
+      let sum = 0;
+      image.rgb.forEach((v, i) => {
+        max = Math.max(max, Math.abs(v - pil[i]));
+        sum += Math.abs(v - pil[i]);
+      });
+      const mean = sum / pil.length;
+      measured.push(`${reference.mode} max ${max} mean ${mean.toFixed(2)}`);
+      // IDCTs differ by rounding (jpeg-js's float, libjpeg's integer "islow"): a few levels.
+      // 4:2:0: jpeg-js repeats each chroma sample over its 2×2 pixels, libjpeg's default "fancy"
+      // upsampling interpolates them (3/4, 1/4 triangles): far apart where colour changes sharply,
+      // as on this picture's hard-edged blue checkerboard with noise (docs/vision.md).
+      const bound = JPEG_DECODE_BOUND[reference.mode as keyof typeof JPEG_DECODE_BOUND];
+      assert.ok(max <= bound.max && mean <= bound.mean, `${reference.picture} (${reference.mode}): max ${max}, mean ${mean}`);
+    }
+    assert.equal(measured.length, 3);
+    console.log(`      measured (of 255): ${measured.join('; ')}`);
   });
 
   it('refuses a file that is not a picture, a truncated PNG, and a picture over the pixel limit, each in one line', () => {
