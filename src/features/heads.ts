@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import { refusalToCompare } from '../core/heads/compare';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../views/html';
 import type { PanelApi } from '../panel';
-import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
+import { type AttentionKind, type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
 import { renderHeadsReportHtml } from '../report/headsHtml';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
@@ -174,7 +174,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
         }
       case 'openHead':
         place.openedHead = { layer: message.layer, head: message.head };
-        return openHead(deps, origin, message.layer, message.head);
+        return openHead(deps, origin, message.layer, message.head, message.attention);
       case 'probe':
         if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.runInductionProbe, origin.run, message.repeat, message.seed);
         return;
@@ -306,9 +306,10 @@ async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array, g
   return target;
 }
 
-async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {
+async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number, attention?: AttentionKind): Promise<void> {
   if (origin.kind === 'problem') deps.panel.show(origin.uri, origin.problem, head);
-  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head);
+  // An encoder–decoder run's head of the kind the page shows (absent: the run's only kind).
+  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head, attention);
 }
 
 function describe(info: StackInfo): string {
