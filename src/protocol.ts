@@ -15,6 +15,7 @@ import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } 
 import type { CompareWith, DifferenceMap } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
 import type { AttentionKind, PoolMode } from './core/heads/stack';
+import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
 export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode };
@@ -682,7 +683,6 @@ export interface StackInfo {
 /** One kind of attention of a run: the encoder's [source × source], the decoder's [target × target], cross [target × source]. */
 export type KindInfo = Pick<StackInfo, 'tokens' | 'keyTokens' | 'layerCount' | 'headCount' | 'queryCount' | 'keyCount'> & { kind: AttentionKind };
 
-export const ATTENTION_KINDS: readonly AttentionKind[] = ['encoder', 'decoder', 'cross'];
 
 /** The experts each token went to, as the run recorded them: small (layers × tokens × top-k), so sent whole. */
 export interface RoutingInfo {

@@ -7,10 +7,11 @@ import { analyseStack, layerMean, stackFlow } from '../core/heads/analysis';
 import { pooledDifference } from '../core/heads/compare';
 import { divergences } from '../core/heads/divergence';
 import { headLines, poolGrid } from '../core/heads/pool';
-import type { AttentionKind, AttentionStack } from '../core/heads/stack';
+import { kindsOf, ofKind } from '../core/heads/kinds';
+import type { AttentionStack } from '../core/heads/stack';
 import { routingPairs } from '../core/model/experts';
 import type { ModelRun } from '../core/model/run';
-import { ATTENTION_KINDS, type HeadsAnswer, type HeadsQuery, type KindInfo, type PictureInfo, type StackInfo } from '../protocol';
+import type { HeadsAnswer, HeadsQuery, KindInfo, PictureInfo, StackInfo } from '../protocol';
 import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
@@ -49,14 +50,6 @@ export async function answerQuery(run: AttentionStack, query: HeadsQuery, otherR
   }
 }
 
-/** The stack of `kind` in `run` (the run itself when no kind is named); a RangeError when it has none. */
-export function ofKind(run: AttentionStack, kind: AttentionKind | undefined): AttentionStack {
-  if (kind === undefined || run.kind === kind) return run;
-  const stack = run.kinds?.[kind];
-  if (!stack) throw new RangeError(`This run has no ${kind} attention.`);
-  return stack;
-}
-
 function compared(other: AttentionStack | undefined): AttentionStack {
   if (!other) throw new RangeError('Choose a run to compare with first (the Compare tab).');
   return other;
@@ -81,7 +74,7 @@ export function infoOf(stack: AttentionStack, title: string, notes: string[]): S
   // A mixture of experts' routing is small (layers × tokens × top-k): the page gets it whole.
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
   const picture = pictureOf(stack);
-  const kinds = stack.kinds && ATTENTION_KINDS.flatMap((kind) => (stack.kinds?.[kind] ? [kindInfo(stack.kinds[kind])] : []));
+  const kinds = stack.kinds && kindsOf(stack).map((kind) => kindInfo(stack.kinds![kind]!));
   return {
     title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes,
     ...(routing ? { routing } : {}), ...(picture ? { picture } : {}), ...(stack.kind ? { kind: stack.kind } : {}), ...(kinds ? { kinds } : {}),
