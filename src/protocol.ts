@@ -173,6 +173,8 @@ export interface WorkerModelHeadRequest {
   run: number;
   layer: number;
   head: number;
+  /** An encoder–decoder run's kind (absent: the run's own, its cross-attention). */
+  attention?: AttentionKind;
 }
 
 /** What the host keeps of a model run: enough for messages, pickers and titles. */

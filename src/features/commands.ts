@@ -186,7 +186,8 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 /** The model command's arguments for a directive: its folder relative to the document, its input. */
 export function modelRunArguments(document: vscode.TextDocument, model: ModelDirective): [string, ModelInput | undefined] {
   const folder = path.resolve(path.dirname(document.uri.fsPath), model.path);
-  return [folder, model.ids ? { ids: model.ids } : model.text !== undefined ? { text: model.text } : undefined];
+  const target = model.target ? { target: model.target } : {};
+  return [folder, model.ids ? { ids: model.ids, ...target } : model.text !== undefined ? { text: model.text, ...target } : undefined];
 }
 
 /** A model directive's run: on its text or ids, or (`image="…"`) a vision model on that picture. */

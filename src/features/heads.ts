@@ -271,7 +271,8 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
       value: 'text' in input ? input.text : '',
     });
     if (!text) return undefined;
-    second = { text };
+    // An encoder–decoder run's second source keeps A's target.
+    second = { text, ...('target' in input && input.target ? { target: input.target } : {}) };
   } else {
     // Opened beside A's folder, where a base and a fine-tuned checkpoint usually sit side by side.
     const picked = await vscode.window.showOpenDialog({
