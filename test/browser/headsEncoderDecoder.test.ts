@@ -4,15 +4,20 @@
 // every question the page asks names it; the head view labels its columns target and source; the
 // alignment view draws the target × source map of one head or a layer's mean with the tokens on
 // both axes, the weights PyTorch wrote on hover, and PNG/SVG exports; the rollout says why cross-
-// attention has none. Screenshots: test-output/screenshots/heads-alignment*.png.
+// attention has none. A model run (the Marian fixture): hovering a target token shows the next
+// target token's top 5, as PyTorch's logits give them; the encoder's tokens predict nothing.
+// Screenshots: test-output/screenshots/heads-alignment*.png.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSavedAttentions } from '../../src/core/heads/load';
+import { runModel, type ModelRun } from '../../src/core/model/run';
+import { folderFiles } from '../../src/node/modelFiles';
+import { seq2seqFixture, seq2seqReference } from '../unit/seq2seq/fixtures';
 import { shownToken } from '../../src/core/words';
 import { DEFAULT_LIMITS } from '../../src/core/parse/tensors';
 import type { HeadsViewToHost } from '../../src/protocol';
-import { weightText } from '../../webview/heads/page';
+import { quoted, weightText } from '../../webview/heads/page';
 import { ROOT } from './harness';
 import { closeChecked, type HeadsPage, openHeads } from './headsPage';
 
@@ -150,5 +155,48 @@ describe('heads page of an encoder–decoder run', function () {
     assert.match(await panel.page.locator('#scores-rollout-note').innerText(), /^The encoder’s self-attention/);
     const scores = (await sentQueries(panel)).filter((q) => q.kind === 'scores');
     assert.deepEqual(scores, [{ kind: 'scores', attention: 'cross' }, { kind: 'scores', attention: 'encoder' }]);
+  });
+
+  describe('a model run', function () {
+    this.timeout(180_000);
+    let marian: ModelRun;
+    before(async () => {
+      const reference = seq2seqReference('marian-f16');
+      marian = await runModel(folderFiles(seq2seqFixture('marian-f16')), { ids: reference.source_ids, target: { ids: reference.target_ids } });
+    });
+
+    /** The tooltip once the mouse has rested on query token `index` of the head view. */
+    async function restOn(panel: HeadsPage, index: number): Promise<{ hidden: boolean; text: string }> {
+      const box = (await panel.page.locator('#lines-canvas').boundingBox())!;
+      await panel.page.mouse.move(box.x + 100, box.y + index * 16 + 8);
+      await panel.page.clock.runFor(500);
+      await panel.page.waitForFunction((at) => (window as unknown as { posted: { type: string; query?: { kind: string; position: number } }[] }).posted.some((m) => m.query?.kind === 'predict' && m.query.position === at), index);
+      await panel.page.waitForSelector(`#prediction-tooltip[data-position="${index}"]`, { state: 'attached' });
+      return panel.page.$eval('#prediction-tooltip', (tip) => ({ hidden: (tip as HTMLElement).hidden, text: tip.textContent ?? '' }));
+    }
+
+    it('shows the next target token\'s top 5 on a target token, as PyTorch\'s logits rank them; nothing on a source token', async () => {
+      const reference = seq2seqReference('marian-f16');
+      panel = await openHeads(marian, { ownContext: true });
+      await panel.page.clock.install();
+      await panel.page.clock.pauseAt(Date.now() + 60_000);
+      await panel.page.click('#tab-heads-lines');
+      const last = marian.queryCount - 1;
+      const prediction = (await marian.predictAt(last))!;
+      // The top 5 are PyTorch's: the ids of its five largest logits at the last target position, their softmax.
+      const logits = reference.logits_last;
+      const top = logits.map((value, id) => ({ id, value })).sort((a, b) => b.value - a.value || a.id - b.id).slice(0, 5);
+      const norm = logits.reduce((sum, value) => sum + Math.exp(value - top[0].value), 0);
+      assert.deepEqual(prediction.top.map((t) => t.id), top.map((t) => t.id));
+      prediction.top.forEach((t, k) => assert.ok(Math.abs(t.probability - Math.exp(top[k].value - top[0].value) / norm) < 1e-3, `candidate ${k}`));
+      assert.deepEqual(await restOn(panel, last), { hidden: false, text: `after ${quoted(marian.tokens[last])}: ${prediction.top.map((t) => `${t.token} ${weightText(t.probability)}`).join(', ')}` });
+      // The encoder's page: its source tokens have no next token to predict.
+      await panel.page.click('#heads-kinds [data-kind="encoder"]');
+      await panel.page.waitForSelector('#heads-kinds [data-kind="encoder"][aria-checked="true"]');
+      await panel.page.click('#tab-heads-lines');
+      assert.equal((await restOn(panel, 1)).hidden, true);
+      const asked = (await sentQueries(panel)).filter((q) => q.kind === 'predict');
+      assert.deepEqual(asked, [{ kind: 'predict', position: last, attention: 'cross' }, { kind: 'predict', position: 1, attention: 'encoder' }]);
+    });
   });
 });
