@@ -3,7 +3,8 @@
 // input_ids and decoder_input_ids) is read in the worker and its page opens, titled by the file
 // once read; a file whose cross-attention has another source length than its encoder gives one
 // message naming both tensors, and no page stays open. Model runs: a fixture Marian folder run on
-// a source and a target from the palette command and from a note's directive, its heads page, an
+// a source and a target from the palette command (given, or Generate picked when asked) and from a
+// note's directive, its heads page, an
 // encoder, a decoder and a cross head each opened step by step with the weights PyTorch computed,
 // and its config.json's CodeLens. The page's views themselves are tested in Chromium
 // (test/browser/headsEncoderDecoder.test.ts).
@@ -71,6 +72,21 @@ describe('an encoder–decoder model run', function () {
       want.flat().forEach((value, i) => (worst = Math.max(worst, Math.abs(result.heads[0].weights.data[i] - value))));
       assert.ok(worst < REFERENCE_TOLERANCE.attention, `${kind} L${layer} H${head}: max |difference| ${worst}`);
     }
+  });
+
+  it('the palette asks an encoder–decoder folder for its target: Generate decodes greedily, as PyTorch does', async () => {
+    const reference = seq2seqReference('marian-f16');
+    let finished: ModelRunOutcome | null | undefined;
+    void Promise.resolve(vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', folder(), { ids: reference.source_ids })).then((outcome) => (finished = outcome ?? null));
+    // The picker's first item is Generate: accepted as a person pressing Enter would.
+    const outcome = await eventually(async () => {
+      if (finished === undefined) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+      return finished;
+    }, 'the target picker accepted', 60_000);
+    const ids = outcome?.summary?.tokenIds ?? [];
+    // PyTorch's greedy decoding of `reference.generate` tokens is where ours (up to 20) begins.
+    assert.deepEqual(ids.slice(0, reference.generated.length), reference.generated, outcome?.error);
+    assert.ok(ids.length <= 21, `${ids.length} target tokens`);
   });
 
   it('runs from a note\'s directive with its target, and says at its place what is wrong with a bad one', async () => {
