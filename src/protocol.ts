@@ -826,7 +826,7 @@ export type HeadsViewToHost =
   | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string }
   /** The standalone HTML report: the model view as the page drew it (a PNG of `width` × `height`
    * CSS pixels) and the legend that says how it was pooled (src/report/headsHtml.ts). */
-  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string }
+  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string; attention?: AttentionKind }
   /** The report asked for by `exportReport` cannot be made yet (the model view is not drawn). */
   | { type: 'reportFailed'; message: string };
 
@@ -909,7 +909,9 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       if (!isSafeFileName(fileName) || !/\.html$/.test(fileName) || typeof legend !== 'string' || legend.length > MAX_LEGEND_CHARS) return undefined;
       if (typeof base64 !== 'string' || base64.length > MAX_EXPORT_CHARS || !/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return undefined;
       const side = (value: unknown): value is number => isIndex(value) && value > 0 && value <= MAX_REPORT_SIDE;
-      return side(width) && side(height) ? { type: 'report', fileName, base64, width, height, legend } : undefined;
+      if (!side(width) || !side(height)) return undefined;
+      if (raw.attention === undefined) return { type: 'report', fileName, base64, width, height, legend };
+      return isOneOf(ATTENTION_KINDS, raw.attention) ? { type: 'report', fileName, base64, width, height, legend, attention: raw.attention } : undefined;
     }
     case 'reportFailed':
       return typeof raw.message === 'string' && raw.message.length <= 500 ? { type: 'reportFailed', message: raw.message } : undefined;

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { refusalToCompare } from '../core/heads/compare';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../views/html';
+import { infoOfKind } from '../views/kindInfo';
 import type { PanelApi } from '../panel';
 import { type AttentionKind, type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
 import { renderHeadsReportHtml } from '../report/headsHtml';
@@ -195,7 +196,9 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
         const { base64, width, height, legend } = message;
         const wanted = reportWanted;
         reportWanted = undefined;
-        const saved = await saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info: opened.info, png: base64, width, height, legend })), wanted?.target);
+        // The kind the page showed, for an encoder–decoder run: its title, counts and tokens.
+        const info = infoOfKind(opened.info, message.attention);
+        const saved = await saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info, png: base64, width, height, legend })), wanted?.target);
         return wanted?.resolve(saved);
       }
       case 'reportFailed':

@@ -70,6 +70,11 @@ describe('heads page of an encoder–decoder run', function () {
     assert.match(await panel.page.locator('#heads-kind-hint').innerText(), /source tokens attend to source tokens/);
     const grids = (await sentQueries(panel)).filter((q) => q.kind === 'grid');
     assert.deepEqual(grids[grids.length - 1], { kind: 'grid', size: 48, mode: 'max', layers: [0, 1, 2], heads: [0, 1, 2, 3], attention: 'encoder' });
+    // The HTML report of the model view shown names its kind, for the host to title and count it.
+    await panel.page.click('#heads-report');
+    const report = (await panel.sent()).find((m) => m.type === 'report');
+    assert.ok(report?.type === 'report');
+    assert.deepEqual([report.fileName, report.attention], ['test.pt_encoder-heads.html', 'encoder']);
     // A head opened on the Decoder page is the decoder's: its map's rows and columns are the target.
     await panel.page.click('#heads-kinds [data-kind="decoder"]');
     await panel.page.waitForSelector('#grid-canvas[data-painted="4"]');

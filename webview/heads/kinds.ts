@@ -3,6 +3,7 @@
 // described it: StackInfo's `kinds`), and the kind named in every question the page then asks.
 // The views draw whatever kind they are given; none of them knows model families.
 import type { AttentionKind, HeadsQuery, HeadsViewToHost, StackInfo } from '../../src/protocol';
+import { infoOfKind as kindView } from '../../src/views/kindInfo';
 import { element } from './page';
 
 const KIND_TITLES: Record<AttentionKind, string> = { encoder: 'Encoder', decoder: 'Decoder', cross: 'Cross' };
@@ -26,11 +27,9 @@ const runTitles = new WeakMap<StackInfo, string>();
 /** The page's view of one kind of `info`'s run (the info itself when it has one kind); its title
  * names the kind, so the exports' file names and headings do. `info` may be another kind's view. */
 export function infoOfKind(info: StackInfo, kind: AttentionKind | undefined): StackInfo {
-  const chosen = info.kinds?.find((entry) => entry.kind === kind);
-  if (!chosen || !kind) return info;
-  const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = chosen;
   const runTitle = runTitles.get(info) ?? info.title;
-  const view = { ...info, title: `${runTitle} · ${KIND_TITLES[kind].toLowerCase()}`, kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount };
+  const view = kindView({ ...info, title: runTitle }, kind);
+  if (view.title === runTitle) return info;
   runTitles.set(view, runTitle);
   return view;
 }
@@ -44,7 +43,7 @@ export function askingKind(query: HeadsQuery, kind: AttentionKind | undefined): 
 export function postingKind(message: HeadsViewToHost, kind: AttentionKind | undefined): HeadsViewToHost {
   if (kind === undefined) return message;
   if (message.type === 'query') return { ...message, query: askingKind(message.query, kind) };
-  if (message.type === 'openHead' && message.attention === undefined) return { ...message, attention: kind };
+  if ((message.type === 'openHead' || message.type === 'report') && message.attention === undefined) return { ...message, attention: kind };
   return message;
 }
 

@@ -129,7 +129,7 @@ function show(run: StackInfo, kind = run.kind): void {
     }
     const { width, height } = grid.cssSize();
     const fileName = `${fileStem(info.title)}-heads.html`;
-    host.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
+    page.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
   });
   exports.append(report);
   app.replaceChildren(header, tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);

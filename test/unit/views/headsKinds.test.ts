@@ -9,6 +9,7 @@ import { loadSavedAttentions } from '../../../src/core/heads/load';
 import { DEFAULT_LIMITS } from '../../../src/core/parse/tensors';
 import { type HeadsQuery, parseHeadsViewMessage } from '../../../src/protocol';
 import { answerQuery, infoOf, outOfRange } from '../../../src/views/heads';
+import { infoOfKind } from '../../../src/views/kindInfo';
 
 const DIR = join(__dirname, '..', '..', 'fixtures', 'heads', 'encoder-decoder');
 const expected = JSON.parse(readFileSync(join(DIR, 'expected.json'), 'utf8')) as {
@@ -64,7 +65,18 @@ describe('heads views of an encoder–decoder run', () => {
     ]);
   });
 
-  it('accepts a kind in the page\'s questions and head openings, and nothing else there', () => {
+  it('titles and counts a kind as the page shows it (the HTML report of the kind shown)', () => {
+    const info = infoOf(run, 'outputs.pt', ['a note']);
+    const encoder = infoOfKind(info, 'encoder');
+    assert.deepEqual([encoder.title, encoder.kind, encoder.layerCount, encoder.headCount, encoder.queryCount, encoder.keyCount], ['outputs.pt · encoder', 'encoder', 3, 4, 7, 7]);
+    assert.deepEqual(encoder.tokens, expected.tokens);
+    assert.deepEqual(encoder.notes, ['a note']);
+    // No kind named, or a kind the run lacks: the run's own.
+    assert.equal(infoOfKind(info, undefined), info);
+    assert.equal(infoOfKind(infoOf(crossOnly, 'cross.pt', []), 'encoder').title, 'cross.pt');
+  });
+
+  it('accepts a kind in the page\'s questions, head openings and reports, and nothing else there', () => {
     const query = { type: 'query', requestId: 3, query: { kind: 'layerMean', layer: 1, attention: 'cross' } };
     assert.deepEqual(parseHeadsViewMessage(query), query);
     assert.equal(parseHeadsViewMessage({ ...query, query: { ...query.query, attention: 'vision' } }), undefined);
@@ -73,5 +85,8 @@ describe('heads views of an encoder–decoder run', () => {
     assert.deepEqual(parseHeadsViewMessage(open), open);
     assert.deepEqual(parseHeadsViewMessage({ type: 'openHead', layer: 0, head: 1 }), { type: 'openHead', layer: 0, head: 1 });
     assert.equal(parseHeadsViewMessage({ ...open, attention: 7 }), undefined);
+    const report = { type: 'report', fileName: 'r.html', base64: 'AAAA', width: 10, height: 10, legend: 'max', attention: 'encoder' };
+    assert.deepEqual(parseHeadsViewMessage(report), report);
+    assert.equal(parseHeadsViewMessage({ ...report, attention: 'both' }), undefined);
   });
 });
