@@ -137,8 +137,10 @@ export interface ModelDirective {
   ids?: number[];
   /** `image="cat.png"`: a picture for a vision model, relative to the text file's folder, or absolute. */
   image?: string;
-  /** An encoder–decoder model's target: `target="…"`, `target_ids="…"` or `generate=N`. */
-  target?: TargetInput;
+  /** An encoder–decoder model's target as written: `target="…"` (text) or `target_ids="…"`. */
+  target?: Exclude<TargetInput, { generate: number }>;
+  /** `generate=N`: at most N tokens generated greedily — an encoder–decoder model's target. */
+  generate?: number;
 }
 
 export interface Problem {

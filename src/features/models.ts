@@ -291,12 +291,16 @@ function isEncoderDecoderConfig(text: string): boolean {
 /** Target tokens the palette's "Generate" writes at most (a directive's `generate=N` chooses). */
 const GENERATE_TOKENS = 20;
 
+/** Whether `folder`'s config.json names an encoder–decoder family (false when there is none to read). */
+export async function isEncoderDecoderFolder(folder: string): Promise<boolean> {
+  const config = await vscode.workspace.fs.readFile(vscode.Uri.file(path.join(folder, 'config.json'))).then((bytes) => new TextDecoder().decode(bytes), () => '');
+  return isEncoderDecoderConfig(config);
+}
+
 /** `input` with a target when `folder` is an encoder–decoder model and none was given: generated, or
  * typed; undefined when the user cancels. Any other folder, or a target already given, as it is. */
 async function withTarget(folder: string, input: ModelRunInput): Promise<ModelRunInput | undefined> {
-  if (!('text' in input || 'ids' in input) || input.target) return input;
-  const config = await vscode.workspace.fs.readFile(vscode.Uri.file(path.join(folder, 'config.json'))).then((bytes) => new TextDecoder().decode(bytes), () => '');
-  if (!isEncoderDecoderConfig(config)) return input;
+  if (!('text' in input || 'ids' in input) || input.target || !(await isEncoderDecoderFolder(folder))) return input;
   type Item = vscode.QuickPickItem & { generate?: number };
   const picked = await vscode.window.showQuickPick<Item>(
     [

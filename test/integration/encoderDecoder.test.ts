@@ -89,18 +89,21 @@ describe('an encoder–decoder model run', function () {
     assert.ok(ids.length <= 21, `${ids.length} target tokens`);
   });
 
-  it('runs from a note\'s directive with its target, and says at its place what is wrong with a bad one', async () => {
+  it('runs from a note\'s directive with its target or generate=N, and says at its place what is wrong with a bad one', async () => {
     const reference = seq2seqReference('marian-f16');
     const scratch = mkdtempSync(join(tmpdir(), 'attention-lens-seq2seq-'));
     try {
       const note = join(scratch, 'translation.md');
-      writeFileSync(note, `# A translation\n\n<!-- attention: model="${folder()}" ids="${reference.source_ids.join(' ')}" target_ids="${reference.target_ids.join(' ')}" -->\n\n<!-- attention: model="${folder()}" ids="1 2" generate=0 -->\n`);
+      writeFileSync(note, `# A translation\n\n<!-- attention: model="${folder()}" ids="${reference.source_ids.join(' ')}" target_ids="${reference.target_ids.join(' ')}" -->\n\n<!-- attention: model="${folder()}" ids="1 2" generate=0 -->\n\n<!-- attention: model="${folder()}" ids="${reference.source_ids.join(' ')}" generate=${reference.generate} -->\n`);
       const document = await vscode.workspace.openTextDocument(note);
       await vscode.window.showTextDocument(document);
       const diagnostic = await eventually(() => vscode.languages.getDiagnostics(document.uri).find((d) => d.message.includes('generate')), 'the diagnostic of generate=0');
       assert.equal(document.getText(diagnostic.range), '0');
       const outcome = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 0);
       assert.deepEqual(outcome?.summary?.tokenIds, reference.target_ids, outcome?.error);
+      // `generate=N` on an encoder–decoder folder: its target, decoded greedily as PyTorch does.
+      const generated = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 2);
+      assert.deepEqual(generated?.summary?.tokenIds, reference.generated, generated?.error);
     } finally {
       rmSync(scratch, { recursive: true, force: true });
     }

@@ -85,7 +85,8 @@ const KEY_ALIASES: Record<string, Key> = {
   max_new_tokens: 'generate',
 };
 
-/** The three ways to give an encoder–decoder model's target: only one may be written. */
+/** The three ways to give an encoder–decoder model's target: only one may be written (`generate`
+ * also continues a causal model's text). */
 const TARGET_KEYS = ['target', 'target_ids', 'generate'] as const;
 
 const SCORES: Record<string, ScoreFunction> = {
@@ -314,6 +315,8 @@ function targetIssues(spans: Record<string, { start: number; end: number }>, mod
   if (given.length > 1) {
     return given.slice(1).map((key) => issue(key, `\`${key}\` and \`${given[0]}\` both give the target: keep one (\`target="…"\` its text, \`target_ids="…"\` the decoder's input ids, or \`generate=N\`).`));
   }
+  // An explicit target (text or ids) is an encoder–decoder model's alone: it needs a source, not a picture.
+  if (given[0] === 'generate') return [];
   if (model.image !== undefined) return [issue(given[0], `\`${given[0]}\` is the target of an encoder–decoder model, which reads text, not a picture: give its source as \`text="…"\` or \`ids="…"\`.`)];
   if (model.text === undefined && model.ids === undefined) return [issue(given[0], `\`${given[0]}\` is the target of an encoder–decoder model: give its source too, \`text="…"\` or \`ids="…"\`.`)];
   return [];
@@ -491,7 +494,7 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
     case 'generate': {
       const count = positiveCount(rawValue);
       if (count === undefined || count > MAX_GENERATE) bad(`\`${rawKey}\` is how many target tokens to generate, a whole number from 1 to ${MAX_GENERATE}, e.g. \`${rawKey}=20\`.`);
-      else model.target ??= { generate: count };
+      else model.generate = count;
       return key;
     }
   }

@@ -103,9 +103,9 @@ describe('an encoder–decoder model directive', () => {
     assert.deepEqual(diagnostics, []);
     assert.deepEqual(problems.map((problem) => problem.model), [
       { path: 'models/opus-mt-en-de', text: 'The house is small.', target: { text: 'Das Haus ist klein.' } },
-      { path: 'models/opus-mt-en-de', text: 'The house is small.', target: { generate: 20 } },
+      { path: 'models/opus-mt-en-de', text: 'The house is small.', generate: 20 },
       { path: 'm', ids: [100, 7], target: { ids: [58100, 42] } },
-      { path: 'm', text: 'summarize: hi', target: { generate: 8 } },
+      { path: 'm', text: 'summarize: hi', generate: 8 },
     ]);
   });
 
@@ -117,7 +117,7 @@ describe('an encoder–decoder model directive', () => {
       '# attention: model=m text="a" target=""',
       '# attention: model=m text="a" target="b" generate=5',
       '# attention: model=m target="Das Haus"',
-      '# attention: model=m image="cat.png" generate=5',
+      '# attention: model=m image="cat.png" target="Katze"',
       '# attention: generate=5',
     ];
     const text = lines.join('\n\n');
@@ -130,8 +130,8 @@ describe('an encoder–decoder model directive', () => {
       ['bad-option-value', rangeOf(text, '""')],
       ['bad-option-value', rangeOf(text, 'generate=5')],
       ['bad-option-value', rangeOf(text, 'target="Das Haus"')],
-      ['bad-option-value', rangeOf(text, 'generate=5', 1)],
-      ['model-missing', rangeOf(text, 'generate=5', 2)],
+      ['bad-option-value', rangeOf(text, 'target="Katze"')],
+      ['model-missing', rangeOf(text, 'generate=5', 1)],
     ]);
     assert.match(String(found[0][2]), /`generate` is how many target tokens to generate, a whole number from 1 to 4096/);
     assert.match(String(found[4][2]), /`generate` and `target` both give the target: keep one/);
