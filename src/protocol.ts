@@ -14,10 +14,11 @@ import type { ModelInput, Prediction } from './core/model/input';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 import type { CompareWith, DifferenceMap } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
-import type { PoolMode } from './core/heads/stack';
+import type { AttentionKind, PoolMode } from './core/heads/stack';
+import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
-export type { CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode };
+export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode };
 export { DEFAULT_THUMBNAIL_SIDE } from './core/heads/pool';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
@@ -172,6 +173,8 @@ export interface WorkerModelHeadRequest {
   run: number;
   layer: number;
   head: number;
+  /** An encoder–decoder run's kind (absent: the run's own, its cross-attention). */
+  attention?: AttentionKind;
 }
 
 /** What the host keeps of a model run: enough for messages, pickers and titles. */
@@ -677,7 +680,16 @@ export interface StackInfo {
   routing?: RoutingInfo;
   /** A vision model's run: the picture it saw and how its tokens lie on it (webview/heads/picture.ts). */
   picture?: PictureInfo;
+  /** Which kind of attention the fields above describe, when the run has several (an encoder–decoder's). */
+  kind?: AttentionKind;
+  /** Every kind of the run, with its tokens per axis and counts: the page's selector offers them, and
+   * its queries then name the kind (HeadsQuery's `attention`). Absent when the run has one kind. */
+  kinds?: KindInfo[];
 }
+
+/** One kind of attention of a run: the encoder's [source × source], the decoder's [target × target], cross [target × source]. */
+export type KindInfo = Pick<StackInfo, 'tokens' | 'keyTokens' | 'layerCount' | 'headCount' | 'queryCount' | 'keyCount'> & { kind: AttentionKind };
+
 
 /** The experts each token went to, as the run recorded them: small (layers × tokens × top-k), so sent whole. */
 export interface RoutingInfo {
@@ -728,14 +740,19 @@ export interface WorkerHeadsModelRequest {
   run: number;
 }
 
-/** A question about an open stack: pooled thumbnails, top-k lines, or one head in full. */
-export type HeadsQuery =
+/** A question about an open stack: pooled thumbnails, top-k lines, or one head in full. `attention`:
+ * of which kind, for a stack with several (StackInfo's `kinds`); absent: the stack's own. */
+export type HeadsQuery = HeadsQuestion & { attention?: AttentionKind };
+
+type HeadsQuestion =
   | { kind: 'grid'; size: number; mode: PoolMode; layers: number[]; heads: number[] }
   | { kind: 'lines'; layer: number; heads: number[]; k: number }
   | { kind: 'head'; layer: number; head: number }
   /** One query's row of each listed layer × head, keys from `keyStart` on (a picture run's model
    * view draws each thumbnail as the picture under that row: the patches, past the class token). */
   | { kind: 'rows'; query: number; keyStart: number; layers: number[]; heads: number[] }
+  /** The mean of a layer's heads, in full (float64; the alignment view's "all heads"). */
+  | { kind: 'layerMean'; layer: number }
   /** Head scores of every layer × head and the rollout (docs/analysis.md). */
   | { kind: 'scores' }
   /** Attention flow; refused (headsFailed) past its size limit. */
@@ -768,6 +785,7 @@ export type HeadsAnswer =
   | { kind: 'head'; layer: number; head: number; view: MatrixView }
   /** [layer][head][key − keyStart] of the query's rows, float32. */
   | { kind: 'rows'; query: number; keyStart: number; layers: number[]; heads: number[]; data: Float32Array }
+  | { kind: 'layerMean'; layer: number; view: MatrixView }
   /** `rollout` [n × n] row-major (row: output position), null for cross-attention. */
   | { kind: 'scores'; scores: ScoreGrids; rollout: Float32Array | Float64Array | null }
   | { kind: 'flow'; flow: Float64Array }
@@ -807,8 +825,9 @@ export type HeadsViewToHost =
   | { type: 'ready' }
   | { type: 'query'; requestId: number; query: HeadsQuery }
   /** A click on a problem's or a model run's head, once the page has drawn it from a `head` query:
-   * open it step by step in the attention panel too (see src/features/heads.ts). */
-  | { type: 'openHead'; layer: number; head: number }
+   * open it step by step in the attention panel too (see src/features/heads.ts); `attention`: of
+   * which kind, on a page of several. */
+  | { type: 'openHead'; layer: number; head: number; attention?: AttentionKind }
   /** A model run's page: run the induction probe on the same model (R tokens twice, seeded). */
   | { type: 'probe'; repeat: number; seed: number }
   /** Choose a second run to compare this page's with (the host asks for the text, folder or file). */
@@ -817,7 +836,7 @@ export type HeadsViewToHost =
   | { type: 'export'; format: 'png' | 'svg' | 'csv' | 'json'; fileName: string; text?: string; base64?: string }
   /** The standalone HTML report: the model view as the page drew it (a PNG of `width` × `height`
    * CSS pixels) and the legend that says how it was pooled (src/report/headsHtml.ts). */
-  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string }
+  | { type: 'report'; fileName: string; base64: string; width: number; height: number; legend: string; attention?: AttentionKind }
   /** The report asked for by `exportReport` cannot be made yet (the model view is not drawn). */
   | { type: 'reportFailed'; message: string };
 
@@ -833,6 +852,12 @@ const isIndexList = (value: unknown): value is number[] =>
 
 function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
   if (!isRecord(raw)) return undefined;
+  const question = parseHeadsQuestion(raw);
+  if (!question || raw.attention === undefined) return question;
+  return isOneOf(ATTENTION_KINDS, raw.attention) ? { ...question, attention: raw.attention } : undefined;
+}
+
+function parseHeadsQuestion(raw: Record<string, unknown>): HeadsQuestion | undefined {
   switch (raw.kind) {
     case 'grid': {
       const { size, mode, layers, heads } = raw;
@@ -852,6 +877,8 @@ function parseHeadsQuery(raw: unknown): HeadsQuery | undefined {
     }
     case 'difference':
       return isIndex(raw.layer) && isIndex(raw.head) ? { kind: 'difference', layer: raw.layer, head: raw.head } : undefined;
+    case 'layerMean':
+      return isIndex(raw.layer) ? { kind: 'layerMean', layer: raw.layer } : undefined;
     case 'scores':
     case 'flow':
     case 'divergence':
@@ -873,8 +900,12 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       const query = parseHeadsQuery(raw.query);
       return isIndex(raw.requestId) && query ? { type: 'query', requestId: raw.requestId, query } : undefined;
     }
-    case 'openHead':
-      return isIndex(raw.layer) && isIndex(raw.head) ? { type: 'openHead', layer: raw.layer, head: raw.head } : undefined;
+    case 'openHead': {
+      const { layer, head, attention } = raw;
+      if (!isIndex(layer) || !isIndex(head)) return undefined;
+      if (attention === undefined) return { type: 'openHead', layer, head };
+      return isOneOf(ATTENTION_KINDS, attention) ? { type: 'openHead', layer, head, attention } : undefined;
+    }
     case 'probe':
       return isIndex(raw.repeat) && raw.repeat >= 1 && raw.repeat <= MAX_PROBE_REPEAT && isIndex(raw.seed) ? { type: 'probe', repeat: raw.repeat, seed: raw.seed } : undefined;
     case 'compare':
@@ -892,7 +923,9 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       if (!isSafeFileName(fileName) || !/\.html$/.test(fileName) || typeof legend !== 'string' || legend.length > MAX_LEGEND_CHARS) return undefined;
       if (typeof base64 !== 'string' || base64.length > MAX_EXPORT_CHARS || !/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return undefined;
       const side = (value: unknown): value is number => isIndex(value) && value > 0 && value <= MAX_REPORT_SIDE;
-      return side(width) && side(height) ? { type: 'report', fileName, base64, width, height, legend } : undefined;
+      if (!side(width) || !side(height)) return undefined;
+      if (raw.attention === undefined) return { type: 'report', fileName, base64, width, height, legend };
+      return isOneOf(ATTENTION_KINDS, raw.attention) ? { type: 'report', fileName, base64, width, height, legend, attention: raw.attention } : undefined;
     }
     case 'reportFailed':
       return typeof raw.message === 'string' && raw.message.length <= 500 ? { type: 'reportFailed', message: raw.message } : undefined;

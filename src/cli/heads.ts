@@ -1,19 +1,23 @@
-// `attention-lens heads FILE [--ids 1,2,3] [--json] [--layer L --head H [--top K]]`: saved
-// attentions (.pt/.safetensors/.npy/.npz) read as the heads views read them — layout, tokens, and
-// with --layer/--head the strongest keys of each query (the head view's lines), as text or JSON.
+// `attention-lens heads FILE [--ids 1,2,3] [--attention KIND] [--json] [--layer L --head H [--top K]]`:
+// saved attentions (.pt/.safetensors/.npy/.npz) read as the heads views read them — layout, tokens,
+// and with --layer/--head the strongest keys of each query (the head view's lines), as text or
+// JSON; of an encoder–decoder model's file, the kind chosen (cross-attention by default).
+import { ATTENTION_KINDS, kindsOf, ofKind } from '../core/heads/kinds';
 import { loadSavedAttentions } from '../core/heads/load';
 import { headLines } from '../core/heads/pool';
 import { HeadsInputError } from '../core/heads/saved';
-import type { AttentionStack } from '../core/heads/stack';
+import type { AttentionKind, AttentionStack } from '../core/heads/stack';
 import { TensorReadError } from '../core/parse/tensors';
 import { headsAnalysisText, stackReport } from './headsAnalysis';
 
-export const HEADS_USAGE = `  attention-lens heads FILE [--ids 1,2,3] [--json] [--layer L --head H [--top K]]
+export const HEADS_USAGE = `  attention-lens heads FILE [--ids 1,2,3] [--attention KIND] [--json] [--layer L --head H [--top K]]
       Saved attentions (.pt/.safetensors/.npy/.npz: [layers, heads, q, k],
       [layers, batch, heads, q, k] or one tensor per layer): the layout read and the tokens
       (metadata, tokens.json or ids with a tokenizer.json beside the file); --layer/--head
       print each query's K strongest keys (default 3) in that head. Every report carries the head
-      scores and the rollout (docs/analysis.md).
+      scores and the rollout (docs/analysis.md). An encoder–decoder model's encoder_attentions,
+      decoder_attentions and cross_attentions: --attention encoder|decoder|cross (default cross;
+      docs/encoder-decoder.md).
   attention-lens heads (FILE --ids … | DIR --text T | DIR --ids … | MODEL.json --ids …)
                        [--compare FILE2|DIR2 | --text2 T2] [--flow] [--json]
   attention-lens heads (DIR | MODEL.json) --probe induction [--repeat R] [--seed S] [--json]
@@ -32,6 +36,7 @@ export interface HeadsArguments {
   layer?: number;
   head?: number;
   top: number;
+  attention?: AttentionKind;
 }
 
 /** A problem with the command line (exit 2) or with the input (exit 1), as one message. */
@@ -62,6 +67,11 @@ export function parseHeadsArgs(argv: string[]): HeadsArguments {
     } else if (arg === '--layer') parsed.layer = whole(arg, argv[++i], 0);
     else if (arg === '--head') parsed.head = whole(arg, argv[++i], 0);
     else if (arg === '--top') parsed.top = whole(arg, argv[++i], 1);
+    else if (arg === '--attention') {
+      const kind = argv[++i];
+      if (!ATTENTION_KINDS.includes(kind as AttentionKind)) throw new HeadsCommandError(`--attention needs one of ${ATTENTION_KINDS.join(', ')}`, true);
+      parsed.attention = kind as AttentionKind;
+    }
     else if (arg.startsWith('-')) throw new HeadsCommandError(`unknown option \`${arg}\``, true);
     else if (parsed.file === undefined) parsed.file = arg;
     else throw new HeadsCommandError(`unexpected argument \`${arg}\``, true);
@@ -82,17 +92,23 @@ export async function runHeads(args: HeadsArguments): Promise<string> {
     if (code) throw new HeadsCommandError(`cannot read ${args.file}: ${code}`, false);
     throw error;
   }
-  const { stack, notes } = loaded;
+  const { notes } = loaded;
+  const kinds = kindsOf(loaded.stack);
+  if (args.attention && !kinds.includes(args.attention)) throw new HeadsCommandError(`--attention ${args.attention}: ${kinds.length ? `the file has ${kinds.join(', ')} attentions` : 'the file holds one kind of attention, not named encoder_attentions, decoder_attentions or cross_attentions'}`, false);
+  const stack = ofKind(loaded.stack, args.attention);
+  const kind = stack.kind ? { attention: stack.kind, kinds } : {};
   const lines = args.layer === undefined ? undefined : strongestKeys(stack, args.layer, args.head!, args.top);
   // Head scores and rollout (issue 27, src/cli/headsAnalysis.ts) are part of every report.
   const analysis = await stackReport(stack);
   if (args.json) {
     const { layerCount, headCount, queryCount, keyCount, tokens, keyTokens, tokenIds } = stack;
-    return `${JSON.stringify({ file: args.file, layers: layerCount, heads: headCount, queries: queryCount, keys: keyCount, tokens, keyTokens, ...(tokenIds ? { tokenIds } : {}), notes, ...(lines ? { strongestKeys: lines } : {}), ...analysis })}\n`;
+    return `${JSON.stringify({ file: args.file, ...kind, layers: layerCount, heads: headCount, queries: queryCount, keys: keyCount, tokens, keyTokens, ...(tokenIds ? { tokenIds } : {}), notes, ...(lines ? { strongestKeys: lines } : {}), ...analysis })}\n`;
   }
   const out = [`${args.file}: ${stack.layerCount} layers × ${stack.headCount} heads, ${stack.queryCount} queries × ${stack.keyCount} keys`];
+  if (stack.kind) out.push(`attention: ${stack.kind} (the file has ${kinds.join(', ')}: --attention chooses)`);
   for (const note of notes) out.push(`note: ${note}`);
   out.push(`tokens: ${stack.tokens.map((token) => JSON.stringify(token)).join(' ')}`);
+  if (stack.keyTokens.join('\n') !== stack.tokens.join('\n')) out.push(`key tokens: ${stack.keyTokens.map((token) => JSON.stringify(token)).join(' ')}`);
   if (lines) {
     out.push(`layer ${args.layer} head ${args.head}: the ${lines.k} strongest keys of each query`);
     lines.rows.forEach((row, query) => out.push(`  ${query} ${JSON.stringify(stack.tokens[query])} → ${row.map(({ key, weight }) => `${JSON.stringify(stack.keyTokens[key])} (${key}) ${weight.toFixed(4)}`).join(', ')}`));

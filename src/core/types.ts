@@ -2,6 +2,8 @@
 // (core/engine) and every front end (CLI, worker, panel). Pure data: no `vscode` import, and
 // everything here survives structured cloning (worker messages) except where noted.
 
+import type { TargetInput } from './model/input';
+
 export type DType = 'float64' | 'float32';
 
 /** Dense row-major matrix. `data.length === rows * cols`. */
@@ -135,6 +137,10 @@ export interface ModelDirective {
   ids?: number[];
   /** `image="cat.png"`: a picture for a vision model, relative to the text file's folder, or absolute. */
   image?: string;
+  /** An encoder–decoder model's target as written: `target="…"` (text) or `target_ids="…"`. */
+  target?: Exclude<TargetInput, { generate: number }>;
+  /** `generate=N`: at most N tokens generated greedily — an encoder–decoder model's target. */
+  generate?: number;
 }
 
 export interface Problem {

@@ -16,7 +16,7 @@ import { directiveLine, isSupported } from './languages';
 import { readerPosition } from '../host/notebookCells';
 import { openExampleNotebook } from './notebook';
 import type { Results } from '../host/results';
-import type { ModelRuns } from './models';
+import { isEncoderDecoderFolder, type ModelRuns } from './models';
 import { currentPlace, type Place, recentHeadsPage } from './place';
 import type { RunOutcome, Runner } from './runner';
 import { setOption, type SetOptionArgs } from './setOptions';
@@ -186,12 +186,16 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 /** The model command's arguments for a directive: its folder relative to the document, its input. */
 export function modelRunArguments(document: vscode.TextDocument, model: ModelDirective): [string, ModelInput | undefined] {
   const folder = path.resolve(path.dirname(document.uri.fsPath), model.path);
-  return [folder, model.ids ? { ids: model.ids } : model.text !== undefined ? { text: model.text } : undefined];
+  const target = model.target ? { target: model.target } : {};
+  return [folder, model.ids ? { ids: model.ids, ...target } : model.text !== undefined ? { text: model.text, ...target } : undefined];
 }
 
 /** A model directive's run: on its text or ids, or (`image="…"`) a vision model on that picture. */
-function runModelDirective(document: vscode.TextDocument, model: ModelDirective): Thenable<unknown> {
-  const [folder, input] = modelRunArguments(document, model);
+async function runModelDirective(document: vscode.TextDocument, model: ModelDirective): Promise<unknown> {
+  const [folder, given] = modelRunArguments(document, model);
+  // `generate=N` on an encoder–decoder folder: its target, generated greedily.
+  const generated = given && !('image' in given) && model.generate !== undefined && (await isEncoderDecoderFolder(folder));
+  const input = generated ? { ...given, target: { generate: model.generate! } } : given;
   if (model.image === undefined) return vscode.commands.executeCommand(COMMANDS.runModel, folder, input);
   return vscode.commands.executeCommand(COMMANDS.runVisionOnImage, vscode.Uri.file(path.resolve(path.dirname(document.uri.fsPath), model.image)), folder);
 }

@@ -11,8 +11,9 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { refusalToCompare } from '../core/heads/compare';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../views/html';
+import { infoOfKind } from '../views/kindInfo';
 import type { PanelApi } from '../panel';
-import { type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
+import { type AttentionKind, type ComparedRun, type CompareWith, type HostToHeadsView, type ModelRunInput, parseHeadsViewMessage, type StackInfo } from '../protocol';
 import { renderHeadsReportHtml } from '../report/headsHtml';
 import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
@@ -174,7 +175,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
         }
       case 'openHead':
         place.openedHead = { layer: message.layer, head: message.head };
-        return openHead(deps, origin, message.layer, message.head);
+        return openHead(deps, origin, message.layer, message.head, message.attention);
       case 'probe':
         if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.runInductionProbe, origin.run, message.repeat, message.seed);
         return;
@@ -195,7 +196,9 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
         const { base64, width, height, legend } = message;
         const wanted = reportWanted;
         reportWanted = undefined;
-        const saved = await saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info: opened.info, png: base64, width, height, legend })), wanted?.target);
+        // The kind the page showed, for an encoder–decoder run: its title, counts and tokens.
+        const info = infoOfKind(opened.info, message.attention);
+        const saved = await saveExport(origin, message.fileName, new TextEncoder().encode(renderHeadsReportHtml({ info, png: base64, width, height, legend })), wanted?.target);
         return wanted?.resolve(saved);
       }
       case 'reportFailed':
@@ -271,7 +274,8 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
       value: 'text' in input ? input.text : '',
     });
     if (!text) return undefined;
-    second = { text };
+    // An encoder–decoder run's second source keeps A's target.
+    second = { text, ...('target' in input && input.target ? { target: input.target } : {}) };
   } else {
     // Opened beside A's folder, where a base and a fine-tuned checkpoint usually sit side by side.
     const picked = await vscode.window.showOpenDialog({
@@ -306,9 +310,10 @@ async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array, g
   return target;
 }
 
-async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number): Promise<void> {
+async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number, attention?: AttentionKind): Promise<void> {
   if (origin.kind === 'problem') deps.panel.show(origin.uri, origin.problem, head);
-  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head);
+  // An encoder–decoder run's head of the kind the page shows (absent: the run's only kind).
+  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head, attention);
 }
 
 function describe(info: StackInfo): string {

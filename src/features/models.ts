@@ -8,11 +8,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
+import { SUPPORTED_ENCODER_DECODER_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
-import type { ModelRunInput, ModelRunSummary } from '../protocol';
+import type { AttentionKind, ModelRunInput, ModelRunSummary } from '../protocol';
 import { RunCancelledError, type AttentionWorker } from '../worker/client';
 import { COMMANDS } from '../host/commandIds';
 import { MODEL_SCHEME } from '../host/debugUri';
@@ -51,7 +52,7 @@ export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
     vscode.commands.registerCommand(COMMANDS.runVisionOnImage, (image?: vscode.Uri, folder?: vscode.Uri | string) => models.commandOnImage(image, folder)),
-    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number) => models.openHead(run, layer, head)),
+    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number, attention?: AttentionKind) => models.openHead(run, layer, head, 'float32', attention)),
     vscode.commands.registerCommand(COMMANDS.runInductionProbe, (run?: number, repeat?: number, seed?: number) => models.probe(run, repeat, seed)),
     vscode.languages.registerCodeLensProvider({ pattern: '**/config.json' }, new ConfigLens()),
     deps.panel.onDidRequestDtype(({ uri, dtype }) => {
@@ -68,7 +69,7 @@ export class ModelRuns {
   private readonly inputs = new Map<number, ModelRunInput>();
   private latest: ModelRunSummary | undefined;
   /** The head each model URI shows, for the panel's dtype control. */
-  private readonly shown = new Map<string, { run: number; layer: number; head: number }>();
+  private readonly shown = new Map<string, { run: number; layer: number; head: number; attention?: AttentionKind }>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -83,7 +84,9 @@ export class ModelRuns {
     if (!target) return undefined;
     // The worker gets the folder ready while the text is typed.
     if (!input) void this.deps.preparer.now(target);
-    const given = input ?? (await askInput());
+    const source = input ?? (await askInput());
+    // An encoder–decoder folder also needs a target: asked for unless given (a directive's `target=`).
+    const given = source && (await withTarget(target, source));
     if (!given) return undefined;
     const running = this.run(target, given);
     // Every layer × head at once (a click opens one step by step), predictions on top: the page
@@ -163,8 +166,9 @@ export class ModelRuns {
     }
   }
 
-  /** Opens one head of a run in the panel, step by step; asks for whatever is not given. */
-  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32'): Promise<RunOutcome | undefined> {
+  /** Opens one head of a run in the panel, step by step; asks for whatever is not given. `attention`:
+   * of which kind, for an encoder–decoder run (absent: the run's own, its cross-attention). */
+  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32', attention?: AttentionKind): Promise<RunOutcome | undefined> {
     const summary = runHandle === undefined ? this.summaries.get(lastModelPlace()?.run ?? -1) ?? this.latest : this.summaries.get(runHandle);
     if (!summary) {
       void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…").');
@@ -176,9 +180,9 @@ export class ModelRuns {
     // A new panel's page (a second or more to load) loads while the worker drills down and runs the head.
     this.deps.panel.openForRun(uri, 0);
     try {
-      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head);
+      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head, attention);
       const problem = headProblem(spec);
-      this.shown.set(uri.toString(), { run: summary.run, ...picked });
+      this.shown.set(uri.toString(), { run: summary.run, ...picked, ...(attention ? { attention } : {}) });
       const outcome = await this.deps.runner.runDetached(uri.toString(), problem, spec, problem.name ?? 'model head', dtype);
       if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
       return outcome;
@@ -196,7 +200,7 @@ export class ModelRuns {
   /** The panel's dtype control on a model's head: the same head again in that dtype. */
   async reopen(uri: vscode.Uri, dtype: DType): Promise<void> {
     const shown = this.shown.get(uri.toString());
-    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype);
+    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype, shown.attention);
   }
 
   summary(run: number): ModelRunSummary | undefined {
@@ -285,6 +289,39 @@ function modelFolder(uri: vscode.Uri): string {
   return /\.[^/\\]+$/.test(uri.fsPath) ? path.dirname(uri.fsPath) : uri.fsPath;
 }
 
+/** config.json's model_type names an encoder–decoder family (config.ts: SUPPORTED_ENCODER_DECODER_TYPES). */
+function isEncoderDecoderConfig(text: string): boolean {
+  const type = /"model_type"\s*:\s*"([^"]+)"/.exec(text)?.[1];
+  return type !== undefined && (SUPPORTED_ENCODER_DECODER_TYPES as readonly string[]).includes(type);
+}
+
+/** Target tokens the palette's "Generate" writes at most (a directive's `generate=N` chooses). */
+const GENERATE_TOKENS = 20;
+
+/** Whether `folder`'s config.json names an encoder–decoder family (false when there is none to read). */
+export async function isEncoderDecoderFolder(folder: string): Promise<boolean> {
+  const config = await vscode.workspace.fs.readFile(vscode.Uri.file(path.join(folder, 'config.json'))).then((bytes) => new TextDecoder().decode(bytes), () => '');
+  return isEncoderDecoderConfig(config);
+}
+
+/** `input` with a target when `folder` is an encoder–decoder model and none was given: generated, or
+ * typed; undefined when the user cancels. Any other folder, or a target already given, as it is. */
+async function withTarget(folder: string, input: ModelRunInput): Promise<ModelRunInput | undefined> {
+  if (!('text' in input || 'ids' in input) || input.target || !(await isEncoderDecoderFolder(folder))) return input;
+  type Item = vscode.QuickPickItem & { generate?: number };
+  const picked = await vscode.window.showQuickPick<Item>(
+    [
+      { label: '$(sparkle) Generate', description: `greedily, until the end token or ${GENERATE_TOKENS} tokens`, generate: GENERATE_TOKENS },
+      { label: '$(edit) Type the target…', description: 'a translation or summary of your own, read after decoder_start_token_id' },
+    ],
+    { title: `Attention: ${path.basename(folder)} is an encoder–decoder model — its target?`, placeHolder: 'The decoder’s side: what the cross-attention aligns with the source' },
+  );
+  if (!picked) return undefined;
+  if (picked.generate) return { ...input, target: { generate: picked.generate } };
+  const text = await vscode.window.showInputBox({ title: `Attention: ${path.basename(folder)} — the target`, prompt: 'The target text (the decoder reads decoder_start_token_id, then its tokens)' });
+  return text ? { ...input, target: { text } } : undefined;
+}
+
 /** The selection of the active editor, else typed. */
 async function askInput(): Promise<ModelInput | undefined> {
   const editor = vscode.window.activeTextEditor;
@@ -313,10 +350,10 @@ function modelUri(summary: ModelRunSummary): vscode.Uri {
 class ConfigLens implements vscode.CodeLensProvider {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const text = document.getText();
-    // A vision folder runs on a picture: its lens asks for one.
+    // A vision folder runs on a picture: its lens asks for one; an encoder–decoder folder asks for a source, then a target.
     const command = isVisionConfig(text)
       ? { title: '▶ Run on image…', command: COMMANDS.runVisionOnImage, arguments: [undefined, document.uri] }
-      : { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
+      : { title: isEncoderDecoderConfig(text) ? '▶ Run on source and target…' : '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
     return /"model_type"\s*:/.test(text) ? [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command)] : [];
   }
 }

@@ -3,19 +3,23 @@
 // head, the analyses and comparisons). No `vscode` import: the worker holds the stacks and answers
 // with these; the browser tests and the benchmarks call the same functions.
 import { maxPoolFast } from '../core/engine/fast';
-import { analyseStack, stackFlow } from '../core/heads/analysis';
+import { analyseStack, layerMean, stackFlow } from '../core/heads/analysis';
 import { pooledDifference } from '../core/heads/compare';
 import { divergences } from '../core/heads/divergence';
 import { headLines, poolGrid } from '../core/heads/pool';
+import { kindsOf, ofKind } from '../core/heads/kinds';
 import type { AttentionStack } from '../core/heads/stack';
 import { routingPairs } from '../core/model/experts';
 import type { ModelRun } from '../core/model/run';
-import type { HeadsAnswer, HeadsQuery, PictureInfo, StackInfo } from '../protocol';
+import type { HeadsAnswer, HeadsQuery, KindInfo, PictureInfo, StackInfo } from '../protocol';
 import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
  * The worker answers with it; the browser tests, which stand in for the host, call it too. */
-export async function answerQuery(stack: AttentionStack, query: HeadsQuery, other?: AttentionStack): Promise<HeadsAnswer> {
+export async function answerQuery(run: AttentionStack, query: HeadsQuery, otherRun?: AttentionStack): Promise<HeadsAnswer> {
+  // The kind asked for, of this run and of the one compared with (views select a kind: design.md §4).
+  const stack = ofKind(run, query.attention);
+  const other = otherRun && ofKind(otherRun, query.attention);
   switch (query.kind) {
     case 'grid':
       return { kind: 'grid', grid: await poolGrid(stack, query.size, query.mode, query.layers, query.heads) };
@@ -32,6 +36,8 @@ export async function answerQuery(stack: AttentionStack, query: HeadsQuery, othe
     }
     case 'rows':
       return { ...query, data: queryRows(stack, query) };
+    case 'layerMean':
+      return { kind: 'layerMean', layer: query.layer, view: viewOf({ rows: stack.queryCount, cols: stack.keyCount, data: layerMean(stack, query.layer) }, undefined, maxPoolFast) };
     case 'scores':
       return { kind: 'scores', ...(await analyseStack(stack)) };
     case 'flow':
@@ -65,12 +71,14 @@ function compared(other: AttentionStack | undefined): AttentionStack {
 }
 
 /** Why `query` asks for what `stack` does not have (a layer, head or token past its counts). */
-export function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
+export function outOfRange(run: AttentionStack, query: HeadsQuery): string | undefined {
+  if (query.attention !== undefined && run.kind !== query.attention && !run.kinds?.[query.attention]) return `This run has no ${query.attention} attention.`;
+  const stack = ofKind(run, query.attention);
   if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
   if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
   if (query.kind === 'rows' && (query.query >= stack.queryCount || query.keyStart >= stack.keyCount)) return `There are ${stack.queryCount} queries and ${stack.keyCount} keys.`;
   const layers = query.kind === 'grid' || query.kind === 'rows' ? query.layers : [query.layer];
-  const heads = query.kind === 'grid' || query.kind === 'lines' || query.kind === 'rows' ? query.heads : [query.head];
+  const heads = query.kind === 'grid' || query.kind === 'lines' || query.kind === 'rows' ? query.heads : query.kind === 'layerMean' ? [] : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;
   if (heads.some((head) => head >= stack.headCount)) return `There are ${stack.headCount} heads (0–${stack.headCount - 1}).`;
   return undefined;
@@ -82,7 +90,17 @@ export function infoOf(stack: AttentionStack, title: string, notes: string[]): S
   // A mixture of experts' routing is small (layers × tokens × top-k): the page gets it whole.
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
   const picture = pictureOf(stack);
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes, ...(routing ? { routing } : {}), ...(picture ? { picture } : {}) };
+  const kinds = stack.kinds && kindsOf(stack).map((kind) => kindInfo(stack.kinds![kind]!));
+  return {
+    title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes,
+    ...(routing ? { routing } : {}), ...(picture ? { picture } : {}), ...(stack.kind ? { kind: stack.kind } : {}), ...(kinds ? { kinds } : {}),
+  };
+}
+
+/** A kind's labels and counts, for the page's selector. */
+function kindInfo(stack: AttentionStack): KindInfo {
+  const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
+  return { kind: stack.kind!, tokens, keyTokens, layerCount, headCount, queryCount, keyCount };
 }
 
 /** What the heads page needs to draw a picture run's overlays (webview/heads/picture.ts); undefined for any other stack. */

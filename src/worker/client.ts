@@ -34,6 +34,7 @@ import type {
   WorkerModelRequest,
   WorkerRequest,
   WorkerRunRequest,
+  AttentionKind,
 } from '../protocol';
 
 type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' | 'modelReleased' }>;
@@ -169,8 +170,8 @@ export class AttentionWorker {
   }
 
   /** The step-by-step spec of one head of a model run the worker keeps. */
-  async modelHead(run: number, layer: number, head: number): Promise<AttentionSpec> {
-    const response = await this.modelRequest({ type: 'modelHead', id: this.nextId++, run, layer, head });
+  async modelHead(run: number, layer: number, head: number, attention?: AttentionKind): Promise<AttentionSpec> {
+    const response = await this.modelRequest({ type: 'modelHead', id: this.nextId++, run, layer, head, ...(attention ? { attention } : {}) });
     if (response.type !== 'modelHead') throw new Error('the worker answered a model head with something else');
     return response.spec;
   }

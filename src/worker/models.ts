@@ -69,7 +69,10 @@ export class ModelRuns {
     const run = this.runs.get(request.run);
     if (!run) return { type: 'modelFailed', id: request.id, cancelled: false, error: 'that model run is no longer held: run the model again' };
     try {
-      return { type: 'modelHead', id: request.id, spec: await run.drillDownSpec(request.layer, request.head) };
+      // An encoder–decoder run's head of the kind asked for (each kind's stack drills down its own way).
+      const stack = request.attention === undefined || request.attention === run.kind ? run : run.kinds?.[request.attention];
+      if (!stack) return { type: 'modelFailed', id: request.id, cancelled: false, error: `this run has no ${request.attention} attention` };
+      return { type: 'modelHead', id: request.id, spec: await stack.drillDownSpec(request.layer, request.head) };
     } catch (error) {
       return { type: 'modelFailed', id: request.id, cancelled: false, error: messageOf(error) };
     }

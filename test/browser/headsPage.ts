@@ -4,10 +4,9 @@
 // a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
 import assert from 'node:assert/strict';
 import type { AttentionStack } from '../../src/core/heads/stack';
-import { routingPairs } from '../../src/core/model/experts';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
-import { answerQuery, pictureOf } from '../../src/views/heads';
+import { answerQuery, infoOf as describeStack } from '../../src/views/heads';
 import { openPanel, pageOrigin, type PanelPage, repoFile } from './harness';
 
 export interface HeadsPage extends PanelPage {
@@ -37,11 +36,9 @@ function portable(value: unknown): unknown {
   return value;
 }
 
+/** What the host posts of a stack: the worker's own description, with a note. */
 export function infoOf(stack: AttentionStack, title: string): StackInfo {
-  const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
-  const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
-  const picture = pictureOf(stack);
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'], ...(routing ? { routing } : {}), ...(picture ? { picture } : {}) };
+  return describeStack(stack, title, ['a note']);
 }
 
 export interface HeadsPageOptions {

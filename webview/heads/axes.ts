@@ -74,9 +74,9 @@ function room(ticks: Tick[], min: number, max: number): number {
 
 /**
  * `canvas` (already drawn, `scale` CSS px per cell) with its rows' tokens on the left and its
- * columns' on top, read bottom to top.
+ * columns' on top, read bottom to top. `id`: the stem of the hovered labels' ids, unique on the page.
  */
-export function labelledMap(canvas: HTMLCanvasElement, rows: MapAxis, cols: MapAxis, scale: number): LabelledMap {
+export function labelledMap(canvas: HTMLCanvasElement, rows: MapAxis, cols: MapAxis, scale: number, id = 'map'): LabelledMap {
   const rowTicks = axisTicks(rows, scale);
   const colTicks = axisTicks(cols, scale);
   const left = room(rowTicks, 24, 120);
@@ -97,8 +97,8 @@ export function labelledMap(canvas: HTMLCanvasElement, rows: MapAxis, cols: MapA
   };
   for (const t of rowTicks) tick(rowAxis, t, 'top');
   for (const t of colTicks) tick(columnAxis, t, 'left');
-  const rowHover = element('span', '', { class: 'tick hovered', id: 'map-row-hover' });
-  const colHover = element('span', '', { class: 'tick hovered', id: 'map-col-hover' });
+  const rowHover = element('span', '', { class: 'tick hovered', id: `${id}-row-hover` });
+  const colHover = element('span', '', { class: 'tick hovered', id: `${id}-col-hover` });
   rowHover.hidden = true;
   colHover.hidden = true;
   rowAxis.append(rowHover);

@@ -6,6 +6,7 @@
 import { shownToken } from '../../src/core/words';
 import type { HeadLines } from '../../src/protocol';
 import { headColor } from './colors';
+import { axisNames } from './kinds';
 import { element, type HeadsPage, labelled, quoted, weightText } from './page';
 import { predictionTip } from './predictionTip';
 
@@ -53,7 +54,13 @@ export function headView(page: HeadsPage): HeadViewPart {
   if (tip) scroller.append(tip.element);
   const controls = element('div', undefined, { class: 'controls' });
   controls.append(labelled('Layer ', layer), labelled('Heads ', headBoxes), labelled('Top-k ', topK), labelled('Threshold ', threshold), thresholdText);
-  section.append(controls, reading, scroller);
+  section.append(controls, reading);
+  // An encoder–decoder run's kind says which tokens each column holds (the target and the source for cross-attention).
+  if (info.kind) {
+    const names = axisNames(info);
+    section.append(element('p', `Left: ${names.rows} tokens; right: ${names.cols} tokens.`, { class: 'meta', id: 'lines-columns' }));
+  }
+  section.append(scroller);
 
   const rows = Math.max(info.queryCount, info.keyCount);
   spacer.style.height = `${rows * ROW}px`;

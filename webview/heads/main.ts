@@ -8,6 +8,7 @@ import { fileStem, gridSvg, linesSvg, pngBase64 } from './exportImage';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
+import { askingKind, infoOfKind, kindSelector, postingKind } from './kinds';
 import { connect, element, type HeadsPage, wallClock } from './page';
 import { HEADS_PLUGINS } from './plugins';
 
@@ -47,11 +48,16 @@ function status(text: string, error = false): void {
   line.className = error ? 'error' : 'meta';
 }
 
-function show(info: StackInfo): void {
+/** The tab shown last: a new kind's page opens on it. */
+let shownTab: string | undefined;
+
+/** The page of `kind` of the run (its one kind when it has one); the selector shows the page of another. */
+function show(run: StackInfo, kind = run.kind): void {
+  const info = infoOfKind(run, kind);
   const page: HeadsPage = {
     info,
-    post: (message) => host.post(message),
-    ask: (query, slot) => host.ask(query, slot),
+    post: (message) => host.post(postingKind(message, kind)),
+    ask: (query, slot) => host.ask(askingKind(query, kind), slot),
     openHead: (layer, head) => void openHead(layer, head),
     status: (text) => status(text),
   };
@@ -60,6 +66,8 @@ function show(info: StackInfo): void {
     element('h1', info.title),
     element('p', `${quantity(info.layerCount, 'layer')} × ${quantity(info.headCount, 'head')} · ${info.queryCount} queries × ${info.keyCount} keys`, { class: 'meta' }),
   );
+  const kinds = kindSelector(run, kind, (next) => show(run, next));
+  if (kinds) header.append(kinds);
   if (info.notes.length) {
     const notes = element('ul', undefined, { class: 'meta', id: 'heads-notes' });
     for (const note of info.notes) notes.append(element('li', note));
@@ -78,6 +86,7 @@ function show(info: StackInfo): void {
   /** The analyses' views, mounted when their tab is first shown (see below). */
   const unmounted = new Map<HTMLElement, () => void>();
   const select = (section: HTMLElement) => {
+    shownTab = section.id;
     unmounted.get(section)?.();
     unmounted.delete(section);
     for (const other of sections) other.hidden = other !== section;
@@ -120,11 +129,11 @@ function show(info: StackInfo): void {
     }
     const { width, height } = grid.cssSize();
     const fileName = `${fileStem(info.title)}-heads.html`;
-    host.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
+    page.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
   });
   exports.append(report);
   app.replaceChildren(header, tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);
-  select(grid.section);
+  select(sections.find((section) => section.id === shownTab) ?? grid.section);
 
   /** Clicks on heads so far: only the latest one's opening goes on to the host. */
   let openings = 0;
@@ -138,14 +147,14 @@ function show(info: StackInfo): void {
   async function openHead(layer: number, head: number): Promise<void> {
     const opening = ++openings;
     status(`Opening layer ${layer} · head ${head}…`);
-    const answer = await host.ask({ kind: 'head', layer, head }, 'head');
+    const answer = await page.ask({ kind: 'head', layer, head }, 'head');
     if (answer?.kind === 'head') {
       opened.replaceChildren(headMap(info, answer.layer, answer.head, answer.view, page.post));
       status(`Layer ${layer} · head ${head} opened below${info.source === 'saved' ? '' : '; step by step in the attention panel'}.`);
       opened.scrollIntoView({ block: 'nearest' });
     }
     // A failed answer was said in the status line; the step-by-step panel says its own.
-    if (opening === openings && info.source !== 'saved') host.post({ type: 'openHead', layer, head });
+    if (opening === openings && info.source !== 'saved') page.post({ type: 'openHead', layer, head });
   }
 }
 

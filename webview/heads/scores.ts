@@ -4,7 +4,7 @@
 // attention flow on request. The worker computes everything; this draws on canvas and builds the
 // table with DOM calls (tokens are text, never markup).
 import { scoresCsv } from '../../src/core/heads/scores';
-import type { HeadsAnswer, HostToHeadsView } from '../../src/protocol';
+import type { HeadsAnswer, HostToHeadsView, StackInfo } from '../../src/protocol';
 import { RAMP, rampIndex } from './colors';
 import { canvasExport, fileStem } from './exportImage';
 import { element, labelled, quoted, weightText } from './page';
@@ -150,7 +150,8 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
       section.append(controls, map, counted, table, element('h2', 'Rollout'), rollout, flowButton, flowOut);
       draw();
       if (message.answer.rollout) showMatrix(rollout, message.answer.rollout, info.tokens, 'rollout');
-      else rollout.append(element('p', 'Rollout needs self-attention (as many keys as queries).', { class: 'meta' }));
+      const note = rolloutNote(info);
+      if (note) rollout.append(element('p', note, { class: 'meta', id: 'scores-rollout-note' }));
       return true;
     }
     if (message.requestId === FLOW_REQUEST && message.answer.kind === 'flow') {
@@ -161,6 +162,16 @@ function mountScores(section: HTMLElement, context: HeadsPageContext): void {
     return false;
   };
   receiver = receive;
+}
+
+/** What the rollout shown is, or why there is none: an encoder–decoder run's kinds differ (docs/encoder-decoder.md). */
+function rolloutNote(info: StackInfo): string {
+  if (info.kind === 'cross') {
+    return 'No rollout for cross-attention: rollout multiplies each layer’s token-to-token mixing, with the residual’s identity, through the layers, which needs the same tokens on both sides of every layer. A cross-attention layer maps target positions to source positions, and the next layer’s cross-attention starts from the target again, so its layers do not chain. Choose Encoder for how the source tokens mix through the encoder, Decoder for the target’s own mixing, and the Alignment tab for each layer’s cross-attention.';
+  }
+  if (info.kind === 'decoder') return 'The decoder’s self-attention alone: what reaches each target position from the source through cross-attention is not in this rollout (see the Alignment tab).';
+  if (info.kind === 'encoder') return 'The encoder’s self-attention: how the source tokens mix on their way to the encoder’s output, which every cross-attention layer reads.';
+  return info.queryCount === info.keyCount ? '' : 'Rollout needs self-attention (as many keys as queries).';
 }
 
 function scoreText(value: number | null): string {

@@ -83,13 +83,16 @@ export function stackFlow(stack: AttentionStack): Float64Array {
 
 /** Each layer's mean over heads [n × n], layer 0 first: what attention flow takes. */
 export function headMeans(stack: AttentionStack): Float64Array[] {
-  return Array.from({ length: stack.layerCount }, (_, layer) => {
-    const mean = new Float64Array(stack.queryCount * stack.keyCount);
-    for (let head = 0; head < stack.headCount; head++) {
-      addShare(mean, stack.weights(layer, head), stack.headCount);
-    }
-    return mean;
-  });
+  return Array.from({ length: stack.layerCount }, (_, layer) => layerMean(stack, layer));
+}
+
+/** A layer's mean over its heads [queries × keys], in float64. */
+export function layerMean(stack: AttentionStack, layer: number): Float64Array {
+  const mean = new Float64Array(stack.queryCount * stack.keyCount);
+  for (let head = 0; head < stack.headCount; head++) {
+    addShare(mean, stack.weights(layer, head), stack.headCount);
+  }
+  return mean;
 }
 
 /** mean += weights / heads. */

@@ -3,7 +3,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { readTensorFile, type TensorLimits } from '../parse/tensors';
-import { HeadsInputError, type SavedAttentions, savedStack } from './saved';
+import { HeadsInputError, type SavedAttentions } from './saved';
+import { readSavedAttentions } from './savedEncoderDecoder';
 import { idLabeller } from './tokenLabels';
 
 export function loadSavedAttentions(path: string, limits: TensorLimits, ids?: number[]): SavedAttentions {
@@ -26,5 +27,5 @@ export function loadSavedAttentions(path: string, limits: TensorLimits, ids?: nu
   const tokenizerJson = beside('tokenizer.json');
   const labeller = tokenizerJson === undefined ? undefined : idLabeller(tokenizerJson);
   if (typeof labeller === 'string') throw new HeadsInputError(labeller);
-  return savedStack({ file: basename(path), content, ids, sidecarTokens, labelIds: labeller });
+  return readSavedAttentions({ file: basename(path), content, ids, sidecarTokens, labelIds: labeller });
 }

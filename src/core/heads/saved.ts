@@ -6,7 +6,7 @@
 // tokens.json beside it, or ids; the checks refuse what is not attention weights with one message.
 import type { Tensor, TensorFile } from '../parse/tensors';
 import { shapeLabel } from '../parse/tensors/tensor';
-import type { AttentionStack } from './stack';
+import type { AttentionStack, StackSource } from './stack';
 
 /** Why a file cannot be shown as attentions: one message for the user. */
 export class HeadsInputError extends Error {
@@ -36,16 +36,16 @@ export interface SavedAttentions {
 
 /** Row sums further than this from 1 are not softmax weights (float16 files round to ~1e-3). */
 const ROW_SUM_TOLERANCE = 1e-2;
-const IDS_KEYS = new Set(['input_ids', 'ids', 'token_ids']);
+export const IDS_KEYS = new Set(['input_ids', 'ids', 'token_ids']);
 
-interface Layer {
+export interface Layer {
   tensor: Tensor;
   /** Elements before this layer's batch item 0 in tensor.data. */
   offset: number;
 }
 
 /** The tensors that may hold attentions: all but ids, of rank 3 or more. */
-function attentionCandidates(tensors: readonly Tensor[]): Tensor[] {
+export function attentionCandidates(tensors: readonly Tensor[]): Tensor[] {
   return tensors.filter((tensor) => !IDS_KEYS.has(lastPart(tensor.key)) && tensor.shape.length >= 3);
 }
 
@@ -62,15 +62,37 @@ export function savedStack(input: SavedAttentionsInput): SavedAttentions {
   if (candidates.length === 0) {
     throw new HeadsInputError(`${file} holds no attentions: expected a tensor [layers, heads, q, k] or [layers, batch, heads, q, k], or one [heads, q, k] tensor per layer.`);
   }
-  const { layers, headCount, queryCount, keyCount } = candidates.length === 1 ? stacked(candidates[0], notes) : perLayer(candidates, notes);
-  const lowerTriangular = checkRows(layers, headCount, queryCount, keyCount);
-  const { tokens, keyTokens, tokenIds } = labels(input, queryCount, keyCount, notes);
+  const layers = readLayers(candidates, notes);
+  const { tokens, keyTokens, tokenIds } = labels(input, layers.queryCount, layers.keyCount, notes);
+  return { stack: layerStack({ kind: 'saved', file }, layers, { tokens, keyTokens, tokenIds }), notes };
+}
+
+/** The layers of a file's (or one kind's) attention tensors, their rows checked. */
+export interface SavedLayers {
+  layers: Layer[];
+  headCount: number;
+  queryCount: number;
+  keyCount: number;
+  lowerTriangular: boolean;
+}
+
+/** One tensor holding every layer, or one per layer (a single tensor with a layer number in its
+ * name is one layer's, as a one-layer model's saved tuple is); rows checked. */
+export function readLayers(candidates: Tensor[], notes: string[]): SavedLayers {
+  const one = candidates.length === 1 && layerNumber(candidates[0].key) === undefined;
+  const { layers, headCount, queryCount, keyCount } = one ? stacked(candidates[0], notes) : perLayer(candidates, notes);
+  return { layers, headCount, queryCount, keyCount, lowerTriangular: checkRows(layers, headCount, queryCount, keyCount) };
+}
+
+/** A stack over read layers, with its labels. */
+export function layerStack(source: StackSource, read: SavedLayers, labels: { tokens: string[]; keyTokens: string[]; tokenIds?: number[] }): AttentionStack {
+  const { layers, headCount, queryCount, keyCount, lowerTriangular } = read;
   const size = queryCount * keyCount;
-  const stack: AttentionStack = {
-    source: { kind: 'saved', file },
-    tokens,
-    keyTokens,
-    ...(tokenIds ? { tokenIds } : {}),
+  return {
+    source,
+    tokens: labels.tokens,
+    keyTokens: labels.keyTokens,
+    ...(labels.tokenIds ? { tokenIds: labels.tokenIds } : {}),
     layerCount: layers.length,
     headCount,
     queryCount,
@@ -82,7 +104,6 @@ export function savedStack(input: SavedAttentionsInput): SavedAttentions {
       return tensor.data.subarray(start, start + size);
     },
   };
-  return { stack, notes };
 }
 
 /** One tensor holding every layer. */
@@ -132,7 +153,7 @@ function layerNumber(key: string): number | undefined {
   return part === undefined ? undefined : Number(part);
 }
 
-function lastPart(key: string): string {
+export function lastPart(key: string): string {
   return key.slice(key.lastIndexOf('.') + 1).toLowerCase();
 }
 
@@ -241,7 +262,7 @@ function labels(input: SavedAttentionsInput, queryCount: number, keyCount: numbe
   return { tokens, keyTokens, ...(tokenIds ? { tokenIds } : {}) };
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -249,12 +270,12 @@ function parseJson(text: string): unknown {
   }
 }
 
-function stringList(value: unknown, where: string): string[] {
+export function stringList(value: unknown, where: string): string[] {
   const list = isRecord(value) && Array.isArray(value.tokens) ? value.tokens : value;
   if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) throw new HeadsInputError(`${where} is not a list of token strings (["The", " cat", …]).`);
   return list;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -27,7 +27,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
-  'model', 'text', 'ids', 'image',
+  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -77,7 +77,17 @@ const KEY_ALIASES: Record<string, Key> = {
   ids: 'ids',
   input_ids: 'ids',
   image: 'image',
+  target: 'target',
+  target_text: 'target',
+  target_ids: 'target_ids',
+  decoder_input_ids: 'target_ids',
+  generate: 'generate',
+  max_new_tokens: 'generate',
 };
+
+/** The three ways to give an encoder–decoder model's target: only one may be written (`generate`
+ * also continues a causal model's text). */
+const TARGET_KEYS = ['target', 'target_ids', 'generate'] as const;
 
 const SCORES: Record<string, ScoreFunction> = {
   scaled_dot: 'scaled_dot',
@@ -181,6 +191,8 @@ export function findDirectives(text: string): Directive[] {
  * ids or text run to thousands of characters (1024 GPT-2 ids are about 6 KB): at 1000, a note with
  * 512 ids was silently no problem at all. */
 const MAX_DIRECTIVE = 2 ** 16;
+/** The most target tokens a directive's `generate` asks for (a model's positions limit it further: the run says so). */
+const MAX_GENERATE = 4096;
 
 /**
  * A directive line over MAX_DIRECTIVE characters whose first words read as options (an issue of
@@ -287,11 +299,27 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   }
   const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
   if (model.path !== undefined) directive.model = { ...model, path: model.path };
-  else if (optionSpans.text || optionSpans.ids || optionSpans.image) {
-    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  else if (optionSpans.text || optionSpans.ids || optionSpans.image || TARGET_KEYS.some((key) => optionSpans[key])) {
+    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? TARGET_KEYS.map((key) => optionSpans[key]).find(Boolean)!;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `image`, `target`, `target_ids` and `generate` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
   }
+  issues.push(...targetIssues(optionSpans, model));
   return directive;
+}
+
+/** An encoder–decoder target given twice, or without a source to translate: at the target's place. */
+function targetIssues(spans: Record<string, { start: number; end: number }>, model: Partial<ModelDirective>): ReadIssue[] {
+  const given = TARGET_KEYS.filter((key) => spans[key]);
+  if (given.length === 0 || model.path === undefined) return [];
+  const issue = (key: string, message: string): ReadIssue => ({ ...spans[key], severity: 'error', code: 'bad-option-value', message });
+  if (given.length > 1) {
+    return given.slice(1).map((key) => issue(key, `\`${key}\` and \`${given[0]}\` both give the target: keep one (\`target="…"\` its text, \`target_ids="…"\` the decoder's input ids, or \`generate=N\`).`));
+  }
+  // An explicit target (text or ids) is an encoder–decoder model's alone: it needs a source, not a picture.
+  if (given[0] === 'generate') return [];
+  if (model.image !== undefined) return [issue(given[0], `\`${given[0]}\` is the target of an encoder–decoder model, which reads text, not a picture: give its source as \`text="…"\` or \`ids="…"\`.`)];
+  if (model.text === undefined && model.ids === undefined) return [issue(given[0], `\`${given[0]}\` is the target of an encoder–decoder model: give its source too, \`text="…"\` or \`ids="…"\`.`)];
+  return [];
 }
 
 /** Applies one `key=value` word; returns its key when the key is known. */
@@ -450,6 +478,23 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
       const ids = tokenIds(rawValue);
       if (!ids) bad('`ids` takes token ids separated by commas or spaces, in quotes, e.g. `ids="464, 3797, 3332"`.');
       else model.ids = ids;
+      return key;
+    }
+    case 'target': {
+      if (!rawValue) bad('`target` needs the target text in quotes, e.g. `target="Das Haus ist klein."` (or `generate=20` to let the model write it).');
+      else model.target ??= { text: rawValue };
+      return key;
+    }
+    case 'target_ids': {
+      const ids = tokenIds(rawValue);
+      if (!ids) bad(`\`${rawKey}\` takes the decoder's input ids (decoder_start_token_id first) separated by commas or spaces, in quotes, e.g. \`${rawKey}="0, 3822, 1056"\`.`);
+      else model.target ??= { ids };
+      return key;
+    }
+    case 'generate': {
+      const count = positiveCount(rawValue);
+      if (count === undefined || count > MAX_GENERATE) bad(`\`${rawKey}\` is how many target tokens to generate, a whole number from 1 to ${MAX_GENERATE}, e.g. \`${rawKey}=20\`.`);
+      else model.generate = count;
       return key;
     }
   }

@@ -90,3 +90,52 @@ describe('a directive past the 64 KiB a directive is read to', () => {
     assert.equal(problems[0].model?.ids?.length, 10_000);
   });
 });
+
+describe('an encoder–decoder model directive', () => {
+  it('takes the target as text, as the decoder\'s ids, or as a number of tokens to generate', () => {
+    const text = [
+      '<!-- attention: model="models/opus-mt-en-de" text="The house is small." target="Das Haus ist klein." -->',
+      '<!-- attention: model="models/opus-mt-en-de" text="The house is small." generate=20 -->',
+      '# attention: model=m ids="100, 7" target_ids="58100, 42"',
+      '# attention: model=m text="summarize: hi" max_new_tokens=8',
+    ].join('\n\n');
+    const { problems, diagnostics } = parseDocument(text);
+    assert.deepEqual(diagnostics, []);
+    assert.deepEqual(problems.map((problem) => problem.model), [
+      { path: 'models/opus-mt-en-de', text: 'The house is small.', target: { text: 'Das Haus ist klein.' } },
+      { path: 'models/opus-mt-en-de', text: 'The house is small.', generate: 20 },
+      { path: 'm', ids: [100, 7], target: { ids: [58100, 42] } },
+      { path: 'm', text: 'summarize: hi', generate: 8 },
+    ]);
+  });
+
+  it('says at its place what is wrong with each bad target', () => {
+    const lines = [
+      '# attention: model=m text="a" generate=0',
+      '# attention: model=m text="a" generate=lots',
+      '# attention: model=m text="a" target_ids="1, x"',
+      '# attention: model=m text="a" target=""',
+      '# attention: model=m text="a" target="b" generate=5',
+      '# attention: model=m target="Das Haus"',
+      '# attention: model=m image="cat.png" target="Katze"',
+      '# attention: generate=5',
+    ];
+    const text = lines.join('\n\n');
+    const { diagnostics } = parseDocument(text);
+    const found = diagnostics.map((d) => [d.code, d.range, d.message]);
+    assert.deepEqual(found.map(([code, range]) => [code, range]), [
+      ['bad-option-value', rangeOf(text, '0')],
+      ['bad-option-value', rangeOf(text, 'lots')],
+      ['bad-option-value', rangeOf(text, '"1, x"')],
+      ['bad-option-value', rangeOf(text, '""')],
+      ['bad-option-value', rangeOf(text, 'generate=5')],
+      ['bad-option-value', rangeOf(text, 'target="Das Haus"')],
+      ['bad-option-value', rangeOf(text, 'target="Katze"')],
+      ['model-missing', rangeOf(text, 'generate=5', 1)],
+    ]);
+    assert.match(String(found[0][2]), /`generate` is how many target tokens to generate, a whole number from 1 to 4096/);
+    assert.match(String(found[4][2]), /`generate` and `target` both give the target: keep one/);
+    assert.match(String(found[5][2]), /`target` is the target of an encoder–decoder model: give its source too/);
+    assert.match(String(found[6][2]), /reads text, not a picture/);
+  });
+});
