@@ -3,20 +3,24 @@
 // predictions and where each head of each layer looks from the last token; --json prints exactly
 // {architecture, tokens, token_ids, attentions, hidden_last, logits_last}, and a mixture of
 // experts' routing as "experts", for scripts and tests (a picture's run: patch_grid in place of
-// token_ids). Bad input is one line on stderr and exit 1.
+// token_ids). With --generate N a causal model writes up to N tokens after the text (greedy, or
+// --sample's seeded draws): the report then covers the whole final sequence, and the JSON adds
+// generated_ids and generated_tokens. Bad input is one line on stderr and exit 1.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ImageError } from '../core/image/decode';
 import { ModelConfigError } from '../core/model/config';
 import { routingPairs } from '../core/model/experts';
-import type { ModelInput } from '../core/model/input';
+import type { Generation, ModelInput } from '../core/model/input';
 import { type ModelRun, runModel } from '../core/model/run';
+import { GenerationError, generateModel, type SamplingOptions } from '../core/model/generate';
 import { ModelFileError } from '../core/model/weights';
 import { TensorReadError } from '../core/parse/tensors';
 import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';
 import { writeFailure } from './failure';
 
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json] [--max-memory-mb N]
+                      [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
       Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE; or a
@@ -26,6 +30,10 @@ export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,
       logits_last, experts (mixtures of experts: [layer][position] of [expert, weight]
       pairs)} (a picture: patch_grid for token_ids). --max-memory-mb refuses a larger run
       up front (default: three quarters of this machine's memory).
+      --generate N: a causal model writes up to N new tokens after the input, each from a
+      key/value cache, stopping after its end-of-sequence token (kept); greedy unless
+      --sample (temperature 1, every token, seed 0 unless given). The report and the JSON
+      cover the whole final sequence; the JSON adds generated_ids and generated_tokens.
 `;
 
 interface ModelArguments {
@@ -33,7 +41,14 @@ interface ModelArguments {
   input: ModelInput;
   json: boolean;
   memoryLimitBytes: number;
+  /** --generate's value as written (checked with the run's other bad input: exit 1). */
+  generate?: string;
+  /** --sample's options as written, by flag. */
+  sample?: Partial<Record<SamplingFlag, string>>;
 }
+
+const SAMPLING_FLAGS = ['--temperature', '--top-k', '--top-p', '--seed'] as const;
+type SamplingFlag = (typeof SAMPLING_FLAGS)[number];
 
 /** Runs the command; returns the exit status (0, 1 on bad input, 2 on a usage error). */
 export async function modelCommand(argv: string[]): Promise<number> {
@@ -46,11 +61,17 @@ export async function modelCommand(argv: string[]): Promise<number> {
   }
   let run: ModelRun;
   try {
-    const input: ModelInput = 'image' in args.input ? { image: readPicture(args.input.image.name) } : args.input;
-    // One run per process: keeping the weights (ONNX Runtime's sessions pre-packing them) would only
-    // cost this run (Llama-3.2-1B-shaped: 23 s of CPU against 10 s), unless ATTENTION_LENS_RESIDENT_GB asks.
-    const residentBudgetBytes = process.env.ATTENTION_LENS_RESIDENT_GB === undefined ? 0 : undefined;
-    run = await runModel(folderFiles(args.folder), input, { memoryLimitBytes: args.memoryLimitBytes, residentBudgetBytes });
+    if (args.generate !== undefined) {
+      if ('image' in args.input) throw new GenerationError('--generate writes text after a text or token ids, not a picture');
+      // Every step reads every weight: they stay resident for the run (the default budget).
+      run = await generateModel(folderFiles(args.folder), args.input, { memoryLimitBytes: args.memoryLimitBytes, maxNewTokens: count('--generate', args.generate), ...(args.sample ? { sampling: samplingOf(args.sample) } : {}) });
+    } else {
+      const input: ModelInput = 'image' in args.input ? { image: readPicture(args.input.image.name) } : args.input;
+      // One run per process: keeping the weights (ONNX Runtime's sessions pre-packing them) would only
+      // cost this run (Llama-3.2-1B-shaped: 23 s of CPU against 10 s), unless ATTENTION_LENS_RESIDENT_GB asks.
+      const residentBudgetBytes = process.env.ATTENTION_LENS_RESIDENT_GB === undefined ? 0 : undefined;
+      run = await runModel(folderFiles(args.folder), input, { memoryLimitBytes: args.memoryLimitBytes, residentBudgetBytes });
+    }
   } catch (error) {
     if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError || error instanceof ImageError) {
       return writeFailure(args.json, 'failure', `${args.folder}: ${error.message}`, 1, 'attention-lens model');
@@ -67,6 +88,9 @@ function parseModelArguments(argv: string[]): ModelArguments {
   let input: ModelInput | undefined;
   let json = false;
   let memoryLimitBytes = defaultMemoryLimit();
+  let generate: string | undefined;
+  let sampled = false;
+  const sample: Partial<Record<SamplingFlag, string>> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--json') json = true;
@@ -75,7 +99,13 @@ function parseModelArguments(argv: string[]): ModelArguments {
       if (value === undefined) throw new Error(`${arg} needs a value`);
       if (input) throw new Error('give one of --text, --ids or --image, once');
       input = arg === '--text' ? { text: value } : arg === '--ids' ? { ids: parseIds(value) } : { image: { name: value, bytes: new Uint8Array() } };
-    } else if (arg === '--max-memory-mb') {
+    } else if (arg === '--generate' || (SAMPLING_FLAGS as readonly string[]).includes(arg)) {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      if (arg === '--generate') generate = value;
+      else sample[arg as SamplingFlag] = value;
+    } else if (arg === '--sample') sampled = true;
+    else if (arg === '--max-memory-mb') {
       const mb = Number(argv[++i]);
       if (!(mb > 0)) throw new Error('--max-memory-mb needs a positive number');
       memoryLimitBytes = mb * 2 ** 20;
@@ -85,7 +115,24 @@ function parseModelArguments(argv: string[]): ModelArguments {
   }
   if (folder === undefined) throw new Error('no model folder given');
   if (!input) throw new Error('give the input as --text TEXT, --ids 1,2,3 or --image FILE');
-  return { folder, input, json, memoryLimitBytes };
+  const given = Object.keys(sample);
+  if (sampled && generate === undefined) throw new Error('--sample chooses the tokens --generate N writes: give --generate too');
+  if (given.length > 0 && !sampled) throw new Error(`${given[0]} is a sampling option: add --sample (without it the most probable token is taken)`);
+  return { folder, input, json, memoryLimitBytes, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
+}
+
+/** A flag's number as written; anything else is refused in one line with the flag's name. */
+function count(flag: string, value: string): number {
+  const trimmed = value.trim();
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(trimmed)) throw new GenerationError(`${flag} needs a number, not \`${value}\``);
+  return Number(trimmed);
+}
+
+/** --sample's options: temperature 1, no top-k or top-p, seed 0 unless given (the core checks their ranges). */
+function samplingOf(flags: Partial<Record<SamplingFlag, string>>): SamplingOptions {
+  const value = (flag: SamplingFlag) => (flags[flag] === undefined ? undefined : count(flag, flags[flag] as string));
+  const [topK, topP] = [value('--top-k'), value('--top-p')];
+  return { temperature: value('--temperature') ?? 1, seed: value('--seed') ?? 0, ...(topK !== undefined ? { topK } : {}), ...(topP !== undefined ? { topP } : {}) };
 }
 
 /** The picture file's bytes; a file that cannot be read is an ImageError (one line). */
@@ -123,6 +170,7 @@ function modelJson(run: ModelRun) {
       ...(run.logitsLast ? { logits_last: Array.from(run.logitsLast) } : {}),
     };
   }
+  const steps = run.generation?.steps;
   return {
     architecture: run.architecture,
     tokens: run.tokens,
@@ -131,6 +179,7 @@ function modelJson(run: ModelRun) {
     hidden_last: Array.from(run.hiddenLast),
     ...(run.logitsLast ? { logits_last: Array.from(run.logitsLast) } : {}),
     ...(run.routing ? { experts: routingPairs(run.routing, n) } : {}),
+    ...(steps ? { generated_ids: steps.map((step) => step.id), generated_tokens: steps.map((step) => step.token) } : {}),
   };
 }
 
@@ -160,7 +209,22 @@ function modelText(run: ModelRun): string {
     lines.push(`  L${l}: ${heads.join(' · ')}`);
   }
   if (run.routing) lines.push(...routingText(run));
+  if (run.generation) lines.push(...generationText(run.generation));
   return `${lines.join('\n')}\n`;
+}
+
+/** The answer, why it stopped, its time per token, and each step's choice among its candidates. */
+function generationText(g: Generation): string[] {
+  const why = { eos: "the model's end-of-sequence token", length: 'the number asked for', cancelled: 'cancelled' }[g.stoppedBy];
+  const perToken = g.steps.length ? g.steps.reduce((sum, step) => sum + step.ms, 0) / g.steps.length : 0;
+  const lines = [`generated ${g.steps.length} token${g.steps.length === 1 ? '' : 's'} after the ${g.promptLength} of the prompt (stopped by ${why}; ${perToken.toFixed(1)} ms per token):`];
+  if (g.text !== undefined) lines.push(`  ${JSON.stringify(g.text)}`);
+  for (const step of g.steps) {
+    const chosen = step.candidates.top.find((t) => t.id === step.id);
+    const among = step.candidates.top.map((t) => `${JSON.stringify(t.token)} ${(100 * t.probability).toFixed(1)}%`).join(', ');
+    lines.push(`  ${step.position}: ${JSON.stringify(step.token)}${chosen ? '' : ' (outside the top 5)'} · of ${among}`);
+  }
+  return lines;
 }
 
 /** A mixture of experts in brief: per layer, the last token's experts and weights, and the experts most tokens chose. */

@@ -18,6 +18,7 @@ import { type LayerRouting, mixtureOfExperts } from './experts';
 import type { LayerLayout, LinearLayout, MlpLayout, ModelLayout, NormLayout } from './layout';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
+import type { KeyValueCache } from './cache';
 
 export interface ForwardControl {
   isCancelled?: () => boolean;
@@ -114,26 +115,51 @@ export class ModelForward {
     readonly backend: LinearBackend,
   ) {}
 
-  async run(ids: readonly number[], control: ForwardControl = {}): Promise<ForwardResult> {
-    return this.runFrom(await this.embed(ids), ids.length, control);
+  /** The whole forward of `ids` from position 0; with an empty `cache`, their keys and values are written into it (a generation's prompt). */
+  async run(ids: readonly number[], control: ForwardControl = {}, cache?: KeyValueCache): Promise<ForwardResult> {
+    if (cache && cache.length !== 0) throw new RangeError(`a whole forward starts at position 0, not after ${cache.length} cached positions`);
+    return this.runFrom(await this.embed(ids), ids.length, control, cache);
   }
 
   /** The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's patches: patches.ts). */
-  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}): Promise<ForwardResult> {
+  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}, cache?: KeyValueCache): Promise<ForwardResult> {
     let x = embedded;
     const layers: LayerRecord[] = [];
     for (let i = 0; i < this.layout.layers.length; i++) {
       checkCancelled(control);
-      const { output, record } = await this.layer(i, x, n, control);
+      const { output, record } = await this.layer(i, x, n, control, cache);
       x = output;
-      layers.push(record);
+      layers.push(record!); // a whole forward's layers always keep theirs
     }
-    const normed = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
-    const hidden = this.layout.projectOut ? await this.linear(normed, n, this.layout.projectOut) : normed;
-    return { layers, hidden };
+    cache?.advance(n);
+    return { layers, hidden: await this.output(x, n) };
   }
 
-  private async embed(ids: readonly number[]): Promise<Float32Array> {
+  /**
+   * One new token at the position after `cache`'s: each product on its one row, its attention over
+   * the cached keys and values (to which it adds its own). Returns its final hidden state and its
+   * attention row in every layer, [heads × positions] (the weights of the token over every
+   * position up to itself, as one forward over the whole sequence would give them).
+   */
+  async step(id: number, cache: KeyValueCache, control: ForwardControl = {}): Promise<{ hidden: Float32Array; attention: Float32Array[] }> {
+    let x = await this.embed([id], cache.length);
+    const attention: Float32Array[] = [];
+    for (let i = 0; i < this.layout.layers.length; i++) {
+      checkCancelled(control);
+      x = (await this.layer(i, x, 1, control, cache, attention)).output;
+    }
+    cache.advance(1);
+    return { hidden: await this.output(x, 1), attention };
+  }
+
+  /** The last layer's output x [n × hidden] after the final norm (and OPT's project_out). */
+  private async output(x: Float32Array, n: number): Promise<Float32Array> {
+    const normed = this.layout.finalNorm ? await this.norm(x, this.layout.finalNorm) : x;
+    return this.layout.projectOut ? this.linear(normed, n, this.layout.projectOut) : normed;
+  }
+
+  /** The input rows of `ids` at positions first…: token embeddings (scaled, projected), position and type rows, the embedding norm. */
+  private async embed(ids: readonly number[], first = 0): Promise<Float32Array> {
     const c = this.config;
     const { tokenEmbeddings, positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
     for (const id of ids) if (!Number.isInteger(id) || id < 0 || id >= c.vocab) throw new RangeError(`token id ${id} is outside the vocabulary (0…${c.vocab - 1})`);
@@ -150,26 +176,33 @@ export class ModelForward {
       for (let i = 0; i < x.length; i++) x[i] *= scale;
     }
     if (this.layout.projectIn) x = await this.linear(x, ids.length, this.layout.projectIn);
-    if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids));
+    if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids, first));
     if (typeEmbeddings) addInPlace(x, gatherRows(await this.weights.rows(typeEmbeddings, [c.typeVocab, c.hidden], 0, 1), c.hidden, ids.map(() => 0)));
     return embeddingNorm ? this.norm(x, embeddingNorm) : x;
   }
 
-  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl): Promise<{ output: Float32Array; record: LayerRecord }> {
+  /**
+   * Layer `index` on x [n × hidden]. With a cache, its keys and values go into it; with `stepRows`
+   * too, the one new row attends over the cache and its weights go to stepRows[index] (no record
+   * is kept: a generation's views come from one forward over the final sequence).
+   */
+  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl, cache?: KeyValueCache, stepRows?: Float32Array[]): Promise<{ output: Float32Array; record?: LayerRecord }> {
     const L = this.layout.layers[index];
     // A resident model's first run: the next layer's weights are read while this one computes.
     const next = this.layout.layers[index + 1];
     if (next) this.weights.prefetch(linearsOf(next).map((P) => `${P.name}.weight`));
     const input = L.attentionInputNorm ? await this.norm(x, L.attentionInputNorm) : x;
-    const { Q, K, V } = await this.queriesKeysValues(index, input, n);
-    const pools = new LayerPools(this.config.heads, n, n, this.config.causal);
-    const attended = await this.attend(index, Q, K, V, n, pools, control);
+    const first = cache?.length ?? 0;
+    const { Q, K, V } = await this.queriesKeysValues(index, input, n, true, first);
+    cache?.write(index, K, V, n);
+    const pools = stepRows ? undefined : new LayerPools(this.config.heads, n, n, this.config.causal);
+    const attended = cache && stepRows ? this.attendCached(index, Q, cache, control, stepRows) : await this.attend(index, Q, K, V, n, pools as LayerPools, control);
     const attention = this.scaled(await this.layerScaled(await this.linear(attended, n, L.out), L.attentionScale));
     if (L.parallel) {
       // GPT-J, GPT-NeoX, Phi, StableLM: the MLP reads the block's input (its own norm, or the attention's), not the sum.
       checkCancelled(control);
       const mlp = this.scaled(await this.layerScaled(await this.mlp(L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : input, n, L), L.mlpScale));
-      return { output: addInPlace(addInPlace(mlp, attention), x), record: { input, Q, K, pools } };
+      return { output: addInPlace(addInPlace(mlp, attention), x), ...(pools ? { record: { input, Q, K, pools } } : {}) };
     }
     x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
     checkCancelled(control);
@@ -178,7 +211,7 @@ export class ModelForward {
     // A mixture of experts runs its router and chosen experts in place of the MLP (experts.ts).
     const mlp = L.experts && c.moe ? await mixtureOfExperts(this, mlpInput, n, L.experts, c.moe) : { output: await this.mlp(mlpInput, n, L) };
     x = await this.residual(x, this.scaled(await this.layerScaled(mlp.output, L.mlpScale)), L.postNorm, L.mlpOutputNorm);
-    return { output: x, record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}) } };
+    return { output: x, ...(pools ? { record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}) } } : {}) };
   }
 
   /** y [n × hidden] times a layer scale's [hidden] vector (DINOv2), in place; y itself without one. */
@@ -202,10 +235,11 @@ export class ModelForward {
    * RoBERTa's positions counted from padding_idx + 1 over the tokens that are not padding (a pad
    * token stays at padding_idx), as create_position_ids_from_input_ids numbers them.
    */
-  private async positionRows(table: string, ids: readonly number[]): Promise<Float32Array> {
+  private async positionRows(table: string, ids: readonly number[], first: number): Promise<Float32Array> {
     const c = this.config;
     const { offset, rows, paddingId } = c.positions ?? { offset: 0, rows: c.maxPositions };
-    if (paddingId === undefined) return this.weights.rows(table, [rows, c.hidden], offset, ids.length);
+    if (paddingId === undefined) return this.weights.rows(table, [rows, c.hidden], offset + first, ids.length);
+    if (first !== 0) throw new RangeError('positions counted past padding (RoBERTa) start at the first token');
     let count = 0;
     const positions = ids.map((id) => (id === paddingId ? paddingId : paddingId + ++count));
     const last = Math.max(...positions);
@@ -219,8 +253,8 @@ export class ModelForward {
     return postNorm ? this.norm(addInPlace(y, x), outputNorm) : addInPlace(await this.norm(y, outputNorm), x);
   }
 
-  /** Q, K and V of a layer from its normed input, Q and K as scored (q/k norm, then RoPE). */
-  async queriesKeysValues(index: number, input: Float32Array, n: number, rotated = true): Promise<{ Q: Float32Array; K: Float32Array; V: Float32Array }> {
+  /** Q, K and V of a layer from its normed input of the n positions first…, Q and K as scored (q/k norm, then RoPE). */
+  async queriesKeysValues(index: number, input: Float32Array, n: number, rotated = true, first = 0): Promise<{ Q: Float32Array; K: Float32Array; V: Float32Array }> {
     const c = this.config;
     const L = this.layout.layers[index];
     const qWidth = c.heads * c.headDim;
@@ -237,8 +271,8 @@ export class ModelForward {
     if (L.kNorm) K = await this.norm(K, L.kNorm);
     const rope = c.attention[index].rope;
     if (rope && rotated) {
-      Q = rotateHeads(Q, n, c.heads, c.headDim, rope);
-      K = rotateHeads(K, n, c.kvHeads, c.headDim, rope);
+      Q = rotateHeads(Q, n, c.heads, c.headDim, rope, first);
+      K = rotateHeads(K, n, c.kvHeads, c.headDim, rope, first);
     }
     return { Q, K, V };
   }
@@ -266,6 +300,23 @@ export class ModelForward {
         keepSpareMemory(pass.output); // read to the end above
       } else addColumns(output, forwardOutput(spec, control, (head, weights) => pools.add(h0 + head, weights.data)), h0 * d);
     }
+    return output.data as Float32Array;
+  }
+
+  /**
+   * A new token's attention over the cache (its own key and value already written): its query
+   * row of every head by the engine's reference steps, the row placed last (causal bottom-right:
+   * every cached key, the window counted back from the token, softcap as in the whole forward).
+   * One row is too little work for the compute threads' hand-off. Each head's weights go to
+   * rows[index], [heads × positions].
+   */
+  private attendCached(index: number, Q: Float32Array, cache: KeyValueCache, control: ForwardControl, rows: Float32Array[]): Float32Array {
+    const c = this.config;
+    const { K, V } = cache.layer(index, 1);
+    const weights = new Float32Array(c.heads * K.rows);
+    const spec: AttentionSpec = { Q: matrix(1, c.heads * c.headDim, Q), K, V, options: { ...this.attentionOptions(index, c.heads, c.kvHeads), causal: 'bottom-right' } };
+    const output = forwardOutput(spec, control, (head, w) => weights.set(w.data, head * K.rows));
+    rows[index] = weights;
     return output.data as Float32Array;
   }
 
@@ -447,17 +498,18 @@ function headColumns(m: Matrix, start: number, count: number): Matrix {
 }
 
 /**
- * RoPE on each head's columns of x [n × heads·headDim], by the engine's rotate: its first rotaryDim
+ * RoPE on each head's columns of x [n × heads·headDim] at positions first…, by the engine's rotate: its first rotaryDim
  * columns turn (rotate-half, or GPT-J's interleaved pairs), at the run's frequencies, cos and sin
  * times the attention factor (yarn, longrope); the rest pass (partial rotary).
  */
-function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number, rope: RopeFrequencies): Float32Array {
-  const { inverseFrequencies: frequencies, attentionFactor } = ropeAt(rope, n);
+function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number, rope: RopeFrequencies, first: number): Float32Array {
+  // The frequencies of a run first + n long, as transformers picks them from the last position (longrope, dynamic NTK).
+  const { inverseFrequencies: frequencies, attentionFactor } = ropeAt(rope, first + n);
   const width = rope.rotaryDim ?? headDim;
   const whole = matrix(n, heads * headDim, x);
   const out = width === headDim ? zeros(n, heads * headDim, 'float32') : matrix(n, heads * headDim, x.slice());
   for (let h = 0; h < heads; h++) {
-    const turned = rotate(columns(whole, h * headDim, width), { base: 0, layout: rope.interleaved ? 'interleaved' : 'half', frequencies }, 0, 'float32');
+    const turned = rotate(columns(whole, h * headDim, width), { base: 0, layout: rope.interleaved ? 'interleaved' : 'half', frequencies }, first, 'float32');
     if (attentionFactor !== 1) for (let i = 0; i < turned.data.length; i++) turned.data[i] *= attentionFactor;
     if (width === headDim) addColumns(out, turned, h * headDim);
     else for (let r = 0; r < n; r++) (out.data as Float32Array).set((turned.data as Float32Array).subarray(r * width, (r + 1) * width), r * heads * headDim + h * headDim);

@@ -16,3 +16,45 @@ export interface Prediction {
   kind: 'next' | 'mask' | 'label';
   top: { id: number; token: string; probability: number }[];
 }
+
+/** A generated run's decoding (generate.ts), plain data like the rest. */
+export interface GenerationStep {
+  /** 0 for the first new token. */
+  index: number;
+  /** The new token's position in the final sequence (promptLength + index). */
+  position: number;
+  id: number;
+  /** Its label, as the run's tokens show it. */
+  token: string;
+  /** The 5 most probable tokens at position − 1, before the choice (a sampled token may be outside them). */
+  candidates: Prediction;
+  /**
+   * The attention row this step computed: of the token at position − 1 (the one fed, whose output
+   * chose `id`) over keys 0…position − 1, per layer [heads × position] row-major. Equal to that
+   * row of one forward over the final sequence.
+   */
+  attention: Float32Array[];
+  /** Milliseconds of this step: the fed token's one-row forward, the LM head and the choice. */
+  ms: number;
+}
+
+export interface Generation {
+  promptLength: number;
+  steps: GenerationStep[];
+  stoppedBy: 'eos' | 'length' | 'cancelled';
+  /** The end-of-sequence ids that stop it (generation_config.json's, else config.json's; may be none). */
+  eosIds: number[];
+  /** The generated tokens decoded as text (special tokens as written), when the folder has a tokenizer. */
+  text?: string;
+  /** Milliseconds of the prompt's forward that filled the cache (all but its last token, which is step 0's). */
+  prefillMs: number;
+  /** Bytes of the key/value cache: 2 × layers × kv_heads × head_dim × 4 per position of prompt + maxNewTokens. */
+  cacheBytes: number;
+}
+
+declare module './run' {
+  interface ModelRun {
+    /** A generated run's decoding: the prompt's length, each step, why it stopped. */
+    generation?: Generation;
+  }
+}

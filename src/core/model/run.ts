@@ -5,7 +5,7 @@
 import { warmThreads } from '../engine/fast/pool';
 import { columns } from '../engine/kernels';
 import type { AttentionStack } from '../heads/stack';
-import type { ModelInput, Prediction } from './input';
+import type { Generation, ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
@@ -16,6 +16,7 @@ import { checkExpertTensors } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
+import { probabilitiesOf, topIds } from './decoding';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 import { runVision } from './visionRun';
 import { admit, type ResidentMode } from './resident';
@@ -41,6 +42,8 @@ export interface ModelRun extends AttentionStack {
   logitsLast?: Float32Array;
   /** Causal LMs: the top 5 next tokens at the last position; BERT: the top 5 fillers of each [MASK]. */
   predictions: Prediction[];
+  /** A generated run's decoding (generate.ts): the prompt's length, each step, why it stopped. */
+  generation?: Generation;
   /** Things the user should know (the text was cut at the model's positions…). */
   warnings: string[];
   backend: string;
@@ -105,10 +108,41 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   // ONNX Runtime's environment (~120 ms on a process's first session) starts while the folder is
   // read and its tokenizer built, as a prepared folder's did ahead.
   const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
+  const config = await readConfig(files);
+  if ('image' in input) return runVision(files, config, input.image, options, started, nativeWarmed);
+  const model = await openTextModel(files, config, input, options, nativeWarmed);
+  const loadMs = performance.now() - started;
+  return finishRun(model, model.ids, await model.forward.run(model.ids, options), loadMs, started + loadMs);
+}
+
+/** A folder's config.json, parsed. */
+export async function readConfig(files: ModelFiles): Promise<ModelConfig> {
   const configText = await readText(files, 'config.json');
   if (configText === undefined) throw new ModelFileError(`${files.folder} has no config.json: not a Hugging Face model folder`);
-  const config = parseModelConfig(configText);
-  if ('image' in input) return runVision(files, config, input.image, options, started, nativeWarmed);
+  return parseModelConfig(configText);
+}
+
+/** A text model opened for its runs: its forward on the run's backend, its tokenizer and LM head, and the input's ids. */
+export interface TextModel {
+  files: ModelFiles;
+  config: ModelConfig;
+  forward: ModelForward;
+  tokenizer: ModelTokenizer | undefined;
+  head: LanguageHead;
+  /** The input's token ids (cut to the model's positions when too many, with a warning). */
+  ids: number[];
+  warnings: string[];
+  resident: ReturnType<typeof admit>;
+  /** Disposes the backend the run made (not one the caller gave). */
+  dispose(): void;
+}
+
+/**
+ * Everything before the forward: the weights and tokenizer opened, the input tokenized, the
+ * weights admitted resident, the memory refused up front. `length` is the longest sequence the
+ * runs will see (a generation's prompt + new tokens; default: the input's).
+ */
+export async function openTextModel(files: ModelFiles, config: ModelConfig, input: { text: string } | { ids: number[] }, options: RunModelOptions, nativeWarmed: Promise<void>, length?: (ids: number[]) => number): Promise<TextModel> {
   if (config.family === 'vision') throw new ModelFileError(`${files.folder} is a vision model (${config.modelType}): give it a picture (--image FILE), not text or token ids`);
   const weights = await Weights.open(files);
   const tokenizer = await ModelTokenizer.open(files);
@@ -122,7 +156,7 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     ids = input.ids;
     if (ids.length === 0) throw new RangeError('no token ids given');
   }
-  if (ids.length > config.maxPositions) {
+  if (!length && ids.length > config.maxPositions) {
     warnings.push(`the input has ${ids.length} tokens but the model has ${config.maxPositions} positions: cut to the first ${config.maxPositions}`);
     ids = ids.slice(0, config.maxPositions);
   }
@@ -134,23 +168,27 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const constants = new Set([...layout.layers.flatMap((L) => linearsOf(L).map((P) => `${P.name}.weight`)), ...(headAsConstant(layout, weights) ? [headAsConstant(layout, weights) as string] : [])]);
   const resident = admit(weights.key, files.folder, weights.residentPlan(constants), backend.name === 'onnxruntime', options.residentBudgetBytes);
   weights.residentIn(resident);
-  refuseIfTooBig(config, layout.layers, weights, ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
+  refuseIfTooBig(config, layout.layers, weights, length?.(ids) ?? ids.length, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
   const forward = new ModelForward(config, layout, weights, backend);
   // The read memory made its full size at once where no preparation did (the command line): a bf16
   // MLP's three weights and their widened values grew it three times in the first layer, ~20,000
   // pages more.
   await Promise.all([reserveReads(layout, weights), nativeWarmed]);
-  const loadMs = performance.now() - started;
-  const result = await forward.run(ids, options);
-  const head = new LanguageHead(forward, tokenizer);
+  // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
+  const dispose = () => (options.backend ? undefined : backend.dispose());
+  return { files, config, forward, tokenizer, head: new LanguageHead(forward, tokenizer), ids, warnings, resident, dispose };
+}
+
+/** The ModelRun of a whole forward `result` over `ids`, its forward time counted from `forwardStarted` (performance.now()). */
+export async function finishRun(model: TextModel, ids: number[], result: ForwardResult, loadMs: number, forwardStarted: number): Promise<ModelRun> {
+  const { config, forward, tokenizer, head, files } = model;
   const n = ids.length;
   const hiddenLast = result.hidden.slice((n - 1) * outputWidth(config));
   const logitsLast = await head.logits(hiddenLast, 1);
   const predictions = await head.predictions(ids, result, logitsLast);
-  // The kernels' memory of the largest product goes; later drill-downs and predictions take fresh memory.
-  if (!options.backend) backend.dispose();
+  model.dispose();
   void trimReads();
-  const forwardMs = performance.now() - started - loadMs;
+  const forwardMs = performance.now() - forwardStarted;
   const tokens = ids.map((id) => tokenizer?.label(id) ?? `#${id}`);
   return {
     source: { kind: 'model', architecture: config.modelType, folder: files.folder },
@@ -166,9 +204,9 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
     hiddenLast,
     ...(logitsLast ? { logitsLast } : {}),
     predictions,
-    warnings,
-    backend: backend.name,
-    resident: resident?.mode ?? 'streamed',
+    warnings: model.warnings,
+    backend: forward.backend.name,
+    resident: model.resident?.mode ?? 'streamed',
     timings: { loadMs, forwardMs },
     weights: (layer, h) => forward.headWeights(layer, h, result.layers[layer], n),
     headGroups: (layer, use) => forward.eachHeadGroup(layer, result.layers[layer], n, use),
@@ -186,7 +224,7 @@ function headAsConstant(layout: ReturnType<typeof layoutOf>, weights: Weights): 
 }
 
 /** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
-class LanguageHead {
+export class LanguageHead {
   private readonly name: string | undefined;
   /** Recent predictAt answers by position, oldest first. */
   private readonly kept = new Map<number, Promise<Prediction | undefined>>();
@@ -269,13 +307,11 @@ class LanguageHead {
     return (await this.logits(result.hidden.slice(position * width, (position + 1) * width), 1)) as Float32Array;
   }
 
+  /** The 5 most probable tokens of `logits` (a tie to the lowest id) and their softmax probabilities. */
   top(position: number, logits: Float32Array, kind: Prediction['kind']): Prediction {
-    let max = -Infinity;
-    for (const v of logits) if (v > max) max = v;
-    let sum = 0;
-    for (const v of logits) sum += Math.exp(v - max);
-    const order = [...logits.keys()].sort((a, b) => logits[b] - logits[a]).slice(0, TOP);
-    return { position, kind, top: order.map((id) => ({ id, token: this.tokenizer?.label(id) ?? `#${id}`, probability: Math.exp(logits[id] - max) / sum })) };
+    const ids = topIds(logits, TOP);
+    const probabilities = probabilitiesOf(logits, ids);
+    return { position, kind, top: ids.map((id, i) => ({ id, token: this.tokenizer?.label(id) ?? `#${id}`, probability: probabilities[i] })) };
   }
 }
 

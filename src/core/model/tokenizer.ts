@@ -77,6 +77,11 @@ export class ModelTokenizer {
     return visible(text);
   }
 
+  /** Ids decoded to their text as written, special tokens included (a generated answer). */
+  text(ids: readonly number[]): string {
+    return this.tokenizer.decode([...ids], { skip_special_tokens: false, clean_up_tokenization_spaces: false });
+  }
+
   /** The id of a token written as text (`[MASK]`), if the vocabulary has it. */
   idOf(token: string): number | undefined {
     return this.tokenizer.token_to_id(token);

@@ -1,12 +1,14 @@
 // `attention-lens model` bundled and run as a user runs it: the issue's exact JSON against the
-// fixture's torch reference, the text report, and every bad input as one line and exit 1.
+// fixture's torch reference, the text report, and every bad input as one line and exit 1; with
+// --generate N, the JSON's generated_ids / generated_tokens and the whole final sequence's numbers
+// against the float64 generation reference.
 import { strict as assert } from 'node:assert';
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertOneLine, bundleCli } from '../cli/bundle';
-import { modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
+import { generationReferences, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -144,5 +146,42 @@ describe('CLI: model', function () {
     assert.equal(usage.status, 2);
     assert.match(usage.stderr, /give the input as --text TEXT, --ids 1,2,3 or --image FILE/);
     assert.equal(cli(modelFixture('gpt2'), '--ids', '1,x').status, 2);
+  });
+
+  // --generate N (issue 42)
+  it('--json: the whole final sequence, and generated_ids / generated_tokens, as the float64 reference', () => {
+    const reference = generationReferences()['llama-gqa-bf16'];
+    const run = cli(modelFixture('llama-gqa-bf16'), '--ids', reference.prompt.join(','), '--generate', String(reference.generated.length), '--json');
+    assert.equal(run.status, 0, run.stderr);
+    const json = JSON.parse(run.stdout) as { tokens: string[]; token_ids: number[]; attentions: number[][][][]; generated_ids: number[]; generated_tokens: string[]; logits_last: number[] };
+    assert.deepEqual(Object.keys(json), ['architecture', 'tokens', 'token_ids', 'attentions', 'hidden_last', 'logits_last', 'generated_ids', 'generated_tokens']);
+    assert.deepEqual(json.generated_ids, reference.generated);
+    assert.deepEqual(json.token_ids, [...reference.prompt, ...reference.generated]);
+    assert.deepEqual(json.generated_tokens, json.tokens.slice(reference.prompt.length));
+    const worst = Math.max(...reference.attentions.flat(3).map((v, i) => Math.abs(v - json.attentions.flat(3)[i])));
+    assert.equal(json.attentions.flat(3).length, reference.attentions.flat(3).length);
+    assert.ok(worst <= REFERENCE_TOLERANCE.attention, `attention off by ${worst}`);
+  });
+
+  it('text: the answer, why it stopped, and each step among its candidates; --sample repeats with its seed', () => {
+    const run = cli(modelFixture('gpt2'), '--text', 'The cat', '--generate', '3');
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /^gpt2: 2 layers × 2 heads, 5 tokens/);
+    assert.match(run.stdout, /\ngenerated 3 tokens after the 2 of the prompt \(stopped by the number asked for; \d+\.\d ms per token\):\n {2}".+"\n {2}2: ".+" · of (".+" \d+\.\d%(, )?){5}\n/);
+    const sampled = (seed: string) => cli(modelFixture('gpt2'), '--text', 'The cat', '--generate', '6', '--sample', '--temperature', '1.2', '--top-p', '0.9', '--seed', seed, '--json');
+    const [a, b] = [sampled('5'), sampled('5')];
+    assert.equal(a.status, 0, a.stderr);
+    assert.deepEqual(JSON.parse(a.stdout).generated_ids, JSON.parse(b.stdout).generated_ids);
+  });
+
+  it('bad input: one line and exit 1', () => {
+    const gpt2 = modelFixture('gpt2');
+    assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', '0'), /the number of new tokens must be a whole number of at least 1, not 0$/m);
+    assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', '-4'), /the number of new tokens must be a whole number of at least 1, not -4$/m);
+    assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', 'ten'), /--generate needs a number, not `ten`/);
+    assertOneLine(cli(modelFixture('bert'), '--ids', '2,5,3', '--generate', '4'), /this is an encoder \(bert\): it fills masked tokens and does not generate/);
+    assertOneLine(cli(gpt2, '--ids', '1,2,3', '--generate', '62'), /the prompt's 3 tokens and 62 new ones need 65 positions, past the model's 64: ask for at most 61 new tokens/);
+    assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', '2', '--sample', '--top-k', '0'), /top-k must be a whole number of at least 1, not 0/);
+    assert.equal(cli(gpt2, '--ids', '1,2', '--generate', '2', '--seed', '3').status, 2, '--seed without --sample is a usage error');
   });
 });

@@ -111,3 +111,22 @@ export function modelFixture(name: ModelFixtureName): string {
 export function modelReference(name: ModelFixtureName): ModelReference {
   return JSON.parse(readFileSync(join(modelFixture(name), 'reference.json'), 'utf8')) as ModelReference;
 }
+
+/** What scripts/gen_generation_references.py writes per causal fixture: a greedy continuation recomputed in float64. */
+export interface GenerationReference {
+  prompt: number[];
+  /** The greedy tokens, ending after config.json's eos_token_id when the model said it. */
+  generated: number[];
+  /** The smallest gap between a step's two largest logits. */
+  margin: number;
+  /** [layer][head][query][key] of one float64 forward over prompt + generated. */
+  attentions: number[][][][];
+}
+
+/** The generation references by fixture name, generating them (after the model set) when missing or stale. */
+export function generationReferences(): Record<string, GenerationReference> {
+  ensureGenerated();
+  const root = join(repoRoot, 'test-output', 'generation');
+  ensureGenerated(root, [join(repoRoot, 'scripts', 'gen_generation_references.py'), ...sources]);
+  return JSON.parse(readFileSync(join(root, 'generation.json'), 'utf8')) as Record<string, GenerationReference>;
+}

@@ -1,0 +1,171 @@
+// A causal model writing its answer: the prompt's forward fills a key/value cache, then each new
+// token costs one row of every product and one attention row over the cache (forward.ts's step),
+// chosen greedily or by seeded sampling (decoding.ts), until the model's end-of-sequence token
+// (kept) or the number asked for. The run returned is one forward over the whole final sequence
+// (prompt + generated), so every view, head score, rollout and drill-down works on it unchanged,
+// and its attention rows are those the steps computed.
+//
+// The contract the editor codes against:
+// - generateModel(files, input, options) → ModelRun with `generation`: promptLength, steps (one
+//   per new token: its id and label, the top 5 candidates it was chosen from, its attention row
+//   as computed, its time), stoppedBy 'eos' | 'length' | 'cancelled', the generated text.
+// - options.onStep(step) is called as each token is chosen, before the next is computed;
+//   options.signal's abort stops the loop at once (the run then covers the tokens chosen so far);
+//   options.isCancelled / cancelFlag cancel the whole run, as for runModel.
+// - decodeStepSpec(run, layer, head, position): one head's step-by-step problem at a generated
+//   position, as the engine's decode variant (the row of token `position` over keys 0…position).
+import { CancelledError } from '../engine/attention';
+import { warmThreads } from '../engine/fast/pool';
+import { warmNativeLinear } from '../engine/native/linear';
+import type { AttentionSpec, Matrix } from '../types';
+import { KeyValueCache } from './cache';
+import type { ModelConfig } from './config';
+import { type SamplingOptions, tokenChooser } from './decoding';
+import type { Generation, GenerationStep, ModelInput } from './input';
+import { finishRun, type ModelRun, openTextModel, readConfig, type RunModelOptions } from './run';
+import { ModelFileError, type ModelFiles, readText } from './weights';
+
+export type { SamplingOptions } from './decoding';
+export type { Generation, GenerationStep } from './input';
+
+export interface GenerateOptions extends RunModelOptions {
+  /** At most this many new tokens (a whole number ≥ 1); fewer when the model ends its answer. */
+  maxNewTokens: number;
+  /** Absent: greedy, the most probable token at each step (a tie to the lowest id). */
+  sampling?: SamplingOptions;
+  /** Aborting stops the generation before its next step: the run covers what was generated. */
+  signal?: AbortSignal;
+  /** Each token as it is chosen, before the next is computed. */
+  onStep?(step: GenerationStep): void;
+}
+
+/** Refused up front, before a weight is read: what cannot be generated. */
+export class GenerationError extends RangeError {}
+
+export async function generateModel(files: ModelFiles, input: ModelInput, options: GenerateOptions): Promise<ModelRun> {
+  const started = performance.now();
+  const newTokens = options.maxNewTokens;
+  if (!(Number.isInteger(newTokens) && newTokens >= 1)) throw new GenerationError(`the number of new tokens must be a whole number of at least 1, not ${newTokens}`);
+  const choose = tokenChooser(options.sampling);
+  if ('image' in input) throw new GenerationError('generation needs a text or token ids, not a picture');
+  warmThreads();
+  const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
+  const config = await readConfig(files);
+  refuseNonGenerating(config);
+  const eosIds = await endOfSequenceIds(files);
+  const model = await openTextModel(files, config, input, options, nativeWarmed, (ids) => {
+    const needed = ids.length + newTokens;
+    if (needed > config.maxPositions) {
+      throw new GenerationError(`the prompt's ${ids.length} token${ids.length === 1 ? '' : 's'} and ${newTokens} new one${newTokens === 1 ? '' : 's'} need ${needed} positions, past the model's ${config.maxPositions}: ask for at most ${Math.max(0, config.maxPositions - ids.length)} new tokens`);
+    }
+    return needed;
+  });
+  try {
+    const { forward, head, ids, tokenizer } = model;
+    const label = (id: number) => tokenizer?.label(id) ?? `#${id}`;
+    const loadMs = performance.now() - started;
+    const cache = new KeyValueCache(config.layers, config.kvHeads * config.headDim, ids.length + newTokens);
+    const { signal } = options;
+    const control = { isCancelled: () => Boolean(signal?.aborted) || Boolean(options.isCancelled?.()), ...(options.cancelFlag ? { cancelFlag: options.cancelFlag } : {}) };
+    const steps: GenerationStep[] = [];
+    let stoppedBy: Generation['stoppedBy'] = 'length';
+    const prefillStarted = performance.now();
+    let prefillMs = 0;
+    try {
+      // The prompt but its last token in one forward; the last is fed as step 0, so that every step's row is computed alike.
+      if (ids.length > 1) await forward.run(ids.slice(0, -1), control, cache);
+      prefillMs = performance.now() - prefillStarted;
+      let fed = ids[ids.length - 1];
+      for (let index = 0; index < newTokens; index++) {
+        if (signal?.aborted) {
+          stoppedBy = 'cancelled';
+          break;
+        }
+        const stepStarted = performance.now();
+        const { hidden, attention } = await forward.step(fed, cache, control);
+        const logits = await head.logits(hidden, 1);
+        if (!logits) throw new GenerationError('the checkpoint has no LM head (lm_head.weight, or tied embeddings): it cannot choose a next token');
+        const position = ids.length + index;
+        const id = choose(logits);
+        const step: GenerationStep = { index, position, id, token: label(id), candidates: head.top(position - 1, logits, 'next'), attention, ms: performance.now() - stepStarted };
+        steps.push(step);
+        options.onStep?.(step);
+        if (eosIds.includes(id)) {
+          stoppedBy = 'eos';
+          break;
+        }
+        fed = id;
+      }
+    } catch (error) {
+      // The signal's abort stops the generation; the caller's own cancel (isCancelled) stops the run.
+      if (!(error instanceof CancelledError && signal?.aborted && !options.isCancelled?.())) throw error;
+      stoppedBy = 'cancelled';
+    }
+    const generated = steps.map((step) => step.id);
+    const all = [...ids, ...generated];
+    if (ropeChangesBy(config, all.length)) {
+      model.warnings.push(
+        `this model's RoPE frequencies change with the sequence's length (longrope or dynamic scaling): each token was generated with the cache's keys as rotated when computed (as transformers' cache keeps them), while the attentions shown are one forward over the ${all.length} tokens, which rotates them all at the final length`,
+      );
+    }
+    const forwardStarted = performance.now();
+    const run = await finishRun(model, all, await forward.run(all, { ...(options.isCancelled ? { isCancelled: options.isCancelled } : {}), ...(options.cancelFlag ? { cancelFlag: options.cancelFlag } : {}) }), loadMs, forwardStarted);
+    run.generation = { promptLength: ids.length, steps, stoppedBy, eosIds, ...(tokenizer ? { text: tokenizer.text(generated) } : {}), prefillMs, cacheBytes: cache.bytes };
+    return run;
+  } catch (error) {
+    model.dispose();
+    throw error;
+  }
+}
+
+/** Generation of an encoder (BERT's masks) or a vision model is refused in one line. */
+function refuseNonGenerating(c: ModelConfig): void {
+  if (c.family === 'vision') throw new GenerationError(`this is a vision model (${c.modelType}): it does not generate text`);
+  if (!c.causal) throw new GenerationError(`this is an encoder (${c.modelType}): it fills masked tokens and does not generate; generation needs a causal language model (GPT-2, Llama…)`);
+}
+
+/**
+ * The ids that end an answer, as transformers reads them: generation_config.json's eos_token_id
+ * when it has one, else config.json's; a number or a list.
+ */
+export async function endOfSequenceIds(files: ModelFiles): Promise<number[]> {
+  const read = async (name: string): Promise<Record<string, unknown> | undefined> => {
+    const text = await readText(files, name);
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new ModelFileError(`${name} is not valid JSON (${(error as Error).message})`);
+    }
+  };
+  const generation = await read('generation_config.json');
+  const value = generation && 'eos_token_id' in generation ? generation.eos_token_id : (await read('config.json'))?.eos_token_id;
+  return (Array.isArray(value) ? value : [value]).filter((id): id is number => Number.isInteger(id));
+}
+
+/** Whether a layer's RoPE frequencies at `length` positions differ from those at shorter ones (longrope past its original length, dynamic NTK). */
+function ropeChangesBy(c: ModelConfig, length: number): boolean {
+  return c.attention.some(({ rope }) => rope !== undefined && ((rope.long !== undefined && length > rope.long.beyond) || (rope.dynamic !== undefined && length > rope.dynamic.original)));
+}
+
+/**
+ * One head's step-by-step problem at `position` of a run (a generated token's): the drill-down's
+ * problem cut to positions 0…position, with the engine's decode variant, which computes the one
+ * query row of that token over every key up to it, as the generation's cached step did.
+ */
+export async function decodeStepSpec(run: ModelRun, layer: number, head: number, position: number): Promise<AttentionSpec> {
+  if (!(Number.isInteger(position) && position >= 0 && position < run.queryCount)) throw new RangeError(`no position ${position}: the run has ${run.queryCount} tokens`);
+  const spec = await run.drillDownSpec(layer, head);
+  const rows = position + 1;
+  const cut = (m: Matrix | undefined): Matrix | undefined => m && { rows, cols: m.cols, data: m.data.slice(0, rows * m.cols) };
+  const { X, Q, K, V, tokens, options } = spec;
+  return {
+    ...spec,
+    ...(X ? { X: cut(X) } : {}),
+    ...(Q ? { Q: cut(Q) } : {}),
+    ...(K ? { K: cut(K) } : {}),
+    ...(V ? { V: cut(V) } : {}),
+    ...(tokens ? { tokens: tokens.slice(0, rows) } : {}),
+    options: { ...options, decode: true, name: `${options.name ?? `L${layer} H${head}`}, step at token ${position}` },
+  };
+}
