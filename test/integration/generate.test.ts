@@ -1,0 +1,94 @@
+// Generation in the editor, on the GPT-2 fixture (scripts/gen_model_fixtures.py): the config.json
+// CodeLens's "Generate…" asks for the text and the count and generates, each step reaching the
+// extension's API before the run ends, its heads page open; the `generate=N` directive does the
+// same from a note; an encoder's `generate=` is a diagnostic at the word and has no Generate lens.
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { ModelRunOutcome } from '../../src/features/models';
+import type { GenerationStepInfo } from '../../src/protocol';
+import { modelFixture } from '../unit/model/fixtures';
+import { activateApi, closeAllEditors, codeLenses, eventually } from './support';
+
+const headsPages = () => vscode.window.tabGroups.all.flatMap((group) => group.tabs).filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.input.viewType.includes('attentionLens.heads'));
+
+/** Runs `start`, collecting the generated steps the API reports, each with whether the run had ended by then. */
+async function collectingSteps(start: () => Thenable<ModelRunOutcome | undefined>): Promise<{ outcome: ModelRunOutcome | undefined; steps: { step: GenerationStepInfo; ended: boolean }[] }> {
+  const api = await activateApi();
+  const steps: { step: GenerationStepInfo; ended: boolean }[] = [];
+  let ended = false;
+  const listening = api.onDidGenerateStep((step) => steps.push({ step, ended }));
+  try {
+    const outcome = await start();
+    ended = true;
+    return { outcome, steps };
+  } finally {
+    listening.dispose();
+  }
+}
+
+describe('generation', function () {
+  this.timeout(180_000);
+  before(activateApi);
+  afterEach(closeAllEditors);
+
+  it('config.json’s “Generate…” asks for the text and the count, and each step arrives before the run ends', async () => {
+    const folder = modelFixture('gpt2');
+    const config = vscode.Uri.file(join(folder, 'config.json'));
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
+    const lens = await eventually(async () => (await codeLenses(config)).find((found) => found.command === 'attentionLens.generate'), 'the Generate… lens');
+    assert.equal(lens.title, 'Generate…');
+    const { outcome, steps } = await collectingSteps(async () => {
+      const running = vscode.commands.executeCommand<ModelRunOutcome | undefined>(lens.command, ...lens.args);
+      let settled = false;
+      void running.then(() => (settled = true));
+      // The text and the count boxes, accepted with their defaults ("Once upon a time", 40); the
+      // fixture has no chat template, so no third question.
+      for (let accepted = 0; accepted < 2; ) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        if (settled) break;
+        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+        accepted++;
+      }
+      return running;
+    });
+    const generation = outcome?.summary?.generation;
+    assert.ok(generation, outcome?.error ?? 'no generation');
+    assert.ok(generation.steps.length >= 1 && generation.steps.length <= 40);
+    assert.deepEqual(steps.map(({ step }) => step), generation.steps, 'every step reported, in order');
+    assert.ok(steps.every(({ ended }) => !ended), 'each step arrived while the run was under way');
+    await eventually(() => (headsPages().length > 0 ? true : undefined), 'the generation’s heads page');
+  });
+
+  it('a note’s generate=N generates that many tokens after its text', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'attention-lens-generate-')), 'note.md');
+    writeFileSync(path, `# A story\n<!-- attention: model="${modelFixture('gpt2')}" text="Once upon a time" generate=3 -->\n`);
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+    await vscode.window.showTextDocument(document);
+    const lens = await eventually(async () => (await codeLenses(document.uri)).find((found) => found.title.startsWith('▶ Generate')), 'the directive’s lens');
+    assert.equal(lens.title, '▶ Generate 3 tokens');
+    const { outcome, steps } = await collectingSteps(() => vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 0));
+    const generation = outcome?.summary?.generation;
+    assert.ok(generation, outcome?.error ?? 'no generation');
+    assert.equal(generation.steps.length, steps.length);
+    assert.ok(generation.stoppedBy === 'length' ? generation.steps.length === 3 : generation.stoppedBy === 'eos');
+    assert.ok(steps.length > 0 && steps.every(({ ended }) => !ended));
+  });
+
+  it('generate= on an encoder: a diagnostic at the word; its config.json has no Generate… lens', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'attention-lens-generate-')), 'note.md');
+    const text = `<!-- attention: model="${modelFixture('bert')}" text="The cat sat" generate=5 -->\n`;
+    writeFileSync(path, text);
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+    await vscode.window.showTextDocument(document);
+    const diagnostic = await eventually(() => vscode.languages.getDiagnostics(document.uri).find((found) => found.code === 'model-cannot-generate'), 'the encoder’s diagnostic');
+    assert.equal(document.getText(diagnostic.range), 'generate=5');
+    assert.match(diagnostic.message, /encoder/);
+    const config = vscode.Uri.file(join(modelFixture('bert'), 'config.json'));
+    await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
+    await eventually(async () => ((await codeLenses(config)).some((found) => found.command === 'attentionLens.runModel') ? true : undefined), 'the Run model lens');
+    assert.equal((await codeLenses(config)).some((found) => found.command === 'attentionLens.generate'), false);
+  });
+});
