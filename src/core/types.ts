@@ -135,6 +135,10 @@ export interface ModelDirective {
   ids?: number[];
   /** `image="cat.png"`: a picture for a vision model, relative to the text file's folder, or absolute. */
   image?: string;
+  /** `generate=40`: generate that many tokens after the text (greedy). */
+  generate?: number;
+  /** `chat`: the text is a user message, sent through the model's chat template. */
+  chat?: boolean;
 }
 
 export interface Problem {

@@ -192,6 +192,11 @@ export function modelRunArguments(document: vscode.TextDocument, model: ModelDir
 /** A model directive's run: on its text or ids, or (`image="…"`) a vision model on that picture. */
 function runModelDirective(document: vscode.TextDocument, model: ModelDirective): Thenable<unknown> {
   const [folder, input] = modelRunArguments(document, model);
+  if (model.generate !== undefined && model.image === undefined) {
+    // Without a text or ids, the command asks for one (and the count is the directive's).
+    const request = input && !('image' in input) ? { input, maxNewTokens: model.generate, ...(model.chat ? { chat: true } : {}) } : undefined;
+    return vscode.commands.executeCommand(COMMANDS.generate, folder, request);
+  }
   if (model.image === undefined) return vscode.commands.executeCommand(COMMANDS.runModel, folder, input);
   return vscode.commands.executeCommand(COMMANDS.runVisionOnImage, vscode.Uri.file(path.resolve(path.dirname(document.uri.fsPath), model.image)), folder);
 }

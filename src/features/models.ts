@@ -8,13 +8,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
-import { SUPPORTED_VISION_TYPES } from '../core/model/config';
+import { parseModelConfig, SUPPORTED_VISION_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
-import type { ModelRunInput, ModelRunSummary } from '../protocol';
-import { RunCancelledError, type AttentionWorker } from '../worker/client';
+import type { GenerateRequest, ModelRunInput, ModelRunSummary } from '../protocol';
+import { type GenerationProgress, RunCancelledError, type AttentionWorker } from '../worker/client';
+import { GenerationFeed } from './generationFeed';
 import { COMMANDS } from '../host/commandIds';
 import { MODEL_SCHEME } from '../host/debugUri';
 import { currentPlace, lastModelPlace } from './place';
@@ -39,6 +40,14 @@ export interface ModelDeps {
   log: vscode.LogOutputChannel;
 }
 
+/** What "Generate…" runs: a text or ids, how many new tokens, the text as a chat message or not. */
+export interface GenerateCommandRequest {
+  input: { text: string } | { ids: number[] };
+  maxNewTokens: number;
+  chat?: boolean;
+  sampling?: GenerateRequest['sampling'];
+}
+
 /** What the run command returns (tests read it). */
 export interface ModelRunOutcome {
   summary?: ModelRunSummary;
@@ -50,8 +59,9 @@ export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps
   const models = new ModelRuns(context, deps);
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
+    vscode.commands.registerCommand(COMMANDS.generate, (folder?: vscode.Uri | string, request?: GenerateCommandRequest) => models.generate(folder, request)),
     vscode.commands.registerCommand(COMMANDS.runVisionOnImage, (image?: vscode.Uri, folder?: vscode.Uri | string) => models.commandOnImage(image, folder)),
-    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number) => models.openHead(run, layer, head)),
+    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number, step?: number) => models.openHead(run, layer, head, 'float32', step)),
     vscode.commands.registerCommand(COMMANDS.runInductionProbe, (run?: number, repeat?: number, seed?: number) => models.probe(run, repeat, seed)),
     vscode.languages.registerCodeLensProvider({ pattern: '**/config.json' }, new ConfigLens()),
     deps.panel.onDidRequestDtype(({ uri, dtype }) => {
@@ -68,7 +78,7 @@ export class ModelRuns {
   private readonly inputs = new Map<number, ModelRunInput>();
   private latest: ModelRunSummary | undefined;
   /** The head each model URI shows, for the panel's dtype control. */
-  private readonly shown = new Map<string, { run: number; layer: number; head: number }>();
+  private readonly shown = new Map<string, { run: number; layer: number; head: number; step?: number }>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -92,6 +102,29 @@ export class ModelRuns {
     const outcome = await running;
     if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
     if (outcome.summary) this.announce(outcome.summary);
+    await shown;
+    return outcome;
+  }
+
+  /**
+   * "Attention: Generate…" (also the CodeLens on a causal model's config.json and a directive's
+   * `generate=N`): asks for the folder, text, count and chat as not given, then generates in the
+   * worker. Its heads page is made at once and shows each token as it comes, with a Stop button.
+   */
+  async generate(folder: vscode.Uri | string | undefined, request: GenerateCommandRequest | undefined): Promise<ModelRunOutcome | undefined> {
+    const focused = folder === undefined ? currentPlace() : undefined;
+    const target = folder === undefined ? (focused?.kind === 'model' ? focused.folder : await this.pickFolder(GENERATE_PICK)) : typeof folder === 'string' ? folder : modelFolder(folder);
+    if (!target) return undefined;
+    if (!request) void this.deps.preparer.now(target);
+    const given = request ?? (await askGeneration(target));
+    if (!given) return undefined;
+    const feed = new GenerationFeed(() => this.deps.worker.stopGeneration());
+    const options = { maxNewTokens: given.maxNewTokens, ...(given.chat ? { chat: true } : {}), ...(given.sampling ? { sampling: given.sampling } : {}) };
+    const running = this.run(target, given.input, { options, progress: (message) => feed.receive(message) });
+    void running.finally(() => feed.end());
+    const shown = vscode.commands.executeCommand(COMMANDS.showModelHeads, running, target, feed);
+    const outcome = await running;
+    if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
     await shown;
     return outcome;
   }
@@ -127,8 +160,8 @@ export class ModelRuns {
     return outcome;
   }
 
-  /** Runs `folder` on `input` in the worker (a newer run cancels this one). */
-  async run(folder: string, input: ModelRunInput): Promise<ModelRunOutcome> {
+  /** Runs `folder` on `input` in the worker (a newer run cancels this one); generates after it when asked. */
+  async run(folder: string, input: ModelRunInput, generation?: { options: Omit<GenerateRequest, 'stopFlag'>; progress(message: GenerationProgress): void }): Promise<ModelRunOutcome> {
     // Not awaited: the update's round trip to the window took ~300 ms before the worker was asked.
     void this.remember(folder).catch((error: unknown) => this.deps.log.warn(`could not remember ${folder} as recently run: ${String(error)}`));
     const memoryLimitBytes = Math.floor(totalmem() * MEMORY_SHARE);
@@ -136,7 +169,7 @@ export class ModelRuns {
     // The host only waits while the worker runs: the log says how long its event loop ever stalled.
     const hostDelay = monitorEventLoopDelay({ resolution: 5 });
     hostDelay.enable();
-    const job = this.deps.worker.runModel(folder, input, memoryLimitBytes);
+    const job = this.deps.worker.runModel(folder, input, memoryLimitBytes, generation);
     this.showProgressIfSlow(job, path.basename(folder));
     try {
       const summary = await job;
@@ -145,8 +178,9 @@ export class ModelRuns {
       this.inputs.set(summary.run, input);
       this.latest = summary;
       const { loadMs, forwardMs } = summary.timings;
+      const generated = summary.generation ? `, generated ${summary.generation.steps.length} (${summary.generation.stoppedBy})` : '';
       this.deps.log.info(
-        `ran ${summary.architecture} from ${folder} on ${summary.tokens.length} tokens (${summary.backend}): load ${loadMs.toFixed(0)} ms, forward ${forwardMs.toFixed(0)} ms, ` +
+        `ran ${summary.architecture} from ${folder} on ${summary.tokens.length} tokens${generated} (${summary.backend}): load ${loadMs.toFixed(0)} ms, forward ${forwardMs.toFixed(0)} ms, ` +
           `${(performance.now() - started).toFixed(0)} ms in all; the editor's event loop waited at most ${(hostDelay.max / 1e6).toFixed(1)} ms meanwhile`,
       );
       for (const warning of summary.warnings) this.deps.log.warn(`${path.basename(folder)}: ${warning}`);
@@ -161,7 +195,7 @@ export class ModelRuns {
   }
 
   /** Opens one head of a run in the panel, step by step; asks for whatever is not given. */
-  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32'): Promise<RunOutcome | undefined> {
+  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32', step?: number): Promise<RunOutcome | undefined> {
     const summary = runHandle === undefined ? this.summaries.get(lastModelPlace()?.run ?? -1) ?? this.latest : this.summaries.get(runHandle);
     if (!summary) {
       void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…").');
@@ -173,9 +207,9 @@ export class ModelRuns {
     // A new panel's page (a second or more to load) loads while the worker drills down and runs the head.
     this.deps.panel.openForRun(uri, 0);
     try {
-      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head);
+      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head, step);
       const problem = headProblem(spec);
-      this.shown.set(uri.toString(), { run: summary.run, ...picked });
+      this.shown.set(uri.toString(), { run: summary.run, ...picked, ...(step === undefined ? {} : { step }) });
       const outcome = await this.deps.runner.runDetached(uri.toString(), problem, spec, problem.name ?? 'model head', dtype);
       if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
       return outcome;
@@ -193,7 +227,7 @@ export class ModelRuns {
   /** The panel's dtype control on a model's head: the same head again in that dtype. */
   async reopen(uri: vscode.Uri, dtype: DType): Promise<void> {
     const shown = this.shown.get(uri.toString());
-    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype);
+    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype, shown.step);
   }
 
   summary(run: number): ModelRunSummary | undefined {
@@ -271,6 +305,17 @@ function isVisionConfig(text: string): boolean {
   return type !== undefined && (SUPPORTED_VISION_TYPES as readonly string[]).includes(type);
 }
 
+/** Whether config.json is a causal language model's, as the engine reads it (encoders and vision models do not generate). */
+function isGeneratingConfig(text: string): boolean {
+  try {
+    const config = parseModelConfig(text);
+    return config.family !== 'vision' && config.causal;
+  } catch {
+    return false;
+  }
+}
+
+const GENERATE_PICK: FolderPick = { title: 'Attention: Generate', placeHolder: 'A causal language model folder (config.json, weights, tokenizer.json)', accepts: isGeneratingConfig };
 const TEXT_PICK: FolderPick = { title: 'Attention: Run Model on Text', placeHolder: 'A model folder (config.json, weights, tokenizer.json)', accepts: () => true };
 const VISION_PICK: FolderPick = { title: 'Attention: Run Vision Model on Image', placeHolder: 'A vision model folder (config.json, weights, preprocessor_config.json)', accepts: isVisionConfig };
 
@@ -286,6 +331,46 @@ async function askInput(): Promise<ModelInput | undefined> {
   if (selected.trim() !== '') return { text: selected };
   const text = await vscode.window.showInputBox({ title: 'Attention: Run Model on Text', prompt: 'The text to run the model on', value: 'The cat sat on the mat' });
   return text === undefined || text === '' ? undefined : { text };
+}
+
+/** Most new tokens offered: past this the answer is long to watch and its rows long to send. */
+const MAX_NEW_TOKENS = 4096;
+
+/** The text (the selection, else typed), how many tokens, and — when the folder has a chat template — whether it is a chat message. */
+async function askGeneration(folder: string): Promise<GenerateCommandRequest | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+  const text = selected.trim() !== '' ? selected : await vscode.window.showInputBox({ title: 'Attention: Generate (1/3)', prompt: 'The text the model continues (or, for a chat model, your message)', value: 'Once upon a time' });
+  if (!text) return undefined;
+  const count = await vscode.window.showInputBox({
+    title: 'Attention: Generate (2/3)',
+    prompt: 'How many tokens to generate at most (it stops earlier at the model’s end-of-text token)',
+    value: '40',
+    validateInput: (value) => (newTokenCount(value) === undefined ? `A whole number from 1 to ${MAX_NEW_TOKENS}` : undefined),
+  });
+  const maxNewTokens = count === undefined ? undefined : newTokenCount(count);
+  if (maxNewTokens === undefined) return undefined;
+  if (!(await hasChatTemplate(folder))) return { input: { text }, maxNewTokens };
+  const chat = await vscode.window.showQuickPick(
+    [
+      { label: 'As a chat message', description: 'through the model’s chat template', chat: true },
+      { label: 'As plain text', description: 'the model continues the text as written', chat: false },
+    ],
+    { title: 'Attention: Generate (3/3)' },
+  );
+  return chat && { input: { text }, maxNewTokens, chat: chat.chat };
+}
+
+function newTokenCount(value: string): number | undefined {
+  const count = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  return count >= 1 && count <= MAX_NEW_TOKENS ? count : undefined;
+}
+
+/** A chat_template in tokenizer_config.json, or a chat_template.jinja (what core/model/chatTemplate.ts renders). */
+async function hasChatTemplate(folder: string): Promise<boolean> {
+  const read = async (name: string) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path.join(folder, name))));
+  const jinja = await read('chat_template.jinja').then(() => true, () => false);
+  return jinja || (await read('tokenizer_config.json').then((text) => /"chat_template"\s*:/.test(text), () => false));
 }
 
 async function pickHead(summary: ModelRunSummary): Promise<{ layer: number; head: number } | undefined> {
@@ -308,9 +393,12 @@ class ConfigLens implements vscode.CodeLensProvider {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const text = document.getText();
     // A vision folder runs on a picture: its lens asks for one.
-    const command = isVisionConfig(text)
-      ? { title: '▶ Run on image…', command: COMMANDS.runVisionOnImage, arguments: [undefined, document.uri] }
-      : { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
-    return /"model_type"\s*:/.test(text) ? [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command)] : [];
+    if (!/"model_type"\s*:/.test(text)) return [];
+    const at = new vscode.Range(0, 0, 0, 0);
+    if (isVisionConfig(text)) return [new vscode.CodeLens(at, { title: '▶ Run on image…', command: COMMANDS.runVisionOnImage, arguments: [undefined, document.uri] })];
+    const lenses = [new vscode.CodeLens(at, { title: '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] })];
+    // A causal language model writes: "Generate…" asks for the text and how many tokens.
+    if (isGeneratingConfig(text)) lenses.push(new vscode.CodeLens(at, { title: 'Generate…', command: COMMANDS.generate, arguments: [document.uri] }));
+    return lenses;
   }
 }

@@ -10,7 +10,7 @@ import { headLines, poolGrid } from '../core/heads/pool';
 import type { AttentionStack } from '../core/heads/stack';
 import { routingPairs } from '../core/model/experts';
 import type { ModelRun } from '../core/model/run';
-import type { HeadsAnswer, HeadsQuery, PictureInfo, StackInfo } from '../protocol';
+import type { AttentionRow, GenerationInfo, HeadsAnswer, HeadsQuery, PictureInfo, StackInfo } from '../protocol';
 import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
@@ -41,7 +41,30 @@ export async function answerQuery(stack: AttentionStack, query: HeadsQuery, othe
     case 'predict':
       // A model run's LM head row, on demand (the page's token hover); null for other stacks.
       return { kind: 'predict', position: query.position, prediction: (await stack.predictAt?.(query.position)) ?? null };
+    case 'row':
+      return { kind: 'row', row: await attentionRow(stack, query.position) };
   }
+}
+
+/**
+ * Row `position` of every layer × head. A causal stack's keys past the row are zero and left out:
+ * the row of a generated step has the keys up to it, which is what the page draws as it grows.
+ */
+export async function attentionRow(stack: AttentionStack, position: number): Promise<AttentionRow> {
+  const keys = stack.lowerTriangular ? position + 1 : stack.keyCount;
+  const weights = new Float32Array(stack.layerCount * stack.headCount * keys);
+  const copy = (layer: number, head: number, all: Float32Array | Float64Array) => weights.set(all.subarray(position * stack.keyCount, position * stack.keyCount + keys), (layer * stack.headCount + head) * keys);
+  for (let layer = 0; layer < stack.layerCount; layer++) {
+    if (stack.headGroups) await stack.headGroups(layer, async (first, heads) => heads.forEach((all, h) => copy(layer, first + h, all)));
+    else for (let head = 0; head < stack.headCount; head++) copy(layer, head, stack.weights(layer, head));
+  }
+  return { position, layers: stack.layerCount, heads: stack.headCount, keys, weights };
+}
+
+/** A generation as the host and the page keep it: the steps without their attention rows (the run keeps those). */
+export function generationInfo(run: Pick<ModelRun, 'generation'>): GenerationInfo | undefined {
+  if (!run.generation) return undefined;
+  return { ...run.generation, steps: run.generation.steps.map(({ attention: _attention, ...step }) => step) };
 }
 
 function compared(other: AttentionStack | undefined): AttentionStack {
@@ -52,7 +75,7 @@ function compared(other: AttentionStack | undefined): AttentionStack {
 /** Why `query` asks for what `stack` does not have (a layer, head or token past its counts). */
 export function outOfRange(stack: AttentionStack, query: HeadsQuery): string | undefined {
   if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
-  if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
+  if (query.kind === 'predict' || query.kind === 'row') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
   const layers = query.kind === 'grid' ? query.layers : [query.layer];
   const heads = query.kind === 'grid' || query.kind === 'lines' ? query.heads : [query.head];
   if (layers.some((layer) => layer >= stack.layerCount)) return `There are ${stack.layerCount} layers (0–${stack.layerCount - 1}).`;
@@ -66,7 +89,8 @@ export function infoOf(stack: AttentionStack, title: string, notes: string[]): S
   // A mixture of experts' routing is small (layers × tokens × top-k): the page gets it whole.
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
   const picture = pictureOf(stack);
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes, ...(routing ? { routing } : {}), ...(picture ? { picture } : {}) };
+  const generation = generationInfo(stack as AttentionStack & Partial<Pick<ModelRun, 'generation'>>);
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes, ...(routing ? { routing } : {}), ...(picture ? { picture } : {}), ...(generation ? { generation } : {}) };
 }
 
 /** What the heads page needs to draw a picture run's overlays (webview/heads/picture.ts); undefined for any other stack. */

@@ -7,7 +7,7 @@ import type { AttentionStack } from '../../src/core/heads/stack';
 import { routingPairs } from '../../src/core/model/experts';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
-import { answerQuery, pictureOf } from '../../src/views/heads';
+import { answerQuery, generationInfo, pictureOf } from '../../src/views/heads';
 import { openPanel, pageOrigin, type PanelPage, repoFile } from './harness';
 
 export interface HeadsPage extends PanelPage {
@@ -41,7 +41,8 @@ export function infoOf(stack: AttentionStack, title: string): StackInfo {
   const { tokens, keyTokens, layerCount, headCount, queryCount, keyCount } = stack;
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
   const picture = pictureOf(stack);
-  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'], ...(routing ? { routing } : {}), ...(picture ? { picture } : {}) };
+  const generation = generationInfo(stack as Parameters<typeof generationInfo>[0]);
+  return { title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes: ['a note'], ...(routing ? { routing } : {}), ...(picture ? { picture } : {}), ...(generation ? { generation } : {}) };
 }
 
 export interface HeadsPageOptions {
@@ -54,11 +55,13 @@ export interface HeadsPageOptions {
   ownContext?: boolean;
   /** As the host does while a model runs or a file is read: `opening` first, and the stack once
    * `meanwhile` (given the page) has resolved. */
-  opening?: { text: string; meanwhile(page: PanelPage['page']): Promise<void> };
+  opening?: { text: string; meanwhile(page: PanelPage['page'], reply: (message: unknown) => Promise<void>): Promise<void> };
+  /** Every message the page posts, as it posts it (the test standing in for the host sees it). */
+  onPosted?(message: HeadsViewToHost): void;
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext, opening }: HeadsPageOptions = {}): Promise<HeadsPage> {
+export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext, opening, onPosted }: HeadsPageOptions = {}): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   let paired: AttentionStack | undefined;
@@ -70,11 +73,13 @@ export async function openHeads(stack: AttentionStack, { viewport = { width: 110
     beforeGoto: async (p) => {
       page = p;
       await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {
-        const reply = (m: unknown) => pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), m));
+        const send = (m: unknown) => p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), portable(m));
+        const reply = (m: unknown) => pending.push(send(m));
+        onPosted?.(message);
         if (message.type === 'ready') {
           if (opening) {
             reply({ type: 'opening', text: opening.text });
-            await opening.meanwhile(p);
+            await opening.meanwhile(p, send);
           }
           reply({ type: 'stack', info: infoOf(stack, 'test.pt') });
         }

@@ -27,7 +27,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
-  'model', 'text', 'ids', 'image',
+  'model', 'text', 'ids', 'image', 'generate', 'chat',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -77,6 +77,9 @@ const KEY_ALIASES: Record<string, Key> = {
   ids: 'ids',
   input_ids: 'ids',
   image: 'image',
+  generate: 'generate',
+  max_new_tokens: 'generate',
+  chat: 'chat',
 };
 
 const SCORES: Record<string, ScoreFunction> = {
@@ -287,9 +290,15 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   }
   const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
   if (model.path !== undefined) directive.model = { ...model, path: model.path };
-  else if (optionSpans.text || optionSpans.ids || optionSpans.image) {
-    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.generate || optionSpans.chat) {
+    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? optionSpans.generate ?? optionSpans.chat;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `image`, `generate` and `chat` are a model\'s: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  }
+  if (model.image !== undefined && (model.generate !== undefined || model.chat)) {
+    issues.push({ ...(optionSpans.generate ?? optionSpans.chat), severity: 'error', code: 'bad-option-value', message: 'A picture is classified, not continued: `generate` and `chat` need a `text` or `ids`.' });
+  }
+  if (model.chat && model.text === undefined && model.path !== undefined) {
+    issues.push({ ...optionSpans.chat, severity: 'error', code: 'bad-option-value', message: '`chat` sends a `text` through the model\'s chat template: add `text="…"`.' });
   }
   return directive;
 }
@@ -444,6 +453,16 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
     case 'image': {
       if (!rawValue) bad('`image` needs a picture file, e.g. `image="cat.png"` (relative to this file).');
       else model.image = rawValue;
+      return key;
+    }
+    case 'generate': {
+      const count = rawValue !== undefined && /^\d{1,6}$/.test(rawValue.trim()) ? Number(rawValue) : undefined;
+      if (!count) bad(`\`generate\` takes how many tokens to generate, a whole number of at least 1 (e.g. \`generate=40\`), not \`${rawValue ?? ''}\`.`);
+      else model.generate = count;
+      return key;
+    }
+    case 'chat': {
+      if (flag()) model.chat = true;
       return key;
     }
     case 'ids': {

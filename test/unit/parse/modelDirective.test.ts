@@ -41,6 +41,26 @@ describe('the model directive', () => {
     assert.equal(problems[1].model, undefined);
   });
 
+  it('reads generate=N and chat', () => {
+    const { problems, diagnostics } = parseDocument('<!-- attention: model="models/gpt2" text="Once upon a time" generate=40 chat -->\n');
+    assert.deepEqual(diagnostics, []);
+    assert.deepEqual(problems[0].model, { path: 'models/gpt2', text: 'Once upon a time', generate: 40, chat: true });
+  });
+
+  it('says what is wrong with generate=0, generate=abc, generate without a model, chat without a text, and generate on a picture', () => {
+    const text = '# attention: model=m text="a" generate=0\n\n# attention: model=m text="a" generate=abc\n\n# attention: generate=5\n\n# attention: model=m ids="1 2" chat\n\n# attention: model=m image="cat.png" generate=3\n';
+    const { diagnostics } = parseDocument(text);
+    assert.deepEqual(diagnostics.map((d) => [d.code, d.range]), [
+      ['bad-option-value', rangeOf(text, '0')],
+      ['bad-option-value', rangeOf(text, 'abc')],
+      ['model-missing', rangeOf(text, 'generate=5')],
+      ['bad-option-value', rangeOf(text, 'chat')],
+      ['bad-option-value', rangeOf(text, 'generate=3')],
+    ]);
+    assert.match(diagnostics[0].message, /whole number of at least 1/);
+    assert.match(diagnostics[3].message, /chat template: add `text="…"`/);
+  });
+
   it('leaves problems without the key alone', () => {
     const { problems } = parseDocument('# attention: heads=2\nX = [[1, 0], [0, 1]]\n');
     assert.equal(problems[0].model, undefined);
