@@ -13,6 +13,8 @@ import resource
 import sys
 import time
 
+from peer_weights import read_safetensors
+
 started = time.perf_counter()
 MODE = sys.argv[1]
 
@@ -26,22 +28,6 @@ def report(**fields):
     fields['max_rss_mb'] = usage.ru_maxrss / 1024
     fields['cpu_ms'] = (usage.ru_utime + usage.ru_stime) * 1000  # every thread of the process
     print(json.dumps(fields))
-
-
-def read_safetensors(folder, to_array):
-    """Every tensor of the folder's safetensors files as float32 arrays, names without the class prefix."""
-    out = {}
-    for file in sorted(f for f in os.listdir(folder) if f.endswith('.safetensors')):
-        with open(os.path.join(folder, file), 'rb') as f:
-            data = f.read()
-        size = int.from_bytes(data[:8], 'little')
-        header = json.loads(data[8:8 + size])
-        header.pop('__metadata__', None)
-        for key, entry in header.items():
-            start, end = (8 + size + o for o in entry['data_offsets'])
-            name = key.split('.', 1)[1] if key.startswith(('transformer.', 'model.')) else key
-            out[name] = to_array(data[start:end], entry['dtype'], entry['shape'])
-    return out
 
 
 FOLDER, IDS = sys.argv[2], [int(i) for i in sys.argv[3].split(',')]
