@@ -29,6 +29,17 @@ async function collectingSteps(start: () => Thenable<ModelRunOutcome | undefined
   }
 }
 
+/** Accepts the `boxes` input boxes `running` asks, each with its default, and resolves with it. */
+async function answering<T>(running: Thenable<T>, boxes: number): Promise<T> {
+  let settled = false;
+  void Promise.resolve(running).then(() => (settled = true), () => (settled = true));
+  for (let accepted = 0; accepted < boxes && !settled; accepted++) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if (!settled) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  }
+  return running;
+}
+
 describe('generation', function () {
   this.timeout(180_000);
   before(activateApi);
@@ -40,26 +51,30 @@ describe('generation', function () {
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
     const lens = await eventually(async () => (await codeLenses(config)).find((found) => found.command === 'attentionLens.generate'), 'the Generate… lens');
     assert.equal(lens.title, 'Generate…');
-    const { outcome, steps } = await collectingSteps(async () => {
-      const running = vscode.commands.executeCommand<ModelRunOutcome | undefined>(lens.command, ...lens.args);
-      let settled = false;
-      void running.then(() => (settled = true));
-      // The text and the count boxes, accepted with their defaults ("Once upon a time", 40); the
-      // fixture has no chat template, so no third question.
-      for (let accepted = 0; accepted < 2; ) {
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        if (settled) break;
-        await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
-        accepted++;
-      }
-      return running;
-    });
+    // The text and the count boxes, accepted with their defaults ("Once upon a time", 40); the
+    // fixture has no chat template, so no third question.
+    const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>(lens.command, ...lens.args), 2));
     const generation = outcome?.summary?.generation;
     assert.ok(generation, outcome?.error ?? 'no generation');
     assert.ok(generation.steps.length >= 1 && generation.steps.length <= 40);
     assert.deepEqual(steps.map(({ step }) => step), generation.steps, 'every step reported, in order');
     assert.ok(steps.every(({ ended }) => !ended), 'each step arrived while the run was under way');
     await eventually(() => (headsPages().length > 0 ? true : undefined), 'the generation’s heads page');
+  });
+
+  it('from the palette on a model run’s heads page: that model, the text and count asked', async () => {
+    const folder = modelFixture('gpt2');
+    const ran = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', folder, { ids: [464, 3797, 3332] });
+    assert.ok(ran?.summary);
+    await eventually(() => {
+      const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+      return tab?.input instanceof vscode.TabInputWebview && !tab.label.includes('running…') ? true : undefined;
+    }, 'the run’s heads page in front, its run shown');
+    // The page's view state reaches the extension after the tab's.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate'), 2));
+    assert.equal(outcome?.summary?.folder, folder, 'the model of the page in front');
+    assert.ok(outcome?.summary?.generation && steps.length === outcome.summary.generation.steps.length);
   });
 
   it('a note’s generate=N generates that many tokens after its text', async () => {
