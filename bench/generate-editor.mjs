@@ -1,7 +1,7 @@
 // A generation watched in the real editor (issue 42: "a token appears on screen ≤ 50 ms after it
 // is computed"): code-server + Debian's Chromium, driven as the end-to-end tests drive it
 // (test/e2e/workbench.mjs). A note's `generate=N` CodeLens runs a GPT-2-small-shaped model (124M
-// random weights, scripts/gen_model_fixtures.py --bench) on a 32-token prompt for 128 new tokens;
+// random weights, scripts/gen-bench-models.mjs, in test-output/models-big as bench:generate's) on a 32-token prompt for 128 new tokens;
 // the worker stamps each step when its token is chosen (performance.timeOrigin + now,
 // src/worker/models.ts) and the heads page stamps the frame after it wrote the token
 // (webview/heads/generation.ts, #generation[data-latencies]): the difference is the step's way
@@ -10,24 +10,25 @@
 //   node esbuild.mjs --production && node bench/generate-editor.mjs [--new N] [--prompt P]
 // (npm run bench:generate-editor).
 /* global document */
-import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { writeFolder } from '../scripts/gen-bench-models.mjs';
 import { openFile, openWorkbench, webviewFrame } from '../test/e2e/workbench.mjs';
 
 const root = join(import.meta.dirname, '..');
 const argument = (flag, fallback) => Number(process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : fallback);
 const NEW_TOKENS = argument('--new', 128);
 const PROMPT = argument('--prompt', 32);
-const modelsFolder = join(root, 'test-output', 'models-bench');
-const gpt2Folder = join(modelsFolder, 'bench', 'gpt2-small');
+const bigFolders = join(root, 'test-output', 'models-big');
+const gpt2Folder = join(bigFolders, 'gpt2-small');
 /** The same deterministic ids as bench/heads.mjs: inside GPT-2's vocabulary. */
 const ids = Array.from({ length: PROMPT }, (_, i) => 100 + ((i * 7919) % 50000));
 
 if (!existsSync(join(gpt2Folder, 'config.json'))) {
-  console.log('writing the benchmark models (scripts/gen_model_fixtures.py --bench)…');
-  spawnSync('/usr/bin/python3', [join(root, 'scripts', 'gen_model_fixtures.py'), modelsFolder, '--bench'], { stdio: 'inherit' });
+  console.log(`writing ${gpt2Folder} (scripts/gen-bench-models.mjs)…`);
+  mkdirSync(bigFolders, { recursive: true });
+  writeFolder(bigFolders, 'gpt2-small');
 }
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
