@@ -14,13 +14,14 @@ import { routingPairs } from '../core/model/experts';
 import type { Generation, ModelInput } from '../core/model/input';
 import { type ModelRun, runModel } from '../core/model/run';
 import { GenerationError, generateModel, type SamplingOptions } from '../core/model/generate';
+import { chatPromptIds } from '../core/model/chatTemplate';
 import { ModelFileError } from '../core/model/weights';
 import { TensorReadError } from '../core/parse/tensors';
 import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';
 import { writeFailure } from './failure';
 
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json] [--max-memory-mb N]
-                      [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]]
+                      [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]] [--chat]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
       Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE; or a
@@ -34,6 +35,8 @@ export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,
       key/value cache, stopping after its end-of-sequence token (kept); greedy unless
       --sample (temperature 1, every token, seed 0 unless given). The report and the JSON
       cover the whole final sequence; the JSON adds generated_ids and generated_tokens.
+      --chat: TEXT is sent as a user message through the folder's chat template
+      (tokenizer_config.json's chat_template), ending where the assistant's answer begins.
 `;
 
 interface ModelArguments {
@@ -45,6 +48,8 @@ interface ModelArguments {
   generate?: string;
   /** --sample's options as written, by flag. */
   sample?: Partial<Record<SamplingFlag, string>>;
+  /** --chat: the text as a user message through the folder's chat template. */
+  chat: boolean;
 }
 
 const SAMPLING_FLAGS = ['--temperature', '--top-k', '--top-p', '--seed'] as const;
@@ -61,20 +66,24 @@ export async function modelCommand(argv: string[]): Promise<number> {
   }
   let run: ModelRun;
   try {
+    const files = folderFiles(args.folder);
+    // A chat model's prompt: the template writes the special tokens, so the ids are given as they are.
+    if (args.chat && 'text' in args.input) args.input = { ids: await chatPromptIds(files, args.input.text) };
     if (args.generate !== undefined) {
       if ('image' in args.input) throw new GenerationError('--generate writes text after a text or token ids, not a picture');
       // Every step reads every weight: they stay resident for the run (the default budget).
-      run = await generateModel(folderFiles(args.folder), args.input, { memoryLimitBytes: args.memoryLimitBytes, maxNewTokens: count('--generate', args.generate), ...(args.sample ? { sampling: samplingOf(args.sample) } : {}) });
+      run = await generateModel(files, args.input, { memoryLimitBytes: args.memoryLimitBytes, maxNewTokens: count('--generate', args.generate), ...(args.sample ? { sampling: samplingOf(args.sample) } : {}) });
     } else {
       const input: ModelInput = 'image' in args.input ? { image: readPicture(args.input.image.name) } : args.input;
       // One run per process: keeping the weights (ONNX Runtime's sessions pre-packing them) would only
       // cost this run (Llama-3.2-1B-shaped: 23 s of CPU against 10 s), unless ATTENTION_LENS_RESIDENT_GB asks.
       const residentBudgetBytes = process.env.ATTENTION_LENS_RESIDENT_GB === undefined ? 0 : undefined;
-      run = await runModel(folderFiles(args.folder), input, { memoryLimitBytes: args.memoryLimitBytes, residentBudgetBytes });
+      run = await runModel(files, input, { memoryLimitBytes: args.memoryLimitBytes, residentBudgetBytes });
     }
   } catch (error) {
     if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError || error instanceof ImageError) {
-      return writeFailure(args.json, 'failure', `${args.folder}: ${error.message}`, 1, 'attention-lens model');
+      // Messages that name the folder already are not prefixed with it again.
+      return writeFailure(args.json, 'failure', error.message.startsWith(args.folder) ? error.message : `${args.folder}: ${error.message}`, 1, 'attention-lens model');
     }
     throw error;
   }
@@ -90,6 +99,7 @@ function parseModelArguments(argv: string[]): ModelArguments {
   let memoryLimitBytes = defaultMemoryLimit();
   let generate: string | undefined;
   let sampled = false;
+  let chat = false;
   const sample: Partial<Record<SamplingFlag, string>> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -105,6 +115,7 @@ function parseModelArguments(argv: string[]): ModelArguments {
       if (arg === '--generate') generate = value;
       else sample[arg as SamplingFlag] = value;
     } else if (arg === '--sample') sampled = true;
+    else if (arg === '--chat') chat = true;
     else if (arg === '--max-memory-mb') {
       const mb = Number(argv[++i]);
       if (!(mb > 0)) throw new Error('--max-memory-mb needs a positive number');
@@ -118,7 +129,8 @@ function parseModelArguments(argv: string[]): ModelArguments {
   const given = Object.keys(sample);
   if (sampled && generate === undefined) throw new Error('--sample chooses the tokens --generate N writes: give --generate too');
   if (given.length > 0 && !sampled) throw new Error(`${given[0]} is a sampling option: add --sample (without it the most probable token is taken)`);
-  return { folder, input, json, memoryLimitBytes, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
+  if (chat && !('text' in input)) throw new Error('--chat sends --text TEXT through the chat template: give --text');
+  return { folder, input, json, memoryLimitBytes, chat, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
 }
 
 /** A flag's number as written; anything else is refused in one line with the flag's name. */

@@ -3,10 +3,9 @@
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
 import { COMMANDS } from '../host/commandIds';
+import { formatBytes } from '../core/words';
 import type { ResidentModelInfo } from '../protocol';
 import type { AttentionWorker } from '../worker/client';
-
-const gb = (bytes: number): string => `${(bytes / 1e9).toFixed(bytes < 1e9 ? 2 : 1)} GB`;
 
 /** The status bar's words for the resident models: text and tooltip, or undefined when none is resident. */
 export function residentText(resident: ResidentModelInfo[]): { text: string; tooltip: string } | undefined {
@@ -14,8 +13,8 @@ export function residentText(resident: ResidentModelInfo[]): { text: string; too
   const total = resident.reduce((sum, model) => sum + model.bytes, 0);
   const how = (mode: string) => (mode === 'constants' ? 'pre-packed in ONNX Runtime' : 'as stored');
   return {
-    text: `$(database) ${resident.length === 1 ? basename(resident[0].folder) : `${resident.length} models`} · ${gb(total)}`,
-    tooltip: `Attention Lens keeps these models' weights in memory between runs:\n${resident.map((m) => `• ${m.folder}: ${gb(m.bytes)}, ${how(m.mode)}`).join('\n')}\nClick to release them (their next run reads the files again).`,
+    text: `$(database) ${resident.length === 1 ? basename(resident[0].folder) : `${resident.length} models`} · ${formatBytes(total)}`,
+    tooltip: `Attention Lens keeps these models' weights in memory between runs:\n${resident.map((m) => `• ${m.folder}: ${formatBytes(m.bytes)}, ${how(m.mode)}`).join('\n')}\nClick to release them (their next run reads the files again).`,
   };
 }
 

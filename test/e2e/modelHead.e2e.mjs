@@ -5,9 +5,7 @@
 // PyTorch's weight, and then the step-by-step panel on the same head, whose weights table is
 // PyTorch's to the printed digits.
 import * as assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { assertMatrixClose, clickCodeLensUntilWebview, modelFixture, openFile, openWorkbench, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
+import { assertMatrixClose, clickCodeLensUntilWebview, openFile, openGpt2Note, recordFailure, tableValues, webviewFrame, weightsCard } from './workbench.mjs';
 
 describe('a model run\'s head, end to end', function () {
   this.timeout(300_000);
@@ -15,10 +13,7 @@ describe('a model run\'s head, end to end', function () {
   let reference;
 
   before(async () => {
-    const folder = modelFixture('gpt2');
-    reference = JSON.parse(readFileSync(join(folder, 'reference.json'), 'utf8'));
-    const note = `# GPT-2\n<!-- attention: model="${folder}" ids="${reference.token_ids.join(' ')}" -->\n`;
-    workbench = await openWorkbench({ files: { 'model.md': note } });
+    ({ reference, workbench } = await openGpt2Note());
   });
   afterEach(async function () {
     await recordFailure(this.currentTest, workbench);

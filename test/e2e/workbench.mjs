@@ -254,6 +254,17 @@ export function modelFixture(name) {
   return out.stdout;
 }
 
+/**
+ * A workbench whose `model.md` pins the GPT-2 fixture and its reference's token ids in a directive
+ * (its "▶ Run model" CodeLens runs them), with the fixture's folder and PyTorch's reference.
+ */
+export async function openGpt2Note() {
+  const folder = modelFixture('gpt2');
+  const reference = JSON.parse(readFileSync(join(folder, 'reference.json'), 'utf8'));
+  const note = `# GPT-2\n<!-- attention: model="${folder}" ids="${reference.token_ids.join(' ')}" -->\n`;
+  return { folder, reference, workbench: await openWorkbench({ files: { 'model.md': note } }) };
+}
+
 /** A number as the panel prints it (`0.7679`, `1.234e-4`, `−∞`). */
 export function parsePrinted(text) {
   const normalized = text.trim().replace('−', '-').replace('∞', 'Infinity');
