@@ -3,7 +3,7 @@
 // extension's API before the run ends, its heads page open; the `generate=N` directive does the
 // same from a note; an encoder's `generate=` is a diagnostic at the word and has no Generate lens.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -75,6 +75,21 @@ describe('generation', function () {
     const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate'), 2));
     assert.equal(outcome?.summary?.folder, folder, 'the model of the page in front');
     assert.ok(outcome?.summary?.generation && steps.length === outcome.summary.generation.steps.length);
+  });
+
+  it('a folder with a chat template: Generate… asks whether the text is a chat message, and sends it through the template', async () => {
+    const folder = join(mkdtempSync(join(tmpdir(), 'attention-lens-chat-')), 'gpt2-chat');
+    cpSync(modelFixture('gpt2'), folder, { recursive: true });
+    const configFile = join(folder, 'tokenizer_config.json');
+    const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(configFile, JSON.stringify({ ...config, eos_token: '<|endoftext|>', chat_template: '{% for m in messages %}{{ eos_token }}{{ m.role }}: {{ m.content }}\n{% endfor %}{{ eos_token }}assistant:' }));
+    // Text, count, then "As a chat message" (the first choice).
+    const { outcome } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate', folder), 3));
+    const summary = outcome?.summary;
+    assert.ok(summary?.generation, outcome?.error ?? 'no generation');
+    const prompt = summary.tokens.slice(0, summary.generation.promptLength);
+    assert.deepEqual(prompt.slice(0, 3), ['<|endoftext|>', 'user', ':'], 'the template’s text, its special token one id');
+    assert.equal(prompt.at(-1), ':');
   });
 
   it('a note’s generate=N generates that many tokens after its text', async () => {
