@@ -17,7 +17,7 @@ import { countTests, skipReasons } from './lib/test-counts.mjs';
 // with debugpy, numpy and torch (the debug source's tests pause a Python program), and the
 // WebAssembly kernels' toolchain — clang 14, its wasm-ld and binaryen's wasm-opt — with which
 // test/unit/fast/wasm-build.test.ts rebuilds the committed .wasm and requires the same bytes.
-const debianTestPackages = ['chromium', 'ripgrep', 'python3-debugpy', 'python3-numpy', 'python3-torch', 'clang-14', 'lld-14', 'binaryen'];
+const debianTestPackages = ['chromium', 'ripgrep', 'python3-debugpy', 'python3-jinja2', 'python3-numpy', 'python3-torch', 'clang-14', 'lld-14', 'binaryen'];
 
 function installPrerequisites() {
   if (!existsSync('node_modules/.package-lock.json')) runOrThrow('npm', ['ci']);

@@ -11,6 +11,7 @@ import type { TensorSummary } from './core/parse/tensors/summary';
 import type { ScoreGrids } from './core/heads/scores';
 import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/input';
+import type { Generation, GenerationStep, SamplingOptions } from './core/model/generate';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 import type { CompareWith, DifferenceMap } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
@@ -18,7 +19,25 @@ import type { AttentionKind, PoolMode } from './core/heads/stack';
 import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
-export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode };
+export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode, SamplingOptions };
+
+/** A generated step as the host and the pages keep it: without its attention row, which the
+ * worker keeps in the run and sends only where a page draws it (AttentionRow). */
+export type GenerationStepInfo = Omit<GenerationStep, 'attention'>;
+export interface GenerationInfo extends Omit<Generation, 'steps'> {
+  steps: GenerationStepInfo[];
+}
+
+/** One query's attention row in every layer × head: [layer][head][key] flattened, keys 0…position
+ * (a causal row's later keys are zero and not sent). A generation's step t computes the row of the
+ * token before token t: position = step.position − 1. */
+export interface AttentionRow {
+  position: number;
+  layers: number;
+  heads: number;
+  keys: number;
+  weights: Float32Array;
+}
 export { DEFAULT_THUMBNAIL_SIDE } from './core/heads/pool';
 
 /** A slice of a document's text as of `version`, starting at character `offset` (0 starts the
@@ -153,6 +172,19 @@ export interface WorkerModelRequest {
   /** A run that would need more memory is refused before it reads a layer. */
   memoryLimitBytes: number;
   cancelFlag: Int32Array; // backed by a SharedArrayBuffer
+  /** Generate after the input, each step posted as it is made (`modelGenerating`, then `modelStep`s). */
+  generate?: GenerateRequest;
+}
+
+/** A generation: up to `maxNewTokens` after the input, greedy or sampled. `chat`: the text goes
+ * through the folder's chat template as a user message first (core/model/chatTemplate.ts). Stop:
+ * the host sets `stopFlag[0]` to 1; the generation ends after the step under way and is kept,
+ * where a raised cancelFlag drops it. */
+export interface GenerateRequest {
+  maxNewTokens: number;
+  sampling?: SamplingOptions;
+  chat?: boolean;
+  stopFlag: Int32Array; // backed by a SharedArrayBuffer
 }
 
 /** A text or ids, or the induction probe's input: BOS and `repeat` seeded random ids, twice. */
@@ -166,7 +198,8 @@ export interface WorkerModelPrepareRequest {
   folder: string;
 }
 
-/** The step-by-step spec of one head of a kept model run (0-based layer and head). */
+/** The step-by-step spec of one head of a kept model run (0-based layer and head); of a generated
+ * run's step `step`, the decode step that chose that token (its one query row over the keys before). */
 export interface WorkerModelHeadRequest {
   type: 'modelHead';
   id: number;
@@ -175,6 +208,8 @@ export interface WorkerModelHeadRequest {
   head: number;
   /** An encoder–decoder run's kind (absent: the run's own, its cross-attention). */
   attention?: AttentionKind;
+  /** A generated run's step: the decode step that chose that token. */
+  step?: number;
 }
 
 /** What the host keeps of a model run: enough for messages, pickers and titles. */
@@ -207,6 +242,8 @@ export interface ModelRunSummary {
   timings: { loadMs: number; forwardMs: number };
   /** The models resident in the worker after this run, most recently used first. */
   resident?: ResidentModelInfo[];
+  /** A generated run's steps: `tokens` are then the prompt and what was generated. */
+  generation?: GenerationInfo;
 }
 
 export type WorkerRequest =
@@ -244,6 +281,11 @@ export type WorkerResponse =
   | { type: 'tensorFile'; id: number; file: TensorFile; summaries: TensorSummary[] }
   | { type: 'tensorFileFailed'; id: number; error: string }
   | { type: 'model'; id: number; summary: ModelRunSummary }
+  /** A generation's prompt as tokenized (chat template applied), before its first step. */
+  | { type: 'modelGenerating'; id: number; prompt: string[]; maxNewTokens: number }
+  /** One generated token, posted as soon as it is chosen; `computedAt`: the worker's wall clock
+   * (performance.timeOrigin + now, ms) then, for the latency bench. */
+  | { type: 'modelStep'; id: number; step: GenerationStepInfo; row: AttentionRow; computedAt: number }
   | { type: 'modelHead'; id: number; spec: AttentionSpec }
   /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too). */
   | { type: 'modelPrepared'; id: number; ms: number; error?: string }
@@ -685,6 +727,8 @@ export interface StackInfo {
   /** Every kind of the run, with its tokens per axis and counts: the page's selector offers them, and
    * its queries then name the kind (HeadsQuery's `attention`). Absent when the run has one kind. */
   kinds?: KindInfo[];
+  /** A generated run: the prompt's length and each step's token and candidates (webview/heads/generation.ts). */
+  generation?: GenerationInfo;
 }
 
 /** One kind of attention of a run: the encoder's [source × source], the decoder's [target × target], cross [target × source]. */
@@ -762,7 +806,9 @@ type HeadsQuestion =
   | { kind: 'divergence' }
   | { kind: 'difference'; layer: number; head: number }
   /** A model run's prediction at a token (the page's hover): the next tokens, or a [MASK]'s fillers. */
-  | { kind: 'predict'; position: number };
+  | { kind: 'predict'; position: number }
+  /** One query's row in every layer × head (a generation's step t: token t's row). */
+  | { kind: 'row'; position: number };
 
 export interface WorkerHeadsQueryRequest {
   type: 'headsQuery';
@@ -793,7 +839,8 @@ export type HeadsAnswer =
   | { kind: 'divergence'; divergence: number[][] }
   | { kind: 'difference'; difference: DifferenceMap }
   /** null: no prediction there (no LM head, a BERT token that is not a [MASK], a stack that is not a model run). */
-  | { kind: 'predict'; position: number; prediction: Prediction | null };
+  | { kind: 'predict'; position: number; prediction: Prediction | null }
+  | { kind: 'row'; row: AttentionRow };
 
 /** What the compare tab states of each run: a title and the text or path it ran on. */
 export interface ComparedRun {
@@ -819,15 +866,23 @@ export type HostToHeadsView =
   /** The second run could not be opened or has another shape: one message, the pairing unchanged. */
   | { type: 'compareFailed'; message: string }
   /** Export Results from the palette on this page: send the standalone report (or say why not). */
-  | { type: 'exportReport' };
+  | { type: 'exportReport' }
+  /** A generation has begun: its prompt, tokenized (the page shows it and a Stop button). */
+  | { type: 'generating'; prompt: string[]; maxNewTokens: number }
+  /** One generated token as the worker chose it, with the attention row it was chosen from (the
+   * latest step's only, when a page that opened late is given the steps so far); `computedAt` as
+   * in the worker's modelStep. */
+  | { type: 'generationStep'; step: GenerationStepInfo; row?: AttentionRow; computedAt: number };
 
 export type HeadsViewToHost =
   | { type: 'ready' }
   | { type: 'query'; requestId: number; query: HeadsQuery }
   /** A click on a problem's or a model run's head, once the page has drawn it from a `head` query:
    * open it step by step in the attention panel too (see src/features/heads.ts); `attention`: of
-   * which kind, on a page of several. */
-  | { type: 'openHead'; layer: number; head: number; attention?: AttentionKind }
+   * which kind, on a page of several; `step`: a generated run's decode step. */
+  | { type: 'openHead'; layer: number; head: number; attention?: AttentionKind; step?: number }
+  /** Stop the generation under way (what it made so far is kept and shown). */
+  | { type: 'stopGeneration' }
   /** A model run's page: run the induction probe on the same model (R tokens twice, seeded). */
   | { type: 'probe'; repeat: number; seed: number }
   /** Choose a second run to compare this page's with (the host asks for the text, folder or file). */
@@ -884,7 +939,8 @@ function parseHeadsQuestion(raw: Record<string, unknown>): HeadsQuestion | undef
     case 'divergence':
       return { kind: raw.kind };
     case 'predict':
-      return isIndex(raw.position) ? { kind: 'predict', position: raw.position } : undefined;
+    case 'row':
+      return isIndex(raw.position) ? { kind: raw.kind, position: raw.position } : undefined;
     default:
       return undefined;
   }
@@ -901,11 +957,13 @@ export function parseHeadsViewMessage(raw: unknown): HeadsViewToHost | undefined
       return isIndex(raw.requestId) && query ? { type: 'query', requestId: raw.requestId, query } : undefined;
     }
     case 'openHead': {
-      const { layer, head, attention } = raw;
-      if (!isIndex(layer) || !isIndex(head)) return undefined;
-      if (attention === undefined) return { type: 'openHead', layer, head };
-      return isOneOf(ATTENTION_KINDS, attention) ? { type: 'openHead', layer, head, attention } : undefined;
+      const { layer, head, attention, step } = raw;
+      if (!isIndex(layer) || !isIndex(head) || (step !== undefined && !isIndex(step))) return undefined;
+      if (attention !== undefined && !isOneOf(ATTENTION_KINDS, attention)) return undefined;
+      return { type: 'openHead', layer, head, ...(attention === undefined ? {} : { attention }), ...(step === undefined ? {} : { step }) };
     }
+    case 'stopGeneration':
+      return { type: 'stopGeneration' };
     case 'probe':
       return isIndex(raw.repeat) && raw.repeat >= 1 && raw.repeat <= MAX_PROBE_REPEAT && isIndex(raw.seed) ? { type: 'probe', repeat: raw.repeat, seed: raw.seed } : undefined;
     case 'compare':

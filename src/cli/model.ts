@@ -18,13 +18,14 @@ import { routingPairs } from '../core/model/experts';
 import type { Generation, ModelInput, TargetInput } from '../core/model/input';
 import { type ModelRun, readConfig, runModel } from '../core/model/run';
 import { GenerationError, generateModel, type SamplingOptions } from '../core/model/generate';
+import { chatPromptIds } from '../core/model/chatTemplate';
 import { ModelFileError } from '../core/model/weights';
 import { TensorReadError } from '../core/parse/tensors';
 import { defaultMemoryLimit, folderFiles } from '../node/modelFiles';
 import { writeFailure } from './failure';
 
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json] [--max-memory-mb N]
-                      [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]]
+                      [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]] [--chat]
                       [--target TGT | --target-ids 1,2,3]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
@@ -39,6 +40,8 @@ export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,
       key/value cache, stopping after its end-of-sequence token (kept); greedy unless
       --sample (temperature 1, every token, seed 0 unless given). The report and the JSON
       cover the whole final sequence; the JSON adds generated_ids and generated_tokens.
+      --chat: TEXT is sent as a user message through the folder's chat template
+      (tokenizer_config.json's chat_template), ending where the assistant's answer begins.
       Encoder–decoder models (T5, Flan-T5, BART, Marian, mBART) take the source as --text
       or --ids and a target: --target TGT (decoder_start_token_id, then its tokens),
       --target-ids (the decoder's exact input) or --generate N (greedy, until EOS or N
@@ -56,6 +59,8 @@ interface ModelArguments {
   generate?: string;
   /** --sample's options as written, by flag. */
   sample?: Partial<Record<SamplingFlag, string>>;
+  /** --chat: the text as a user message through the folder's chat template. */
+  chat: boolean;
 }
 
 const SAMPLING_FLAGS = ['--temperature', '--top-k', '--top-p', '--seed'] as const;
@@ -72,9 +77,11 @@ export async function modelCommand(argv: string[]): Promise<number> {
   }
   let run: ModelRun;
   try {
+    const files = folderFiles(args.folder);
+    // A chat model's prompt: the template writes the special tokens, so the ids are given as they are.
+    if (args.chat && 'text' in args.input) args.input = { ids: await chatPromptIds(files, args.input.text), ...('target' in args.input && args.input.target ? { target: args.input.target } : {}) };
     if (args.generate !== undefined) {
       if ('image' in args.input) throw new GenerationError('--generate writes text after a text or token ids, not a picture');
-      const files = folderFiles(args.folder);
       const maxNewTokens = count('--generate', args.generate);
       // Every step reads every weight: they stay resident for the run (the default budget).
       if ((await readConfig(files)).encoderDecoder) {
@@ -86,11 +93,12 @@ export async function modelCommand(argv: string[]): Promise<number> {
       // One run per process: keeping the weights (ONNX Runtime's sessions pre-packing them) would only
       // cost this run (Llama-3.2-1B-shaped: 23 s of CPU against 10 s), unless ATTENTION_LENS_RESIDENT_GB asks.
       const residentBudgetBytes = process.env.ATTENTION_LENS_RESIDENT_GB === undefined ? 0 : undefined;
-      run = await runModel(folderFiles(args.folder), input, { memoryLimitBytes: args.memoryLimitBytes, residentBudgetBytes });
+      run = await runModel(files, input, { memoryLimitBytes: args.memoryLimitBytes, residentBudgetBytes });
     }
   } catch (error) {
     if (error instanceof ModelConfigError || error instanceof ModelFileError || error instanceof TensorReadError || error instanceof RangeError || error instanceof ImageError) {
-      return writeFailure(args.json, 'failure', `${args.folder}: ${error.message}`, 1, 'attention-lens model');
+      // Messages that name the folder already are not prefixed with it again.
+      return writeFailure(args.json, 'failure', error.message.startsWith(args.folder) ? error.message : `${args.folder}: ${error.message}`, 1, 'attention-lens model');
     }
     throw error;
   }
@@ -107,6 +115,7 @@ function parseModelArguments(argv: string[]): ModelArguments {
   let memoryLimitBytes = defaultMemoryLimit();
   let generate: string | undefined;
   let sampled = false;
+  let chat = false;
   const sample: Partial<Record<SamplingFlag, string>> = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -127,6 +136,7 @@ function parseModelArguments(argv: string[]): ModelArguments {
       if (arg === '--generate') generate = value;
       else sample[arg as SamplingFlag] = value;
     } else if (arg === '--sample') sampled = true;
+    else if (arg === '--chat') chat = true;
     else if (arg === '--max-memory-mb') {
       const mb = Number(argv[++i]);
       if (!(mb > 0)) throw new Error('--max-memory-mb needs a positive number');
@@ -142,8 +152,9 @@ function parseModelArguments(argv: string[]): ModelArguments {
   const given = Object.keys(sample);
   if (sampled && generate === undefined) throw new Error('--sample chooses the tokens --generate N writes: give --generate too');
   if (given.length > 0 && !sampled) throw new Error(`${given[0]} is a sampling option: add --sample (without it the most probable token is taken)`);
+  if (chat && !('text' in input)) throw new Error('--chat sends --text TEXT through the chat template: give --text');
   const withTarget = target && !('image' in input) ? { ...input, target } : input;
-  return { folder, input: withTarget, json, memoryLimitBytes, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
+  return { folder, input: withTarget, json, memoryLimitBytes, chat, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
 }
 
 /** A flag's number as written; anything else is refused in one line with the flag's name. */

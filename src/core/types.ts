@@ -139,8 +139,10 @@ export interface ModelDirective {
   image?: string;
   /** An encoder–decoder model's target as written: `target="…"` (text) or `target_ids="…"`. */
   target?: Exclude<TargetInput, { generate: number }>;
-  /** `generate=N`: at most N tokens generated greedily — an encoder–decoder model's target. */
+  /** `generate=N`: at most N tokens generated greedily — a causal model's continuation of the text, an encoder–decoder model's target. */
   generate?: number;
+  /** `chat`: the text is a user message, sent through the model's chat template. */
+  chat?: boolean;
 }
 
 export interface Problem {

@@ -62,7 +62,7 @@ class AttentionCodeLensProvider implements vscode.CodeLensProvider {
     const problem = documentRun?.parse.problems[target.problem];
     switch (target.kind) {
       case 'run':
-        return { title: problem?.model ? '▶ Run model' : '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
+        return { title: problem?.model ? (problem.model.generate !== undefined ? `▶ Generate ${problem.model.generate} tokens` : '▶ Run model') : '▶ Run attention', command: COMMANDS.runProblem, arguments: [uri, target.problem] };
       case 'show':
         return { title: 'Show heatmap', command: COMMANDS.showPanel, arguments: [uri, target.problem] };
       case 'summary': {

@@ -196,6 +196,11 @@ async function runModelDirective(document: vscode.TextDocument, model: ModelDire
   // `generate=N` on an encoder–decoder folder: its target, generated greedily.
   const generated = given && !('image' in given) && model.generate !== undefined && (await isEncoderDecoderFolder(folder));
   const input = generated ? { ...given, target: { generate: model.generate! } } : given;
+  if (!generated && model.generate !== undefined && model.image === undefined) {
+    // A causal model continues the text. Without a text or ids, the command asks for one (and the count is the directive's).
+    const request = given && !('image' in given) ? { input: given, maxNewTokens: model.generate, ...(model.chat ? { chat: true } : {}) } : undefined;
+    return vscode.commands.executeCommand(COMMANDS.generate, folder, request);
+  }
   if (model.image === undefined) return vscode.commands.executeCommand(COMMANDS.runModel, folder, input);
   return vscode.commands.executeCommand(COMMANDS.runVisionOnImage, vscode.Uri.file(path.resolve(path.dirname(document.uri.fsPath), model.image)), folder);
 }

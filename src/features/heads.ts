@@ -19,6 +19,7 @@ import type { AttentionWorker, OpenedHeads } from '../worker/client';
 import type { DocumentAnalyzer } from './analysis';
 import { COMMANDS } from '../host/commandIds';
 import { problemAtCursor, reportingErrors } from './commands';
+import type { GenerationFeed } from './generationFeed';
 import type { ModelRunOutcome, ModelRuns } from './models';
 import type { Results } from '../host/results';
 import { activeTensorFile } from './tensorFile';
@@ -45,19 +46,20 @@ type Origin = { kind: 'saved'; uri: vscode.Uri } | { kind: 'problem'; uri: vscod
 export function registerHeads(context: vscode.ExtensionContext, deps: HeadsDeps): void {
   context.subscriptions.push(
     vscode.commands.registerCommand(COMMANDS.showHeads, reportingErrors(deps, (uri?: vscode.Uri, ids?: number[]) => showHeads(context.extensionUri, deps, uri, ids))),
-    vscode.commands.registerCommand(COMMANDS.showModelHeads, (pending: Promise<ModelRunOutcome>, folder: string) => showModelHeads(context.extensionUri, deps, pending, folder)),
+    vscode.commands.registerCommand(COMMANDS.showModelHeads, (pending: Promise<ModelRunOutcome>, folder: string, feed?: GenerationFeed) => showModelHeads(context.extensionUri, deps, pending, folder, feed)),
   );
 }
 
 /** A model run's every layer × head, its predictions in the header: the page is made as the run
- * starts and loads meanwhile. A run that fails or is cancelled closes it (the run says why). */
-function showModelHeads(extensionUri: vscode.Uri, deps: HeadsDeps, pending: Promise<ModelRunOutcome>, folder: string): Promise<void> {
+ * starts and loads meanwhile. A run that fails or is cancelled closes it (the run says why). A
+ * generation's page shows each token as `feed` brings it, before the run ends. */
+function showModelHeads(extensionUri: vscode.Uri, deps: HeadsDeps, pending: Promise<ModelRunOutcome>, folder: string, feed?: GenerationFeed): Promise<void> {
   const opening = pending.then(async ({ summary }) => {
     if (!summary) return undefined;
     const origin: Origin = { kind: 'model', folder, run: summary.run };
     return { opened: await deps.worker.modelHeads(summary.run), origin };
   });
-  return openPanel(extensionUri, deps, opening, `${path.basename(folder)} (running…)`, { kind: 'model', folder });
+  return openPanel(extensionUri, deps, opening, `${path.basename(folder)} (${feed ? 'generating' : 'running'}…)`, { kind: 'model', folder }, feed);
 }
 
 /** The page of a place: a saved file, a document's run problem, a model run. */
@@ -118,7 +120,7 @@ async function problemOf({ analyzer, results }: HeadsDeps, uri: vscode.Uri, give
  * Resolves when the stack is shown; `opening` resolving to undefined closes the panel quietly (a
  * model run that failed or was cancelled says so itself), rejecting closes it and rejects.
  */
-async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Promise<{ opened: OpenedHeads; origin: Origin } | undefined>, title: string, initial: Place): Promise<void> {
+async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Promise<{ opened: OpenedHeads; origin: Origin } | undefined>, title: string, initial: Place, feed?: GenerationFeed): Promise<void> {
   const dist = vscode.Uri.joinPath(extensionUri, 'dist');
   const panel = vscode.window.createWebviewPanel(HEADS_VIEW_TYPE, `Heads: ${title}`, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: false }, {
     enableScripts: true,
@@ -160,10 +162,13 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
     }
     if (message.type === 'ready') {
       if (!shown) post({ type: 'opening', text: title });
+      feed?.attach(post);
       const target = await opening.catch(() => undefined);
       return target && post({ type: 'stack', info: target.opened.info });
     }
-    // The page asks nothing before it has the stack.
+    // Stop reaches the generation while it runs, before the page has a stack.
+    if (message.type === 'stopGeneration') return feed?.stop();
+    // The page asks nothing else before it has the stack.
     if (!shown) return;
     const { opened, origin } = shown;
     switch (message.type) {
@@ -175,7 +180,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
         }
       case 'openHead':
         place.openedHead = { layer: message.layer, head: message.head };
-        return openHead(deps, origin, message.layer, message.head, message.attention);
+        return openHead(deps, origin, message.layer, message.head, message.attention, message.step);
       case 'probe':
         if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.runInductionProbe, origin.run, message.repeat, message.seed);
         return;
@@ -210,6 +215,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
   let closed = false;
   panel.onDidDispose(() => {
     closed = true;
+    feed?.detach();
     subscription.dispose();
     placement.dispose();
     reportWanted?.resolve(undefined);
@@ -310,10 +316,10 @@ async function saveExport(origin: Origin, fileName: string, bytes: Uint8Array, g
   return target;
 }
 
-async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number, attention?: AttentionKind): Promise<void> {
+async function openHead(deps: HeadsDeps, origin: Origin, layer: number, head: number, attention?: AttentionKind, step?: number): Promise<void> {
   if (origin.kind === 'problem') deps.panel.show(origin.uri, origin.problem, head);
-  // An encoder–decoder run's head of the kind the page shows (absent: the run's only kind).
-  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head, attention);
+  // An encoder–decoder run's head of the kind the page shows (absent: the run's only kind); a generated run's at a step.
+  else if (origin.kind === 'model') await vscode.commands.executeCommand(COMMANDS.openModelHead, origin.run, layer, head, attention, step);
 }
 
 function describe(info: StackInfo): string {

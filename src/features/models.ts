@@ -8,13 +8,14 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
-import { SUPPORTED_ENCODER_DECODER_TYPES } from '../core/model/config';
+import { parseModelConfig, SUPPORTED_ENCODER_DECODER_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
-import type { AttentionKind, ModelRunInput, ModelRunSummary } from '../protocol';
-import { RunCancelledError, type AttentionWorker } from '../worker/client';
+import type { AttentionKind, GenerateRequest, GenerationStepInfo, ModelRunInput, ModelRunSummary } from '../protocol';
+import { type GenerationProgress, RunCancelledError, type AttentionWorker } from '../worker/client';
+import { GenerationFeed } from './generationFeed';
 import { COMMANDS } from '../host/commandIds';
 import { MODEL_SCHEME } from '../host/debugUri';
 import { currentPlace, lastModelPlace } from './place';
@@ -40,6 +41,14 @@ export interface ModelDeps {
   log: vscode.LogOutputChannel;
 }
 
+/** What "Generate…" runs: a text or ids, how many new tokens, the text as a chat message or not. */
+export interface GenerateCommandRequest {
+  input: { text: string } | { ids: number[] };
+  maxNewTokens: number;
+  chat?: boolean;
+  sampling?: GenerateRequest['sampling'];
+}
+
 /** What the run command returns (tests read it). */
 export interface ModelRunOutcome {
   summary?: ModelRunSummary;
@@ -50,9 +59,11 @@ export interface ModelRunOutcome {
 export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps): ModelRuns {
   const models = new ModelRuns(context, deps);
   context.subscriptions.push(
+    models.generated,
     vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
+    vscode.commands.registerCommand(COMMANDS.generate, (folder?: vscode.Uri | string, request?: GenerateCommandRequest) => models.generate(folder, request)),
     vscode.commands.registerCommand(COMMANDS.runVisionOnImage, (image?: vscode.Uri, folder?: vscode.Uri | string) => models.commandOnImage(image, folder)),
-    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number, attention?: AttentionKind) => models.openHead(run, layer, head, 'float32', attention)),
+    vscode.commands.registerCommand(COMMANDS.openModelHead, (run?: number, layer?: number, head?: number, attention?: AttentionKind, step?: number) => models.openHead(run, layer, head, 'float32', attention, step)),
     vscode.commands.registerCommand(COMMANDS.runInductionProbe, (run?: number, repeat?: number, seed?: number) => models.probe(run, repeat, seed)),
     vscode.languages.registerCodeLensProvider({ pattern: '**/config.json' }, new ConfigLens()),
     deps.panel.onDidRequestDtype(({ uri, dtype }) => {
@@ -68,8 +79,10 @@ export class ModelRuns {
   /** What each run ran on: a comparison runs a second checkpoint on the same input. */
   private readonly inputs = new Map<number, ModelRunInput>();
   private latest: ModelRunSummary | undefined;
+  /** Each generated token as the worker posts it (the extension's API passes it on). */
+  readonly generated = new vscode.EventEmitter<GenerationStepInfo>();
   /** The head each model URI shows, for the panel's dtype control. */
-  private readonly shown = new Map<string, { run: number; layer: number; head: number; attention?: AttentionKind }>();
+  private readonly shown = new Map<string, { run: number; layer: number; head: number; attention?: AttentionKind; step?: number }>();
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -95,6 +108,35 @@ export class ModelRuns {
     const outcome = await running;
     if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
     if (outcome.summary) this.announce(outcome.summary);
+    await shown;
+    return outcome;
+  }
+
+  /**
+   * "Attention: Generate…" (also the CodeLens on a causal model's config.json and a directive's
+   * `generate=N`): asks for the folder, text, count and chat as not given, then generates in the
+   * worker. Its heads page is made at once and shows each token as it comes, with a Stop button.
+   */
+  async generate(folder: vscode.Uri | string | undefined, request: GenerateCommandRequest | undefined): Promise<ModelRunOutcome | undefined> {
+    const focused = folder === undefined ? currentPlace() : undefined;
+    const target = folder === undefined ? (focused?.kind === 'model' ? focused.folder : await this.pickFolder(GENERATE_PICK)) : typeof folder === 'string' ? folder : modelFolder(folder);
+    if (!target) return undefined;
+    if (!request) void this.deps.preparer.now(target);
+    const given = request ?? (await askGeneration(target));
+    if (!given) return undefined;
+    const feed = new GenerationFeed(() => this.deps.worker.stopGeneration());
+    const options = { maxNewTokens: given.maxNewTokens, ...(given.chat ? { chat: true } : {}), ...(given.sampling ? { sampling: given.sampling } : {}) };
+    const running = this.run(target, given.input, {
+      options,
+      progress: (message) => {
+        feed.receive(message);
+        if (message.type === 'modelStep') this.generated.fire(message.step);
+      },
+    });
+    void running.finally(() => feed.end());
+    const shown = vscode.commands.executeCommand(COMMANDS.showModelHeads, running, target, feed);
+    const outcome = await running;
+    if (outcome.error) void vscode.window.showErrorMessage(`Attention: ${outcome.error}`);
     await shown;
     return outcome;
   }
@@ -133,8 +175,8 @@ export class ModelRuns {
     return outcome;
   }
 
-  /** Runs `folder` on `input` in the worker (a newer run cancels this one). */
-  async run(folder: string, input: ModelRunInput): Promise<ModelRunOutcome> {
+  /** Runs `folder` on `input` in the worker (a newer run cancels this one); generates after it when asked. */
+  async run(folder: string, input: ModelRunInput, generation?: { options: Omit<GenerateRequest, 'stopFlag'>; progress(message: GenerationProgress): void }): Promise<ModelRunOutcome> {
     // Not awaited: the update's round trip to the window took ~300 ms before the worker was asked.
     void this.remember(folder).catch((error: unknown) => this.deps.log.warn(`could not remember ${folder} as recently run: ${String(error)}`));
     const memoryLimitBytes = Math.floor(totalmem() * MEMORY_SHARE);
@@ -142,7 +184,7 @@ export class ModelRuns {
     // The host only waits while the worker runs: the log says how long its event loop ever stalled.
     const hostDelay = monitorEventLoopDelay({ resolution: 5 });
     hostDelay.enable();
-    const job = this.deps.worker.runModel(folder, input, memoryLimitBytes);
+    const job = this.deps.worker.runModel(folder, input, memoryLimitBytes, generation);
     this.showProgressIfSlow(job, path.basename(folder));
     try {
       const summary = await job;
@@ -151,8 +193,9 @@ export class ModelRuns {
       this.inputs.set(summary.run, input);
       this.latest = summary;
       const { loadMs, forwardMs } = summary.timings;
+      const generated = summary.generation ? `, generated ${summary.generation.steps.length} (${summary.generation.stoppedBy})` : '';
       this.deps.log.info(
-        `ran ${summary.architecture} from ${folder} on ${summary.tokens.length} tokens (${summary.backend}): load ${loadMs.toFixed(0)} ms, forward ${forwardMs.toFixed(0)} ms, ` +
+        `ran ${summary.architecture} from ${folder} on ${summary.tokens.length} tokens${generated} (${summary.backend}): load ${loadMs.toFixed(0)} ms, forward ${forwardMs.toFixed(0)} ms, ` +
           `${(performance.now() - started).toFixed(0)} ms in all; the editor's event loop waited at most ${(hostDelay.max / 1e6).toFixed(1)} ms meanwhile`,
       );
       for (const warning of summary.warnings) this.deps.log.warn(`${path.basename(folder)}: ${warning}`);
@@ -167,8 +210,9 @@ export class ModelRuns {
   }
 
   /** Opens one head of a run in the panel, step by step; asks for whatever is not given. `attention`:
-   * of which kind, for an encoder–decoder run (absent: the run's own, its cross-attention). */
-  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32', attention?: AttentionKind): Promise<RunOutcome | undefined> {
+   * of which kind, for an encoder–decoder run (absent: the run's own, its cross-attention); `step`:
+   * a generated run's decode step that chose that token. */
+  async openHead(runHandle?: number, layer?: number, head?: number, dtype: DType = 'float32', attention?: AttentionKind, step?: number): Promise<RunOutcome | undefined> {
     const summary = runHandle === undefined ? this.summaries.get(lastModelPlace()?.run ?? -1) ?? this.latest : this.summaries.get(runHandle);
     if (!summary) {
       void vscode.window.showErrorMessage('Attention: run a model first ("Attention: Run Model on Text…").');
@@ -180,9 +224,9 @@ export class ModelRuns {
     // A new panel's page (a second or more to load) loads while the worker drills down and runs the head.
     this.deps.panel.openForRun(uri, 0);
     try {
-      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head, attention);
+      const spec = await this.deps.worker.modelHead(summary.run, picked.layer, picked.head, attention, step);
       const problem = headProblem(spec);
-      this.shown.set(uri.toString(), { run: summary.run, ...picked, ...(attention ? { attention } : {}) });
+      this.shown.set(uri.toString(), { run: summary.run, ...picked, ...(attention ? { attention } : {}), ...(step === undefined ? {} : { step }) });
       const outcome = await this.deps.runner.runDetached(uri.toString(), problem, spec, problem.name ?? 'model head', dtype);
       if (outcome.failures[0]) void vscode.window.showErrorMessage(`Attention: ${outcome.failures[0].error}`);
       return outcome;
@@ -200,7 +244,7 @@ export class ModelRuns {
   /** The panel's dtype control on a model's head: the same head again in that dtype. */
   async reopen(uri: vscode.Uri, dtype: DType): Promise<void> {
     const shown = this.shown.get(uri.toString());
-    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype, shown.attention);
+    if (shown) await this.openHead(shown.run, shown.layer, shown.head, dtype, shown.attention, shown.step);
   }
 
   summary(run: number): ModelRunSummary | undefined {
@@ -281,6 +325,17 @@ function activeImagePreview(): vscode.Uri | undefined {
 /** VS Code's built-in image preview's custom editor (package.json's editor/title button names it too). */
 export const IMAGE_PREVIEW = 'imagePreview.previewEditor';
 
+/** Whether config.json is a causal language model's, as the engine reads it (encoders and vision models do not generate). */
+function isGeneratingConfig(text: string): boolean {
+  try {
+    const config = parseModelConfig(text);
+    return config.family !== 'vision' && config.causal;
+  } catch {
+    return false;
+  }
+}
+
+const GENERATE_PICK: FolderPick = { title: 'Attention: Generate', placeHolder: 'A causal language model folder (config.json, weights, tokenizer.json)', accepts: isGeneratingConfig };
 const TEXT_PICK: FolderPick = { title: 'Attention: Run Model on Text', placeHolder: 'A model folder (config.json, weights, tokenizer.json)', accepts: () => true };
 const VISION_PICK: FolderPick = { title: 'Attention: Run Vision Model on Image', placeHolder: 'A vision model folder (config.json, weights, preprocessor_config.json)', accepts: isVisionConfig };
 
@@ -331,6 +386,46 @@ async function askInput(): Promise<ModelInput | undefined> {
   return text === undefined || text === '' ? undefined : { text };
 }
 
+/** Most new tokens offered: past this the answer is long to watch and its rows long to send. */
+const MAX_NEW_TOKENS = 4096;
+
+/** The text (the selection, else typed), how many tokens, and — when the folder has a chat template — whether it is a chat message. */
+async function askGeneration(folder: string): Promise<GenerateCommandRequest | undefined> {
+  const editor = vscode.window.activeTextEditor;
+  const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+  const text = selected.trim() !== '' ? selected : await vscode.window.showInputBox({ title: 'Attention: Generate (1/3)', prompt: 'The text the model continues (or, for a chat model, your message)', value: 'Once upon a time' });
+  if (!text) return undefined;
+  const count = await vscode.window.showInputBox({
+    title: 'Attention: Generate (2/3)',
+    prompt: 'How many tokens to generate at most (it stops earlier at the model’s end-of-text token)',
+    value: '40',
+    validateInput: (value) => (newTokenCount(value) === undefined ? `A whole number from 1 to ${MAX_NEW_TOKENS}` : undefined),
+  });
+  const maxNewTokens = count === undefined ? undefined : newTokenCount(count);
+  if (maxNewTokens === undefined) return undefined;
+  if (!(await hasChatTemplate(folder))) return { input: { text }, maxNewTokens };
+  const chat = await vscode.window.showQuickPick(
+    [
+      { label: 'As a chat message', description: 'through the model’s chat template', chat: true },
+      { label: 'As plain text', description: 'the model continues the text as written', chat: false },
+    ],
+    { title: 'Attention: Generate (3/3)' },
+  );
+  return chat && { input: { text }, maxNewTokens, chat: chat.chat };
+}
+
+function newTokenCount(value: string): number | undefined {
+  const count = /^\s*\d+\s*$/.test(value) ? Number(value) : NaN;
+  return count >= 1 && count <= MAX_NEW_TOKENS ? count : undefined;
+}
+
+/** A chat_template in tokenizer_config.json, or a chat_template.jinja (what core/model/chatTemplate.ts renders). */
+async function hasChatTemplate(folder: string): Promise<boolean> {
+  const read = async (name: string) => new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path.join(folder, name))));
+  const jinja = await read('chat_template.jinja').then(() => true, () => false);
+  return jinja || (await read('tokenizer_config.json').then((text) => /"chat_template"\s*:/.test(text), () => false));
+}
+
 async function pickHead(summary: ModelRunSummary): Promise<{ layer: number; head: number } | undefined> {
   const layers = Array.from({ length: summary.layerCount }, (_, layer) => ({ label: `L${layer}`, layer }));
   const layer = await vscode.window.showQuickPick(layers, { title: `${summary.architecture}: which layer? (counted from 0, as on the heads page)` });
@@ -351,9 +446,12 @@ class ConfigLens implements vscode.CodeLensProvider {
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
     const text = document.getText();
     // A vision folder runs on a picture: its lens asks for one; an encoder–decoder folder asks for a source, then a target.
-    const command = isVisionConfig(text)
-      ? { title: '▶ Run on image…', command: COMMANDS.runVisionOnImage, arguments: [undefined, document.uri] }
-      : { title: isEncoderDecoderConfig(text) ? '▶ Run on source and target…' : '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] };
-    return /"model_type"\s*:/.test(text) ? [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), command)] : [];
+    if (!/"model_type"\s*:/.test(text)) return [];
+    const at = new vscode.Range(0, 0, 0, 0);
+    if (isVisionConfig(text)) return [new vscode.CodeLens(at, { title: '▶ Run on image…', command: COMMANDS.runVisionOnImage, arguments: [undefined, document.uri] })];
+    const lenses = [new vscode.CodeLens(at, { title: isEncoderDecoderConfig(text) ? '▶ Run on source and target…' : '▶ Run model on text…', command: COMMANDS.runModel, arguments: [document.uri] })];
+    // A causal language model writes: "Generate…" asks for the text and how many tokens.
+    if (isGeneratingConfig(text)) lenses.push(new vscode.CodeLens(at, { title: 'Generate…', command: COMMANDS.generate, arguments: [document.uri] }));
+    return lenses;
   }
 }

@@ -11,6 +11,8 @@ export const COMMANDS = {
   showDebugAttention: 'attentionLens.showDebugAttention',
   openExampleNotebook: 'attentionLens.openExampleNotebook',
   runModel: 'attentionLens.runModel',
+  /** A causal model writes after a text `(folder?: string | Uri, request?: GenerateCommandRequest)`: palette, config.json CodeLens, `generate=N` directive. */
+  generate: 'attentionLens.generate',
   /** A vision model on a picture `(image?: Uri, folder?: string | Uri)`: the explorer's menu on an image, the CodeLens on a vision config.json. */
   runVisionOnImage: 'attentionLens.runVisionOnImage',
   /** Lets every model the worker keeps resident go (features/residentModels.ts). */

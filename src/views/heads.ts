@@ -11,7 +11,7 @@ import { kindsOf, ofKind } from '../core/heads/kinds';
 import type { AttentionStack } from '../core/heads/stack';
 import { routingPairs } from '../core/model/experts';
 import type { ModelRun } from '../core/model/run';
-import type { HeadsAnswer, HeadsQuery, KindInfo, PictureInfo, StackInfo } from '../protocol';
+import type { AttentionRow, GenerationInfo, HeadsAnswer, HeadsQuery, KindInfo, PictureInfo, StackInfo } from '../protocol';
 import { MAX_CELLS_PER_SIDE, viewOf } from './matrixView';
 
 /** What the page draws for `query`, `other` being the run compared with (B; this stack is A).
@@ -49,6 +49,8 @@ export async function answerQuery(run: AttentionStack, query: HeadsQuery, otherR
     case 'predict':
       // A model run's LM head row, on demand (the page's token hover); null for other stacks.
       return { kind: 'predict', position: query.position, prediction: (await stack.predictAt?.(query.position)) ?? null };
+    case 'row':
+      return { kind: 'row', row: await attentionRow(stack, query.position) };
   }
 }
 
@@ -65,6 +67,27 @@ function queryRows(stack: AttentionStack, { query, keyStart, layers, heads }: Ex
   return data;
 }
 
+/**
+ * Row `position` of every layer × head. A causal stack's keys past the row are zero and left out:
+ * the row of a generated step has the keys up to it, which is what the page draws as it grows.
+ */
+export async function attentionRow(stack: AttentionStack, position: number): Promise<AttentionRow> {
+  const keys = stack.lowerTriangular ? position + 1 : stack.keyCount;
+  const weights = new Float32Array(stack.layerCount * stack.headCount * keys);
+  const copy = (layer: number, head: number, all: Float32Array | Float64Array) => weights.set(all.subarray(position * stack.keyCount, position * stack.keyCount + keys), (layer * stack.headCount + head) * keys);
+  for (let layer = 0; layer < stack.layerCount; layer++) {
+    if (stack.headGroups) await stack.headGroups(layer, async (first, heads) => heads.forEach((all, h) => copy(layer, first + h, all)));
+    else for (let head = 0; head < stack.headCount; head++) copy(layer, head, stack.weights(layer, head));
+  }
+  return { position, layers: stack.layerCount, heads: stack.headCount, keys, weights };
+}
+
+/** A generation as the host and the page keep it: the steps without their attention rows (the run keeps those). */
+export function generationInfo(run: Pick<ModelRun, 'generation'>): GenerationInfo | undefined {
+  if (!run.generation) return undefined;
+  return { ...run.generation, steps: run.generation.steps.map(({ attention: _attention, ...step }) => step) };
+}
+
 function compared(other: AttentionStack | undefined): AttentionStack {
   if (!other) throw new RangeError('Choose a run to compare with first (the Compare tab).');
   return other;
@@ -75,7 +98,7 @@ export function outOfRange(run: AttentionStack, query: HeadsQuery): string | und
   if (query.attention !== undefined && run.kind !== query.attention && !run.kinds?.[query.attention]) return `This run has no ${query.attention} attention.`;
   const stack = ofKind(run, query.attention);
   if (query.kind === 'scores' || query.kind === 'flow' || query.kind === 'divergence') return undefined;
-  if (query.kind === 'predict') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
+  if (query.kind === 'predict' || query.kind === 'row') return query.position < stack.queryCount ? undefined : `There are ${stack.queryCount} tokens (0–${stack.queryCount - 1}).`;
   if (query.kind === 'rows' && (query.query >= stack.queryCount || query.keyStart >= stack.keyCount)) return `There are ${stack.queryCount} queries and ${stack.keyCount} keys.`;
   const layers = query.kind === 'grid' || query.kind === 'rows' ? query.layers : [query.layer];
   const heads = query.kind === 'grid' || query.kind === 'lines' || query.kind === 'rows' ? query.heads : query.kind === 'layerMean' ? [] : [query.head];
@@ -91,9 +114,11 @@ export function infoOf(stack: AttentionStack, title: string, notes: string[]): S
   const routing = stack.routing && { experts: stack.routing.experts, topK: stack.routing.topK, layers: routingPairs(stack.routing, queryCount) };
   const picture = pictureOf(stack);
   const kinds = stack.kinds && kindsOf(stack).map((kind) => kindInfo(stack.kinds![kind]!));
+  const generation = generationInfo(stack as AttentionStack & Partial<Pick<ModelRun, 'generation'>>);
   return {
     title, source: stack.source.kind, tokens, keyTokens, layerCount, headCount, queryCount, keyCount, notes,
     ...(routing ? { routing } : {}), ...(picture ? { picture } : {}), ...(stack.kind ? { kind: stack.kind } : {}), ...(kinds ? { kinds } : {}),
+    ...(generation ? { generation } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import type { TensorSummary } from '../core/parse/tensors/summary';
 import type { NotebookCell } from '../core/parse/notebook';
 import type { AttentionSpec, Matrix } from '../core/types';
 import type {
+  GenerateRequest,
   ModelRunInput,
   ModelRunSummary,
   HeadsAnswer,
@@ -38,6 +39,8 @@ import type {
 } from '../protocol';
 
 type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' | 'modelReleased' }>;
+/** What a generation posts before its end: its prompt, then each step. */
+export type GenerationProgress = Extract<WorkerResponse, { type: 'modelGenerating' | 'modelStep' }>;
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -85,9 +88,11 @@ export class AttentionWorker {
   private readonly reads = new Map<number, { request: WorkerReadRequest | WorkerReadCellsRequest; resolve(reading: WorkerReading | null): void; reject(error: Error): void }>();
   private readonly latestByDocument = new Map<string, number>();
   private readonly tensorReads = new Map<number, { resolve(read: TensorFileRead): void; reject(error: Error): void }>();
-  private readonly modelRequests = new Map<number, { resolve(response: ModelResponse): void; reject(error: Error): void }>();
+  private readonly modelRequests = new Map<number, { resolve(response: ModelResponse): void; reject(error: Error): void; progress?(message: GenerationProgress): void }>();
   /** The flag of the model run in progress: a newer model run raises it. */
   private modelCancelFlag: Int32Array | undefined;
+  /** The stop flag of the generation in progress: Stop raises it. */
+  private generationStopFlag: Int32Array | undefined;
   private readonly headsRequests = new Map<number, { resolve(response: OpenedHeads | HeadsAnswer): void; reject(error: Error): void }>();
   /** How many worker threads have been started (a restart after a crash counts). */
   starts = 0;
@@ -154,11 +159,16 @@ export class AttentionWorker {
 
   /** Runs a model folder in the worker, cancelling the model run in progress (a new text or model
    * supersedes it); resolves to the run's summary, or rejects with RunCancelledError. */
-  async runModel(folder: string, input: ModelRunInput, memoryLimitBytes: number): Promise<ModelRunSummary> {
+  async runModel(folder: string, input: ModelRunInput, memoryLimitBytes: number, generation?: { options: Omit<GenerateRequest, 'stopFlag'>; progress(message: GenerationProgress): void }): Promise<ModelRunSummary> {
     if (this.modelCancelFlag) Atomics.store(this.modelCancelFlag, 0, 1);
-    const cancelFlag = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+    const cancelFlag = sharedFlag();
     this.modelCancelFlag = cancelFlag;
-    const response = await this.modelRequest({ type: 'model', id: this.nextId++, folder, input, memoryLimitBytes, cancelFlag });
+    const stopFlag = generation ? sharedFlag() : undefined;
+    this.generationStopFlag = stopFlag;
+    const generate = generation && stopFlag ? { generate: { ...generation.options, stopFlag } } : {};
+    const response = await this.modelRequest({ type: 'model', id: this.nextId++, folder, input, memoryLimitBytes, cancelFlag, ...generate }, generation?.progress).finally(() => {
+      if (this.generationStopFlag === stopFlag) this.generationStopFlag = undefined;
+    });
     if (this.modelCancelFlag === cancelFlag) this.modelCancelFlag = undefined;
     if (response.type !== 'model') throw new Error('the worker answered a model run with something else');
     return response.summary;
@@ -169,9 +179,15 @@ export class AttentionWorker {
     if (this.modelCancelFlag) Atomics.store(this.modelCancelFlag, 0, 1);
   }
 
-  /** The step-by-step spec of one head of a model run the worker keeps. */
-  async modelHead(run: number, layer: number, head: number, attention?: AttentionKind): Promise<AttentionSpec> {
-    const response = await this.modelRequest({ type: 'modelHead', id: this.nextId++, run, layer, head, ...(attention ? { attention } : {}) });
+  /** Ends the generation in progress after its current step, keeping what it made. */
+  stopGeneration(): void {
+    if (this.generationStopFlag) Atomics.store(this.generationStopFlag, 0, 1);
+  }
+
+  /** The step-by-step spec of one head of a model run the worker keeps: of the kind asked for (an
+   * encoder–decoder run's), or of a generated run's step, its decode step. */
+  async modelHead(run: number, layer: number, head: number, attention?: AttentionKind, step?: number): Promise<AttentionSpec> {
+    const response = await this.modelRequest({ type: 'modelHead', id: this.nextId++, run, layer, head, ...(attention ? { attention } : {}), ...(step === undefined ? {} : { step }) });
     if (response.type !== 'modelHead') throw new Error('the worker answered a model head with something else');
     return response.spec;
   }
@@ -202,8 +218,8 @@ export class AttentionWorker {
     for (const listener of this.residentListeners) listener(resident);
   }
 
-  private modelRequest(request: WorkerModelRequest | WorkerModelPrepareRequest | WorkerModelHeadRequest | WorkerModelReleaseRequest): Promise<ModelResponse> {
-    const answer = new Promise<ModelResponse>((resolve, reject) => this.modelRequests.set(request.id, { resolve, reject }));
+  private modelRequest(request: WorkerModelRequest | WorkerModelPrepareRequest | WorkerModelHeadRequest | WorkerModelReleaseRequest, progress?: (message: GenerationProgress) => void): Promise<ModelResponse> {
+    const answer = new Promise<ModelResponse>((resolve, reject) => this.modelRequests.set(request.id, { resolve, reject, ...(progress ? { progress } : {}) }));
     this.ensureWorker().postMessage(request);
     return answer;
   }
@@ -343,6 +359,10 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
+    if (response.type === 'modelGenerating' || response.type === 'modelStep') {
+      this.modelRequests.get(response.id)?.progress?.(response);
+      return;
+    }
     if (response.type === 'model' || response.type === 'modelHead' || response.type === 'modelPrepared' || response.type === 'modelReleased' || response.type === 'modelFailed') {
       if (response.type === 'model' && response.summary.resident) this.residentChanged(response.summary.resident);
       if (response.type === 'modelReleased') this.residentChanged(response.resident);
@@ -421,4 +441,8 @@ export class AttentionWorker {
       this.latestByDocument.delete(pending.documentKey);
     }
   }
+}
+
+function sharedFlag(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
 }

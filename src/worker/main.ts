@@ -28,6 +28,7 @@ import { answerVariants, onDemandViewsOf } from '../views/variantsOnDemand';
 import type { WorkerProblemOutcome, WorkerReadRequest, WorkerRequest, WorkerResponse, WorkerRunRequest, WorkerTensorFileRequest, WorkerVariantsRequest } from '../protocol';
 import { DocumentCopies, readCells, readText } from './documents';
 import { ModelRuns } from './models';
+import { withGenerateChecks } from './modelDirectives';
 import { answerHeads, closeHeads, holdStack, openHeads } from './heads';
 import { TensorReferenceFiles } from './tensorReferences';
 import { transferablesOf } from './transfer';
@@ -84,7 +85,8 @@ port.on('message', (request: WorkerRequest) => {
       return readTensors(request);
     case 'model':
       // Queued with the runs: both compute on the fast path's threads.
-      queue = queue.then(async () => port.postMessage(await models.run(request)));
+      // A generation's prompt and steps go out as they come, each step's row transferred.
+      queue = queue.then(async () => port.postMessage(await models.run(request, (response) => port.postMessage(response, transferablesOf(response)))));
       return;
     case 'modelHead':
       queue = queue.then(async () => port.postMessage(await models.head(request)));
@@ -139,7 +141,7 @@ async function answerRead(request: WorkerReadRequest): Promise<void> {
   const read = text === undefined ? null : readText(text, request.maxChars);
   let reading = read;
   try {
-    if (read && request.tensors) reading = await tensorReferences.resolve(read, request.tensors.folder, request.tensors.maxElements);
+    if (read && request.tensors) reading = await withGenerateChecks(await tensorReferences.resolve(read, request.tensors.folder, request.tensors.maxElements), request.tensors.folder);
   } catch (error) {
     // A failure past the reader's own messages (an allocation, say): the text's reading stands with
     // one diagnostic, its problems that load tensors wait for them, and the worker lives on.

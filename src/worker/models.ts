@@ -5,11 +5,17 @@ import { basename } from 'node:path';
 import { CancelledError } from '../core/engine';
 import { predictionText } from '../core/model/describe';
 import { inductionProbe } from '../core/heads/probe';
+import { chatPromptIds } from '../core/model/chatTemplate';
+import { decodeStepSpec, generateModel } from '../core/model/generate';
+import type { ModelInput } from '../core/model/input';
 import { probeModel } from '../core/model/probeModel';
 import { prepareModel, runModel, type ModelRun } from '../core/model/run';
 import { release, residentModels } from '../core/model/resident';
+import { ModelTokenizer } from '../core/model/tokenizer';
+import type { ModelFiles } from '../core/model/weights';
 import { folderFiles } from '../node/modelFiles';
-import type { ModelRunSummary, ResidentModelInfo, WorkerModelHeadRequest, WorkerModelPrepareRequest, WorkerModelReleaseRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
+import type { GenerateRequest, ModelRunSummary, ResidentModelInfo, WorkerModelHeadRequest, WorkerModelPrepareRequest, WorkerModelReleaseRequest, WorkerModelRequest, WorkerResponse } from '../protocol';
+import { generationInfo } from '../views/heads';
 
 /** Runs kept for their views and drill-downs: the latest, and the ones a panel may still show. */
 const KEPT_RUNS = 4;
@@ -22,7 +28,8 @@ export class ModelRuns {
   /** What the heads page's header says of a run in place of its predictions (the probe's ranking). */
   private readonly headers = new Map<number, { title: string; notes: string[] }>();
 
-  async run(request: WorkerModelRequest): Promise<WorkerResponse> {
+  /** `post` sends a generation's prompt and steps as they come; the answer is the whole run. */
+  async run(request: WorkerModelRequest, post: (response: WorkerResponse) => void): Promise<WorkerResponse> {
     const control = { isCancelled: () => Atomics.load(request.cancelFlag, 0) !== 0, cancelFlag: request.cancelFlag };
     try {
       if (control.isCancelled()) throw new CancelledError();
@@ -41,6 +48,9 @@ export class ModelRuns {
           title: `${basename(request.folder)} (${run.architecture}) · induction probe, R = ${repeat}, seed ${seed}`,
           notes: [`Highest induction scores (BOS + ${repeat} random tokens twice): ${top.join('; ')}.`],
         });
+      } else if (request.generate) {
+        if ('image' in request.input) throw new RangeError('generation needs a text or token ids, not a picture');
+        run = await generate(files, request.id, request.input, request.generate, options, post);
       } else run = await runModel(files, request.input, options);
       this.keep(request.id, run);
       return { type: 'model', id: request.id, summary: summaryOf(request.id, run) };
@@ -69,10 +79,15 @@ export class ModelRuns {
     const run = this.runs.get(request.run);
     if (!run) return { type: 'modelFailed', id: request.id, cancelled: false, error: 'that model run is no longer held: run the model again' };
     try {
+      const { layer, head, step } = request;
       // An encoder–decoder run's head of the kind asked for (each kind's stack drills down its own way).
       const stack = request.attention === undefined || request.attention === run.kind ? run : run.kinds?.[request.attention];
       if (!stack) return { type: 'modelFailed', id: request.id, cancelled: false, error: `this run has no ${request.attention} attention` };
-      return { type: 'modelHead', id: request.id, spec: await stack.drillDownSpec(request.layer, request.head) };
+      if (step === undefined) return { type: 'modelHead', id: request.id, spec: await stack.drillDownSpec(layer, head) };
+      const position = run.generation?.steps[step]?.position;
+      if (position === undefined) return { type: 'modelFailed', id: request.id, cancelled: false, error: `that run has no generated step ${step}` };
+      // The decode step that chose token `step`: the row of the token fed, one before it.
+      return { type: 'modelHead', id: request.id, spec: await decodeStepSpec(run, layer, head, position - 1) };
     } catch (error) {
       return { type: 'modelFailed', id: request.id, cancelled: false, error: messageOf(error) };
     }
@@ -97,7 +112,47 @@ export class ModelRuns {
   }
 }
 
+/**
+ * A generation in the worker: the prompt (through the chat template when asked) tokenized and
+ * posted, then each step posted the moment it is chosen, with its attention row, which the page
+ * draws at once. Stop is the request's stopFlag, read after each step: the run then covers what
+ * was generated; the cancel flag (a newer run) drops it.
+ */
+async function generate(files: ModelFiles, id: number, input: { text: string } | { ids: number[] }, request: GenerateRequest, options: Parameters<typeof runModel>[2], post: (response: WorkerResponse) => void): Promise<ModelRun> {
+  let prompt: ModelInput = input;
+  if (request.chat) {
+    if (!('text' in input)) throw new RangeError('a chat message is a text, not token ids');
+    prompt = { ids: await chatPromptIds(files, input.text) };
+  }
+  const tokenizer = await ModelTokenizer.open(files);
+  const ids = 'ids' in prompt ? prompt.ids : tokenizer?.encode(prompt.text).ids;
+  if (ids) post({ type: 'modelGenerating', id, prompt: ids.map((token) => tokenizer?.label(token) ?? `#${token}`), maxNewTokens: request.maxNewTokens });
+  const stopping = new AbortController();
+  return generateModel(files, prompt, {
+    ...options,
+    maxNewTokens: request.maxNewTokens,
+    ...(request.sampling ? { sampling: request.sampling } : {}),
+    signal: stopping.signal,
+    onStep({ attention, ...step }) {
+      post({ type: 'modelStep', id, step, row: { position: step.position - 1, layers: attention.length, heads: (attention[0]?.length ?? 0) / step.position, keys: step.position, weights: concatenated(attention) }, computedAt: performance.timeOrigin + performance.now() });
+      if (Atomics.load(request.stopFlag, 0) !== 0) stopping.abort();
+    },
+  });
+}
+
+/** Each layer's [heads × keys] row, one after another: one array to post. */
+function concatenated(layers: Float32Array[]): Float32Array {
+  const all = new Float32Array(layers.reduce((sum, layer) => sum + layer.length, 0));
+  let at = 0;
+  for (const layer of layers) {
+    all.set(layer, at);
+    at += layer.length;
+  }
+  return all;
+}
+
 function summaryOf(id: number, run: ModelRun): ModelRunSummary {
+  const generation = generationInfo(run);
   return {
     run: id,
     architecture: run.architecture,
@@ -111,6 +166,7 @@ function summaryOf(id: number, run: ModelRun): ModelRunSummary {
     backend: run.backend,
     timings: run.timings,
     resident: residentInfo(),
+    ...(generation ? { generation } : {}),
   };
 }
 

@@ -51,11 +51,13 @@ export interface HeadsPageOptions {
   ownContext?: boolean;
   /** As the host does while a model runs or a file is read: `opening` first, and the stack once
    * `meanwhile` (given the page) has resolved. */
-  opening?: { text: string; meanwhile(page: PanelPage['page']): Promise<void> };
+  opening?: { text: string; meanwhile(page: PanelPage['page'], reply: (message: unknown) => Promise<void>): Promise<void> };
+  /** Every message the page posts, as it posts it (the test standing in for the host sees it). */
+  onPosted?(message: HeadsViewToHost): void;
 }
 
 /** Opens the page on `stack` and waits for its model view to paint. */
-export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext, opening }: HeadsPageOptions = {}): Promise<HeadsPage> {
+export async function openHeads(stack: AttentionStack, { viewport = { width: 1100, height: 900 }, paintTimeout = 20_000, compared, deviceScaleFactor = 1, ownContext, opening, onPosted }: HeadsPageOptions = {}): Promise<HeadsPage> {
   let page: PanelPage['page'] | undefined;
   const pending: Promise<unknown>[] = [];
   let paired: AttentionStack | undefined;
@@ -67,11 +69,13 @@ export async function openHeads(stack: AttentionStack, { viewport = { width: 110
     beforeGoto: async (p) => {
       page = p;
       await p.exposeFunction('toHost', async (message: HeadsViewToHost) => {
-        const reply = (m: unknown) => pending.push(p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), m));
+        const send = (m: unknown) => p.evaluate((m) => (window as unknown as { fromHost(m: unknown): void }).fromHost(m), portable(m));
+        const reply = (m: unknown) => pending.push(send(m));
+        onPosted?.(message);
         if (message.type === 'ready') {
           if (opening) {
             reply({ type: 'opening', text: opening.text });
-            await opening.meanwhile(p);
+            await opening.meanwhile(p, send);
           }
           reply({ type: 'stack', info: infoOf(stack, 'test.pt') });
         }

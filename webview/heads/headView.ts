@@ -24,6 +24,8 @@ export interface HeadViewPart {
   drawnLines(): { head: number; query: number; key: number; weight: number }[];
   /** Hover as the mouse would over a token: side and index; undefined clears. */
   hover(side: 'query' | 'key', index: number | undefined): void;
+  /** Keeps to one query's lines, that token marked and scrolled to (a generation's step); undefined: every query. */
+  focus(query: number | undefined): void;
 }
 
 export function headView(page: HeadsPage): HeadViewPart {
@@ -66,6 +68,8 @@ export function headView(page: HeadsPage): HeadViewPart {
   spacer.style.height = `${rows * ROW}px`;
   let lines: HeadLines | undefined;
   let hovered: { side: 'query' | 'key'; index: number } | undefined;
+  /** The query a generation's step shows: its lines only, unless a hover says otherwise. */
+  let focused: number | undefined;
 
   const visible = () => {
     const top = scroller.scrollTop;
@@ -78,9 +82,10 @@ export function headView(page: HeadsPage): HeadViewPart {
     if (!lines) return;
     const cut = Number(threshold.value);
     const perHead = info.queryCount * lines.k;
+    const only = hovered ?? (focused === undefined ? undefined : { side: 'query', index: focused });
     lines.heads.forEach((head, h) => {
       for (let query = 0; query < info.queryCount; query++) {
-        if (hovered?.side === 'query' && hovered.index !== query) continue;
+        if (only?.side === 'query' && only.index !== query) continue;
         for (let r = 0; r < lines!.k; r++) {
           const at = h * perHead + query * lines!.k + r;
           const weight = lines!.weights[at];
@@ -134,8 +139,10 @@ export function headView(page: HeadsPage): HeadViewPart {
         const tokens = side === 'query' ? info.tokens : info.keyTokens;
         if (i >= tokens.length) continue;
         const isHovered = hovered?.side === side && hovered.index === i;
+        const isFocused = side === 'query' && focused === i;
         context.fillStyle = foreground;
         context.globalAlpha = hovered && !isHovered ? 0.6 : 1;
+        context.font = isFocused ? 'bold 12px sans-serif' : '12px sans-serif';
         context.textAlign = side === 'query' ? 'right' : 'left';
         context.fillText(shortToken(tokens[i]), side === 'query' ? COLUMN - 6 : COLUMN + SPAN + 6, yOf(i), COLUMN - 8);
       }
@@ -199,8 +206,14 @@ export function headView(page: HeadsPage): HeadViewPart {
     forEachLine((head, query, key, weight) => all.push({ head, query, key, weight }));
     return all;
   };
+  const focus = (query: number | undefined) => {
+    focused = query;
+    canvas.dataset.focused = query === undefined ? '' : String(query);
+    if (query !== undefined) scroller.scrollTop = Math.max(0, query * ROW - (scroller.clientHeight || 600) / 2);
+    paint();
+  };
   void request();
-  return { section, canvas, drawnLines, hover };
+  return { section, canvas, drawnLines, hover, focus };
 }
 
 function shortToken(token: string): string {

@@ -5,6 +5,7 @@
 import { quantity } from '../../src/core/words';
 import type { HostToHeadsView, StackInfo } from '../../src/protocol';
 import { fileStem, gridSvg, linesSvg, pngBase64 } from './exportImage';
+import { type GenerationView, generationView } from './generation';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
@@ -14,6 +15,8 @@ import { HEADS_PLUGINS } from './plugins';
 
 const app = document.getElementById('app') as HTMLElement;
 const host = connect(receive);
+/** A generation's view: made when the worker starts generating, kept when the run's stack arrives. */
+let generation: GenerationView | undefined;
 
 function receive(message: HostToHeadsView): void {
   if (HEADS_PLUGINS.some((plugin) => plugin.receive?.(message))) return;
@@ -22,7 +25,14 @@ function receive(message: HostToHeadsView): void {
     document.body.dataset.stackAt = String(wallClock());
     show(message.info);
   }
-  else if (message.type === 'opening') status(message.text);
+  else if (message.type === 'generating') {
+    generation = generationView(message.prompt, message.maxNewTokens, host.post);
+    app.replaceChildren(generation.section, element('p', '', { class: 'meta', id: 'heads-status' }));
+  } else if (message.type === 'generationStep') generation?.step(message.step, message.row, message.computedAt);
+  else if (message.type === 'opening') {
+    // Before the first step the page says what runs; after, the answer under way says it.
+    if (!generation) status(message.text);
+  }
   else if (message.type === 'exportReport') void reportWhenDrawn();
   else if (message.type === 'error') status(message.message, true);
 }
@@ -132,8 +142,12 @@ function show(run: StackInfo, kind = run.kind): void {
     page.post({ type: 'report', fileName, base64: pngBase64(grid.canvas), width, height, legend: grid.legend() });
   });
   exports.append(report);
-  app.replaceChildren(header, tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);
+  // A generated run: its answer on top, step by step; the head view follows the step shown.
+  const generated = info.generation;
+  if (generated && !generation) generation = generationView(info.tokens.slice(0, generated.promptLength), generated.steps.length, host.post);
+  app.replaceChildren(header, ...(generated && generation ? [generation.section] : []), tabs, exports, element('p', '', { id: 'heads-status', class: 'meta', role: 'status' }), grid.section, lines.section, analysis, opened);
   select(sections.find((section) => section.id === shownTab) ?? grid.section);
+  if (generated && generation) generation.finish(generated, { ask: (query, slot) => host.ask(query, slot), focusQuery: (query) => lines.focus(query) });
 
   /** Clicks on heads so far: only the latest one's opening goes on to the host. */
   let openings = 0;

@@ -62,6 +62,7 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
   });
   try {
     const { forward, head, ids, tokenizer } = model;
+    if (!head.present) throw new GenerationError('the checkpoint has no LM head (lm_head.weight, or tied embeddings): it cannot choose a next token');
     const label = (id: number) => tokenizer?.label(id) ?? `#${id}`;
     const loadMs = performance.now() - started;
     const cache = new KeyValueCache(config.layers, config.kvHeads * config.headDim, ids.length + newTokens);
@@ -83,8 +84,7 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
         }
         const stepStarted = performance.now();
         const { hidden, attention } = await forward.step(fed, cache, control);
-        const logits = await head.logits(hidden, 1);
-        if (!logits) throw new GenerationError('the checkpoint has no LM head (lm_head.weight, or tied embeddings): it cannot choose a next token');
+        const logits = (await head.logits(hidden, 1)) as Float32Array; // present: checked above
         const position = ids.length + index;
         const id = choose(logits);
         const step: GenerationStep = { index, position, id, token: label(id), candidates: head.top(position - 1, logits, 'next'), attention, ms: performance.now() - stepStarted };
@@ -103,7 +103,7 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
     }
     const generated = steps.map((step) => step.id);
     const all = [...ids, ...generated];
-    if (ropeChangesBy(config, all.length)) {
+    if (ropeChangesBy(config, Math.max(1, ids.length - 1), all.length)) {
       model.warnings.push(
         `this model's RoPE frequencies change with the sequence's length (longrope or dynamic scaling): each token was generated with the cache's keys as rotated when computed (as transformers' cache keeps them), while the attentions shown are one forward over the ${all.length} tokens, which rotates them all at the final length`,
       );
@@ -145,9 +145,14 @@ export async function endOfSequenceIds(files: ModelFiles): Promise<number[]> {
   return (Array.isArray(value) ? value : [value]).filter((id): id is number => Number.isInteger(id));
 }
 
-/** Whether a layer's RoPE frequencies at `length` positions differ from those at shorter ones (longrope past its original length, dynamic NTK). */
-function ropeChangesBy(c: ModelConfig, length: number): boolean {
-  return c.attention.some(({ rope }) => rope !== undefined && ((rope.long !== undefined && length > rope.long.beyond) || (rope.dynamic !== undefined && length > rope.dynamic.original)));
+/**
+ * Whether some layer rotated rows computed at lengths first…final − 1 (the prompt's forward, then
+ * each step) with other RoPE frequencies than one forward of `final` tokens does: longrope's short
+ * factors before its original length and the long ones past it; dynamic NTK's theta, which grows
+ * with every length past its original.
+ */
+function ropeChangesBy(c: ModelConfig, first: number, final: number): boolean {
+  return c.attention.some(({ rope }) => rope !== undefined && ((rope.long !== undefined && first <= rope.long.beyond && final > rope.long.beyond) || (rope.dynamic !== undefined && final > rope.dynamic.original)));
 }
 
 /**

@@ -249,6 +249,11 @@ export class LanguageHead {
     this.name = complete ? weights.first(...layout.head) : undefined;
   }
 
+  /** Whether the checkpoint has an LM head (or tied embeddings) to give logits. */
+  get present(): boolean {
+    return this.name !== undefined;
+  }
+
   /** Logits [rows × vocab] of hidden states [rows × hidden], or undefined without a head. */
   async logits(hidden: Float32Array, rows: number): Promise<Float32Array | undefined> {
     if (!this.name) return undefined;

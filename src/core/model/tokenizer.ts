@@ -59,8 +59,12 @@ export class ModelTokenizer {
     return new ModelTokenizer(tokenizer, mentionsByteLevel(json.decoder) || mentionsByteLevel(json.pre_tokenizer), special);
   }
 
-  encode(text: string): Encoded {
-    const { ids } = this.tokenizer.encode(text);
+  /**
+   * The text's ids, with the special tokens the post-processor adds (BOS, CLS/SEP) unless told
+   * otherwise: a rendered chat template has written its own.
+   */
+  encode(text: string, { addSpecialTokens = true }: { addSpecialTokens?: boolean } = {}): Encoded {
+    const { ids } = this.tokenizer.encode(text, { add_special_tokens: addSpecialTokens });
     return { ids, tokens: ids.map((id) => this.label(id)) };
   }
 

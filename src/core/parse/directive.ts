@@ -27,7 +27,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
-  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate',
+  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate', 'chat',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -83,6 +83,7 @@ const KEY_ALIASES: Record<string, Key> = {
   decoder_input_ids: 'target_ids',
   generate: 'generate',
   max_new_tokens: 'generate',
+  chat: 'chat',
 };
 
 /** The three ways to give an encoder–decoder model's target: only one may be written (`generate`
@@ -299,9 +300,15 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   }
   const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
   if (model.path !== undefined) directive.model = { ...model, path: model.path };
-  else if (optionSpans.text || optionSpans.ids || optionSpans.image || TARGET_KEYS.some((key) => optionSpans[key])) {
-    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? TARGET_KEYS.map((key) => optionSpans[key]).find(Boolean)!;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `image`, `target`, `target_ids` and `generate` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.chat || TARGET_KEYS.some((key) => optionSpans[key])) {
+    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? TARGET_KEYS.map((key) => optionSpans[key]).find(Boolean) ?? optionSpans.chat;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `image`, `target`, `target_ids`, `generate` and `chat` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  }
+  if (model.image !== undefined && (model.generate !== undefined || model.chat)) {
+    issues.push({ ...(optionSpans.generate ?? optionSpans.chat), severity: 'error', code: 'bad-option-value', message: 'A picture is classified, not continued: `generate` and `chat` need a `text` or `ids`.' });
+  }
+  if (model.chat && model.text === undefined && model.path !== undefined) {
+    issues.push({ ...optionSpans.chat, severity: 'error', code: 'bad-option-value', message: '`chat` sends a `text` through the model\'s chat template: add `text="…"`.' });
   }
   issues.push(...targetIssues(optionSpans, model));
   return directive;
@@ -474,6 +481,10 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
       else model.image = rawValue;
       return key;
     }
+    case 'chat': {
+      if (flag()) model.chat = true;
+      return key;
+    }
     case 'ids': {
       const ids = tokenIds(rawValue);
       if (!ids) bad('`ids` takes token ids separated by commas or spaces, in quotes, e.g. `ids="464, 3797, 3332"`.');
@@ -493,7 +504,7 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
     }
     case 'generate': {
       const count = positiveCount(rawValue);
-      if (count === undefined || count > MAX_GENERATE) bad(`\`${rawKey}\` is how many target tokens to generate, a whole number from 1 to ${MAX_GENERATE}, e.g. \`${rawKey}=20\`.`);
+      if (count === undefined || count > MAX_GENERATE) bad(`\`${rawKey}\` is how many tokens to generate (a text's continuation, or an encoder–decoder model's target), a whole number from 1 to ${MAX_GENERATE}, e.g. \`${rawKey}=20\`.`);
       else model.generate = count;
       return key;
     }

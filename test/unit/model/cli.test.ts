@@ -174,6 +174,21 @@ describe('CLI: model', function () {
     assert.deepEqual(JSON.parse(a.stdout).generated_ids, JSON.parse(b.stdout).generated_ids);
   });
 
+  it('--chat: the text as a user message through the chat template; a template that fails is its own message in one line', () => {
+    const folder = copy('gpt2');
+    const template = (chat_template: string) => writeFileSync(join(folder, 'tokenizer_config.json'), JSON.stringify({ eos_token: '<|endoftext|>', chat_template }));
+    template("{{ eos_token }}User: {{ messages[0]['content'] }}\nAssistant:");
+    const chat = cli(folder, '--text', 'Hi there', '--chat', '--generate', '2', '--json');
+    assert.equal(chat.status, 0, chat.stderr);
+    const json = JSON.parse(chat.stdout) as { tokens: string[]; generated_ids: number[] };
+    // The template's special token as written: one token, not its characters.
+    assert.deepEqual(json.tokens.slice(0, 6), ['<|endoftext|>', 'User', ':', '␣Hi', '␣there', '↵']);
+    assert.equal(json.tokens.length, 8 + json.generated_ids.length);
+    template("{{ raise_exception('only system and user roles') }}");
+    assertOneLine(cli(folder, '--text', 'Hi', '--chat', '--generate', '2'), /the chat template fails: only system and user roles$/m);
+    assert.equal(cli(folder, '--ids', '1,2', '--chat').status, 2, '--chat needs --text');
+  });
+
   it('bad input: one line and exit 1', () => {
     const gpt2 = modelFixture('gpt2');
     assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', '0'), /the number of new tokens must be a whole number of at least 1, not 0$/m);

@@ -4,7 +4,7 @@
 // the final sequence, and the rows the cached steps computed equal that run's rows. Then EOS,
 // sampling's seed, cancelling, the decode step's problem, and each refusal in one line.
 import * as assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine/index';
@@ -115,6 +115,31 @@ describe('generation with a key/value cache', function () {
     assert.equal(step.length, position + 1);
     for (let k = 0; k <= position; k++) assert.ok(Math.abs(step[k] - row[k]) < 1e-5, `key ${k}: ${step[k]} against ${row[k]}`);
     assert.ok(result.decode!.maxDifference < 1e-9);
+  });
+
+  it("warns where RoPE's frequencies change with the length (longrope past its original length), and not before", async () => {
+    const files = folderFiles(modelFixture('phi3-longrope-bf16'));
+    const { prompt } = expected['phi3-longrope-bf16'];
+    const within = await generateModel(files, { ids: prompt }, { maxNewTokens: 8 - prompt.length });
+    assert.deepEqual(within.warnings, []);
+    const past = await generateModel(files, { ids: prompt }, { maxNewTokens: 9 - prompt.length });
+    assert.match(past.warnings.join('\n'), /RoPE frequencies change with the sequence's length .* one forward over the 9 tokens/);
+  });
+
+  it('a checkpoint without an LM head is refused before its prompt runs', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'generate-no-head-'));
+    try {
+      cpSync(modelFixture('llama-gqa-bf16'), folder, { recursive: true });
+      const file = join(folder, 'model.safetensors');
+      const bytes = readFileSync(file);
+      const length = Number(bytes.readBigUInt64LE(0));
+      // The same header with the head's name changed (same length): the checkpoint then has no head.
+      const header = bytes.subarray(8, 8 + length).toString('utf8').replace('"lm_head.weight"', '"lm_hide.weight"');
+      writeFileSync(file, Buffer.concat([bytes.subarray(0, 8), Buffer.from(header), bytes.subarray(8 + length)]));
+      await assert.rejects(generateModel(folderFiles(folder), { ids: [5, 6] }, { maxNewTokens: 2 }), (e: Error) => e instanceof GenerationError && /has no LM head/.test(e.message));
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('refuses in one line: a count that is not a whole number ≥ 1, an encoder, a prompt + N past the positions, bad sampling', async () => {

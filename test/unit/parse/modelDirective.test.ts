@@ -41,6 +41,26 @@ describe('the model directive', () => {
     assert.equal(problems[1].model, undefined);
   });
 
+  it('reads generate=N and chat', () => {
+    const { problems, diagnostics } = parseDocument('<!-- attention: model="models/gpt2" text="Once upon a time" generate=40 chat -->\n');
+    assert.deepEqual(diagnostics, []);
+    assert.deepEqual(problems[0].model, { path: 'models/gpt2', text: 'Once upon a time', generate: 40, chat: true });
+  });
+
+  it('says what is wrong with generate=0, generate=abc, generate without a model, chat without a text, and generate on a picture', () => {
+    const text = '# attention: model=m text="a" generate=0\n\n# attention: model=m text="a" generate=abc\n\n# attention: generate=5\n\n# attention: model=m ids="1 2" chat\n\n# attention: model=m image="cat.png" generate=3\n';
+    const { diagnostics } = parseDocument(text);
+    assert.deepEqual(diagnostics.map((d) => [d.code, d.range]), [
+      ['bad-option-value', rangeOf(text, '0')],
+      ['bad-option-value', rangeOf(text, 'abc')],
+      ['model-missing', rangeOf(text, 'generate=5')],
+      ['bad-option-value', rangeOf(text, 'chat')],
+      ['bad-option-value', rangeOf(text, 'generate=3')],
+    ]);
+    assert.match(diagnostics[0].message, /whole number of at least 1/);
+    assert.match(diagnostics[3].message, /chat template: add `text="…"`/);
+  });
+
   it('leaves problems without the key alone', () => {
     const { problems } = parseDocument('# attention: heads=2\nX = [[1, 0], [0, 1]]\n');
     assert.equal(problems[0].model, undefined);
@@ -133,7 +153,7 @@ describe('an encoder–decoder model directive', () => {
       ['bad-option-value', rangeOf(text, 'target="Katze"')],
       ['model-missing', rangeOf(text, 'generate=5', 1)],
     ]);
-    assert.match(String(found[0][2]), /`generate` is how many target tokens to generate, a whole number from 1 to 4096/);
+    assert.match(String(found[0][2]), /`generate` is how many tokens to generate .*, a whole number from 1 to 4096/);
     assert.match(String(found[4][2]), /`generate` and `target` both give the target: keep one/);
     assert.match(String(found[5][2]), /`target` is the target of an encoder–decoder model: give its source too/);
     assert.match(String(found[6][2]), /reads text, not a picture/);

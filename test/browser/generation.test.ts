@@ -1,0 +1,109 @@
+// A generation on the heads page in Chromium, on a real generation of the GPT-2 fixture
+// (core/model/generate.ts): the test stands in for the host, posting the prompt and each step as
+// the worker does (each with its attention row), then the run's stack, whose queries the worker's
+// own code answers. The page shows each token as it arrives, with its candidates and its rows;
+// Stop posts stopGeneration; once the run ends the slider and ←/→ move through the answer, the
+// head view keeps to the step's query, any step's rows are asked for and drawn, hovering a token
+// shows its step's candidates, and a click on a head's row opens that head at that step.
+import assert from 'node:assert/strict';
+import { generateModel } from '../../src/core/model/generate';
+import type { ModelRun } from '../../src/core/model/run';
+import { folderFiles } from '../../src/node/modelFiles';
+import type { GenerationStep } from '../../src/core/model/generate';
+import type { HeadsViewToHost } from '../../src/protocol';
+import { quoted, weightText } from '../../webview/heads/page';
+import { modelFixture, modelReference } from '../unit/model/fixtures';
+import { closeChecked, type HeadsPage, openHeads } from './headsPage';
+
+const NEW_TOKENS = 6;
+
+/** The live message of a step, as src/worker/models.ts posts it. */
+function stepMessage({ attention, ...step }: GenerationStep) {
+  const weights = new Float32Array(attention.reduce((sum, layer) => sum + layer.length, 0));
+  attention.reduce((at, layer) => (weights.set(layer, at), at + layer.length), 0);
+  const row = { position: step.position - 1, layers: attention.length, heads: attention[0].length / step.position, keys: step.position, weights };
+  return { type: 'generationStep', step, row, computedAt: Date.now() };
+}
+
+const textOf = (panel: HeadsPage) => panel.page.$$eval('#generation-text .generated', (spans) => spans.map((span) => span.textContent));
+const chosenOf = (panel: HeadsPage) => panel.page.$eval('#generation-candidates [data-chosen]', (item) => item.textContent);
+
+describe('heads page: a generation, token by token', function () {
+  this.timeout(180_000);
+  let run: ModelRun;
+  let panel: HeadsPage | undefined;
+  const posted: HeadsViewToHost[] = [];
+  before(async () => {
+    run = await generateModel(folderFiles(modelFixture('gpt2')), { text: modelReference('gpt2').text! }, { maxNewTokens: NEW_TOKENS });
+  });
+  afterEach(async () => {
+    await closeChecked(panel);
+    panel = undefined;
+    posted.length = 0;
+  });
+
+  it('paints each token as it arrives, with its 5 candidates and its rows, and Stop asks the host to stop', async () => {
+    const generation = run.generation!;
+    const prompt = run.tokens.slice(0, generation.promptLength);
+    panel = await openHeads(run, {
+      onPosted: (message) => posted.push(message),
+      opening: {
+        text: 'gpt2 (generating…)',
+        meanwhile: async (page, send) => {
+          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
+          for (const step of generation.steps.slice(0, 3)) {
+            await send(stepMessage(step));
+            // Each token is on the page before the next step is sent.
+            await page.waitForFunction((count) => document.querySelectorAll('#generation-text .generated').length === count, step.index + 1);
+            await page.waitForSelector(`#generation-rows[data-keys="${step.position}"]`);
+            const items = await page.$$eval('#generation-candidates li', (lis) => lis.length);
+            assert.ok(items === 5 || items === 6, 'the 5 candidates, and the chosen token when outside them');
+          }
+          assert.equal(await page.$eval('#generation-candidates [data-chosen]', (item) => item.textContent), `✓ ${quoted(generation.steps[2].token)} ${weightText(generation.steps[2].candidates.top.find((c) => c.id === generation.steps[2].id)!.probability)}`);
+          await page.click('#generation-stop');
+          await page.waitForFunction(() => (document.querySelector('#generation-stop') as HTMLButtonElement).disabled);
+          assert.equal(await page.$eval('#generation-text', (text) => text.querySelectorAll('.prompt').length), prompt.length);
+          const latencies = await page.$eval('#generation', (section) => (section as HTMLElement).dataset.latencies ?? '');
+          assert.equal(latencies.split(' ').length, 3, 'a paint time for each step');
+          for (const step of generation.steps.slice(3)) await send(stepMessage(step));
+        },
+      },
+    });
+    assert.ok(posted.some((message) => message.type === 'stopGeneration'), 'Stop reached the host');
+    await panel.page.waitForSelector('#generation[data-finished]');
+    assert.deepEqual(await textOf(panel), generation.steps.map((step) => step.token.replace(/␣/g, ' ').replace(/↵/g, '\n')));
+  });
+
+  it('after the run: the slider and ←/→ move through the steps, the head view keeps to the step, any step’s rows are asked and drawn', async () => {
+    const { steps } = run.generation!;
+    panel = await openHeads(run, { onPosted: (message) => posted.push(message) });
+    await panel.page.waitForSelector('#generation[data-finished]');
+    const last = steps.length - 1;
+    await panel.page.waitForSelector(`#generation-rows[data-position="${steps[last].position - 1}"]`);
+    assert.equal(await chosenOf(panel), `✓ ${quoted(steps[last].token)} ${weightText(steps[last].candidates.top.find((c) => c.id === steps[last].id)!.probability)}`);
+    await panel.page.keyboard.press('ArrowLeft');
+    await panel.page.keyboard.press('ArrowLeft');
+    const shownStep = last - 2;
+    await panel.page.waitForSelector(`#generation-rows[data-position="${steps[shownStep].position - 1}"]`);
+    assert.equal(await panel.page.$eval('#generation-step', (slider) => (slider as HTMLInputElement).value), String(shownStep));
+    assert.equal(await panel.page.$eval('#lines-canvas', (canvas) => (canvas as HTMLElement).dataset.focused), String(steps[shownStep].position - 1), 'the head view keeps to the query that chose the token');
+    const rowQueries = posted.flatMap((m) => (m.type === 'query' && m.query.kind === 'row' ? [m.query.position] : []));
+    assert.ok(rowQueries.includes(steps[shownStep].position - 1), 'the step’s rows asked for');
+    // The row drawn is the one the step computed: a head's strongest key in the tooltip.
+    const box = (await panel.page.locator('#generation-rows').boundingBox())!;
+    await panel.page.mouse.move(box.x + 5, box.y + 3);
+    const tip = await panel.page.$eval('#generation-rows-tip', (element) => element.textContent ?? '');
+    const row = steps[shownStep].attention[0].subarray(0, steps[shownStep].position);
+    const strongest = [...row.keys()].sort((a, b) => row[b] - row[a])[0];
+    assert.ok(tip.startsWith(`L0 H0: ${quoted(run.tokens[strongest])} (${strongest}) ${weightText(row[strongest])}`), tip);
+    await panel.page.mouse.click(box.x + 5, box.y + 3);
+    // The page's post reaches the test (the host) asynchronously.
+    for (let waited = 0; !posted.some((m) => m.type === 'openHead') && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(posted.filter((m) => m.type === 'openHead').at(-1), { type: 'openHead', layer: 0, head: 0, step: shownStep });
+    // Hovering a generated token: its step's candidates.
+    await panel.page.hover('#generation-text span[data-step="1"]');
+    const hovered = await panel.page.$eval('#generation-tip', (element) => ({ hidden: (element as HTMLElement).hidden, text: element.textContent ?? '' }));
+    assert.equal(hovered.hidden, false);
+    assert.ok(hovered.text.startsWith(`step 1: `) && hovered.text.includes(`✓${quoted(steps[1].token)}`), hovered.text);
+  });
+});
