@@ -57,7 +57,7 @@ describe('the model directive', () => {
       ['bad-option-value', rangeOf(text, 'chat')],
       ['bad-option-value', rangeOf(text, 'generate=3')],
     ]);
-    assert.match(diagnostics[0].message, /whole number of at least 1/);
+    assert.match(diagnostics[0].message, /whole number from 1 to 4096/);
     assert.match(diagnostics[3].message, /chat template: add `text="…"`/);
   });
 
