@@ -1,6 +1,6 @@
 // Random-weight model folders at published shapes, for `npm run bench:model` and profiling:
 //
-//   node scripts/gen-bench-models.mjs OUTDIR NAME...   NAME: gpt2-small qwen2.5-0.5b llama-3.2-1b llama-3.1-8b
+//   node scripts/gen-bench-models.mjs OUTDIR NAME...   NAME: gpt2-small qwen2.5-0.5b llama-3.2-1b llama-3.1-8b t5-small opus-mt-en-de
 //
 // Each tensor is streamed to its safetensors file 16 MiB at a time (the 8B's 16 GB never sit in
 // memory), shards of at most 4 GB with model.safetensors.index.json past that. A folder whose
@@ -38,6 +38,23 @@ export const SHAPES = {
       rope_scaling: { rope_type: 'llama3', factor: 32.0, low_freq_factor: 1.0, high_freq_factor: 4.0, original_max_position_embeddings: 8192 },
     }),
   },
+  // Issue 43's encoder–decoder shapes: T5-small (60M) and Helsinki-NLP/opus-mt-en-de (74M).
+  't5-small': {
+    dtype: 'F32',
+    config: {
+      architectures: ['T5ForConditionalGeneration'], model_type: 't5', d_model: 512, d_kv: 64, d_ff: 2048, num_layers: 6, num_decoder_layers: 6, num_heads: 8,
+      relative_attention_num_buckets: 32, relative_attention_max_distance: 128, layer_norm_epsilon: 1e-6, feed_forward_proj: 'relu', tie_word_embeddings: true,
+      vocab_size: 32128, pad_token_id: 0, eos_token_id: 1, decoder_start_token_id: 0,
+    },
+  },
+  'opus-mt-en-de': {
+    dtype: 'F32',
+    config: {
+      architectures: ['MarianMTModel'], model_type: 'marian', d_model: 512, encoder_layers: 6, decoder_layers: 6, encoder_attention_heads: 8, decoder_attention_heads: 8,
+      encoder_ffn_dim: 2048, decoder_ffn_dim: 2048, vocab_size: 58101, max_position_embeddings: 512, activation_function: 'swish', scale_embedding: true,
+      pad_token_id: 58100, eos_token_id: 0, decoder_start_token_id: 58100, bad_words_ids: [[58100]], tie_word_embeddings: true,
+    },
+  },
   'llama-3.1-8b': {
     dtype: 'BF16',
     config: llamaFamily('llama', {
@@ -50,6 +67,7 @@ export const SHAPES = {
 /** [name, shape, kind] of every tensor, in the order the checkpoints store them. */
 export function tensorsOf(config) {
   const out = [];
+  if (config.model_type === 't5' || config.model_type === 'marian') return encoderDecoderTensors(config);
   if (config.model_type === 'gpt2') {
     const c = config.n_embd;
     out.push(['wte.weight', [config.vocab_size, c]], ['wpe.weight', [config.n_positions, c]]);
@@ -80,6 +98,48 @@ export function tensorsOf(config) {
   }
   out.push(['model.norm.weight', [h], 'one']);
   if (!config.tie_word_embeddings) out.push(['lm_head.weight', [config.vocab_size, h]]);
+  return out;
+}
+
+/** T5ForConditionalGeneration's and MarianMTModel's tensors (issue 43's bench: bench/seq2seq.ts). */
+function encoderDecoderTensors(config) {
+  const out = [];
+  const D = config.d_model;
+  if (config.model_type === 't5') {
+    const inner = config.num_heads * config.d_kv;
+    out.push(['shared.weight', [config.vocab_size, D]]);
+    for (const side of ['encoder', 'decoder']) {
+      for (let i = 0; i < config.num_layers; i++) {
+        const at = `${side}.block.${i}.layer`;
+        const attentions = side === 'decoder' ? ['0.SelfAttention', '1.EncDecAttention'] : ['0.SelfAttention'];
+        attentions.forEach((name, j) => {
+          out.push([`${at}.${j}.layer_norm.weight`, [D], 'one']);
+          for (const p of 'qkv') out.push([`${at}.${name}.${p}.weight`, [inner, D]]);
+          out.push([`${at}.${name}.o.weight`, [D, inner]]);
+          if (i === 0 && j === 0) out.push([`${at}.${name}.relative_attention_bias.weight`, [config.relative_attention_num_buckets, config.num_heads]]);
+        });
+        const ff = `${at}.${attentions.length}`;
+        out.push([`${ff}.layer_norm.weight`, [D], 'one'], [`${ff}.DenseReluDense.wi.weight`, [config.d_ff, D]], [`${ff}.DenseReluDense.wo.weight`, [D, config.d_ff]]);
+      }
+      out.push([`${side}.final_layer_norm.weight`, [D], 'one']);
+    }
+    return out;
+  }
+  out.push(['final_logits_bias', [1, config.vocab_size], 'zero'], ['model.shared.weight', [config.vocab_size, D]]);
+  for (const side of ['encoder', 'decoder']) {
+    for (let i = 0; i < config[`${side}_layers`]; i++) {
+      const at = `model.${side}.layers.${i}`;
+      const linear = (name, outWidth, inWidth) => out.push([`${name}.weight`, [outWidth, inWidth]], [`${name}.bias`, [outWidth]]);
+      const norm = (name) => out.push([`${name}.weight`, [D], 'one'], [`${name}.bias`, [D], 'zero']);
+      for (const name of side === 'decoder' ? ['self_attn', 'encoder_attn'] : ['self_attn']) {
+        for (const p of ['k_proj', 'v_proj', 'q_proj', 'out_proj']) linear(`${at}.${name}.${p}`, D, D);
+        norm(`${at}.${name}_layer_norm`);
+      }
+      linear(`${at}.fc1`, config[`${side}_ffn_dim`], D);
+      linear(`${at}.fc2`, D, config[`${side}_ffn_dim`]);
+      norm(`${at}.final_layer_norm`);
+    }
+  }
   return out;
 }
 

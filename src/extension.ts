@@ -19,6 +19,7 @@ import { registerStatusBar } from './features/statusBar';
 import { registerResidentModels } from './features/residentModels';
 import { registerTensorFiles } from './features/tensorFile';
 import { AttentionWorker } from './worker/client';
+import type { GenerationStepInfo } from './protocol';
 
 /** What `activate` returns: for other extensions and for the integration tests. */
 export interface AttentionLensApi {
@@ -30,6 +31,8 @@ export interface AttentionLensApi {
   preparedModels(): string[];
   /** Every error a palette command showed since activation, oldest first. */
   commandErrors: string[];
+  /** Each token a generation ("Attention: Generate…") chooses, as the worker posts it. */
+  onDidGenerateStep: vscode.Event<GenerationStepInfo>;
 }
 
 /** V8 heap of the worker. Matrices live in typed arrays outside this heap; their size is bounded
@@ -64,5 +67,5 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, results, worker, preparedModels: () => preparer.folders(), commandErrors };
+  return { activationMs, results, worker, preparedModels: () => preparer.folders(), commandErrors, onDidGenerateStep: models.generated.event };
 }

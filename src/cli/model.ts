@@ -1,18 +1,22 @@
-// `attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json]`: a whole model
-// folder run on a text (or a vision model on a picture). Text output: the architecture, tokens,
+// `attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--target TGT | --target-ids
+// 1,2,3 | --generate N] [--json]`: a whole model folder run on a text (or a vision model on a
+// picture; an encoder–decoder model on a source and a target). Text output: the architecture, tokens,
 // predictions and where each head of each layer looks from the last token; --json prints exactly
 // {architecture, tokens, token_ids, attentions, hidden_last, logits_last}, and a mixture of
 // experts' routing as "experts", for scripts and tests (a picture's run: patch_grid in place of
-// token_ids). With --generate N a causal model writes up to N tokens after the text (greedy, or
-// --sample's seeded draws): the report then covers the whole final sequence, and the JSON adds
-// generated_ids and generated_tokens. Bad input is one line on stderr and exit 1.
+// token_ids; an encoder–decoder run: {architecture, tokens, token_ids, target_tokens, target_ids,
+// encoder_attentions, decoder_attentions, cross_attentions, hidden_last, logits_last}). With
+// --generate N a causal model writes up to N tokens after the text (greedy, or --sample's seeded
+// draws): the report then covers the whole final sequence, and the JSON adds generated_ids and
+// generated_tokens; an encoder–decoder model generates its target greedily from the source. Bad
+// input is one line on stderr and exit 1.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ImageError } from '../core/image/decode';
 import { ModelConfigError } from '../core/model/config';
 import { routingPairs } from '../core/model/experts';
-import type { Generation, ModelInput } from '../core/model/input';
-import { type ModelRun, runModel } from '../core/model/run';
+import type { Generation, ModelInput, TargetInput } from '../core/model/input';
+import { type ModelRun, readConfig, runModel } from '../core/model/run';
 import { GenerationError, generateModel, type SamplingOptions } from '../core/model/generate';
 import { chatPromptIds } from '../core/model/chatTemplate';
 import { ModelFileError } from '../core/model/weights';
@@ -22,6 +26,7 @@ import { writeFailure } from './failure';
 
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json] [--max-memory-mb N]
                       [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]] [--chat]
+                      [--target TGT | --target-ids 1,2,3]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
       Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE; or a
@@ -37,6 +42,12 @@ export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,
       cover the whole final sequence; the JSON adds generated_ids and generated_tokens.
       --chat: TEXT is sent as a user message through the folder's chat template
       (tokenizer_config.json's chat_template), ending where the assistant's answer begins.
+      Encoder–decoder models (T5, Flan-T5, BART, Marian, mBART) take the source as --text
+      or --ids and a target: --target TGT (decoder_start_token_id, then its tokens),
+      --target-ids (the decoder's exact input) or --generate N (greedy, until EOS or N
+      tokens, a tie to the lowest id); --json prints {architecture, tokens, token_ids,
+      target_tokens, target_ids, encoder_attentions, decoder_attentions,
+      cross_attentions, hidden_last, logits_last}.
 `;
 
 interface ModelArguments {
@@ -68,11 +79,15 @@ export async function modelCommand(argv: string[]): Promise<number> {
   try {
     const files = folderFiles(args.folder);
     // A chat model's prompt: the template writes the special tokens, so the ids are given as they are.
-    if (args.chat && 'text' in args.input) args.input = { ids: await chatPromptIds(files, args.input.text) };
+    if (args.chat && 'text' in args.input) args.input = { ids: await chatPromptIds(files, args.input.text), ...('target' in args.input && args.input.target ? { target: args.input.target } : {}) };
     if (args.generate !== undefined) {
       if ('image' in args.input) throw new GenerationError('--generate writes text after a text or token ids, not a picture');
+      const maxNewTokens = count('--generate', args.generate);
       // Every step reads every weight: they stay resident for the run (the default budget).
-      run = await generateModel(files, args.input, { memoryLimitBytes: args.memoryLimitBytes, maxNewTokens: count('--generate', args.generate), ...(args.sample ? { sampling: samplingOf(args.sample) } : {}) });
+      if ((await readConfig(files)).encoderDecoder) {
+        if (args.sample) throw new GenerationError("an encoder–decoder model's target is generated greedily here: --sample is for causal models");
+        run = await runModel(files, { ...args.input, target: { generate: maxNewTokens } }, { memoryLimitBytes: args.memoryLimitBytes });
+      } else run = await generateModel(files, args.input, { memoryLimitBytes: args.memoryLimitBytes, maxNewTokens, ...(args.sample ? { sampling: samplingOf(args.sample) } : {}) });
     } else {
       const input: ModelInput = 'image' in args.input ? { image: readPicture(args.input.image.name) } : args.input;
       // One run per process: keeping the weights (ONNX Runtime's sessions pre-packing them) would only
@@ -96,6 +111,7 @@ function parseModelArguments(argv: string[]): ModelArguments {
   let folder: string | undefined;
   let input: ModelInput | undefined;
   let json = false;
+  let target: TargetInput | undefined;
   let memoryLimitBytes = defaultMemoryLimit();
   let generate: string | undefined;
   let sampled = false;
@@ -109,6 +125,11 @@ function parseModelArguments(argv: string[]): ModelArguments {
       if (value === undefined) throw new Error(`${arg} needs a value`);
       if (input) throw new Error('give one of --text, --ids or --image, once');
       input = arg === '--text' ? { text: value } : arg === '--ids' ? { ids: parseIds(value) } : { image: { name: value, bytes: new Uint8Array() } };
+    } else if (arg === '--target' || arg === '--target-ids') {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      if (target) throw new Error('give one of --target or --target-ids, once');
+      target = arg === '--target' ? { text: value } : { ids: parseIds(value, arg) };
     } else if (arg === '--generate' || (SAMPLING_FLAGS as readonly string[]).includes(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
@@ -126,11 +147,14 @@ function parseModelArguments(argv: string[]): ModelArguments {
   }
   if (folder === undefined) throw new Error('no model folder given');
   if (!input) throw new Error('give the input as --text TEXT, --ids 1,2,3 or --image FILE');
+  if (target && 'image' in input) throw new Error('a picture takes no target');
+  if (target && generate !== undefined) throw new Error('give one of --target, --target-ids or --generate');
   const given = Object.keys(sample);
   if (sampled && generate === undefined) throw new Error('--sample chooses the tokens --generate N writes: give --generate too');
   if (given.length > 0 && !sampled) throw new Error(`${given[0]} is a sampling option: add --sample (without it the most probable token is taken)`);
   if (chat && !('text' in input)) throw new Error('--chat sends --text TEXT through the chat template: give --text');
-  return { folder, input, json, memoryLimitBytes, chat, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
+  const withTarget = target && !('image' in input) ? { ...input, target } : input;
+  return { folder, input: withTarget, json, memoryLimitBytes, chat, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
 }
 
 /** A flag's number as written; anything else is refused in one line with the flag's name. */
@@ -156,21 +180,43 @@ function readPicture(path: string): { name: string; bytes: Uint8Array } {
   }
 }
 
-function parseIds(value: string): number[] {
+function parseIds(value: string, option = '--ids'): number[] {
   const ids = value.split(',').map((part) => part.trim());
-  if (ids.some((id) => !/^\d+$/.test(id))) throw new Error(`--ids needs whole numbers separated by commas, not \`${value}\``);
+  if (ids.some((id) => !/^\d+$/.test(id))) throw new Error(`${option} needs whole numbers separated by commas, not \`${value}\``);
   return ids.map(Number);
+}
+
+/** Every head's weights of a stack, [layer][head][query][key]. */
+function attentionsOf(stack: ModelRun): number[][][][] {
+  const { queryCount: n, keyCount: m } = stack;
+  return Array.from({ length: stack.layerCount }, (_, l) =>
+    Array.from({ length: stack.headCount }, (_, h) => {
+      const w = stack.weights(l, h);
+      return Array.from({ length: n }, (_, q) => Array.from(w.subarray(q * m, (q + 1) * m)));
+    }),
+  );
 }
 
 /** The JSON the issue fixes: these keys, nothing else. */
 function modelJson(run: ModelRun) {
   const n = run.queryCount;
-  const attentions = Array.from({ length: run.layerCount }, (_, l) =>
-    Array.from({ length: run.headCount }, (_, h) => {
-      const w = run.weights(l, h);
-      return Array.from({ length: n }, (_, q) => Array.from(w.subarray(q * n, (q + 1) * n)));
-    }),
-  );
+  if (run.kinds) {
+    // An encoder–decoder run (issue 43): the source, the decoder's input, its three kinds of attention.
+    const { encoder, decoder, cross } = run.kinds as Required<NonNullable<ModelRun['kinds']>>;
+    return {
+      architecture: run.architecture,
+      tokens: encoder.tokens,
+      token_ids: encoder.tokenIds,
+      target_tokens: decoder.tokens,
+      target_ids: decoder.tokenIds,
+      encoder_attentions: attentionsOf(encoder),
+      decoder_attentions: attentionsOf(decoder),
+      cross_attentions: attentionsOf(cross),
+      hidden_last: Array.from(run.hiddenLast),
+      ...(run.logitsLast ? { logits_last: Array.from(run.logitsLast) } : {}),
+    };
+  }
+  const attentions = attentionsOf(run);
   if (run.patchGrid) {
     // A picture's run: the issue's keys, patch_grid in place of token_ids.
     return {
@@ -195,7 +241,35 @@ function modelJson(run: ModelRun) {
   };
 }
 
+/** An encoder–decoder run in brief: the source and target, the next token's top 5, and per cross layer where the last target token looks in the source. */
+function encoderDecoderText(run: ModelRun): string {
+  const { encoder, decoder, cross } = run.kinds as Required<NonNullable<ModelRun['kinds']>>;
+  const t = cross.queryCount;
+  const s = cross.keyCount;
+  const generated = run.timings.generatedTokens === undefined ? '' : `; generated ${run.timings.generatedTokens} tokens in ${ms(run.timings.generateMs ?? 0)}`;
+  const lines = [
+    `${run.architecture}: encoder ${encoder.layerCount} layers × ${encoder.headCount} heads, decoder ${decoder.layerCount} × ${decoder.headCount}; ${s} source tokens, ${t} target tokens (${run.backend}; load ${ms(run.timings.loadMs)}, forward ${ms(run.timings.forwardMs)}${generated})`,
+    `source: ${encoder.tokens.map((token) => JSON.stringify(token)).join(' ')}`,
+    `target: ${decoder.tokens.map((token) => JSON.stringify(token)).join(' ')}`,
+  ];
+  for (const p of run.predictions) lines.push(`next after ${JSON.stringify(decoder.tokens[p.position])}: ${p.top.map((x) => `${JSON.stringify(x.token)} ${(100 * x.probability).toFixed(1)}%`).join(', ')}`);
+  lines.push(`where the last target token ${JSON.stringify(cross.tokens[t - 1])} looks in the source (cross-attention, the source token it weighs most, per head):`);
+  for (let l = 0; l < cross.layerCount; l++) {
+    const heads = Array.from({ length: cross.headCount }, (_, h) => {
+      const row = cross.weights(l, h).subarray((t - 1) * s, t * s);
+      let best = 0;
+      row.forEach((v, j) => {
+        if (v > row[best]) best = j;
+      });
+      return `H${h} ${JSON.stringify(cross.keyTokens[best])} ${row[best].toFixed(2)}`;
+    });
+    lines.push(`  L${l}: ${heads.join(' · ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 function modelText(run: ModelRun): string {
+  if (run.kinds) return encoderDecoderText(run);
   const n = run.queryCount;
   const lines = [
     `${run.architecture}: ${run.layerCount} layers × ${run.headCount} heads, ${n} tokens (${run.backend}; load ${ms(run.timings.loadMs)}, forward ${ms(run.timings.forwardMs)})`,

@@ -13,7 +13,7 @@ import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
-import type { GenerateRequest, ModelRunInput, ModelRunSummary } from '../protocol';
+import type { GenerateRequest, GenerationStepInfo, ModelRunInput, ModelRunSummary } from '../protocol';
 import { type GenerationProgress, RunCancelledError, type AttentionWorker } from '../worker/client';
 import { GenerationFeed } from './generationFeed';
 import { COMMANDS } from '../host/commandIds';
@@ -58,6 +58,7 @@ export interface ModelRunOutcome {
 export function registerModels(context: vscode.ExtensionContext, deps: ModelDeps): ModelRuns {
   const models = new ModelRuns(context, deps);
   context.subscriptions.push(
+    models.generated,
     vscode.commands.registerCommand(COMMANDS.runModel, (folder?: vscode.Uri | string, input?: ModelInput) => models.command(folder, input)),
     vscode.commands.registerCommand(COMMANDS.generate, (folder?: vscode.Uri | string, request?: GenerateCommandRequest) => models.generate(folder, request)),
     vscode.commands.registerCommand(COMMANDS.runVisionOnImage, (image?: vscode.Uri, folder?: vscode.Uri | string) => models.commandOnImage(image, folder)),
@@ -77,6 +78,8 @@ export class ModelRuns {
   /** What each run ran on: a comparison runs a second checkpoint on the same input. */
   private readonly inputs = new Map<number, ModelRunInput>();
   private latest: ModelRunSummary | undefined;
+  /** Each generated token as the worker posts it (the extension's API passes it on). */
+  readonly generated = new vscode.EventEmitter<GenerationStepInfo>();
   /** The head each model URI shows, for the panel's dtype control. */
   private readonly shown = new Map<string, { run: number; layer: number; head: number; step?: number }>();
 
@@ -120,7 +123,13 @@ export class ModelRuns {
     if (!given) return undefined;
     const feed = new GenerationFeed(() => this.deps.worker.stopGeneration());
     const options = { maxNewTokens: given.maxNewTokens, ...(given.chat ? { chat: true } : {}), ...(given.sampling ? { sampling: given.sampling } : {}) };
-    const running = this.run(target, given.input, { options, progress: (message) => feed.receive(message) });
+    const running = this.run(target, given.input, {
+      options,
+      progress: (message) => {
+        feed.receive(message);
+        if (message.type === 'modelStep') this.generated.fire(message.step);
+      },
+    });
     void running.finally(() => feed.end());
     const shown = vscode.commands.executeCommand(COMMANDS.showModelHeads, running, target, feed);
     const outcome = await running;

@@ -97,6 +97,8 @@ describe('heads page: a generation, token by token', function () {
     const strongest = [...row.keys()].sort((a, b) => row[b] - row[a])[0];
     assert.ok(tip.startsWith(`L0 H0: ${quoted(run.tokens[strongest])} (${strongest}) ${weightText(row[strongest])}`), tip);
     await panel.page.mouse.click(box.x + 5, box.y + 3);
+    // The page's post reaches the test (the host) asynchronously.
+    for (let waited = 0; !posted.some((m) => m.type === 'openHead') && waited < 5000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(posted.filter((m) => m.type === 'openHead').at(-1), { type: 'openHead', layer: 0, head: 0, step: shownStep });
     // Hovering a generated token: its step's candidates.
     await panel.page.hover('#generation-text span[data-step="1"]');

@@ -78,8 +78,8 @@ export function generationView(prompt: string[], maxNewTokens: number, post: (me
   section.ownerDocument.addEventListener('keydown', (event) => {
     if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return;
     const target = event.target as HTMLElement | null;
-    // Arrows typed in a field or on another control are theirs (the slider moves itself).
-    if (target && target !== section.ownerDocument.body && target.closest('input, select, textarea') && target !== slider) return;
+    // Arrows on another view are its own (the model view's canvas moves between heads); the slider moves itself.
+    if (target && target !== section.ownerDocument.body && !section.contains(target)) return;
     if (current === undefined || target === slider) return;
     show(Math.max(0, Math.min(steps.length - 1, current + (event.key === 'ArrowLeft' ? -1 : 1))));
     event.preventDefault();

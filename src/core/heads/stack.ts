@@ -12,6 +12,14 @@ export type StackSource =
   | { kind: 'saved'; file: string }
   | { kind: 'problem'; document: string; problem: number };
 
+/**
+ * The attentions of an encoder–decoder run, by name (design.md §4: kinds are names, views select
+ * one and never fork per family): the encoder's self-attention [source × source], the decoder's
+ * causal self-attention [target × target], and the decoder's cross-attention [target × source]
+ * (queries from the decoder, keys and values from the encoder's output).
+ */
+export type AttentionKind = 'encoder' | 'decoder' | 'cross';
+
 /** How a thumbnail cell summarises its block of weights. */
 export type PoolMode = 'max' | 'mean';
 
@@ -56,4 +64,13 @@ export interface AttentionStack {
   predictAt?(position: number): Promise<Prediction | undefined>;
   /** A mixture-of-experts model run's routing, recorded during its forward (core/model/experts.ts). */
   routing?: ModelRouting;
+  /** Which kind of attention this stack holds, when its run has several (an encoder–decoder model's); absent: its only kind. */
+  kind?: AttentionKind;
+  /**
+   * Every kind of attention of the run this stack belongs to, each a stack of its own with its
+   * tokens per axis (`kinds[stack.kind] === stack`); absent when the run has one kind. The
+   * encoder's stack has the source on both axes, the decoder's the target on both, the cross
+   * stack the target as queries (`tokens`) and the source as keys (`keyTokens`).
+   */
+  kinds?: { [K in AttentionKind]?: AttentionStack };
 }

@@ -9,6 +9,8 @@ export const DENSE_MODEL_TYPES = ['gpt_neox', 'gptj', 'gpt_neo', 'opt', 'phi', '
 
 /** The model types this forward pass runs, as config.json's `model_type` names them. */
 export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2', 'qwen3', 'gemma2', 'gemma3', 'gemma3_text', ...DENSE_MODEL_TYPES, 'mixtral', 'qwen2_moe', 'olmoe', 'qwen3_moe'] as const;
+/** The encoder–decoder models this forward pass runs (a source, and a target given or generated). */
+export const SUPPORTED_ENCODER_DECODER_TYPES = ['t5', 'bart', 'marian', 'mbart'] as const;
 /** The vision transformers this forward pass runs on a picture (their vision tower, for CLIP and SigLIP). */
 export const SUPPORTED_VISION_TYPES = ['vit', 'deit', 'dinov2', 'dinov2_with_registers', 'clip', 'clip_vision_model', 'siglip', 'siglip_vision_model'] as const;
 
@@ -59,7 +61,7 @@ export interface RopeFrequencies {
 export interface ModelConfig {
   modelType: string;
   /** Which weight-name map (layout.ts) the checkpoint follows; the Llama relatives share one. */
-  family: 'gpt2' | 'bert' | 'llama' | DenseFamily | 'vision';
+  family: 'gpt2' | 'bert' | 'llama' | DenseFamily | 'vision' | EncoderDecoderFamily;
   hidden: number;
   layers: number;
   heads: number;
@@ -126,6 +128,31 @@ export interface ModelConfig {
   moe?: MoeConfig;
   /** Vision transformers: how a picture becomes the tokens (patches.ts). */
   vision?: VisionSpec;
+  /** Marian: fixed sinusoidal positions (sin in the first half of the columns, cos in the second, as transformers lays them out) added to the embeddings. */
+  sinusoidalPositions?: boolean;
+  /** Encoder–decoder models: the decoder and what joins it to the encoder (the config's own layers are the encoder's). */
+  encoderDecoder?: EncoderDecoderSpec;
+}
+
+/** The weight-name maps of the encoder–decoder families: T5's, and BART's (Marian and mBART use BART's names). */
+export type EncoderDecoderFamily = 't5' | 'bart';
+
+/** An encoder–decoder model's decoder and the conventions around it (the encoder is the ModelConfig itself). */
+export interface EncoderDecoderSpec {
+  /** The decoder's stack: its layers, heads and MLP width (BART's decoder_*; T5's num_decoder_layers). */
+  decoder: { layers: number; heads: number; intermediate: number; vocab: number };
+  /** The decoder's first input token (decoder_start_token_id). */
+  decoderStartId: number;
+  /** Where greedy generation stops (eos_token_id). */
+  eosId?: number;
+  /** T5: a learned bias per head on bucketed relative positions (bidirectional in the encoder, causal in the decoder), from layer 0's table of each stack. */
+  relativePositions?: { buckets: number; maxDistance: number };
+  /** The final hidden state times this before the LM head (T5 v1.0's tied head: d_model^−½); absent: 1. */
+  headInputScale?: number;
+  /** final_logits_bias [1 × vocab] added to the logits (BART, Marian, mBART). */
+  finalLogitsBias: boolean;
+  /** Tokens generation never picks (single-token bad_words_ids: Marian's pad), as transformers' generate forbids them. */
+  forbidden: number[];
 }
 
 /** The width of the token embeddings, of the final hidden state and of the LM head's rows. */
@@ -180,12 +207,18 @@ export function parseModelConfig(text: string): ModelConfig {
     case 'siglip':
     case 'siglip_vision_model':
       return visionFamily(json, modelType);
+    case 't5':
+      return t5(json);
+    case 'bart':
+    case 'marian':
+    case 'mbart':
+      return bartFamily(json, modelType);
     default: {
       const dense = denseFamily(json, modelType);
       if (dense) return dense;
       if (isObject(json.auto_map)) throw remoteCodeError(json, modelType);
       throw new ModelConfigError(
-        `config.json's model_type ${modelType === undefined ? 'is missing' : JSON.stringify(modelType)}${modelType === undefined ? '' : ' is not supported'}: supported are ${[...SUPPORTED_MODEL_TYPES, ...SUPPORTED_VISION_TYPES].join(', ')}`,
+        `config.json's model_type ${modelType === undefined ? 'is missing' : JSON.stringify(modelType)}${modelType === undefined ? '' : ' is not supported'}: supported are ${[...SUPPORTED_MODEL_TYPES, ...SUPPORTED_ENCODER_DECODER_TYPES, ...SUPPORTED_VISION_TYPES].join(', ')}`,
       );
     }
   }
@@ -567,6 +600,126 @@ function bool(json: Json, key: string, fallback: boolean): boolean {
 function divide(a: number, b: number, aKey: string, bKey: string): number {
   if (a % b !== 0) throw new ModelConfigError(`config.json's ${aKey} (${a}) is not a multiple of ${bKey} (${b})`);
   return a / b;
+}
+
+// ---------------------------------------------------------------- encoder–decoder families (issue 43)
+
+/**
+ * T5 (modeling_t5.py): RMS norms before each sublayer (T5LayerNorm: no mean, no bias), no biases,
+ * no 1/√d scaling, no position embeddings but a relative position bias per head; v1.0's ReLU MLP
+ * and tied head (scaled by d_model^−½), v1.1 / Flan's gated-gelu MLP (gelu_new) and untied head.
+ */
+function t5(json: Json): ModelConfig {
+  const hidden = int(json, 'd_model', 512);
+  const heads = int(json, 'num_heads', 8);
+  const layers = int(json, 'num_layers', 6);
+  const headDim = int(json, 'd_kv', 64);
+  const intermediate = int(json, 'd_ff', 2048);
+  const vocab = int(json, 'vocab_size', 32128);
+  const projection = json.feed_forward_proj ?? 'relu';
+  if (typeof projection !== 'string' || !/^(gated-)?[a-z_]+$/.test(projection)) throw new ModelConfigError(`config.json's feed_forward_proj ${JSON.stringify(projection)} is not supported: "relu", "gated-gelu", or "gated-" and an activation`);
+  const gated = projection.startsWith('gated-');
+  // T5Config: `gated-gelu` means gelu_new; any other `[gated-]act` names the activation itself.
+  let activation: Activation;
+  try {
+    activation = activationOf(projection === 'gated-gelu' ? 'gelu_new' : projection.replace(/^gated-/, ''), 'feed_forward_proj');
+  } catch {
+    throw new ModelConfigError(`config.json's feed_forward_proj ${JSON.stringify(projection)} is not supported: "relu", "gated-gelu", or [gated-] and one of gelu_new, gelu, silu, relu`);
+  }
+  const tied = bool(json, 'tie_word_embeddings', true);
+  const pad = whole(json, 'pad_token_id', 0);
+  return {
+    ...common('t5', 't5', hidden, layers, heads, heads, headDim),
+    intermediate,
+    vocab,
+    // Relative positions: no table to run out of.
+    maxPositions: Number.MAX_SAFE_INTEGER,
+    norm: 'rms',
+    normEps: num(json, 'layer_norm_epsilon', 1e-6),
+    activation,
+    gatedMlp: gated,
+    causal: false,
+    qkvBias: false,
+    outputBias: false,
+    mlpBias: false,
+    tiedEmbeddings: tied,
+    attention: Array.from({ length: layers }, () => ({ scale: 1 })),
+    encoderDecoder: {
+      decoder: { layers: int(json, 'num_decoder_layers', layers), heads, intermediate, vocab },
+      decoderStartId: whole(json, 'decoder_start_token_id', pad),
+      eosId: whole(json, 'eos_token_id', 1),
+      relativePositions: { buckets: int(json, 'relative_attention_num_buckets', 32), maxDistance: int(json, 'relative_attention_max_distance', 128) },
+      ...(tied ? { headInputScale: hidden ** -0.5 } : {}),
+      finalLogitsBias: false,
+      forbidden: [],
+    },
+  };
+}
+
+/**
+ * BART, Marian and mBART (modeling_bart.py, modeling_marian.py, modeling_mbart.py): biased
+ * projections, q scaled by head_dim^−½, LayerNorm; BART and Marian post-LN, mBART pre-LN with a
+ * final norm per stack; BART and mBART learned positions offset by 2 and layernorm_embedding,
+ * Marian sinusoidal positions; embeddings × √d_model under scale_embedding (the opus-mt configs set it);
+ * final_logits_bias on the logits.
+ */
+function bartFamily(json: Json, modelType: string): ModelConfig {
+  const marian = modelType === 'marian';
+  // Defaults as configuration_{bart,marian,mbart}.py give them (the published configs set them all).
+  const hidden = int(json, 'd_model', 1024);
+  const layers = int(json, 'encoder_layers', 12);
+  const heads = int(json, 'encoder_attention_heads', 16);
+  const headDim = divide(hidden, heads, 'd_model', 'encoder_attention_heads');
+  const decoderHeads = int(json, 'decoder_attention_heads', 16);
+  divide(hidden, decoderHeads, 'd_model', 'decoder_attention_heads');
+  const vocab = int(json, 'vocab_size', marian ? 58101 : 50265);
+  // MarianConfig: decoder_vocab_size defaults to vocab_size (the decoder's embeddings and LM head).
+  const decoderVocab = json.decoder_vocab_size === undefined || json.decoder_vocab_size === null ? vocab : int(json, 'decoder_vocab_size', vocab);
+  const positions = int(json, 'max_position_embeddings', 1024);
+  const pad = whole(json, 'pad_token_id', marian ? 58100 : 1);
+  const badWords = Array.isArray(json.bad_words_ids) ? json.bad_words_ids : [];
+  const forbidden = badWords.flatMap((ids) => (Array.isArray(ids) && ids.length === 1 && Number.isInteger(ids[0]) ? [ids[0] as number] : []));
+  if (marian && (json.share_encoder_decoder_embeddings === false || decoderVocab !== vocab)) throw new ModelConfigError("config.json's separate source and target vocabularies (share_encoder_decoder_embeddings false, or a decoder_vocab_size other than vocab_size) are not supported");
+  return {
+    ...common(modelType, 'bart', hidden, layers, heads, heads, headDim),
+    intermediate: int(json, 'encoder_ffn_dim', 4096),
+    vocab,
+    maxPositions: positions,
+    norm: 'layer',
+    normEps: 1e-5, // nn.LayerNorm's default: the modeling files build their norms without an eps from the config
+    activation: activationOf(json.activation_function ?? 'gelu', 'activation_function'),
+    causal: false,
+    qkvBias: true,
+    outputBias: true,
+    mlpBias: true,
+    embeddingScale: bool(json, 'scale_embedding', false) ? Math.sqrt(hidden) : 1,
+    tiedEmbeddings: bool(json, 'tie_word_embeddings', true),
+    attention: Array.from({ length: layers }, () => ({ scale: headDim ** -0.5 })),
+    ...(marian ? { sinusoidalPositions: true } : { positions: { offset: 2, rows: positions + 2 } }),
+    ...(modelType === 'mbart' ? {} : { postLayerNorm: true }),
+    encoderDecoder: {
+      decoder: { layers: int(json, 'decoder_layers', 12), heads: decoderHeads, intermediate: int(json, 'decoder_ffn_dim', 4096), vocab: decoderVocab },
+      decoderStartId: whole(json, 'decoder_start_token_id', marian ? pad : 2),
+      eosId: whole(json, 'eos_token_id', marian ? 0 : 2),
+      finalLogitsBias: true,
+      forbidden,
+    },
+  };
+}
+
+/** The decoder's own description: the model's settings with the decoder's sizes, causal, one attention entry per decoder layer. */
+export function decoderConfigOf(c: ModelConfig): ModelConfig {
+  const d = c.encoderDecoder;
+  if (!d) throw new RangeError(`${c.modelType} has no decoder`);
+  const headDim = c.family === 't5' ? c.headDim : c.hidden / d.decoder.heads;
+  return { ...c, layers: d.decoder.layers, heads: d.decoder.heads, kvHeads: d.decoder.heads, headDim, intermediate: d.decoder.intermediate, vocab: d.decoder.vocab, causal: true, attention: Array.from({ length: d.decoder.layers }, () => ({ scale: c.family === 't5' ? 1 : headDim ** -0.5 })) };
+}
+
+/** A token id the config may give (0 allowed). */
+function whole(json: Json, key: string, fallback: number): number {
+  const value = json[key] ?? fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) throw new ModelConfigError(`config.json's ${key} must be a token id (a whole number), not ${JSON.stringify(value)}`);
+  return value;
 }
 
 // ---------------------------------------------------------------- issue 40's dense families

@@ -17,7 +17,8 @@ import type { AttentionOptions, AttentionSpec, Matrix } from '../types';
 import type { LinearBackend, LinearWeights } from './backend';
 import { type Activation, type LayerAttention, type ModelConfig, outputWidth, type RopeFrequencies, ropeAt } from './config';
 import { type LayerRouting, mixtureOfExperts } from './experts';
-import type { LayerLayout, LinearLayout, MlpLayout, ModelLayout, NormLayout } from './layout';
+import type { CrossLayout, LayerLayout, LinearLayout, MlpLayout, ModelLayout, NormLayout } from './layout';
+import { relativeBias } from './relative';
 import { addInPlace, gatherRows, norm } from './ops';
 import { ReadBuffer, type Weights } from './weights';
 import type { KeyValueCache } from './cache';
@@ -39,7 +40,29 @@ export interface LayerRecord {
   pools: LayerPools;
   /** A mixture-of-experts layer's routing, as the run used it. */
   routing?: LayerRouting;
+  /** A decoder layer's cross-attention: its normed input [n × hidden], Q [n × heads·head_dim], K of the encoder's output [keys × …], its pools. */
+  cross?: CrossRecord;
 }
+
+/** What a decoder layer's cross-attention keeps: as LayerRecord, its keys the encoder's `keys` positions. */
+export interface CrossRecord extends Omit<LayerRecord, 'cross' | 'routing'> {
+  keys: number;
+}
+
+/** Which attention of a layer: its self-attention, or a decoder layer's cross-attention over the encoder's output. */
+export type AttentionSite = 'self' | 'cross';
+
+/** The encoder's output as a decoder reads it: its final states [rows × hidden], and each layer's cross K and V of them, made once. */
+export interface EncoderMemory {
+  states: Float32Array;
+  rows: number;
+  keysValues: Map<number, Promise<{ K: Float32Array; V: Float32Array }>>;
+}
+
+export function encoderMemory(states: Float32Array, rows: number): EncoderMemory {
+  return { states, rows, keysValues: new Map() };
+}
+
 
 /** Bytes of the fast path's materialised n×n steps per weight of one head: the weights alone, in float32 (weightsOnly). */
 const MATERIALIZED_BYTES_PER_WEIGHT = 4;
@@ -117,19 +140,24 @@ export class ModelForward {
     readonly backend: LinearBackend,
   ) {}
 
-  /** The whole forward of `ids` from position 0; with an empty `cache`, their keys and values are written into it (a generation's prompt). */
-  async run(ids: readonly number[], control: ForwardControl = {}, cache?: KeyValueCache): Promise<ForwardResult> {
+  /**
+   * The whole forward of `ids` from position 0; with an empty `cache`, their keys and values are
+   * written into it (a generation's prompt). A decoder's layers read the encoder's output `memory`.
+   */
+  async run(ids: readonly number[], control: ForwardControl = {}, cache?: KeyValueCache, memory?: EncoderMemory): Promise<ForwardResult> {
     if (cache && cache.length !== 0) throw new RangeError(`a whole forward starts at position 0, not after ${cache.length} cached positions`);
-    return this.runFrom(await this.embed(ids), ids.length, control, cache);
+    return this.runFrom(await this.embed(ids), ids.length, control, cache, memory);
   }
 
   /** The layers and the final norm from embeddings x [n × hidden] made elsewhere (a picture's patches: patches.ts). */
-  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}, cache?: KeyValueCache): Promise<ForwardResult> {
+  async runFrom(embedded: Float32Array, n: number, control: ForwardControl = {}, cache?: KeyValueCache, memory?: EncoderMemory): Promise<ForwardResult> {
     let x = embedded;
     const layers: LayerRecord[] = [];
+    const bias = await this.selfBias(0, n, n);
+    this.fullBias = bias && { n, data: bias };
     for (let i = 0; i < this.layout.layers.length; i++) {
       checkCancelled(control);
-      const { output, record } = await this.layer(i, x, n, control, cache);
+      const { output, record } = await this.layer(i, x, n, control, cache, undefined, { memory, bias });
       x = output;
       layers.push(record!); // a whole forward's layers always keep theirs
     }
@@ -139,16 +167,18 @@ export class ModelForward {
 
   /**
    * One new token at the position after `cache`'s: each product on its one row, its attention over
-   * the cached keys and values (to which it adds its own). Returns its final hidden state and its
-   * attention row in every layer, [heads × positions] (the weights of the token over every
-   * position up to itself, as one forward over the whole sequence would give them).
+   * the cached keys and values (to which it adds its own), a decoder's cross-attention over the
+   * encoder's output `memory`. Returns its final hidden state and its self-attention row in every
+   * layer, [heads × positions] (the weights of the token over every position up to itself, as one
+   * forward over the whole sequence would give them).
    */
-  async step(id: number, cache: KeyValueCache, control: ForwardControl = {}): Promise<{ hidden: Float32Array; attention: Float32Array[] }> {
+  async step(id: number, cache: KeyValueCache, control: ForwardControl = {}, memory?: EncoderMemory): Promise<{ hidden: Float32Array; attention: Float32Array[] }> {
     let x = await this.embed([id], cache.length);
     const attention: Float32Array[] = [];
+    const bias = await this.selfBias(cache.length, 1, cache.length + 1);
     for (let i = 0; i < this.layout.layers.length; i++) {
       checkCancelled(control);
-      x = (await this.layer(i, x, 1, control, cache, attention)).output;
+      x = (await this.layer(i, x, 1, control, cache, attention, { memory, bias })).output;
     }
     cache.advance(1);
     return { hidden: await this.output(x, 1), attention };
@@ -160,10 +190,20 @@ export class ModelForward {
     return this.layout.projectOut ? this.linear(normed, n, this.layout.projectOut) : normed;
   }
 
-  /** The input rows of `ids` at positions first…: token embeddings (scaled, projected), position and type rows, the embedding norm. */
+  /** The self-attention bias of the layers (T5's relative positions) for query rows at positions first… against `keys` keys, [heads × queries × keys]; undefined without one. */
+  private async selfBias(first: number, queries: number, keys: number): Promise<Float32Array | undefined> {
+    const relative = this.layout.relativeBias;
+    const r = this.config.encoderDecoder?.relativePositions;
+    if (!relative || !r) return undefined;
+    const table = await this.weights.get(relative.table, [r.buckets, this.config.heads]);
+    return relativeBias(table, this.config.heads, relative.bidirectional, r.buckets, r.maxDistance, first, queries, keys);
+  }
+
+  /** The input rows of `ids` at positions first…: token embeddings (scaled, projected), position and type rows (Marian's sinusoidal ones), the embedding norm. */
   private async embed(ids: readonly number[], first = 0): Promise<Float32Array> {
     const c = this.config;
-    const { tokenEmbeddings, positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
+    const { positionEmbeddings, typeEmbeddings, embeddingNorm } = this.layout;
+    const tokenEmbeddings = this.weights.first(this.layout.tokenEmbeddings, ...(this.layout.tokenEmbeddingsAlso ?? [])) ?? this.layout.tokenEmbeddings;
     for (const id of ids) if (!Number.isInteger(id) || id < 0 || id >= c.vocab) throw new RangeError(`token id ${id} is outside the vocabulary (0…${c.vocab - 1})`);
     // Only the rows of the tokens present are read, not the whole table: each distinct token once
     // (the induction probe repeats every token), all reads under way at once.
@@ -179,6 +219,7 @@ export class ModelForward {
     }
     if (this.layout.projectIn) x = await this.linear(x, ids.length, this.layout.projectIn);
     if (positionEmbeddings) addInPlace(x, await this.positionRows(positionEmbeddings, ids, first));
+    if (c.sinusoidalPositions) addInPlace(x, sinusoidalRows(first, ids.length, width));
     if (typeEmbeddings) addInPlace(x, gatherRows(await this.weights.rows(typeEmbeddings, [c.typeVocab, c.hidden], 0, 1), c.hidden, ids.map(() => 0)));
     return embeddingNorm ? this.norm(x, embeddingNorm) : x;
   }
@@ -186,9 +227,10 @@ export class ModelForward {
   /**
    * Layer `index` on x [n × hidden]. With a cache, its keys and values go into it; with `stepRows`
    * too, the one new row attends over the cache and its weights go to stepRows[index] (no record
-   * is kept: a generation's views come from one forward over the final sequence).
+   * is kept: a generation's views come from one forward over the final sequence). A decoder layer
+   * attends to the encoder's output `memory` too; `bias` is the self-attention's per-head bias.
    */
-  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl, cache?: KeyValueCache, stepRows?: Float32Array[]): Promise<{ output: Float32Array; record?: LayerRecord }> {
+  private async layer(index: number, x: Float32Array, n: number, control: ForwardControl, cache?: KeyValueCache, stepRows?: Float32Array[], { memory, bias }: { memory?: EncoderMemory; bias?: Float32Array } = {}): Promise<{ output: Float32Array; record?: LayerRecord }> {
     const L = this.layout.layers[index];
     // A resident model's first run: the next layer's weights are read while this one computes.
     const next = this.layout.layers[index + 1];
@@ -198,7 +240,7 @@ export class ModelForward {
     const { Q, K, V } = await this.queriesKeysValues(index, input, n, true, first);
     cache?.write(index, K, V, n);
     const pools = stepRows ? undefined : new LayerPools(this.config.heads, n, n, this.config.causal);
-    const attended = cache && stepRows ? this.attendCached(index, Q, cache, control, stepRows) : await this.attend(index, Q, K, V, n, pools as LayerPools, control);
+    const attended = cache && stepRows ? this.attendCached(index, Q, cache, control, stepRows, bias) : await this.attend(index, 'self', Q, K, V, n, n, pools as LayerPools, control, bias);
     const attention = this.scaled(await this.layerScaled(await this.linear(attended, n, L.out), L.attentionScale));
     if (L.parallel) {
       // GPT-J, GPT-NeoX, Phi, StableLM: the MLP reads the block's input (its own norm, or the attention's), not the sum.
@@ -207,13 +249,43 @@ export class ModelForward {
       return { output: addInPlace(addInPlace(mlp, attention), x), ...(pools ? { record: { input, Q, K, pools } } : {}) };
     }
     x = await this.residual(x, attention, L.postNorm, L.attentionOutputNorm);
+    let cross: CrossRecord | undefined;
+    if (L.cross) {
+      if (!memory) throw new RangeError(`${this.config.modelType}'s decoder layer ${index} needs the encoder's output`);
+      checkCancelled(control);
+      const crossed = await this.crossAttention(index, L.cross, x, n, memory, control);
+      x = await this.residual(x, crossed.output, L.postNorm, L.cross.outputNorm);
+      cross = crossed.record;
+    }
     checkCancelled(control);
     const mlpInput = L.mlpInputNorm ? await this.norm(x, L.mlpInputNorm) : x;
     const c = this.config;
     // A mixture of experts runs its router and chosen experts in place of the MLP (experts.ts).
     const mlp = L.experts && c.moe ? await mixtureOfExperts(this, mlpInput, n, L.experts, c.moe) : { output: await this.mlp(mlpInput, n, L) };
     x = await this.residual(x, this.scaled(await this.layerScaled(mlp.output, L.mlpScale)), L.postNorm, L.mlpOutputNorm);
-    return { output: x, ...(pools ? { record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}) } } : {}) };
+    return { output: x, ...(pools ? { record: { input, Q, K, pools, ...('routing' in mlp ? { routing: mlp.routing } : {}), ...(cross ? { cross } : {}) } } : {}) };
+  }
+
+  /** A decoder layer's cross-attention on x [n × hidden]: its queries from x (normed, pre-LN), its keys and values the encoder output's, made once per layer. */
+  private async crossAttention(index: number, X: CrossLayout, x: Float32Array, n: number, memory: EncoderMemory, control: ForwardControl): Promise<{ output: Float32Array; record: CrossRecord }> {
+    const input = X.inputNorm ? await this.norm(x, X.inputNorm) : x;
+    const Q = await this.linear(input, n, X.q);
+    const { K, V } = await this.crossKeysValues(index, memory);
+    const pools = new LayerPools(this.config.heads, n, memory.rows, false);
+    const attended = await this.attend(index, 'cross', Q, K, V, n, memory.rows, pools, control);
+    return { output: await this.linear(attended, n, X.out), record: { input, Q, K, pools, keys: memory.rows } };
+  }
+
+  /** Layer `index`'s cross-attention keys and values of the encoder's output (computed at its first use, then kept with the memory). */
+  crossKeysValues(index: number, memory: EncoderMemory): Promise<{ K: Float32Array; V: Float32Array }> {
+    const X = this.layout.layers[index].cross;
+    if (!X) return Promise.reject(new RangeError(`layer ${index} has no cross-attention`));
+    let made = memory.keysValues.get(index);
+    if (!made) {
+      made = (async () => ({ K: await this.linear(memory.states, memory.rows, X.k), V: await this.linear(memory.states, memory.rows, X.v) }))();
+      memory.keysValues.set(index, made);
+    }
+    return made;
   }
 
   /** y [n × hidden] times a layer scale's [hidden] vector (DINOv2), in place; y itself without one. */
@@ -285,15 +357,15 @@ export class ModelForward {
    * KV heads whose n×n steps fit MATERIALIZED_BYTES; softcap and windows are the reference
    * engine's modifiers (one head's n×n at a time).
    */
-  private async attend(index: number, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, pools: LayerPools, control: ForwardControl): Promise<Float32Array> {
+  private async attend(index: number, site: AttentionSite, Q: Float32Array, K: Float32Array, V: Float32Array, n: number, keys: number, pools: LayerPools, control: ForwardControl, bias?: Float32Array): Promise<Float32Array> {
     const c = this.config;
     const d = c.headDim;
-    const v = matrix(n, c.kvHeads * d, V);
-    const whole: AttentionSpec = { Q: matrix(n, c.heads * d, Q), K: matrix(n, c.kvHeads * d, K), V: v, options: this.attentionOptions(index, c.heads, c.kvHeads) };
-    if (referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
+    const v = matrix(keys, c.kvHeads * d, V);
+    const whole: AttentionSpec = { Q: matrix(n, c.heads * d, Q), K: matrix(keys, c.kvHeads * d, K), V: v, options: this.attentionOptions(index, c.heads, c.kvHeads, site, keys - n) };
+    if (!bias && referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
     const output = zeros(n, c.heads * d, 'float32');
-    for (const { h0, kv0, kvCount } of this.headGroups(n)) {
-      const spec = this.groupSpec(index, Q, K, n, kv0, kvCount, headColumns(v, kv0 * d, kvCount * d));
+    for (const { h0, kv0, kvCount } of this.headGroups(n, keys, bias !== undefined)) {
+      const spec = this.groupSpec(index, site, Q, K, n, keys, kv0, kvCount, headColumns(v, kv0 * d, kvCount * d), bias);
       checkCancelled(control);
       const pass = await forwardFast(spec, true, { cancelFlag: control.cancelFlag, recycle: takeSpareMemory(), weightsOnly: true });
       if (pass) {
@@ -308,24 +380,36 @@ export class ModelForward {
   /**
    * A new token's attention over the cache (its own key and value already written): its query
    * row of every head by the engine's reference steps, the row placed last (causal bottom-right:
-   * every cached key, the window counted back from the token, softcap as in the whole forward).
-   * One row is too little work for the compute threads' hand-off. Each head's weights go to
-   * rows[index], [heads × positions].
+   * every cached key, the window counted back from the token, softcap as in the whole forward);
+   * with a per-head `bias` (T5's relative positions, [heads × 1 × positions]), head by head, each
+   * with its row as the additive mask. One row is too little work for the compute threads'
+   * hand-off. Each head's weights go to rows[index], [heads × positions].
    */
-  private attendCached(index: number, Q: Float32Array, cache: KeyValueCache, control: ForwardControl, rows: Float32Array[]): Float32Array {
+  private attendCached(index: number, Q: Float32Array, cache: KeyValueCache, control: ForwardControl, rows: Float32Array[], bias?: Float32Array): Float32Array {
     const c = this.config;
     const { K, V } = cache.layer(index, 1);
     const weights = new Float32Array(c.heads * K.rows);
-    const spec: AttentionSpec = { Q: matrix(1, c.heads * c.headDim, Q), K, V, options: { ...this.attentionOptions(index, c.heads, c.kvHeads), causal: 'bottom-right' } };
-    const output = forwardOutput(spec, control, (head, w) => weights.set(w.data, head * K.rows));
+    const options: AttentionOptions = { ...this.attentionOptions(index, c.heads, c.kvHeads), causal: 'bottom-right' };
     rows[index] = weights;
+    if (!bias) return forwardOutput({ Q: matrix(1, c.heads * c.headDim, Q), K, V, options }, control, (head, w) => weights.set(w.data, head * K.rows)).data as Float32Array;
+    const d = c.headDim;
+    const output = zeros(1, c.heads * d, 'float32');
+    for (let h = 0; h < c.heads; h++) {
+      const kv = Math.floor(h / (c.heads / c.kvHeads));
+      const spec: AttentionSpec = { Q: columns(matrix(1, c.heads * d, Q), h * d, d), K: columns(K as Matrix, kv * d, d), V: columns(V as Matrix, kv * d, d), options: { ...options, heads: 1, kvHeads: 1 }, mask: headBias(bias, h, 1, K.rows) };
+      addColumns(output, forwardOutput(spec, control, (_, w) => weights.set(w.data, h * K.rows)), h * d);
+    }
     return output.data as Float32Array;
   }
 
-  /** The KV heads attended at once on n tokens (every head's weights within MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens in one group), with their first query head. */
-  private *headGroups(n: number): Generator<{ h0: number; kv0: number; kvCount: number }> {
+  /**
+   * The KV heads attended at once on n queries and `keys` keys (every head's weights within
+   * MATERIALIZED_BYTES: GPT-2-small up to 2048 tokens in one group), with their first query head;
+   * one at a time where each head has a bias of its own (its additive mask).
+   */
+  private *headGroups(n: number, keys: number, perHead: boolean): Generator<{ h0: number; kv0: number; kvCount: number }> {
     const c = this.config;
-    const kvPerGroup = attentionGroup(c, n).kvHeads;
+    const kvPerGroup = perHead ? 1 : attentionGroup(c, Math.max(n, keys)).kvHeads;
     for (let kv0 = 0; kv0 < c.kvHeads; kv0 += kvPerGroup) yield { h0: kv0 * (c.heads / c.kvHeads), kv0, kvCount: Math.min(kvPerGroup, c.kvHeads - kv0) };
   }
 
@@ -334,15 +418,16 @@ export class ModelForward {
    * the layer's own Q [n × heads·head_dim] and K. `V` defaults to one zero column per KV head: the
    * weights do not depend on it, and a head_dim-wide V would double the work of recomputing them.
    */
-  private groupSpec(index: number, Q: Float32Array, K: Float32Array, n: number, kv0: number, kvCount: number, V = zeros(n, kvCount, 'float32')): AttentionSpec {
+  private groupSpec(index: number, site: AttentionSite, Q: Float32Array, K: Float32Array, n: number, keys: number, kv0: number, kvCount: number, V = zeros(keys, kvCount, 'float32'), bias?: Float32Array): AttentionSpec {
     const c = this.config;
     const d = c.headDim;
     const group = c.heads / c.kvHeads;
     return {
       Q: headColumns(matrix(n, c.heads * d, Q), kv0 * group * d, kvCount * group * d),
-      K: headColumns(matrix(n, c.kvHeads * d, K), kv0 * d, kvCount * d),
+      K: headColumns(matrix(keys, c.kvHeads * d, K), kv0 * d, kvCount * d),
       V,
-      options: this.attentionOptions(index, kvCount * group, kvCount),
+      options: this.attentionOptions(index, kvCount * group, kvCount, site, keys - n),
+      ...(bias ? { mask: headBias(bias, kv0, n, keys) } : {}),
     };
   }
 
@@ -353,12 +438,14 @@ export class ModelForward {
    * memory). A whole-stack analysis reads them so: GPT-2-small's 12 heads of 1024 tokens in ~50 ms,
    * against ~10 ms a head one by one on the worker (headWeights).
    */
-  async eachHeadGroup(index: number, record: LayerRecord, n: number, use: (first: number, heads: Float32Array[]) => Promise<void>): Promise<void> {
-    for (const { h0, kv0, kvCount } of this.headGroups(n)) {
-      const spec = this.groupSpec(index, record.Q, record.K, n, kv0, kvCount);
+  async eachHeadGroup(index: number, record: LayerRecord | CrossRecord, n: number, use: (first: number, heads: Float32Array[]) => Promise<void>, site: AttentionSite = 'self'): Promise<void> {
+    const keys = 'keys' in record ? record.keys : n;
+    const bias = site === 'self' ? this.fullBiasOf(n) : undefined;
+    for (const { h0, kv0, kvCount } of this.headGroups(n, keys, bias !== undefined)) {
+      const spec = this.groupSpec(index, site, record.Q, record.K, n, keys, kv0, kvCount, undefined, bias);
       const pass = referenceOnly(spec) === undefined ? await forwardFast(spec, true, { recycle: takeSpareMemory(), weightsOnly: true }) : undefined;
       if (!pass) {
-        for (let h = h0; h < h0 + kvCount * (this.config.heads / this.config.kvHeads); h++) await use(h, [this.headWeights(index, h, record, n)]);
+        for (let h = h0; h < h0 + kvCount * (this.config.heads / this.config.kvHeads); h++) await use(h, [this.headWeights(index, h, record, n, site)]);
         continue;
       }
       try {
@@ -369,8 +456,12 @@ export class ModelForward {
     }
   }
 
-  /** The engine's options for layer `index`'s attention (RoPE is applied before, on Q and K). */
-  attentionOptions(index: number, heads: number, kvHeads: number): AttentionOptions {
+  /**
+   * The engine's options for layer `index`'s attention (RoPE is applied before, on Q and K): its
+   * self-attention, causal when the model is (queries after `past` cached positions: aligned
+   * bottom-right), or a decoder layer's cross-attention, which sees every source position.
+   */
+  attentionOptions(index: number, heads: number, kvHeads: number, site: AttentionSite = 'self', past = 0): AttentionOptions {
     const a: LayerAttention = this.config.attention[index];
     return {
       heads,
@@ -378,22 +469,25 @@ export class ModelForward {
       score: 'scaled_dot',
       scale: a.scale,
       dtype: 'float32',
-      ...(this.config.causal ? { causal: 'top-left' as const } : {}),
+      ...(this.config.causal && site === 'self' ? { causal: past > 0 ? ('bottom-right' as const) : ('top-left' as const) } : {}),
       ...(a.window !== undefined ? { window: a.window } : {}),
       ...(a.softcap !== undefined ? { softcap: a.softcap } : {}),
     };
   }
 
-  /** One head's weights [n × n] from a layer's record, by the engine's own steps. */
-  headWeights(index: number, head: number, record: LayerRecord, n: number): Float32Array {
+  /** One head's weights [n × keys] from a layer's record (its self-attention's, or its cross-attention's), by the engine's own steps. */
+  headWeights(index: number, head: number, record: LayerRecord | CrossRecord, n: number, site: AttentionSite = 'self'): Float32Array {
     const c = this.config;
+    const keys = 'keys' in record ? record.keys : n;
     const kvHead = Math.floor(head / (c.heads / c.kvHeads));
-    const K = columns(matrix(n, c.kvHeads * c.headDim, record.K), kvHead * c.headDim, c.headDim);
+    const K = columns(matrix(keys, c.kvHeads * c.headDim, record.K), kvHead * c.headDim, c.headDim);
+    const bias = site === 'self' ? this.fullBiasOf(n) : undefined;
     const spec: AttentionSpec = {
       Q: columns(matrix(n, c.heads * c.headDim, record.Q), head * c.headDim, c.headDim),
       K,
-      V: zeros(n, 1, 'float32'), // V does not enter the weights (groupSpec)
-      options: this.attentionOptions(index, 1, 1),
+      V: zeros(keys, 1, 'float32'), // V does not enter the weights (groupSpec)
+      options: this.attentionOptions(index, 1, 1, site),
+      ...(bias ? { mask: headBias(bias, head, n, keys) } : {}),
     };
     if (referenceOnly(spec) === undefined) {
       // The kernels that ran the layer, on this thread: the same numbers as the run's, in ~10 ms at 1024 tokens.
@@ -483,7 +577,42 @@ export class ModelForward {
   layerLayout(index: number): LayerLayout {
     return this.layout.layers[index];
   }
+
+  /** The last full run's self-attention bias [heads × n × n] (T5's relative positions), undefined without one. */
+  fullBiasOf(n: number): Float32Array | undefined {
+    if (this.fullBias && this.fullBias.n !== n) throw new RangeError(`the run's position bias is for ${this.fullBias.n} tokens, not ${n}`);
+    return this.fullBias?.data;
+  }
+
+  /** Set by each full run (not by a cached step): the bias its heads' weights are recomputed with. */
+  private fullBias: { n: number; data: Float32Array } | undefined;
 }
+
+/** Head `head`'s bias [n × keys] of a [heads × n × keys] block, as the engine's additive mask. */
+export function headBias(bias: Float32Array, head: number, n: number, keys: number): { kind: 'additive'; value: Matrix } {
+  return { kind: 'additive', value: matrix(n, keys, bias.subarray(head * n * keys, (head + 1) * n * keys)) };
+}
+
+/**
+ * Marian's fixed positions (MarianSinusoidalPositionalEmbedding) for positions first…first + n − 1:
+ * column j < width/2 is sin(p / 10000^(2j/width)), column width/2 + j its cos (odd widths: the sin
+ * half is the larger).
+ */
+export function sinusoidalRows(first: number, n: number, width: number): Float32Array {
+  const sinCount = Math.ceil(width / 2);
+  const out = new Float32Array(n * width);
+  for (let r = 0; r < n; r++) {
+    const p = first + r;
+    for (let j = 0; j < width; j++) {
+      // position_enc[p, k] = p / 10000^(2·⌊k/2⌋/width); the sin half takes its even columns, the cos half its odd ones.
+      const k = j < sinCount ? 2 * j : 2 * (j - sinCount) + 1;
+      const angle = p / 10000 ** ((2 * Math.floor(k / 2)) / width);
+      out[r * width + j] = j < sinCount ? Math.sin(angle) : Math.cos(angle);
+    }
+  }
+  return out;
+}
+
 
 export function matrix(rows: number, cols: number, data: Float32Array): Matrix {
   return { rows, cols, data };

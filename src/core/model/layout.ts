@@ -1,7 +1,7 @@
 // Where each architecture keeps its pieces: tensor names (without the class prefix), shapes and
 // storage layouts, as data the one forward pass (forward.ts) walks. GPT-2's Conv1D stores
 // weights [in, out]; nn.Linear stores [out, in].
-import type { DenseFamily, ModelConfig, MoeConfig, VisionSpec } from './config';
+import { decoderConfigOf, type DenseFamily, type ModelConfig, type MoeConfig, type VisionSpec } from './config';
 
 export interface LinearLayout {
   name: string;
@@ -51,6 +51,18 @@ export interface LayerLayout {
   /** DINOv2's layer scales: the attention's and the MLP's output times these [hidden] vectors before the residual add. */
   attentionScale?: string;
   mlpScale?: string;
+  /** An encoder–decoder model's decoder layer: its cross-attention, after the self-attention and before the MLP, its keys and values from the encoder's output. */
+  cross?: CrossLayout;
+}
+
+/** A decoder layer's cross-attention: its norm (before it, pre-LN; after its residual add, post-LN: the layer's postNorm says which), projections and output. */
+export interface CrossLayout {
+  inputNorm?: NormLayout;
+  outputNorm?: NormLayout;
+  q: LinearLayout;
+  k: LinearLayout;
+  v: LinearLayout;
+  out: LinearLayout;
 }
 
 /** An MLP's products: a dense layer's, a routed expert's or a shared expert's. */
@@ -58,6 +70,8 @@ export type MlpLayout = Pick<LayerLayout, 'gate' | 'up' | 'down'>;
 
 export interface ModelLayout {
   tokenEmbeddings: string;
+  /** Other names the same (tied) table may be stored under, tried in turn when tokenEmbeddings is absent (T5's shared / encoder.embed_tokens / decoder.embed_tokens). */
+  tokenEmbeddingsAlso?: string[];
   positionEmbeddings?: string;
   typeEmbeddings?: string;
   embeddingNorm?: NormLayout;
@@ -74,6 +88,10 @@ export interface ModelLayout {
   projectOut?: LinearLayout;
   /** Vision transformers: where the picture's embedding step (patches.ts) finds its tensors. */
   vision?: VisionLayout;
+  /** T5: the relative position bias table [buckets × heads] every layer of this stack adds to its self-attention scores (bidirectional in the encoder, causal in the decoder). */
+  relativeBias?: { table: string; bidirectional: boolean };
+  /** An encoder–decoder model: the decoder stack (its layers have `cross`); the LM head is the decoder's. */
+  decoder?: ModelLayout;
 }
 
 export interface VisionLayout {
@@ -97,6 +115,10 @@ export function layoutOf(c: ModelConfig): ModelLayout {
       return llamaRelative(c, llama(c));
     case 'vision':
       return visionLayout(c, guessedVisionPrefix(c));
+    case 't5':
+      return t5Layout(c);
+    case 'bart':
+      return bartLayout(c);
     default:
       return denseLayoutOf(c, c.family);
   }
@@ -419,6 +441,73 @@ function modernbert(c: ModelConfig): ModelLayout {
     finalNorm: norm('final_norm'),
     head: ['decoder.weight', 'embeddings.tok_embeddings.weight'],
     mlmTransform: { dense: linear('head.dense', C, C, c.headDenseBias !== false, 'out-in'), norm: norm('head.norm'), bias: 'decoder.bias' },  };
+}
+
+// ---- encoder–decoder families (issue 43)
+
+/** T5: block.N.layer.0 self-attention, (decoder) layer.1 cross-attention, then the MLP, each with its RMS norm before; no biases. */
+function t5Layout(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  const dec = decoderConfigOf(c);
+  const tables = ['shared.weight', 'encoder.embed_tokens.weight', 'decoder.embed_tokens.weight'];
+  const stack = (side: 'encoder' | 'decoder', s: ModelConfig): ModelLayout => ({
+    tokenEmbeddings: tables[0],
+    tokenEmbeddingsAlso: tables.slice(1),
+    layers: Array.from({ length: s.layers }, (_, i) => {
+      const at = `${side}.block.${i}.layer`;
+      const inner = s.heads * s.headDim;
+      const attention = (name: string) => ({ q: unbiased(`${name}.q`, C, inner), k: unbiased(`${name}.k`, C, inner), v: unbiased(`${name}.v`, C, inner), out: unbiased(`${name}.o`, inner, C) });
+      const self = attention(`${at}.0.SelfAttention`);
+      const mlp = `${at}.${side === 'decoder' ? 2 : 1}`;
+      return {
+        attentionInputNorm: { name: `${at}.0.layer_norm`, width: C },
+        qkv: { q: self.q, k: self.k, v: self.v },
+        out: self.out,
+        postNorm: false,
+        mlpInputNorm: { name: `${mlp}.layer_norm`, width: C },
+        ...(s.gatedMlp
+          ? { gate: unbiased(`${mlp}.DenseReluDense.wi_0`, C, s.intermediate), up: unbiased(`${mlp}.DenseReluDense.wi_1`, C, s.intermediate) }
+          : { up: unbiased(`${mlp}.DenseReluDense.wi`, C, s.intermediate) }),
+        down: unbiased(`${mlp}.DenseReluDense.wo`, s.intermediate, C),
+        ...(side === 'decoder' ? { cross: { inputNorm: { name: `${at}.1.layer_norm`, width: C }, ...attention(`${at}.1.EncDecAttention`) } } : {}),
+      };
+    }),
+    finalNorm: { name: `${side}.final_layer_norm`, width: C },
+    relativeBias: { table: `${side}.block.0.layer.0.SelfAttention.relative_attention_bias.weight`, bidirectional: side === 'encoder' },
+    head: c.tiedEmbeddings ? ['lm_head.weight', ...tables] : ['lm_head.weight'],
+  });
+  return { ...stack('encoder', c), decoder: stack('decoder', dec) };
+}
+
+/** BART, Marian, mBART: encoder.layers.N / decoder.layers.N with self_attn, (decoder) encoder_attn, fc1/fc2, biased; post-LN (BART, Marian) or pre-LN with a final layer_norm (mBART). */
+function bartLayout(c: ModelConfig): ModelLayout {
+  const C = c.hidden;
+  const post = c.postLayerNorm === true;
+  const dec = decoderConfigOf(c);
+  const stack = (side: 'encoder' | 'decoder', s: ModelConfig): ModelLayout => ({
+    tokenEmbeddings: `${side}.embed_tokens.weight`,
+    tokenEmbeddingsAlso: ['shared.weight'],
+    ...(c.sinusoidalPositions ? {} : { positionEmbeddings: `${side}.embed_positions.weight`, embeddingNorm: { name: `${side}.layernorm_embedding`, width: C } }),
+    layers: Array.from({ length: s.layers }, (_, i) => {
+      const at = `${side}.layers.${i}`;
+      const attention = (name: string) => ({ q: linear(`${name}.q_proj`, C, C, true, 'out-in'), k: linear(`${name}.k_proj`, C, C, true, 'out-in'), v: linear(`${name}.v_proj`, C, C, true, 'out-in'), out: linear(`${name}.out_proj`, C, C, true, 'out-in') });
+      const self = attention(`${at}.self_attn`);
+      const norm = (name: string): NormLayout => ({ name: `${at}.${name}`, width: C });
+      return {
+        ...(post ? { attentionOutputNorm: norm('self_attn_layer_norm'), mlpOutputNorm: norm('final_layer_norm') } : { attentionInputNorm: norm('self_attn_layer_norm'), mlpInputNorm: norm('final_layer_norm') }),
+        qkv: { q: self.q, k: self.k, v: self.v },
+        out: self.out,
+        postNorm: post,
+        up: linear(`${at}.fc1`, C, s.intermediate, true, 'out-in'),
+        down: linear(`${at}.fc2`, s.intermediate, C, true, 'out-in'),
+        ...(side === 'decoder' ? { cross: { ...(post ? { outputNorm: norm('encoder_attn_layer_norm') } : { inputNorm: norm('encoder_attn_layer_norm') }), ...attention(`${at}.encoder_attn`) } } : {}),
+      };
+    }),
+    ...(post ? {} : { finalNorm: { name: `${side}.layer_norm`, width: C } }),
+    head: ['lm_head.weight', 'decoder.embed_tokens.weight', 'shared.weight'],
+    headBias: 'final_logits_bias',
+  });
+  return { ...stack('encoder', c), decoder: stack('decoder', dec) };
 }
 
 /** The class prefix of a vision checkpoint's model tensors, as its architecture names it (the run checks it against the weights: visionPrefixOf). */

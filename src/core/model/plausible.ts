@@ -6,11 +6,12 @@
 
 /** The largest value each size may take, by its key in the configs of every supported family. */
 const LIMITS: [keys: string[], what: string, max: number][] = [
-  [['num_hidden_layers', 'n_layer', 'num_layers'], 'layers', 1024],
+  [['num_hidden_layers', 'n_layer', 'num_layers', 'num_decoder_layers', 'encoder_layers', 'decoder_layers'], 'layers', 1024],
   [['hidden_size', 'n_embd', 'd_model'], 'a hidden size', 131072],
-  [['intermediate_size', 'n_inner', 'ffn_dim'], 'an MLP width', 1 << 20],
-  [['num_attention_heads', 'n_head', 'num_key_value_heads'], 'heads', 4096],
-  [['head_dim'], 'a head size', 16384],
+  [['intermediate_size', 'n_inner', 'ffn_dim', 'd_ff', 'encoder_ffn_dim', 'decoder_ffn_dim'], 'an MLP width', 1 << 20],
+  [['num_attention_heads', 'n_head', 'num_key_value_heads', 'num_heads', 'encoder_attention_heads', 'decoder_attention_heads'], 'heads', 4096],
+  [['head_dim', 'd_kv'], 'a head size', 16384],
+  [['relative_attention_num_buckets', 'relative_attention_max_distance'], 'relative position buckets', 1 << 20],
   [['vocab_size'], 'a vocabulary', 1 << 24],
   [['max_position_embeddings', 'n_positions', 'n_ctx'], 'positions', 1 << 24],
   [['type_vocab_size'], 'token types', 1 << 16],

@@ -4,14 +4,14 @@
 // and multi-head problems, so the model view and head scores work over it unchanged.
 import { warmThreads } from '../engine/fast/pool';
 import { columns } from '../engine/kernels';
-import type { AttentionStack } from '../heads/stack';
+import type { AttentionKind, AttentionStack } from '../heads/stack';
 import type { Generation, ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
-import { attentionGroup, type ForwardControl, type ForwardResult, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
+import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { checkExpertTensors } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
 import { softcapInPlace } from './ops';
@@ -19,6 +19,7 @@ import { ModelTokenizer } from './tokenizer';
 import { probabilitiesOf, topIds } from './decoding';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 import { runVision } from './visionRun';
+import { runEncoderDecoder } from './seq2seqRun';
 import { admit, type ResidentMode } from './resident';
 
 export interface RunModelOptions extends ForwardControl {
@@ -49,7 +50,8 @@ export interface ModelRun extends AttentionStack {
   backend: string;
   /** How the weights stay between runs: as the backend's pre-packed constants, as stored, or not at all (read as the run goes). */
   resident?: ResidentMode;
-  timings: { loadMs: number; forwardMs: number };
+  /** An encoder–decoder run's generated target: the greedy loop's time (with its cache) and the tokens it made. */
+  timings: { loadMs: number; forwardMs: number; generateMs?: number; generatedTokens?: number };
   /** A picture's run: the patch grid [rows, cols] (the tokens are any prefix tokens, then the patches row-major). */
   patchGrid?: [number, number];
   /** A picture's run: the 8-bit RGB picture the model saw, after resizing and cropping. */
@@ -62,6 +64,12 @@ export interface ModelRun extends AttentionStack {
    * of a [MASK]. Undefined without an LM head, or at a BERT position that is not a [MASK].
    */
   predictAt(position: number): Promise<Prediction | undefined>;
+  /**
+   * An encoder–decoder run's three kinds, each a ModelRun of its own (its heads' weights and
+   * step-by-step problems); the run itself is its `cross` stack (target × source: the alignment).
+   * Absent for a model with one kind of attention.
+   */
+  kinds?: { [K in AttentionKind]?: ModelRun };
 }
 
 const TOP = 5;
@@ -110,6 +118,8 @@ export async function runModel(files: ModelFiles, input: ModelInput, options: Ru
   const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
   const config = await readConfig(files);
   if ('image' in input) return runVision(files, config, input.image, options, started, nativeWarmed);
+  if (config.encoderDecoder) return runEncoderDecoder(files, config, input, options, started, nativeWarmed);
+  if (input.target) throw new ModelFileError(`${files.folder} is ${config.causal ? 'a decoder-only' : 'an encoder-only'} model (${config.modelType}): it has no decoder to take a target; give only the text or token ids`);
   const model = await openTextModel(files, config, input, options, nativeWarmed);
   const loadMs = performance.now() - started;
   return finishRun(model, model.ids, await model.forward.run(model.ids, options), loadMs, started + loadMs);
@@ -223,7 +233,7 @@ function headAsConstant(layout: ReturnType<typeof layoutOf>, weights: Weights): 
   return name?.endsWith('.weight') ? name : undefined;
 }
 
-/** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after). */
+/** The LM head (tied or not; BERT's MLM transform first; Gemma 2's final softcap after; an encoder–decoder model's on its decoder). */
 export class LanguageHead {
   private readonly name: string | undefined;
   /** Recent predictAt answers by position, oldest first. */
@@ -253,7 +263,13 @@ export class LanguageHead {
       x = await this.forward.norm(await this.forward.linear(x, rows, layout.mlmTransform.dense, c.headActivation ?? c.activation), layout.mlmTransform.norm);
       bias = await weights.get(layout.mlmTransform.bias, [c.vocab]);
     }
-    if (layout.headBias) bias = await weights.get(layout.headBias, [c.vocab]);
+    // BART's final_logits_bias is a [1 × vocab] buffer.
+    if (layout.headBias) bias = await weights.get(layout.headBias, c.encoderDecoder?.finalLogitsBias ? [1, c.vocab] : [c.vocab]);
+    const inputScale = c.encoderDecoder?.headInputScale;
+    if (inputScale !== undefined) {
+      const scale = Math.fround(inputScale); // T5 multiplies in the model's dtype
+      x = x.map((v) => v * scale);
+    }
     const width = outputWidth(c);
     // A resident model's head is one product on its pre-packed constant (no chunks to read).
     const whole = !bias && weights.residentModel?.mode === 'constants' ? headAsConstant(layout, weights) : undefined;
@@ -374,17 +390,57 @@ export async function drillDown(forward: ModelForward, result: ForwardResult, la
         );
   const biased = c.qkvBias;
   const X = biased ? withOnes(input, n, c.hidden) : input;
+  // T5's relative position bias: this head's, as the additive mask the run added to its scores.
+  const bias = forward.fullBiasOf(n);
   return {
     X: matrix(n, biased ? c.hidden + 1 : c.hidden, X),
     WQ: [WQ],
     WK: [WK],
     WV: [WV],
+    ...(bias ? { mask: headBias(bias, head, n, n) } : {}),
     options: {
       ...forward.attentionOptions(layer, 1, 1),
       ...(rope ? ropeOptions(rope) : {}),
-      name: biased ? `${title} (biases as the last row of W_Q, W_K, W_V, on a column of ones added to X: exact)` : title,
+      name: `${title}${biased ? ' (biases as the last row of W_Q, W_K, W_V, on a column of ones added to X: exact)' : ''}${bias ? ", the relative position bias as the additive mask" : ''}`,
     },
     tokens,
+  };
+}
+
+/**
+ * A decoder layer's cross-attention head as a step-by-step problem: X the layer's cross-attention
+ * input (the decoder's states after its self-attention, normed where the model norms first), the
+ * keys' and values' source the encoder's output, and the head's columns of the checkpoint's W_Q,
+ * W_K, W_V (biases as an extra row on a column of ones added to X and to the source: exact).
+ */
+export async function crossDrillDown(forward: ModelForward, result: ForwardResult, memory: EncoderMemory, layer: number, head: number, tokens: string[], keyTokens: string[]): Promise<AttentionSpec> {
+  const c = forward.config;
+  const X = forward.layerLayout(layer)?.cross;
+  const record = result.layers[layer]?.cross;
+  if (!X || !record || !(head >= 0 && head < c.heads)) throw new RangeError(`no layer ${layer}, head ${head}: the decoder has layers 0–${c.layers - 1} of heads 0–${c.heads - 1}`);
+  const n = tokens.length;
+  const d = c.headDim;
+  const [WQ, WK, WV] = await Promise.all(
+    [X.q, X.k, X.v].map((P) =>
+      forward.withLinearWeights(P, async (weights) => {
+        await weights.constant?.load?.();
+        return headColumns(P, weights, head * d, d);
+      }),
+    ),
+  );
+  const biased = X.q.bias;
+  return {
+    X: matrix(n, biased ? c.hidden + 1 : c.hidden, biased ? withOnes(record.input, n, c.hidden) : record.input),
+    context: matrix(memory.rows, biased ? c.hidden + 1 : c.hidden, biased ? withOnes(memory.states, memory.rows, c.hidden) : memory.states),
+    WQ: [WQ],
+    WK: [WK],
+    WV: [WV],
+    options: {
+      ...forward.attentionOptions(layer, 1, 1, 'cross'),
+      name: `${c.modelType} cross-attention L${layer} H${head}: queries from the decoder, keys and values from the encoder's output${biased ? ' (biases as the last row of W_Q, W_K, W_V, on a column of ones: exact)' : ''}`,
+    },
+    tokens,
+    keyTokens,
   };
 }
 

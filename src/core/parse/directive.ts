@@ -292,7 +292,7 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   if (model.path !== undefined) directive.model = { ...model, path: model.path };
   else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.generate || optionSpans.chat) {
     const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? optionSpans.generate ?? optionSpans.chat;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `image`, `generate` and `chat` are a model\'s: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `generate`, `chat` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
   }
   if (model.image !== undefined && (model.generate !== undefined || model.chat)) {
     issues.push({ ...(optionSpans.generate ?? optionSpans.chat), severity: 'error', code: 'bad-option-value', message: 'A picture is classified, not continued: `generate` and `chat` need a `text` or `ids`.' });

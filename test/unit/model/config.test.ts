@@ -137,7 +137,9 @@ describe('model config', () => {
   });
 
   it('one clear message for what is not supported', () => {
-    assert.throws(() => parseModelConfig('{"model_type": "t5"}'), new RegExp(`model_type "t5" is not supported: supported are ${SUPPORTED_MODEL_TYPES.join(', ')}`));
+    assert.throws(() => parseModelConfig('{"model_type": "pegasus"}'), new RegExp(`model_type "pegasus" is not supported: supported are ${SUPPORTED_MODEL_TYPES.join(', ')}, t5, bart, marian, mbart, vit`));
+    assert.throws(() => parseModelConfig('{"model_type": "t5", "feed_forward_proj": "gated-swiglu"}'), /feed_forward_proj "gated-swiglu" is not supported/);
+    assert.throws(() => parseModelConfig('{"model_type": "marian", "share_encoder_decoder_embeddings": false}'), /separate source and target vocabularies \(share_encoder_decoder_embeddings false, or a decoder_vocab_size other than vocab_size\) are not supported/);
     assert.throws(() => parseModelConfig('{}'), /model_type is missing: supported are gpt2, bert/);
     assert.throws(() => parseModelConfig('{"model_type": "gpt2",'), /config\.json is not JSON/);
     assert.throws(() => llama({ rope_scaling: { rope_type: 'mrope', factor: 4 } }), /rope type "mrope" is not supported: supported are default, linear, llama3, dynamic, yarn, longrope/);

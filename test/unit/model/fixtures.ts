@@ -2,6 +2,7 @@
 // scripts/gen_model_fixtures.py into test-output/models/ (not committed: the GPT-2 tokenizer alone
 // is 3 MB). The first test that asks for one generates the whole set (a few seconds); later runs
 // reuse it until one of the scripts that write it changes.
+import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -67,6 +68,18 @@ export interface ModelReference {
   experts?: [number, number][][][];
   /** The smallest gap between consecutive router logits of any token's top k + 1 (how far from a tie). */
   router_margin?: number;
+}
+
+/** max |a − b| / max |a|: the relative tolerance of the issue, over a whole vector. */
+export function relativeError(want: readonly number[], got: ArrayLike<number>): number {
+  assert.equal(got.length, want.length, 'length');
+  let difference = 0;
+  let scale = 0;
+  want.forEach((v, i) => {
+    difference = Math.max(difference, Math.abs(v - got[i]));
+    scale = Math.max(scale, Math.abs(v));
+  });
+  return difference / scale;
 }
 
 /** Issue 25's tolerances for a float32 forward against the float64 reference. */

@@ -12,19 +12,7 @@ import { layoutOf } from '../../../src/core/model/layout';
 import { runModel, type ModelRun } from '../../../src/core/model/run';
 import { Weights } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
-import { DENSE_FIXTURES, ENCODER_FIXTURES, MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE } from './fixtures';
-
-/** max |a − b| / max |a|: the relative tolerance of the issue, over a whole vector. */
-function relativeError(want: readonly number[], got: ArrayLike<number>): number {
-  assert.equal(got.length, want.length, 'length');
-  let difference = 0;
-  let scale = 0;
-  want.forEach((v, i) => {
-    difference = Math.max(difference, Math.abs(v - got[i]));
-    scale = Math.max(scale, Math.abs(v));
-  });
-  return difference / scale;
-}
+import { DENSE_FIXTURES, ENCODER_FIXTURES, MODEL_FIXTURES, type ModelFixtureName, modelFixture, modelReference, REFERENCE_TOLERANCE, relativeError } from './fixtures';
 
 const runs = new Map<ModelFixtureName, Promise<ModelRun>>();
 function runFixture(name: ModelFixtureName): Promise<ModelRun> {
