@@ -5,7 +5,9 @@
 // Runtime where it loads). A layer's weights are read when it runs and dropped after. Each layer keeps its normed input and its Q and K as scored, so any head's
 // weights can be recomputed on demand and any head opened step by step, and every head's weights
 // pooled to the model view's opening thumbnails as the attention computes them (the weights
-// themselves are not kept: layers × heads × n² floats).
+// themselves are not kept: layers × heads × n² floats). A generation's prompt also writes each
+// layer's K and V into a key/value cache (cache.ts), and each new token then runs alone (step):
+// one row through the same walk, its attention over the cache.
 import { columns, addColumns, zeros } from '../engine/kernels';
 import { forwardOutput, headWeights, checkCancelled } from '../engine/attention';
 import { forwardFast, forwardFastHere, referenceOnly } from '../engine/fast/index';
