@@ -296,7 +296,7 @@ function requestVariants(shown: PanelData, query: VariantsQuery): Promise<Varian
   return reply;
 }
 
-/** The toolkit's elements, then plotly (plotlyLoader), load once something true is on screen, never before. */
+/** The toolkit's elements, then plotly (plotlyLoader), load once a result is on screen, never before. */
 let heavyPartsRequested = false;
 function loadHeavyPartsAfterPaint(): void {
   if (heavyPartsRequested) return;
@@ -346,7 +346,9 @@ async function render(): Promise<void> {
     showStale(undefined);
     document.body.dataset.rendered = String(generation);
     stampStartup();
-    loadHeavyPartsAfterPaint();
+    // Nothing to plot yet: the heavy parts wait for a result. In code-server every webview of the
+    // window shares one thread, and a page made ahead of a click (src/panel/index.ts) evaluating
+    // plotly's 4.8 MB would hold up the heads page's hovers beside it.
     return;
   }
   const context: ViewContext = {
