@@ -100,12 +100,22 @@ async function hovers(page, frame) {
     const canvas = document.getElementById('grid-canvas');
     const seen = [];
     window.attentionLensBenchHovers = seen;
+    // The first listener of all (the window's, capturing): when the page's thread took the event up.
+    let dispatchedAt = 0;
+    window.addEventListener('mousemove', () => (dispatchedAt = performance.now()), { capture: true });
     // Added after the grid's own listener, so it runs once the tooltip is written.
     canvas.addEventListener('mousemove', (event) => {
-      const answered = performance.now() - event.timeStamp;
+      const answeredAt = performance.now();
       const tooltip = document.getElementById('grid-tooltip');
       const text = tooltip.hidden ? '' : tooltip.textContent;
-      requestAnimationFrame(() => seen.push({ answered, shown: performance.now() - event.timeStamp, text }));
+      requestAnimationFrame(() => {
+        const frameAt = performance.now();
+        // Then the frame's style, layout and paint: the first task after the frame's callbacks.
+        setTimeout(() => seen.push({
+          waited: dispatchedAt - event.timeStamp, handled: answeredAt - dispatchedAt, answered: answeredAt - event.timeStamp, shown: frameAt - event.timeStamp,
+          rendered: performance.now() - frameAt, text,
+        }));
+      });
     });
   });
   const box = await frame.locator('#grid-canvas').boundingBox();
@@ -128,7 +138,15 @@ async function hovers(page, frame) {
   await page.waitForTimeout(100);
   const seen = await frame.evaluate(() => window.attentionLensBenchHovers);
   const answered = seen.filter((hover) => hover.text !== '');
-  return { count: answered.length, answered: median(answered.map((h) => h.answered)), shown: median(answered.map((h) => h.shown)), worst: Math.max(...answered.map((h) => h.shown)) };
+  const worstOf = (key) => Math.max(...answered.map((h) => h[key]));
+  const medianOf = (key) => median(answered.map((h) => h[key]));
+  const slowest = answered.reduce((a, b) => (b.shown > a.shown ? b : a), answered[0] ?? {});
+  return {
+    count: answered.length, answered: medianOf('answered'), shown: medianOf('shown'), worst: worstOf('shown'),
+    // Where a hover's time goes: waiting for the page's thread (frame alignment, other work, the
+    // machine's load), the grid's handler (the page's own code), the frame's rendering after it.
+    waited: medianOf('waited'), waitedWorst: worstOf('waited'), handled: medianOf('handled'), handledWorst: worstOf('handled'), rendered: medianOf('rendered'), renderedWorst: worstOf('rendered'), slowest,
+  };
 }
 
 /** Where a thumbnail is, in the workbench page's coordinates. */
@@ -193,7 +211,7 @@ async function clickToModelHeatmap(page, frame, layer, head) {
         const startup = JSON.parse((await candidate.evaluate(() => document.body.dataset.startup)) || '{}');
         const at = (key) => startup[key] - clicked;
         const again = await clickAgain(page, frame, candidate);
-        return { ...opened, panel, panelDocument: at('documentAt'), panelScript: at('scriptAt'), panelPainted: at('paintedAt'), panelSent: at('resultSentAt'), panelResult: at('resultAt'), panelNumbers: at('resultPaintedAt'), again };
+        return { ...opened, panel, panelDocument: at('documentAt'), panelScript: at('scriptAt'), panelPainted: at('paintedAt'), panelSent: at('resultSentAt'), panelResult: at('resultAt'), panelNumbers: at('resultPaintedAt'), panelBytes: startup.resultBytes, again };
       }
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -233,7 +251,7 @@ async function measureHeadsPage(workbench, pressed, timeoutMs, clickHead) {
   const timing = await gridTiming(heads);
   const hover = await hovers(page, heads);
   const opened = await clickHead(page, heads, 5, 7);
-  return { toScreen: timing.shownAt - pressed, stackToScreen: timing.shownAt - timing.stackAt, dataToScreen: timing.shownAt - timing.receivedAt, bytes: timing.bytes, hover, click: opened.shown, clickAnswered: opened.answered, clickInserted: opened.inserted, clickPanel: opened.panel, panelDocument: opened.panelDocument, panelScript: opened.panelScript, panelPainted: opened.panelPainted, panelSent: opened.panelSent, panelResult: opened.panelResult, panelNumbers: opened.panelNumbers, panelAgain: opened.again, errors: workbench.pageErrors };
+  return { toScreen: timing.shownAt - pressed, stackToScreen: timing.shownAt - timing.stackAt, dataToScreen: timing.shownAt - timing.receivedAt, bytes: timing.bytes, hover, click: opened.shown, clickAnswered: opened.answered, clickInserted: opened.inserted, clickPanel: opened.panel, panelDocument: opened.panelDocument, panelScript: opened.panelScript, panelPainted: opened.panelPainted, panelSent: opened.panelSent, panelResult: opened.panelResult, panelNumbers: opened.panelNumbers, panelBytes: opened.panelBytes, panelAgain: opened.again, errors: workbench.pageErrors };
 }
 
 async function savedRound(n) {
@@ -294,12 +312,15 @@ function printRound(label, rounds) {
   console.log(
     `${label.padEnd(16)} | ${ms(pick((r) => r.toScreen)).padStart(7)} | ${ms(pick((r) => r.stackToScreen)).padStart(7)} | ${ms(pick((r) => r.dataToScreen)).padStart(6)} | ${hover.padEnd(32)} | ${ms(pick((r) => r.click)).padStart(6)} | ${(pick((r) => r.bytes) / 1e6).toFixed(2)} MB`,
   );
+  const h = rounds[Math.floor(rounds.length / 2)].hover;
+  console.log(`${''.padEnd(16)}   hover, median / worst ms: waiting for the page's thread ${ms(h.waited)} / ${ms(h.waitedWorst)}, the grid's handler ${ms(h.handled)} / ${ms(h.handledWorst)}, the frame's rendering after ${ms(h.rendered)} / ${ms(h.renderedWorst)}; the slowest hover: waited ${ms(h.slowest.waited)}, handled ${ms(h.slowest.handled)}, on screen ${ms(h.slowest.shown)}`);
   if (rounds.every((r) => r.clickAnswered !== undefined)) {
     console.log(`${''.padEnd(16)}   the click: answer in the page after ${ms(pick((r) => r.clickAnswered))}, heatmap inserted after ${ms(pick((r) => r.clickInserted))}`);
   }
   if (rounds.every((r) => r.clickPanel !== undefined)) {
     console.log(`${''.padEnd(16)}   then the step-by-step panel: its page made after ${ms(pick((r) => r.panelDocument))}, its script running ${ms(pick((r) => r.panelScript))}, first painted ${ms(pick((r) => r.panelPainted))};`);
     console.log(`${''.padEnd(16)}   the head's result posted by the host ${ms(pick((r) => r.panelSent))}, in the page ${ms(pick((r) => r.panelResult))}, its numbers on screen ${ms(pick((r) => r.panelNumbers))} (target ≤ 300 ms); weights card seen from outside ${ms(pick((r) => r.clickPanel))} (polled)`);
+    console.log(`${''.padEnd(16)}   (a negative time: before the click; the page is made when the model view is first on screen); that post's numbers: ${(pick((r) => r.panelBytes) / 1e6).toFixed(2)} MB`);
     console.log(`${''.padEnd(16)}   a second click, the panel's page already made: its numbers on screen after ${ms(pick((r) => r.panelAgain))}`);
   }
   const errors = rounds.flatMap((r) => r.errors);

@@ -2,7 +2,7 @@
 // view (<body data-mode="compact">) — both inline in their page (dist/panel/main.js) — and the
 // standalone HTML report (dist/webview.js, via webview/report.ts).
 import { normalizeMatrixView, normalizePanelData, normalizeVariantsAnswer } from '../src/views/codec';
-import { fillDeferred, withViews } from '../src/views/deferral';
+import { fillDeferred, viewEntries, withViews } from '../src/views/deferral';
 import { withRuledNumbers } from '../src/views/derived';
 import { parsePanelState, type HostToWebview, type MatrixKey, type MatrixView, type PanelData, type PanelState, type ResultView, type VariantsQuery, type ViewRef } from '../src/protocol';
 import { outdatedViews, type HeatmapCard, type HeatmapContext } from './heatmap';
@@ -79,6 +79,8 @@ function receive(message: HostToWebview): void {
   }
   const receivedAt = now();
   const incoming = normalizePanelData(message.data);
+  // The bytes of numbers this post carried (each shared view once, as VS Code sends it).
+  const postedBytes = incoming.result ? numberBytes(incoming.result) : 0;
   // Views the host held back (off screen): the ones shown so far stand in, marked out of date.
   let heldBack = false;
   if (incoming.result) {
@@ -97,6 +99,7 @@ function receive(message: HostToWebview): void {
     // The first result (a model's head: its page is made, and says it computes, before the worker answers).
     startup.resultAt = receivedAt;
     if (incoming.timing) startup.resultSentAt = incoming.timing.sentAt;
+    startup.resultBytes = postedBytes;
   }
   const sameProblem = state.uri === incoming.uri && state.problemIndex === incoming.problemIndex;
   data = incoming;
@@ -108,6 +111,9 @@ function receive(message: HostToWebview): void {
     ...(sameProblem ? {} : { zoom: {} }),
   });
 }
+
+const numberBytes = (result: ResultView): number =>
+  Array.from(new Set(viewEntries(result).map(({ view }) => view.data)), (numbers) => numbers.byteLength).reduce((sum, bytes) => sum + bytes, 0);
 
 function update(change: Partial<PanelState>): void {
   state = { ...state, ...change };
