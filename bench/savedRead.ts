@@ -50,7 +50,7 @@ if (process.argv[2] === '--child') {
     const sys = median(runs.map((run) => run.sysMs));
     const rss = median(runs.map((run) => run.peakRssBytes));
     console.log(
-      `${path.basename(file).padEnd(32)} ${(bytes / 1e6).toFixed(0).padStart(5)} MB  wall ${(wall / 1000).toFixed(2)} s  CPU ${(cpu / 1000).toFixed(2)} s (system ${(sys / 1000).toFixed(2)})  peak RSS ${(rss / 1e6).toFixed(0)} MB = ${(rss / bytes).toFixed(2)}× the file  [walls ${runs.map((run) => (run.wallMs / 1000).toFixed(2)).join(', ')} s]`,
+      `${path.basename(file).padEnd(32)} ${(bytes / 1e6).toFixed(0).padStart(5)} MB  wall ${(wall / 1000).toFixed(2)} s  CPU ${(cpu / 1000).toFixed(2)} s (system ${(sys / 1000).toFixed(2)})  peak RSS ${(rss / 1e6).toFixed(0)} MB = ${(rss / bytes).toFixed(2)}× the file  [walls ${runs.map((run) => (run.wallMs / 1000).toFixed(2)).join(', ')} s; load average ${loadavg()[0].toFixed(1)} after]`,
     );
   }
 }
