@@ -12,7 +12,7 @@ import { registerInlineHeatmap } from './features/inlineHeatmap';
 import { registerLiveUpdate } from './features/liveUpdate';
 import { registerModelPreparer } from './features/modelPrepare';
 import { registerModels } from './features/models';
-import { trackPlaces } from './features/place';
+import { currentPlace, type Place, trackPlaces } from './features/place';
 import { Results } from './host/results';
 import { Runner } from './features/runner';
 import { registerStatusBar } from './features/statusBar';
@@ -33,6 +33,9 @@ export interface AttentionLensApi {
   commandErrors: string[];
   /** Each token a generation ("Attention: Generate…") chooses, as the worker posts it. */
   onDidGenerateStep: vscode.Event<GenerationStepInfo>;
+  /** Where a palette command would act now (features/place.ts): a page's focus reaches the
+   * extension a moment after its tab's, and a test waits for this rather than a fixed time. */
+  currentPlace(): Place | undefined;
 }
 
 /** V8 heap of the worker. Matrices live in typed arrays outside this heap; their size is bounded
@@ -67,5 +70,5 @@ export function activate(context: vscode.ExtensionContext): AttentionLensApi {
 
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms`);
-  return { activationMs, results, worker, preparedModels: () => preparer.folders(), commandErrors, onDidGenerateStep: models.generated.event };
+  return { activationMs, results, worker, preparedModels: () => preparer.folders(), commandErrors, onDidGenerateStep: models.generated.event, currentPlace };
 }

@@ -71,7 +71,8 @@ describe('generation', function () {
       return tab?.input instanceof vscode.TabInputWebview && !tab.label.includes('running…') ? true : undefined;
     }, 'the run’s heads page in front, its run shown');
     // The page's view state reaches the extension after the tab's.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const api = await activateApi();
+    await eventually(() => (api.currentPlace()?.kind === 'model' ? true : undefined), 'the extension told that the heads page has the focus');
     const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate'), 2));
     assert.equal(outcome?.summary?.folder, folder, 'the model of the page in front');
     assert.ok(outcome?.summary?.generation && steps.length === outcome.summary.generation.steps.length);
