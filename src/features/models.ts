@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
-import { parseModelConfig, SUPPORTED_ENCODER_DECODER_TYPES } from '../core/model/config';
+import { modelTypeOf, parseModelConfig, SUPPORTED_ENCODER_DECODER_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
 import type { ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
@@ -346,7 +346,7 @@ function modelFolder(uri: vscode.Uri): string {
 
 /** config.json's model_type names an encoder–decoder family (config.ts: SUPPORTED_ENCODER_DECODER_TYPES). */
 function isEncoderDecoderConfig(text: string): boolean {
-  const type = /"model_type"\s*:\s*"([^"]+)"/.exec(text)?.[1];
+  const type = modelTypeOf(text);
   return type !== undefined && (SUPPORTED_ENCODER_DECODER_TYPES as readonly string[]).includes(type);
 }
 

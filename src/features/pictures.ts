@@ -4,7 +4,7 @@
 // the picture). Read with VS Code's file system, one directory listing each, not a search.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { SUPPORTED_VISION_TYPES } from '../core/model/config';
+import { modelTypeOf, SUPPORTED_VISION_TYPES } from '../core/model/config';
 
 const PICTURE = /\.(png|jpe?g)$/i;
 
@@ -15,7 +15,7 @@ export function isVisionType(modelType: string): boolean {
 
 /** config.json's model_type names a vision family. */
 export function isVisionConfig(text: string): boolean {
-  const type = /"model_type"\s*:\s*"([^"]+)"/.exec(text)?.[1];
+  const type = modelTypeOf(text);
   return type !== undefined && isVisionType(type);
 }
 

@@ -12,6 +12,12 @@ export const SUPPORTED_MODEL_TYPES = ['gpt2', 'bert', 'llama', 'mistral', 'qwen2
 /** The encoder–decoder models this forward pass runs (a source, and a target given or generated). */
 export const SUPPORTED_ENCODER_DECODER_TYPES = ['t5', 'bart', 'marian', 'mbart'] as const;
 /** The vision transformers this forward pass runs on a picture (their vision tower, for CLIP and SigLIP). */
+/** config.json's `model_type` as written, found without parsing the file: the editor asks it of
+ * many files (is this a model's config, and of which family?) before any run. */
+export function modelTypeOf(configText: string): string | undefined {
+  return /"model_type"\s*:\s*"([^"]+)"/.exec(configText)?.[1];
+}
+
 export const SUPPORTED_VISION_TYPES = ['vit', 'deit', 'dinov2', 'dinov2_with_registers', 'clip', 'clip_vision_model', 'siglip', 'siglip_vision_model'] as const;
 
 export class ModelConfigError extends Error {
