@@ -16,7 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { focusSettled, goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, runCommand, webviewFrames } from '../test/e2e/workbench.mjs';
+import { codeLensBox, focusSettled, goToPosition, openFile, openQuickInput, openWorkbench, pickQuickItem, pressCodeLens, runCommand, webviewFrames } from '../test/e2e/workbench.mjs';
 import { seededRandom } from '../scripts/lib/seededRandom.mjs';
 
 const EDITS = Number(process.env.EDITS ?? 7);
@@ -101,38 +101,14 @@ const INTERACTIVE = 'section.card.heatmap[data-key="weights"][data-head="0"] .pl
 /** Some interactive plotly heatmap (the ones on screen are drawn first). */
 const ANY_INTERACTIVE = 'section.card.heatmap .plot .heatmaplayer';
 
-/** Where a CodeLens is, so that the timed click is the mouse press itself. CodeLenses are
- * re-rendered when the extension refreshes them; one caught mid-swap is looked up again. */
-async function codeLensBox(page, text) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).filter({ visible: true }).first();
-      await lens.waitFor({ timeout: 60_000 });
-      await lens.scrollIntoViewIfNeeded({ timeout: 5_000 });
-      const box = await lens.boundingBox();
-      if (box) return box;
-    } catch (error) {
-      if (attempt === 5) throw error;
-    }
-    await page.waitForTimeout(250);
-  }
-}
-
 async function closeAllEditors(page) {
   await runCommand(page, 'View: Close All Editors');
   await page.waitForTimeout(500);
 }
 
-async function clickRun(page, lens = '▶ Run attention') {
-  const box = await codeLensBox(page, lens);
-  const started = Date.now();
-  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-  return started;
-}
-
 /** Click → first paint and → interactive heatmap. */
 async function openPanel(page, rowsSelector) {
-  const started = await clickRun(page);
+  const started = await pressCodeLens(page, '▶ Run attention');
   const [, painted] = await waitForWebview(page, has(`${FIRST_PAINT}${rowsSelector}`));
   const [frame, interactive] = await waitForWebview(page, has(ANY_INTERACTIVE.replace('.heatmap', `.heatmap${rowsSelector}`)));
   // The page's own stamps (documentAt, scriptAt, dataAt, paintedAt), as ms after the click.
@@ -290,7 +266,7 @@ async function reshowHidden(page, file, rows) {
   await pickQuickItem(page, 'README.md');
   await page.locator('.tab.active[aria-label^="README.md"]').waitFor();
   await page.waitForTimeout(1000);
-  const started = await clickRun(page, 'Show heatmap');
+  const started = await pressCodeLens(page, 'Show heatmap');
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     for (const outer of await page.locator('iframe.webview').all()) {
@@ -362,7 +338,7 @@ async function main() {
     // until plotly has redrawn it: interactive once the preview is gone.
     const switchedPlot = `${switchedCard} .plot:not(:has(> .preview)) .heatmaplayer`;
     for (const frame of await webviewFrames(page)) await observeFirstMatch(frame, [switchedCard, switchedPlot]);
-    const switchStart = await clickRun(page);
+    const switchStart = await pressCodeLens(page, '▶ Run attention');
     const [frame, switched] = await waitForWebview(page, has(switchedPlot));
     report.switchMs = switched - switchStart;
     const seen = await firstMatchTimes(frame);

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { writeFolder } from '../scripts/gen-bench-models.mjs';
-import { openFile, openWorkbench, webviewFrame } from '../test/e2e/workbench.mjs';
+import { openFile, openWorkbench, pressCodeLens, webviewFrame } from '../test/e2e/workbench.mjs';
 
 const root = join(import.meta.dirname, '..');
 const argument = (flag, fallback) => Number(process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : fallback);
@@ -40,14 +40,7 @@ const workbench = await openWorkbench({ files: { 'generate-latency.md': note }, 
 try {
   const { page } = workbench;
   await openFile(page, 'generate-latency.md');
-  const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: '▶ Generate' }).filter({ visible: true }).first();
-  let box = null;
-  for (let attempt = 0; !box && attempt < 10; attempt++) {
-    await lens.waitFor({ timeout: 60_000 });
-    box = await lens.boundingBox();
-  }
-  const pressed = Date.now();
-  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  const pressed = await pressCodeLens(page, '▶ Generate');
   const heads = await webviewFrame(page, '#generation[data-finished]', 900_000);
   const done = Date.now();
   const { latencies, finished, painted } = await heads.evaluate(() => {

@@ -28,7 +28,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { openFile, openQuickInput, openWorkbench, pickQuickItem, webviewFrame, webviewFrames } from '../test/e2e/workbench.mjs';
+import { openFile, openQuickInput, openWorkbench, pickQuickItem, pressCodeLens, webviewFrame, webviewFrames } from '../test/e2e/workbench.mjs';
 
 const root = join(import.meta.dirname, '..');
 const argument = (flag) => (process.argv.includes(flag) ? process.argv[process.argv.indexOf(flag) + 1] : undefined);
@@ -283,16 +283,7 @@ async function modelRound(n) {
   try {
     const { page } = workbench;
     await openFile(page, 'heads-latency.md');
-    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: '▶ Run model' }).filter({ visible: true }).first();
-    // VS Code draws the lenses again when it asks for them again (on focus): a box read between
-    // the two is null, so look again until one holds.
-    let box = null;
-    for (let attempt = 0; !box && attempt < 10; attempt++) {
-      await lens.waitFor({ timeout: 60_000 });
-      box = await lens.boundingBox();
-    }
-    const pressed = Date.now();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    const pressed = await pressCodeLens(page, '▶ Run model');
     return await measureHeadsPage(workbench, pressed, 900_000, clickToModelHeatmap);
   } finally {
     await workbench.close();

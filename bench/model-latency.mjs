@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { openFile, openWorkbench, webviewFrame } from '../test/e2e/workbench.mjs';
+import { openFile, openWorkbench, pressCodeLens, webviewFrame } from '../test/e2e/workbench.mjs';
 import { ensurePeers, fastestOpenBlas } from './peers.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -46,14 +46,7 @@ async function onScreen(folder, n) {
   try {
     const { page } = workbench;
     await openFile(page, 'model-latency.md');
-    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: '▶ Run model' }).filter({ visible: true }).first();
-    await lens.waitFor({ timeout: 60_000 });
-    await page.waitForTimeout(SETTLE_MS);
-    // The lens may be laid out again between being found and measured: measure until it is placed.
-    let box = await lens.boundingBox();
-    while (!box) box = await new Promise((resolve) => setTimeout(resolve, 50)).then(() => lens.boundingBox());
-    const started = Date.now();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    const started = await pressCodeLens(page, '▶ Run model', SETTLE_MS);
     await webviewFrame(page, ATTENTION_ON_SCREEN, 300_000);
     return Date.now() - started;
   } finally {

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { openFile, openWorkbench, webviewFrame } from '../test/e2e/workbench.mjs';
+import { openFile, openWorkbench, pressCodeLens, webviewFrame } from '../test/e2e/workbench.mjs';
 
 /* global document */
 
@@ -34,13 +34,7 @@ async function onScreen(folder) {
   try {
     const { page } = workbench;
     await openFile(page, 'vision-latency.md');
-    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: '▶ Run model' }).filter({ visible: true }).first();
-    await lens.waitFor({ timeout: 60_000 });
-    await page.waitForTimeout(SETTLE_MS);
-    let box = await lens.boundingBox();
-    while (!box) box = await new Promise((resolve) => setTimeout(resolve, 50)).then(() => lens.boundingBox());
-    const clicked = Date.now();
-    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    const clicked = await pressCodeLens(page, '▶ Run model', SETTLE_MS);
     const heads = await webviewFrame(page, '#grid-canvas[data-overlay="0"][data-timing]', 300_000);
     const timing = await heads.evaluate(() => JSON.parse(document.getElementById('grid-canvas').dataset.timing));
     return { ms: timing.shownAt - clicked, bytes: timing.bytes };

@@ -150,6 +150,34 @@ async function clickCodeLens(page, text) {
   await lens.click();
 }
 
+/** Where a CodeLens is, so that a timed click is the mouse press itself. CodeLenses are
+ * re-rendered when the extension refreshes them; one caught mid-swap is looked up again. */
+export async function codeLensBox(page, text) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: text }).filter({ visible: true }).first();
+      await lens.waitFor({ timeout: 60_000 });
+      await lens.scrollIntoViewIfNeeded({ timeout: 5_000 });
+      const box = await lens.boundingBox();
+      if (box) return box;
+    } catch (error) {
+      if (attempt === 5) throw error;
+    }
+    await page.waitForTimeout(250);
+  }
+}
+
+/** Presses the CodeLens whose text contains `text` with the mouse, `settleMs` after it first shows
+ * (a bench's click on a window still starting up times the start-up); resolves to when it pressed. */
+export async function pressCodeLens(page, text, settleMs = 0) {
+  await codeLensBox(page, text);
+  await page.waitForTimeout(settleMs);
+  const box = await codeLensBox(page, text);
+  const pressed = Date.now();
+  await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  return pressed;
+}
+
 /**
  * Clicks a CodeLens and waits for a webview to show `selector`. CodeLenses are re-rendered when
  * the extension refreshes them, and a click that lands during the swap is lost — as it would be
