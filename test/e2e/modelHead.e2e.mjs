@@ -30,13 +30,15 @@ describe('a model run\'s head, end to end', function () {
     const box = await heads.locator('#grid-canvas').boundingBox();
     await page.mouse.click(box.x + 28 + 10, box.y + 28 + 54 + 10);
     await heads.locator('#heads-head[data-layer="1"][data-head="0"] #head-canvas').waitFor();
+    // The click opens the step-by-step panel in a new group beside, which narrows the heads page:
+    // measure the head's map once that layout has settled, or the hover lands on another key.
+    const panel = await webviewFrame(page, 'section.card.heatmap[data-key="weights"]');
     const n = reference.token_ids.length;
     const map = await heads.locator('#head-canvas').boundingBox();
     await page.mouse.move(map.x + map.width / (2 * n), map.y + map.height * (1 - 1 / (2 * n))); // the last query, key 0
     const weight = reference.attentions[1][0][n - 1][0];
     await heads.locator('#head-hover', { hasText: new RegExp(`\\(${n - 1}\\) → key .* \\(0\\): ${weight.toFixed(3)}$`) }).waitFor();
 
-    const panel = await webviewFrame(page, 'section.card.heatmap[data-key="weights"]');
     assertMatrixClose(await tableValues(weightsCard(panel, 0)), reference.attentions[1][0], 'L1 H0 weights', 'PyTorch');
     assert.deepEqual(workbench.pageErrors, []);
   });
