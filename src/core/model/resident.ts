@@ -82,7 +82,6 @@ export class ResidentModel {
 
 const models = new Map<string, ResidentModel>();
 let nextId = 1;
-const listeners = new Set<() => void>();
 
 /** Bytes the resident models may hold together: `ATTENTION_LENS_RESIDENT_GB`, else 60% of the machine's memory, at most all but 6 GB. */
 export function residentBudget(total = totalmem()): number {
@@ -122,7 +121,6 @@ export function admit(key: string, folder: string, plan: ResidentPlan, constants
   }
   const model = new ResidentModel(key, folder, wanted, planned, `m${nextId++}`);
   models.set(key, model);
-  changed();
   return model;
 }
 
@@ -133,20 +131,9 @@ export function release(key?: string): void {
     model.release();
     models.delete(k);
   }
-  changed();
 }
 
 /** The resident models, most recently used first. */
 export function residentModels(): ResidentSummary[] {
   return [...models.values()].sort((a, b) => b.lastUsed - a.lastUsed).map((m) => ({ folder: m.folder, mode: m.mode, bytes: m.bytes, lastUsed: m.lastUsed }));
-}
-
-/** Calls `listener` whenever a model is made resident or let go; returns its removal. */
-export function onResidentChange(listener: () => void): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-function changed(): void {
-  for (const listener of listeners) listener();
 }
