@@ -54,14 +54,18 @@ export async function answerQuery(run: AttentionStack, query: HeadsQuery, otherR
   }
 }
 
+/** Row `query` of one head [keyCount]: computed alone where the stack can, else cut from the head. */
+function rowOf(stack: AttentionStack, layer: number, head: number, query: number): Float32Array | Float64Array {
+  return stack.row?.(layer, head, query) ?? stack.weights(layer, head).subarray(query * stack.keyCount, (query + 1) * stack.keyCount);
+}
+
 /** Row `query` of each listed layer × head, keys from `keyStart` on: [layer][head][key − keyStart]. */
 function queryRows(stack: AttentionStack, { query, keyStart, layers, heads }: Extract<HeadsQuery, { kind: 'rows' }>): Float32Array {
   const width = stack.keyCount - keyStart;
   const data = new Float32Array(layers.length * heads.length * width);
   layers.forEach((layer, l) =>
     heads.forEach((head, h) => {
-      const row = stack.row?.(layer, head, query) ?? stack.weights(layer, head).subarray(query * stack.keyCount, (query + 1) * stack.keyCount);
-      data.set(row.subarray(keyStart), (l * heads.length + h) * width);
+      data.set(rowOf(stack, layer, head, query).subarray(keyStart), (l * heads.length + h) * width);
     }),
   );
   return data;
@@ -74,10 +78,11 @@ function queryRows(stack: AttentionStack, { query, keyStart, layers, heads }: Ex
 export async function attentionRow(stack: AttentionStack, position: number): Promise<AttentionRow> {
   const keys = stack.lowerTriangular ? position + 1 : stack.keyCount;
   const weights = new Float32Array(stack.layerCount * stack.headCount * keys);
-  const copy = (layer: number, head: number, all: Float32Array | Float64Array) => weights.set(all.subarray(position * stack.keyCount, position * stack.keyCount + keys), (layer * stack.headCount + head) * keys);
+  const put = (layer: number, head: number, row: Float32Array | Float64Array) => weights.set(row.subarray(0, keys), (layer * stack.headCount + head) * keys);
   for (let layer = 0; layer < stack.layerCount; layer++) {
-    if (stack.headGroups) await stack.headGroups(layer, async (first, heads) => heads.forEach((all, h) => copy(layer, first + h, all)));
-    else for (let head = 0; head < stack.headCount; head++) copy(layer, head, stack.weights(layer, head));
+    // A stack that computes one row for less than its head (a model run) is asked for the row alone.
+    if (stack.headGroups && !stack.row) await stack.headGroups(layer, async (first, heads) => heads.forEach((all, h) => put(layer, first + h, all.subarray(position * stack.keyCount))));
+    else for (let head = 0; head < stack.headCount; head++) put(layer, head, rowOf(stack, layer, head, position));
   }
   return { position, layers: stack.layerCount, heads: stack.headCount, keys, weights };
 }
