@@ -20,8 +20,10 @@ export interface ConstantWeight {
   dtype: TensorDType;
   /** As stored ([out × in] for nn.Linear, [in × out] for Conv1D). */
   shape: number[];
-  /** The stored bytes, when the backend does not hold the weight yet. */
+  /** The stored bytes, when the backend does not hold the weight yet: on the run's reused memory, valid during the product's call only. */
   stored?: Uint8Array;
+  /** The stored bytes read again into memory of their own (a session made after the call). */
+  read: () => Promise<Uint8Array>;
   model: ResidentModel;
   /** Makes `weight` readable when the stored bytes are not here (a backend that held it failed). */
   load?: () => Promise<void>;

@@ -17,7 +17,10 @@ export type ResidentMode = 'constants' | 'stored' | 'streamed';
 export interface ResidentSummary {
   folder: string;
   mode: ResidentMode;
-  /** Bytes held now (stored bytes kept plus what the backend holds as constants). */
+  /**
+   * Bytes held (stored bytes kept plus what the backend holds as constants), or to be held once the
+   * weights its first run fed are packed in the idle time after it: the figure the budget counts.
+   */
   bytes: number;
   lastUsed: number;
 }
@@ -34,6 +37,8 @@ export class ResidentModel {
   readonly tensors = new Map<string, Uint8Array>();
   /** Tensors kept widened to float32, by stored name: a mixture's expert weights, fed to the backend at each run (weights.ts's `widened`). */
   readonly widened = new Map<string, Float32Array>();
+  /** Constant keys the backend has run once on fed weights, its session to be made when idle or at the next use (native/linear.ts). */
+  readonly usedOnce = new Set<string>();
   /** What the backend holds by constant key (ONNX Runtime sessions with their weights pre-packed). */
   private readonly held = new Map<string, Held>();
   lastUsed = Date.now();
@@ -135,5 +140,5 @@ export function release(key?: string): void {
 
 /** The resident models, most recently used first. */
 export function residentModels(): ResidentSummary[] {
-  return [...models.values()].sort((a, b) => b.lastUsed - a.lastUsed).map((m) => ({ folder: m.folder, mode: m.mode, bytes: m.bytes, lastUsed: m.lastUsed }));
+  return [...models.values()].sort((a, b) => b.lastUsed - a.lastUsed).map((m) => ({ folder: m.folder, mode: m.mode, bytes: Math.max(m.bytes, m.plannedBytes), lastUsed: m.lastUsed }));
 }

@@ -291,7 +291,12 @@ export class LanguageHead {
 
   async predictions(ids: readonly number[], result: ForwardResult, logitsLast: Float32Array | undefined): Promise<Prediction[]> {
     if (!logitsLast) return [];
-    if (this.forward.config.causal) return [this.top(ids.length - 1, logitsLast, 'next')];
+    if (this.forward.config.causal) {
+      const next = this.top(ids.length - 1, logitsLast, 'next');
+      // Kept as predictAt's answer there: the same numbers as the run shows, not a product run again (which may round otherwise once its weights are packed).
+      this.kept.set(ids.length - 1, Promise.resolve(next));
+      return [next];
+    }
     const out: Prediction[] = [];
     for (const p of this.maskPositions(ids)) out.push(this.top(p, await this.logitsAt(result, p), 'mask'));
     return out;

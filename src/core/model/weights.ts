@@ -124,12 +124,20 @@ export class Weights {
     if (!model || model.mode !== 'constants' || !entry || entry.values || entry.dtype === 'float64') return { ...layer, weight: await this.get(name, shape, buffer) };
     this.expectShape(entry, shape);
     const key = `${model.id}:${name}`;
-    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [...entry.shape], model };
-    if (!model.holds(key)) constant.stored = await this.whole(entry, model, false);
+    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [...entry.shape], model, read: () => this.whole(entry, model, false) };
+    // Not held yet: read into the reused memory, as a run that keeps nothing does (fresh memory cost
+    // GPT-2-small's first run ~0.7 s of page faults); a session made later reads it again.
+    if (!model.holds(key)) {
+      const length = elementCount(entry.shape) * BYTES_PER_ELEMENT[entry.dtype];
+      // Tied embeddings are kept whole for their lookups: the LM head's product takes those bytes.
+      constant.stored = model.tensors.get(entry.stored) ?? (await this.files.read(entry.file, entry.offset, length, buffer.take(length)));
+    }
     const stored = constant.stored;
     let widened: Float32Array | undefined;
-    // Widened only when a backend reads `weight` (the WebAssembly kernels, after a native failure).
-    const decode = (): Float32Array => (widened ??= this.decode(stored as Uint8Array, entry, buffer));
+    // Widened only when a backend reads `weight`: a first run's products fed it (their sessions are
+    // made when idle), or the WebAssembly kernels after a native failure. float32 bytes are viewed:
+    // this read is the constant's own, and no backend writes to its weights.
+    const decode = (): Float32Array => (widened ??= this.decode(stored as Uint8Array, entry, buffer, undefined, !model.holds(key)));
     constant.load = async () => {
       // Only this once (a drill-down's columns): the backend keeps the weight, so its bytes are not kept here too.
       if (!stored) widened ??= await this.rows(name, shape, 0, shape[0], buffer, true);
@@ -270,7 +278,8 @@ export class Weights {
   /** Starts reading the whole tensors `names` of a resident model (the next layer's, while this one computes); nothing otherwise. */
   prefetch(names: readonly string[]): void {
     const model = this.residentModel;
-    if (!model) return;
+    // A model resident as constants reads what the backend does not hold yet into the reused memory.
+    if (!model || model.mode === 'constants') return;
     for (const name of names) {
       const entry = this.entries.get(name);
       if (!entry || entry.values || this.reading.has(entry.stored) || model.tensors.has(entry.stored) || model.widened.has(entry.stored) || model.holds(`${model.id}:${name}`)) continue;

@@ -3,6 +3,8 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDeferredSessions } from '../../../src/core/engine/native/linear';
+import { cachedSessions } from '../../../src/core/engine/native/runtime';
 import { admit, release, residentModels } from '../../../src/core/model/resident';
 import { runModel } from '../../../src/core/model/run';
 import type { ModelFiles } from '../../../src/core/model/weights';
@@ -31,7 +33,11 @@ const worst = (a: ArrayLike<number>, b: ArrayLike<number>): number => Math.max(.
 
 describe('resident models', function () {
   this.timeout(120000);
-  afterEach(() => release());
+  // No session of an earlier test's model is made while the next one counts them.
+  afterEach(async () => {
+    release();
+    await makeDeferredSessions();
+  });
 
   it('admits under the budget, letting the least recently used model go', () => {
     const plan = { storedBytes: 60, constantBytes: 80 };
@@ -53,6 +59,9 @@ describe('resident models', function () {
       assert.equal(streamed.resident, 'streamed');
       const { files, bytes } = counting(name);
       const first = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
+      // What the idle time after a first run does: it fed its weights, and their sessions are made now.
+      if (first.backend === 'onnxruntime') assert.equal(cachedSessions('const:'), 0, 'the first run made no constant session on its path');
+      await makeDeferredSessions();
       const firstBytes = bytes();
       const second = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
       assert.notEqual(second.resident, 'streamed');
@@ -68,10 +77,33 @@ describe('resident models', function () {
     });
   }
 
+  it('a first run feeds its weights, and the idle time after it makes their sessions with no call; a run before that makes them as it uses them', async () => {
+    const ids = modelReference('gpt2').token_ids;
+    const first = await runModel(folderFiles(modelFixture('gpt2')), { ids }, { residentBudgetBytes: 1e9 });
+    if (first.backend !== 'onnxruntime') return;
+    assert.equal(cachedSessions('const:'), 0);
+    // Each layer's products (fused QKV, output, MLP) and the LM head, made one at a time while idle.
+    const expected = 3 * modelReference('gpt2').attentions.length + 1;
+    while (cachedSessions('const:') < expected) await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    const again = await runModel(folderFiles(modelFixture('gpt2')), { ids }, { residentBudgetBytes: 1e9 });
+    assert.equal(cachedSessions('const:'), 0, 'released with its model; the first run of it again feeds its weights');
+    const { files, bytes } = counting('gpt2');
+    const second = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
+    assert.equal(cachedSessions('const:'), expected, 'made at their second use');
+    assert.ok(bytes() > headerBytes(modelFixture('gpt2')), 'their stored bytes read again to make them');
+    assert.ok(worst(second.logitsLast as Float32Array, again.logitsLast as Float32Array) < 1e-4);
+  });
+
   it('two resident mixtures run in turn each keep their own experts (float32 ones copied out of the reused read memory)', async () => {
     const run = async (name: 'olmoe' | 'qwen3-moe' | 'olmoe-clip') => (await runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids }, { residentBudgetBytes: 1e9 })).logitsLast as Float32Array;
+    // First runs feed every weight; the numbers compared are runs on the sessions made after them.
+    await run('olmoe');
+    await run('qwen3-moe');
+    await makeDeferredSessions();
     const [olmoe, qwen3] = [await run('olmoe'), await run('qwen3-moe')];
     await run('olmoe-clip'); // a first run: its experts' reads go through the same memory as theirs did
+    await makeDeferredSessions();
     // Each second run feeds the experts its model kept.
     assert.deepEqual(await run('olmoe'), olmoe);
     assert.deepEqual(await run('qwen3-moe'), qwen3);

@@ -67,6 +67,13 @@ function constantMlpGraph({ up, gate, down, activation }: MlpWeights): Graph {
 const CONSTANT_SESSION: Ort.InferenceSession.SessionOptions = { enableCpuMemArena: false };
 const CONSTANT_KEY = 'const:';
 
+/** A product on constant weights: its session's key (per model, weight and kind of product), the weights (the first one's model holds it), and its graph of them. */
+interface ConstantProduct {
+  key: string;
+  weights: (LinearWeights | undefined)[];
+  build: (weights: (LinearWeights | undefined)[]) => Graph;
+}
+
 /** Whether every weight is a constant the backend can keep: its stored bytes here, or its session already made. */
 function constants(weights: (LinearWeights | undefined)[]): boolean {
   return weights.every((w) => !w || (w.constant && (w.constant.stored || w.constant.model.holds(w.constant.key)) && w.constant.dtype !== 'float64'));
@@ -148,6 +155,48 @@ function activated(g: Graph, x: string, activation: Activation): string {
 let productsUnderWay = 0;
 let releaseWhenIdle = false;
 
+/**
+ * Constant sessions left to make, by key, oldest first: made one at a time once no product has run
+ * for IDLE_MS (each blocks this thread while ONNX Runtime makes it, 10–600 ms), or all at once by
+ * `makeDeferredSessions`.
+ */
+const deferred = new Map<string, () => Promise<void>>();
+/** Constant sessions being made, by key. */
+const making = new Map<string, Promise<void>>();
+const IDLE_MS = 300;
+let lastProductEnded = 0;
+let packTimer: ReturnType<typeof setTimeout> | undefined;
+
+function packWhenIdle(): void {
+  if (packTimer || deferred.size === 0) return;
+  packTimer = setTimeout(() => void packOneIfIdle(), IDLE_MS);
+  // A process with nothing else to do (the command line after its run) exits rather than pack.
+  packTimer.unref();
+}
+
+async function packOneIfIdle(): Promise<void> {
+  packTimer = undefined;
+  const next = first(deferred);
+  if (next && productsUnderWay === 0 && performance.now() - lastProductEnded >= IDLE_MS) {
+    deferred.delete(next[0]);
+    // A session ONNX Runtime refuses is made again (and reported) by the product's next use.
+    await next[1]().catch(() => undefined);
+  }
+  packWhenIdle();
+}
+
+const first = <K, V>(map: Map<K, V>): [K, V] | undefined => map.entries().next().value;
+
+/** Makes every deferred constant session now (the bench, after a first run; tests). */
+export async function makeDeferredSessions(): Promise<void> {
+  for (let next = first(deferred); next; next = first(deferred)) {
+    deferred.delete(next[0]);
+    await next[1]();
+  }
+  // Those the idle packing has under way.
+  await Promise.all(making.values());
+}
+
 function releaseLinearSessions(): void {
   releaseWhenIdle = false;
   void releaseSessions(KEY);
@@ -168,9 +217,10 @@ export class NativeLinearBackend implements LinearBackend {
   }
 
   matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
-    if (w.constant && constants([w])) {
+    const product: ConstantProduct | undefined = w.constant && { key: `${w.constant.key}:parts:${widths.join(',')}`, weights: [w], build: ([part]) => constantPartsGraph(part as LinearWeights, widths) };
+    if (product && this.onSession(product)) {
       if (x.length !== m * w.in || widths.reduce((sum, width) => sum + width, 0) !== w.out) return Promise.reject(new RangeError(`matmulParts: x is ${x.length} numbers for ${m}×${w.in}, parts ${widths.join(' + ')} of ${w.out}`));
-      return this.runConstant(`${w.constant.key}:parts:${widths.join(',')}`, [w], () => constantPartsGraph(w, widths), x, m, w.in, widths.map((_, i) => `c${i}`));
+      return this.runConstant(product, x, m, w.in, widths.map((_, i) => `c${i}`));
     }
     if (x.length !== m * w.in || w.weight.length !== w.in * w.out || (w.bias && w.bias.length !== w.out) || widths.reduce((sum, width) => sum + width, 0) !== w.out) {
       return Promise.reject(new RangeError(`matmulParts: x is ${x.length} numbers for ${m}×${w.in}, B ${w.weight.length} for ${w.in}×${w.out}${w.bias ? `, bias ${w.bias.length}` : ''}, parts ${widths.join(' + ')}`));
@@ -186,9 +236,14 @@ export class NativeLinearBackend implements LinearBackend {
 
   mlp(x: Float32Array, m: number, weights: MlpWeights): Promise<Float32Array> {
     const { up, gate, down } = weights;
-    if (up.constant && constants([up, gate, down])) {
+    const product: ConstantProduct | undefined = up.constant && {
+      key: `${up.constant.key}:mlp:${weights.activation}`,
+      weights: [up, gate, down],
+      build: ([u, g, d]) => constantMlpGraph({ up: u as LinearWeights, ...(g ? { gate: g } : {}), down: d as LinearWeights, activation: weights.activation }),
+    };
+    if (product && this.onSession(product)) {
       if (x.length !== m * up.in || down.in !== up.out) return Promise.reject(new RangeError(`mlp: x is ${x.length} numbers for ${m}×${up.in}, up ${up.in}×${up.out}, down ${down.in}×${down.out}`));
-      return this.runConstant(`${up.constant.key}:mlp:${weights.activation}`, [up, gate, down], () => constantMlpGraph(weights), x, m, up.in, ['y']).then(([y]) => y);
+      return this.runConstant(product, x, m, up.in, ['y']).then(([y]) => y);
     }
     const feeds: Record<string, Ort.Tensor> = { x: this.tensor(x, [m, up.in]) };
     for (const [name, w] of [['up', up], ['gate', gate], ['down', down]] as const) {
@@ -229,22 +284,56 @@ export class NativeLinearBackend implements LinearBackend {
   }
 
   /**
-   * `outputs` of the session holding constant weights `weights` (made by `build` on the first run,
-   * then kept until their model is let go) run on x [m × k].
+   * Whether `product` runs on its session now: when its model holds it, or when this is its
+   * weights' second use (made now, as a generation's first token does). A first use feeds the
+   * weights as inputs and leaves the session to be made once the products are idle: making it costs
+   * ~10× the product it serves (a 2048 × 8192 weight: ~300 ms of CPU to encode, load and pre-pack,
+   * against ~30 ms to run), which a model's first run paid for every weight on the click's path.
    */
-  private async runConstant(key: string, weights: (LinearWeights | undefined)[], build: () => Graph, x: Float32Array, m: number, k: number, outputs: string[]): Promise<Float32Array[]> {
-    const sessionKey = CONSTANT_KEY + key;
-    const first = (weights[0] as LinearWeights).constant as ConstantWeight;
-    if (!first.model.holds(key)) {
-      // Made now from the stored bytes, which are not kept here: the session holds the weights.
-      const made = sessionFor(this.ort, sessionKey, build, CONSTANT_SESSION);
-      await made;
-      const bytes = weights.reduce((sum, w) => sum + (w ? w.in * w.out * 4 : 0), 0);
-      first.model.hold(key, bytes, () => void releaseSessions(sessionKey));
-      // Each weight is held through this session: its model need not read it again.
-      for (const w of weights) if (w?.constant) w.constant.model.hold(w.constant.key, 0, () => undefined);
+  private onSession({ key, weights, build }: ConstantProduct): boolean {
+    const model = (weights[0] as LinearWeights).constant?.model;
+    if (!model || model.holds(key)) return Boolean(model);
+    if (!constants(weights)) return false;
+    if (model.usedOnce.has(key)) return true;
+    model.usedOnce.add(key);
+    // The layers' sizes and constants, not this call's weights: their bytes lie on memory the run reuses.
+    const layers = weights.map((w): (LinearWeights & { constant: ConstantWeight }) | undefined => w && { in: w.in, out: w.out, transposed: w.transposed, ...(w.bias ? { bias: w.bias } : {}), weight: new Float32Array(0), constant: { ...(w.constant as ConstantWeight), stored: undefined } });
+    deferred.set(key, async () => {
+      if (model.released || model.holds(key)) return;
+      for (const w of layers) if (w) w.constant.stored = await w.constant.read();
+      if (!model.released) await this.makeConstantSession({ key, weights: layers, build });
+    });
+    packWhenIdle();
+    return false;
+  }
+
+  /**
+   * Makes the session holding `product`'s weights from their stored bytes, which are not kept here:
+   * the session holds them. Once: a use and the idle packing may ask at the same time.
+   */
+  private makeConstantSession({ key, weights, build }: ConstantProduct): Promise<void> {
+    deferred.delete(key);
+    const { model } = (weights[0] as LinearWeights).constant as ConstantWeight;
+    let made = making.get(key);
+    if (!made && !model.holds(key)) {
+      const sessionKey = CONSTANT_KEY + key;
+      made = sessionFor(this.ort, sessionKey, () => build(weights), CONSTANT_SESSION).then(() => {
+        const bytes = weights.reduce((sum, w) => sum + (w ? w.in * w.out * 4 : 0), 0);
+        model.hold(key, bytes, () => void releaseSessions(sessionKey));
+        // Each weight is held through this session: its model need not read it again.
+        for (const w of weights) if (w?.constant) model.hold(w.constant.key, 0, () => undefined);
+      });
+      making.set(key, made);
+      void made.finally(() => making.delete(key)).catch(() => undefined);
     }
-    return this.run(sessionKey, () => {
+    return made ?? Promise.resolve();
+  }
+
+  /** `outputs` of `product`'s session (made now when not held yet) run on x [m × k]. */
+  private async runConstant(product: ConstantProduct, x: Float32Array, m: number, k: number, outputs: string[]): Promise<Float32Array[]> {
+    const { key, weights } = product;
+    if (!((weights[0] as LinearWeights).constant as ConstantWeight).model.holds(key)) await this.makeConstantSession(product);
+    return this.run(CONSTANT_KEY + key, () => {
       throw new Error(`the session of ${key} was let go`);
     }, { x: this.tensor(x, [m, k]) }, outputs);
   }
@@ -257,6 +346,7 @@ export class NativeLinearBackend implements LinearBackend {
       const results = await session.run(feeds);
       return outputs.map((name) => results[name].data as Float32Array);
     } finally {
+      lastProductEnded = performance.now();
       if (--productsUnderWay === 0 && releaseWhenIdle) releaseLinearSessions();
     }
   }
