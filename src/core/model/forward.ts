@@ -369,7 +369,9 @@ export class ModelForward {
     const d = c.headDim;
     const v = matrix(keys, c.kvHeads * d, V);
     const whole: AttentionSpec = { Q: matrix(n, c.heads * d, Q), K: matrix(keys, c.kvHeads * d, K), V: v, options: this.attentionOptions(index, c.heads, c.kvHeads, site, keys - n) };
-    if (!bias && referenceOnly(whole) !== undefined) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
+    // One query row (a generated token's cross-attention) is too little work for the compute
+    // threads' hand-off: Marian's 6 layers spent more of a token waiting for them than computing.
+    if (!bias && (n === 1 || referenceOnly(whole) !== undefined)) return forwardOutput(whole, control, (head, weights) => pools.add(head, weights.data)).data as Float32Array;
     const output = zeros(n, c.heads * d, 'float32');
     for (const { h0, kv0, kvCount } of this.headGroups(n, keys, bias !== undefined)) {
       const spec = this.groupSpec(index, site, Q, K, n, keys, kv0, kvCount, headColumns(v, kv0 * d, kvCount * d), bias);

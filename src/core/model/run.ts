@@ -14,7 +14,7 @@ import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies }
 import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { checkExpertTensors, expertLinears, expertsInFlightBytes } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
-import { softcapInPlace } from './ops';
+import { addInPlace, softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
 import { probabilitiesOf, topIds } from './decoding';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
@@ -272,11 +272,15 @@ export class LanguageHead {
       x = x.map((v) => v * scale);
     }
     const width = outputWidth(c);
-    // A resident model's head is one product on its pre-packed constant (no chunks to read).
-    const whole = !bias && weights.residentModel?.mode === 'constants' ? headAsConstant(layout, weights) : undefined;
+    // A resident model's head is one product on its pre-packed constant (no chunks to read); a bias
+    // of its own (BART's and Marian's final_logits_bias) is added after it. Read in chunks, Marian's
+    // 58101 × 512 head was decoded whole from the kept bytes at every generated token (~22 ms a token).
+    const whole = weights.residentModel?.mode === 'constants' ? headAsConstant(layout, weights) : undefined;
     let out: Float32Array;
-    if (whole) out = await this.forward.linear(x, rows, { name: whole.slice(0, -'.weight'.length), in: width, out: c.vocab, bias: false, stored: 'out-in' });
-    else {
+    if (whole) {
+      out = await this.forward.linear(x, rows, { name: whole.slice(0, -'.weight'.length), in: width, out: c.vocab, bias: false, stored: 'out-in' });
+      if (bias) for (let r = 0; r < rows; r++) addInPlace(out.subarray(r * c.vocab, (r + 1) * c.vocab), bias);
+    } else {
       out = new Float32Array(rows * c.vocab);
       const chunk = vocabChunk(width);
       for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
