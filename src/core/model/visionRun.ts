@@ -5,11 +5,12 @@
 // predictions are a classifier's top 5 labels, when the folder has one.
 import { warmThreads } from '../engine/fast/pool';
 import { decodeImage } from '../image/decode';
+import { admit } from './resident';
 import { defaultImageProcessing, parseImageProcessing, preprocess } from '../image/preprocess';
 import type { ImageInput, Prediction } from './input';
 import { ChosenLinearBackend } from './chosenBackend';
 import type { ModelConfig } from './config';
-import { ModelForward, reserveReads, trimReads } from './forward';
+import { linearsOf, ModelForward, reserveReads, trimReads } from './forward';
 import { visionLayout, visionPrefixOf } from './layout';
 import { classify, embedPatches } from './patches';
 import { drillDown, type ModelRun, refuseIfTooBig, type RunModelOptions } from './run';
@@ -31,13 +32,17 @@ export async function runVision(files: ModelFiles, config: ModelConfig, image: I
   if (prefix === undefined) throw new ModelFileError(`the checkpoint has no patch projection ${visionLayout(config, '').vision!.patch.weight} (with or without a class prefix such as vit., dinov2., vision_model.)`);
   const layout = visionLayout(config, prefix);
   const backend = options.backend ?? new ChosenLinearBackend();
+  // Resident between runs as text models are: the next picture reads no weight and runs on packed products.
+  const constants = new Set(layout.layers.flatMap((L) => linearsOf(L).map((P) => `${P.name}.weight`)));
+  const resident = admit(weights.key, files.folder, weights.residentPlan(constants), backend.name === 'onnxruntime', options.residentBudgetBytes);
+  weights.residentIn(resident);
   const forward = new ModelForward(config, layout, weights, backend);
   try {
     await Promise.all([reserveReads(layout, weights), nativeWarmed]);
     const loadMs = performance.now() - started;
     const embedded = await embedPatches(forward, pixels);
     const n = embedded.n;
-    refuseIfTooBig(config, layout.layers, weights, n, options.memoryLimitBytes);
+    refuseIfTooBig(config, layout.layers, weights, n, options.memoryLimitBytes, resident ? Math.max(0, resident.plannedBytes - resident.bytes) : 0);
     const result = await forward.runFrom(embedded.x, n, options);
     const hiddenLast = result.hidden.slice((n - 1) * config.hidden);
     const logits = await classify(forward, result.hidden, n, embedded.prefix);
@@ -61,6 +66,7 @@ export async function runVision(files: ModelFiles, config: ModelConfig, image: I
       predictions,
       warnings,
       backend: backend.name,
+      resident: resident?.mode ?? 'streamed',
       timings: { loadMs, forwardMs },
       patchGrid: embedded.grid,
       picture: { ...pixels.seen, patchSize: config.vision.patchSize },

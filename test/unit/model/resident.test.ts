@@ -9,11 +9,12 @@ import { admit, release, residentModels } from '../../../src/core/model/resident
 import { runModel } from '../../../src/core/model/run';
 import type { ModelFiles } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
-import { modelFixture, modelReference, type ModelFixtureName } from './fixtures';
+import { visionFixture, visionReferences } from '../vision/fixtures';
+import { modelFixture, modelReference } from './fixtures';
 
 /** The folder's files, counting the bytes read from its safetensors files. */
-function counting(name: ModelFixtureName): { files: ModelFiles; bytes: () => number } {
-  const files = folderFiles(modelFixture(name));
+function counting(folder: string): { files: ModelFiles; bytes: () => number } {
+  const files = folderFiles(folder);
   let bytes = 0;
   return {
     files: { folder: files.folder, size: (file) => files.size(file), read: (file, offset, length, into) => ((bytes += file.endsWith('.safetensors') ? length : 0), files.read(file, offset, length, into)) },
@@ -57,7 +58,7 @@ describe('resident models', function () {
       const ids = modelReference(name).token_ids;
       const streamed = await runModel(folderFiles(modelFixture(name)), { ids }, { residentBudgetBytes: 0 });
       assert.equal(streamed.resident, 'streamed');
-      const { files, bytes } = counting(name);
+      const { files, bytes } = counting(modelFixture(name));
       const first = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
       // What the idle time after a first run does: it fed its weights, and their sessions are made now.
       if (first.backend === 'onnxruntime') assert.equal(cachedSessions('const:'), 0, 'the first run made no constant session on its path');
@@ -88,11 +89,30 @@ describe('resident models', function () {
     release();
     const again = await runModel(folderFiles(modelFixture('gpt2')), { ids }, { residentBudgetBytes: 1e9 });
     assert.equal(cachedSessions('const:'), 0, 'released with its model; the first run of it again feeds its weights');
-    const { files, bytes } = counting('gpt2');
+    const { files, bytes } = counting(modelFixture('gpt2'));
     const second = await runModel(files, { ids }, { residentBudgetBytes: 1e9 });
     assert.equal(cachedSessions('const:'), expected, 'made at their second use');
     assert.ok(bytes() > headerBytes(modelFixture('gpt2')), 'their stored bytes read again to make them');
     assert.ok(worst(second.logitsLast as Float32Array, again.logitsLast as Float32Array) < 1e-4);
+  });
+
+  it('a vision model stays resident too: its second picture reads no weight bytes and gives a run that keeps nothing its numbers', async () => {
+    const folder = visionFixture('vit-classifier');
+    const [reference] = visionReferences('vit-classifier');
+    const image = { name: reference.picture, bytes: readFileSync(join(folder, reference.picture)) };
+    const streamed = await runModel(folderFiles(folder), { image }, { residentBudgetBytes: 0 });
+    assert.equal(streamed.resident, 'streamed');
+    const { files, bytes } = counting(folder);
+    const first = await runModel(files, { image }, { residentBudgetBytes: 1e9 });
+    await makeDeferredSessions();
+    const firstBytes = bytes();
+    const second = await runModel(files, { image }, { residentBudgetBytes: 1e9 });
+    assert.equal(second.resident, first.backend === 'onnxruntime' ? 'constants' : 'stored');
+    assert.equal(bytes() - firstBytes, headerBytes(folder), 'the second run read the safetensors headers and nothing else');
+    for (const run of [first, second]) {
+      assert.ok(worst(run.hiddenLast, streamed.hiddenLast) < 1e-4);
+      assert.ok(worst(run.weights(0, 0), streamed.weights(0, 0)) < 1e-5);
+    }
   });
 
   it('two resident mixtures run in turn each keep their own experts (float32 ones copied out of the reused read memory)', async () => {
