@@ -164,6 +164,8 @@ const deferred = new Map<string, () => Promise<void>>();
 /** Constant sessions being made, by key. */
 const making = new Map<string, Promise<void>>();
 const IDLE_MS = 300;
+/** Rows up to which a product used before makes its session at once (a generated token's one row, a short prompt's). */
+const EAGER_ROWS = 8;
 let lastProductEnded = 0;
 let packTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -218,7 +220,7 @@ export class NativeLinearBackend implements LinearBackend {
 
   matmulParts(x: Float32Array, m: number, w: LinearWeights, widths: number[]): Promise<Float32Array[]> {
     const product: ConstantProduct | undefined = w.constant && { key: `${w.constant.key}:parts:${widths.join(',')}`, weights: [w], build: ([part]) => constantPartsGraph(part as LinearWeights, widths) };
-    if (product && this.onSession(product)) {
+    if (product && this.onSession(product, m)) {
       if (x.length !== m * w.in || widths.reduce((sum, width) => sum + width, 0) !== w.out) return Promise.reject(new RangeError(`matmulParts: x is ${x.length} numbers for ${m}×${w.in}, parts ${widths.join(' + ')} of ${w.out}`));
       return this.runConstant(product, x, m, w.in, widths.map((_, i) => `c${i}`));
     }
@@ -241,7 +243,7 @@ export class NativeLinearBackend implements LinearBackend {
       weights: [up, gate, down],
       build: ([u, g, d]) => constantMlpGraph({ up: u as LinearWeights, ...(g ? { gate: g } : {}), down: d as LinearWeights, activation: weights.activation }),
     };
-    if (product && this.onSession(product)) {
+    if (product && this.onSession(product, m)) {
       if (x.length !== m * up.in || down.in !== up.out) return Promise.reject(new RangeError(`mlp: x is ${x.length} numbers for ${m}×${up.in}, up ${up.in}×${up.out}, down ${down.in}×${down.out}`));
       return this.runConstant(product, x, m, up.in, ['y']).then(([y]) => y);
     }
@@ -284,17 +286,18 @@ export class NativeLinearBackend implements LinearBackend {
   }
 
   /**
-   * Whether `product` runs on its session now: when its model holds it, or when this is its
-   * weights' second use (made now, as a generation's first token does). A first use feeds the
-   * weights as inputs and leaves the session to be made once the products are idle: making it costs
-   * ~10× the product it serves (a 2048 × 8192 weight: ~300 ms of CPU to encode, load and pre-pack,
-   * against ~30 ms to run), which a model's first run paid for every weight on the click's path.
+   * Whether `product` runs on its session now, on `m` rows: when its model holds it, or when this
+   * is a later use on a few rows (made now: a generation's tokens, each of which would read and
+   * widen the weight again). Otherwise the weights are fed as inputs and the session is made once
+   * the products are idle: making it costs ~10× a 128-row product (a 2048 × 8192 weight: ~300 ms
+   * of CPU to encode, load and pre-pack, against ~30 ms to run), which a model's first run paid for
+   * every weight on the click's path.
    */
-  private onSession({ key, weights, build }: ConstantProduct): boolean {
+  private onSession({ key, weights, build }: ConstantProduct, m: number): boolean {
     const model = (weights[0] as LinearWeights).constant?.model;
     if (!model || model.holds(key)) return Boolean(model);
     if (!constants(weights)) return false;
-    if (model.usedOnce.has(key)) return true;
+    if (model.usedOnce.has(key) && m <= EAGER_ROWS) return true;
     model.usedOnce.add(key);
     // The layers' sizes and constants, not this call's weights: their bytes lie on memory the run reuses.
     const layers = weights.map((w): (LinearWeights & { constant: ConstantWeight }) | undefined => w && { in: w.in, out: w.out, transposed: w.transposed, ...(w.bias ? { bias: w.bias } : {}), weight: new Float32Array(0), constant: { ...(w.constant as ConstantWeight), stored: undefined } });
