@@ -33,6 +33,13 @@ export function imageFormat(bytes: Uint8Array): RgbImage['format'] | undefined {
 }
 
 /** The picture in `bytes` (named `name` in messages) as 8-bit RGB. */
+/** A small mid-grey PNG: the picture of a vision model's warm-up run (model/run.ts). */
+export function greyPng(size = 8): Uint8Array {
+  const png = new PNG({ width: size, height: size });
+  png.data.fill(128);
+  return PNG.sync.write(png);
+}
+
 export function decodeImage(bytes: Uint8Array, name: string): RgbImage {
   const format = imageFormat(bytes);
   if (!format) throw new ImageError(`${name} is not a PNG or JPEG picture`);

@@ -9,6 +9,8 @@ import type { Generation, ModelInput, Prediction } from './input';
 import type { AttentionSpec } from '../types';
 import type { LinearBackend } from './backend';
 import { warmNativeLinear } from '../engine/native/linear';
+import { backendChoice, nativeRuntime } from '../engine/native/runtime';
+import { greyPng } from '../image/decode';
 import { ChosenLinearBackend } from './chosenBackend';
 import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies } from './config';
 import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
@@ -20,7 +22,7 @@ import { probabilitiesOf, topIds } from './decoding';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
 import { runVision } from './visionRun';
 import { runEncoderDecoder } from './seq2seqRun';
-import { admit, type ResidentMode } from './resident';
+import { admit, residentBudget, type ResidentMode } from './resident';
 
 export interface RunModelOptions extends ForwardControl {
   /** The products' backend (disposed by the caller who gave it); default: ONNX Runtime where it loads, else the WebAssembly kernels. */
@@ -97,7 +99,28 @@ function vocabChunk(hidden: number): number {
 export async function prepareModel(files: ModelFiles): Promise<ModelTokenizer | undefined> {
   warmThreads();
   const [tokenizer] = await Promise.all([ModelTokenizer.open(files), warmNativeLinear(), reserveReadsOf(files)]);
+  await warmUp(files);
   return tokenizer;
+}
+
+/**
+ * A folder whose weights will stay resident as ONNX Runtime's constants gets them ready ahead: one
+ * short run (a token; for a vision model a grey picture) feeds every product once, and the idle
+ * time after it makes their sessions, so that the first click finds them packed. Nothing for a
+ * model that might not stay (it would be read whole for nothing) or on the WebAssembly kernels.
+ */
+async function warmUp(files: ModelFiles): Promise<void> {
+  try {
+    if (backendChoice() === 'wasm' || !nativeRuntime().ok) return;
+    const config = await readConfig(files);
+    const weights = await Weights.open(files);
+    // Every tensor in float32 bounds what any run of it keeps.
+    if (weights.residentPlan(weights.names).constantBytes > residentBudget()) return;
+    const input: ModelInput = config.family === 'vision' ? { image: { name: 'grey.png', bytes: greyPng() } } : config.encoderDecoder ? { ids: [0], target: { ids: [0] } } : { ids: [0] };
+    await runModel(files, input);
+  } catch {
+    // the run's to report
+  }
 }
 
 /** The read memory of the folder's largest use, paged in (nothing when the folder cannot be read: its run says why). */

@@ -177,6 +177,11 @@ export class Weights {
     return values;
   }
 
+  /** Every tensor's name (as the layouts ask for it). */
+  get names(): Set<string> {
+    return new Set(this.entries.keys());
+  }
+
   has(name: string): boolean {
     return this.entries.has(name);
   }

@@ -3,10 +3,10 @@
 import { strict as assert } from 'node:assert';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeDeferredSessions } from '../../../src/core/engine/native/linear';
+import { makeDeferredSessions, nativeLinearBackend } from '../../../src/core/engine/native/linear';
 import { cachedSessions } from '../../../src/core/engine/native/runtime';
 import { admit, release, residentModels } from '../../../src/core/model/resident';
-import { runModel } from '../../../src/core/model/run';
+import { prepareModel, runModel } from '../../../src/core/model/run';
 import type { ModelFiles } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { visionFixture, visionReferences } from '../vision/fixtures';
@@ -118,6 +118,22 @@ describe('resident models', function () {
       assert.ok(worst(run.weights(0, 0), streamed.weights(0, 0)) < 1e-5);
     }
   });
+
+  for (const [label, folder, input] of [
+    ['a text model', modelFixture('gpt2'), { ids: modelReference('gpt2').token_ids }],
+    ['a vision model', visionFixture('vit-classifier'), { image: { name: 'picture.png', bytes: readFileSync(join(visionFixture('vit-classifier'), visionReferences('vit-classifier')[0].picture)) } }],
+  ] as const) {
+    it(`${label}'s folder made ready ahead (a note names it) is resident, and once idle its first run reads no weight bytes`, async () => {
+      await prepareModel(folderFiles(folder));
+      if (nativeLinearBackend() === undefined) return;
+      assert.deepEqual(residentModels().map((m) => [m.folder, m.mode]), [[folder, 'constants']]);
+      await makeDeferredSessions();
+      const { files, bytes } = counting(folder);
+      const run = await runModel(files, input, { residentBudgetBytes: 1e9 });
+      assert.equal(run.resident, 'constants');
+      assert.equal(bytes(), headerBytes(folder), 'the run read the safetensors headers and nothing else');
+    });
+  }
 
   it('two resident mixtures run in turn each keep their own experts (float32 ones copied out of the reused read memory)', async () => {
     const run = async (name: 'olmoe' | 'qwen3-moe' | 'olmoe-clip') => (await runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids }, { residentBudgetBytes: 1e9 })).logitsLast as Float32Array;
