@@ -11,7 +11,7 @@ import { COMMANDS } from '../host/commandIds';
 import { isDetachedUri } from '../host/debugUri';
 import { documentHolding } from '../host/notebookCells';
 import type { DocumentRun, Results } from '../host/results';
-import { deferOffScreen } from '../views/deferral';
+import { deferOffScreen, sameLayout } from '../views/deferral';
 import { heldBackWithoutRuledNumbers, withoutRuledNumbers } from '../views/derived';
 import { newNonce, panelHtml, type WebviewMode } from '../views/html';
 import { labelsOf, matrixExportText } from '../views/matrixExport';
@@ -155,13 +155,17 @@ export class WebviewSession implements vscode.Disposable {
   }
 
   /**
-   * A new result of the problem the page shows, with the large views of heatmaps off screen held
-   * back (the page keeps its own there, marked out of date, and asks for these once it has drawn).
+   * A new result of the problem the page shows, or of another laid out alike (a model run's next
+   * head: at 512 tokens its first post was 11.5 MB), with the large views of heatmaps off screen
+   * held back (the page keeps its own there, marked out of date, and asks for these once it has
+   * drawn).
    */
   private withoutOffScreenViews(result: ResultView | undefined, update: number, since: number): ResultView | undefined {
     this.deferred = undefined;
     const held = this.shown?.result;
-    if (!result || !held || !this.onScreen || this.onScreen.update < since) return result;
+    if (!result || !held || !this.onScreen) return result;
+    // The page's report of its screen holds for this problem since it was first shown, or for any result laid out as the one it reported on.
+    if (this.onScreen.update < since && !(this.onScreen.update === update - 1 && sameLayout(result, held))) return result;
     const split = deferOffScreen(result, held, this.onScreen.views);
     if (split.deferred.length > 0) this.deferred = { update, views: split.deferred };
     return split.update;

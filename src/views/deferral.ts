@@ -87,6 +87,17 @@ export function deferOffScreen(result: ResultView, held: ResultView, onScreen: V
 }
 
 /**
+ * Whether two results lay out the same cards: the same views at the same places, each of the same
+ * shape. The page's report of what it has on screen then holds for either (another head of one
+ * model's run opened in the step-by-step panel).
+ */
+export function sameLayout(a: ResultView, b: ResultView): boolean {
+  const aEntries = viewEntries(a);
+  const bEntries = viewEntries(b);
+  return aEntries.length === bEntries.length && aEntries.every(({ ref, view }, i) => refId(ref) === refId(bEntries[i].ref) && sameShape(view, bEntries[i].view));
+}
+
+/**
  * What the page shows for an update with deferred views: each placeholder replaced by the view
  * it holds at that place (`stale` is told each of those, to mark them out of date).
  */

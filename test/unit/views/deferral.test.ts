@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { runAttention } from '../../../src/core/engine';
 import { parseDocument } from '../../../src/core/parse';
 import { buildSpec } from '../../../src/core/spec';
-import { deferOffScreen, DEFER_MIN_CELLS, fillDeferred, isDeferred, viewEntries, withViews } from '../../../src/views/deferral';
+import { deferOffScreen, DEFER_MIN_CELLS, fillDeferred, isDeferred, sameLayout, viewEntries, withViews } from '../../../src/views/deferral';
 import { resultViewOf } from '../../../src/views/model';
 import type { MatrixView, ResultView, ViewRef } from '../../../src/protocol';
 import { causalNote } from '../../fixtures/causalNote';
@@ -69,6 +69,12 @@ describe('on-screen views first (views/deferral)', () => {
     const fewerHeads = resultOf(96, 2, 2);
     const split = deferOffScreen(next, fewerHeads, []);
     assert.ok(split.deferred.every(({ refs }) => refs.every((ref) => ref.head < 2)), 'heads 3 and 4 are new to the page: posted');
+  });
+
+  it('says two results are laid out alike only when every view is at the same place in the same shape', () => {
+    assert.ok(sameLayout(next, held), 'other numbers, the same cards');
+    assert.ok(!sameLayout(resultOf(97, 2), held), 'a token more');
+    assert.ok(!sameLayout(resultOf(96, 2, 2), held), 'fewer heads');
   });
 
   it('posts small problems whole', () => {
