@@ -596,9 +596,17 @@ export class ModelForward {
     return readBuffer.exclusive(async () => use(await this.linearWeights(L)));
   }
 
-  /** x [n × width] times rows [first, first + count) of a [rows × width] table, transposed (+ bias): an LM head's chunk. */
-  async timesRows(x: Float32Array, n: number, table: string, shape: [number, number], first: number, count: number, bias?: Float32Array): Promise<Float32Array> {
-    return readBuffer.exclusive(async () => this.backend.matmul(x, await this.weights.rows(table, shape, first, count, readBuffer), n, shape[1], count, true, bias));
+  /**
+   * x [n × width] times rows [first, first + count) of a [rows × width] table, transposed (+ bias):
+   * an LM head's chunk; as a constant of a resident model (weights.ts's `linear` of those rows) when
+   * `constant`.
+   */
+  async timesRows(x: Float32Array, n: number, table: string, shape: [number, number], first: number, count: number, bias: Float32Array | undefined, constant = false): Promise<Float32Array> {
+    return readBuffer.exclusive(async () => {
+      if (!constant) return this.backend.matmul(x, await this.weights.rows(table, shape, first, count, readBuffer), n, shape[1], count, true, bias);
+      const w = await this.weights.linear(table, shape, readBuffer, { in: shape[1], out: count, transposed: true, ...(bias ? { bias } : {}) }, { first, count });
+      return (await this.backend.matmulParts(x, n, w, [count]))[0];
+    });
   }
 
   /** A linear layer's weights as views on the reused read buffer (inside its `exclusive`). */

@@ -16,7 +16,7 @@ import { type ModelConfig, outputWidth, parseModelConfig, type RopeFrequencies }
 import { attentionGroup, type EncoderMemory, type ForwardControl, type ForwardResult, headBias, linearsOf, matrix, ModelForward, reserveReads, trimReads } from './forward';
 import { checkExpertTensors, expertLinears, expertsInFlightBytes } from './experts';
 import { layoutOf, type LayerLayout, type LinearLayout } from './layout';
-import { addInPlace, softcapInPlace } from './ops';
+import { softcapInPlace } from './ops';
 import { ModelTokenizer } from './tokenizer';
 import { probabilitiesOf, topIds } from './decoding';
 import { ModelFileError, type ModelFiles, readText, Weights } from './weights';
@@ -84,6 +84,8 @@ const KEPT_PREDICTIONS = 8;
  * page faults in a 128-token forward of ~700 ms.
  */
 const VOCAB_CHUNK_BYTES = 4 * 2 ** 20;
+/** Float32 bytes of a resident model's LM head per constant: ONNX Runtime makes each one's session in ~50–100 ms here. */
+const RESIDENT_HEAD_CHUNK_BYTES = 32 * 2 ** 20;
 
 /** Vocabulary rows per LM head chunk of a model `hidden` wide. */
 function vocabChunk(hidden: number): number {
@@ -295,22 +297,16 @@ export class LanguageHead {
       x = x.map((v) => v * scale);
     }
     const width = outputWidth(c);
-    // A resident model's head is one product on its pre-packed constant (no chunks to read); a bias
-    // of its own (BART's and Marian's final_logits_bias) is added after it. Read in chunks, Marian's
-    // 58101 × 512 head was decoded whole from the kept bytes at every generated token (~22 ms a token).
-    const whole = weights.residentModel?.mode === 'constants' ? headAsConstant(layout, weights) : undefined;
-    let out: Float32Array;
-    if (whole) {
-      out = await this.forward.linear(x, rows, { name: whole.slice(0, -'.weight'.length), in: width, out: c.vocab, bias: false, stored: 'out-in' });
-      if (bias) for (let r = 0; r < rows; r++) addInPlace(out.subarray(r * c.vocab, (r + 1) * c.vocab), bias);
-    } else {
-      out = new Float32Array(rows * c.vocab);
-      const chunk = vocabChunk(width);
-      for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
-        const count = Math.min(chunk, c.vocab - v0);
-        const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, width], v0, count, bias?.subarray(v0, v0 + count));
-        for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
-      }
+    // A resident model's head is products on its constant chunks, each a session of its own (made
+    // while idle, one at a time: Qwen2.5's 151936 × 896 head as one took 1.3 s, and the worker
+    // answers nothing while ONNX Runtime makes a session). Others read it chunk by chunk.
+    const constant = weights.residentModel?.mode === 'constants' && headAsConstant(layout, weights) === this.name;
+    const chunk = constant ? Math.max(1, Math.floor(RESIDENT_HEAD_CHUNK_BYTES / (4 * width))) : vocabChunk(width);
+    const out = new Float32Array(rows * c.vocab);
+    for (let v0 = 0; v0 < c.vocab; v0 += chunk) {
+      const count = Math.min(chunk, c.vocab - v0);
+      const part = await this.forward.timesRows(x, rows, this.name, [c.vocab, width], v0, count, bias?.subarray(v0, v0 + count), constant);
+      for (let r = 0; r < rows; r++) out.set(part.subarray(r * count, (r + 1) * count), r * c.vocab + v0);
     }
     if (c.logitScale !== undefined && c.logitScale !== 1) for (let i = 0; i < out.length; i++) out[i] *= c.logitScale;
     return c.finalSoftcap === undefined ? out : softcapInPlace(out, c.finalSoftcap);

@@ -118,19 +118,25 @@ export class Weights {
    * reads it once per model and never again, and `weight` is widened only if another backend asks
    * for it. Otherwise as `get`.
    */
-  async linear(name: string, shape: readonly number[], buffer: ReadBuffer, layer: Omit<LinearWeights, 'weight'>): Promise<LinearWeights> {
+  async linear(name: string, shape: readonly number[], buffer: ReadBuffer, layer: Omit<LinearWeights, 'weight'>, part?: { first: number; count: number }): Promise<LinearWeights> {
     const model = this.residentModel;
     const entry = this.entries.get(name);
-    if (!model || model.mode !== 'constants' || !entry || entry.values || entry.dtype === 'float64') return { ...layer, weight: await this.get(name, shape, buffer) };
+    if (!model || model.mode !== 'constants' || !entry || entry.values || entry.dtype === 'float64') {
+      return { ...layer, weight: part ? await this.rows(name, shape, part.first, part.count, buffer) : await this.get(name, shape, buffer) };
+    }
     this.expectShape(entry, shape);
-    const key = `${model.id}:${name}`;
-    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [...entry.shape], model, read: () => this.whole(entry, model, false) };
+    // A part is rows first…first + count − 1 (an LM head's chunk), a constant of its own.
+    const rowBytes = elementCount(entry.shape.slice(1)) * BYTES_PER_ELEMENT[entry.dtype];
+    const { first, count } = part ?? { first: 0, count: entry.shape[0] };
+    const [start, length] = [first * rowBytes, count * rowBytes];
+    const key = part ? `${model.id}:${name}:${first}+${count}` : `${model.id}:${name}`;
+    const read = (into?: Uint8Array) => this.files.read(entry.file, entry.offset + start, length, into);
+    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [count, ...entry.shape.slice(1)], model, read: part ? () => read() : () => this.whole(entry, model, false) };
     // Not held yet: read into the reused memory, as a run that keeps nothing does (fresh memory cost
     // GPT-2-small's first run ~0.7 s of page faults); a session made later reads it again.
     if (!model.holds(key)) {
-      const length = elementCount(entry.shape) * BYTES_PER_ELEMENT[entry.dtype];
       // Tied embeddings are kept whole for their lookups: the LM head's product takes those bytes.
-      constant.stored = model.tensors.get(entry.stored) ?? (await this.files.read(entry.file, entry.offset, length, buffer.take(length)));
+      constant.stored = model.tensors.get(entry.stored)?.subarray(start, start + length) ?? (await read(buffer.take(length)));
     }
     const stored = constant.stored;
     let widened: Float32Array | undefined;
@@ -140,7 +146,7 @@ export class Weights {
     const decode = (): Float32Array => (widened ??= this.decode(stored as Uint8Array, entry, buffer, undefined, !model.holds(key)));
     constant.load = async () => {
       // Only this once (a drill-down's columns): the backend keeps the weight, so its bytes are not kept here too.
-      if (!stored) widened ??= await this.rows(name, shape, 0, shape[0], buffer, true);
+      if (!stored) widened ??= await this.rows(name, shape, first, count, buffer, true);
     };
     return {
       ...layer,

@@ -7,7 +7,7 @@ import { makeDeferredSessions, nativeLinearBackend } from '../../../src/core/eng
 import { cachedSessions } from '../../../src/core/engine/native/runtime';
 import { admit, release, residentModels } from '../../../src/core/model/resident';
 import { prepareModel, runModel } from '../../../src/core/model/run';
-import type { ModelFiles } from '../../../src/core/model/weights';
+import { type ModelFiles, ReadBuffer, Weights } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { visionFixture, visionReferences } from '../vision/fixtures';
 import { modelFixture, modelReference } from './fixtures';
@@ -134,6 +134,26 @@ describe('resident models', function () {
       assert.equal(bytes(), headerBytes(folder), 'the run read the safetensors headers and nothing else');
     });
   }
+
+  it("an LM head's chunk of a resident model is a constant of its rows: the stored rows fed, then a session of its own", async () => {
+    const folder = modelFixture('gpt2');
+    const { vocab_size: vocab, n_embd: width } = JSON.parse(readFileSync(join(folder, 'config.json'), 'utf8')) as { vocab_size: number; n_embd: number };
+    const weights = await Weights.open(folderFiles(folder));
+    const model = admit(weights.key, folder, weights.residentPlan(weights.names), true, 1e9);
+    weights.residentIn(model);
+    const name = weights.first('lm_head.weight', 'wte.weight') as string;
+    const [first, count] = [7, 5];
+    const buffer = new ReadBuffer();
+    const part = await buffer.exclusive(async () => {
+      const w = await weights.linear(name, [vocab, width], buffer, { in: width, out: count, transposed: true }, { first, count });
+      return { key: w.constant?.key, shape: w.constant?.shape, weight: Float32Array.from(w.weight), reread: await w.constant?.read() };
+    });
+    const rows = await weights.rows(name, [vocab, width], first, count, undefined, true);
+    assert.deepEqual(part.weight, rows);
+    assert.deepEqual(new Float32Array((part.reread as Uint8Array).slice().buffer), rows, 'read again alone for its session');
+    assert.deepEqual(part.shape, [count, width]);
+    assert.ok(part.key?.endsWith(`${name}:${first}+${count}`), 'keyed by its rows, apart from the whole tensor and other chunks');
+  });
 
   it('two resident mixtures run in turn each keep their own experts (float32 ones copied out of the reused read memory)', async () => {
     const run = async (name: 'olmoe' | 'qwen3-moe' | 'olmoe-clip') => (await runModel(folderFiles(modelFixture(name)), { ids: modelReference(name).token_ids }, { residentBudgetBytes: 1e9 })).logitsLast as Float32Array;
