@@ -13,13 +13,13 @@ import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/input';
 import type { Generation, GenerationStep, SamplingOptions } from './core/model/generate';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
-import type { CompareWith, DifferenceMap } from './core/heads/compare';
+import type { CompareWith, DifferenceMap, KindRefusals } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
 import type { AttentionKind, PoolMode } from './core/heads/stack';
 import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
-export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode, SamplingOptions };
+export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, KindRefusals, PooledGrid, PoolMode, SamplingOptions };
 
 /** A generated step as the host and the pages keep it: without its attention row, which the
  * worker keeps in the run and sends only where a page draws it (AttentionRow). */
@@ -861,8 +861,9 @@ export type HostToHeadsView =
   | { type: 'stack'; info: StackInfo }
   | { type: 'answer'; requestId: number; answer: HeadsAnswer }
   | { type: 'error'; requestId?: number; message: string }
-  /** A second run is paired with this page's (A): divergence and difference queries now answer. */
-  | { type: 'compared'; a: ComparedRun; b: ComparedRun }
+  /** A second run is paired with this page's (A): divergence and difference queries now answer;
+   * for encoder–decoder runs, of each kind but those `refused` names, with why (core/heads/compare.ts). */
+  | { type: 'compared'; a: ComparedRun; b: ComparedRun; refused?: KindRefusals }
   /** The second run could not be opened or has another shape: one message, the pairing unchanged. */
   | { type: 'compareFailed'; message: string }
   /** Export Results from the palette on this page: send the standalone report (or say why not). */

@@ -7,6 +7,18 @@ export type TargetInput = { text: string } | { ids: number[] } | { generate: num
 /** A text model's input (for an encoder–decoder model, the source, and its target); or a picture. */
 export type ModelInput = { text: string; target?: TargetInput } | { ids: number[]; target?: TargetInput } | { image: ImageInput };
 
+/**
+ * The input of B when run A (`a`, which ran on `ids`) is compared with another text (`text`) or,
+ * without one, another checkpoint. An encoder–decoder's B reads A's target as A's decoder did: a
+ * generated target as its ids (`ids` are then the target's), so the decoder's and the
+ * cross-attention compare on one target. A run on the probe's tokens or a picture gives its ids.
+ */
+export function comparedInput(a: ModelInput | { probe: unknown }, ids: number[], text?: string): ModelInput {
+  const target = 'target' in a && a.target ? { target: 'generate' in a.target ? { ids } : a.target } : {};
+  if (text !== undefined) return { text, ...target };
+  return 'text' in a || 'ids' in a ? { ...a, ...target } : { ids };
+}
+
 /** A picture for a vision model: the file's bytes (PNG or JPEG) and a name for messages. */
 export interface ImageInput {
   name: string;
