@@ -4,8 +4,15 @@
 /** An encoder–decoder model's target: text (after decoder_start_token_id), the decoder's exact input ids, or tokens generated greedily (at most `generate`). */
 export type TargetInput = { text: string } | { ids: number[] } | { generate: number };
 
-/** A text model's input (for an encoder–decoder model, the source, and its target); or a picture. */
-export type ModelInput = { text: string; target?: TargetInput } | { ids: number[]; target?: TargetInput } | { image: ImageInput };
+/** A multilingual translation model's languages (mBART's codes, `en_XX`): of the source, of the target. */
+export interface Languages {
+  source?: string;
+  target?: string;
+}
+
+/** A text model's input (for an encoder–decoder model, the source, and its target, and for a
+ * multilingual one their languages); or a picture. */
+export type ModelInput = { text: string; target?: TargetInput; languages?: Languages } | { ids: number[]; target?: TargetInput; languages?: Languages } | { image: ImageInput };
 
 /**
  * The input of B when run A (`a`, which ran on `ids`) is compared with another text (`text`) or,
