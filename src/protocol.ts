@@ -192,6 +192,13 @@ export type ModelRunInput = ModelInput | { probe: { repeat: number; seed: number
 
 /** Get a model folder ready for its first run (its tokenizer built, ONNX Runtime loaded, the
  * compute threads started), ahead of the click; answered with `modelPrepared`. */
+/** A tokenizer's language codes (mBART's `en_XX`…) and the ones it was saved for (tokenizer_config.json's src_lang / tgt_lang). */
+export interface LanguageOffer {
+  codes: string[];
+  source?: string;
+  target?: string;
+}
+
 export interface WorkerModelPrepareRequest {
   type: 'modelPrepare';
   id: number;
@@ -287,8 +294,9 @@ export type WorkerResponse =
    * (performance.timeOrigin + now, ms) then, for the latency bench. */
   | { type: 'modelStep'; id: number; step: GenerationStepInfo; row: AttentionRow; computedAt: number }
   | { type: 'modelHead'; id: number; spec: AttentionSpec }
-  /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too). */
-  | { type: 'modelPrepared'; id: number; ms: number; error?: string }
+  /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too);
+   * `languages`: the language codes of an mBART tokenizer, for the palette to offer. */
+  | { type: 'modelPrepared'; id: number; ms: number; error?: string; languages?: LanguageOffer }
   | { type: 'modelReleased'; id: number; resident: ResidentModelInfo[] }
   | { type: 'modelFailed'; id: number; cancelled: boolean; error: string }
   /** `reading` null: the worker does not hold that version of the text (it was restarted, or
