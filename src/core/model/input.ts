@@ -18,12 +18,19 @@ export type ModelInput = { text: string; target?: TargetInput; languages?: Langu
  * The input of B when run A (`a`, which ran on `ids`) is compared with another text (`text`) or,
  * without one, another checkpoint. An encoder–decoder's B reads A's target as A's decoder did: a
  * generated target as its ids (`ids` are then the target's), so the decoder's and the
- * cross-attention compare on one target. A run on the probe's tokens or a picture gives its ids.
+ * cross-attention compare on one target, and in A's languages (mBART's). A run on the probe's tokens
+ * or a picture gives its ids.
  */
 export function comparedInput(a: ModelInput | { probe: unknown }, ids: number[], text?: string): ModelInput {
-  const target = 'target' in a && a.target ? { target: 'generate' in a.target ? { ids } : a.target } : {};
-  if (text !== undefined) return { text, ...target };
-  return 'text' in a || 'ids' in a ? { ...a, ...target } : { ids };
+  if ('probe' in a || 'image' in a) return { ids };
+  const generated = a.target !== undefined && 'generate' in a.target;
+  const target = a.target ? { target: generated ? { ids } : a.target } : {};
+  // A generated target's ids hold its language's code already: only the source's language stays.
+  const { source, target: targetLanguage } = a.languages ?? {};
+  const chosen = { ...(source !== undefined ? { source } : {}), ...(targetLanguage !== undefined && !generated ? { target: targetLanguage } : {}) };
+  const languages = Object.keys(chosen).length > 0 ? { languages: chosen } : {};
+  if (text !== undefined) return { text, ...target, ...languages };
+  return 'text' in a ? { text: a.text, ...target, ...languages } : { ids: a.ids, ...target, ...languages };
 }
 
 /** A picture for a vision model: the file's bytes (PNG or JPEG) and a name for messages. */

@@ -148,6 +148,10 @@ describe('compare two runs: the worker side', () => {
       const decoderIds = [0, 17, 18, 1];
       assert.deepEqual(comparedInput({ text: 'a b', target: { generate: 20 } }, decoderIds, 'c d'), { text: 'c d', target: { ids: decoderIds } });
       assert.deepEqual(comparedInput({ text: 'a b', target: { text: 'x y' } }, decoderIds, 'c d'), { text: 'c d', target: { text: 'x y' } });
+      // An mBART run's languages stay A's; a generated target's ids hold its language's code already.
+      const languages = { source: 'en_XX', target: 'de_DE' };
+      assert.deepEqual(comparedInput({ text: 'a b', target: { text: 'x y' }, languages }, decoderIds, 'c d'), { text: 'c d', target: { text: 'x y' }, languages });
+      assert.deepEqual(comparedInput({ text: 'a b', target: { generate: 5 }, languages }, decoderIds), { text: 'a b', target: { ids: decoderIds }, languages: { source: 'en_XX' } });
       // Another checkpoint: the same source (text or ids), the same target.
       assert.deepEqual(comparedInput({ ids: [5, 6], target: { generate: 3 } }, decoderIds), { ids: [5, 6], target: { ids: decoderIds } });
       assert.deepEqual(comparedInput({ ids: [5, 6] }, [5, 6]), { ids: [5, 6] });
