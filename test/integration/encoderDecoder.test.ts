@@ -104,6 +104,7 @@ describe('an encoder–decoder model run', function () {
     // decoder_start_token_id, then the target's ids as the script's split of the text gives them.
     assert.deepEqual(summary.tokenIds, reference.target_ids);
     assert.equal(summary.tokens.length, reference.target_ids.length);
+    await eventually(() => headsTabs().find((tab) => tab.label.startsWith('Heads: t5-v1_0') && !tab.label.includes('running…')), 'the run\'s heads page, titled by the folder');
     // The source typed: the encoder's weights are PyTorch's on the source's ids.
     const opened = await vscode.commands.executeCommand<RunOutcome>('attentionLens.openModelHead', summary.run, 0, 1, 'encoder');
     const weights = opened?.run?.runs[0]?.result?.heads[0]?.weights;
