@@ -44,10 +44,15 @@ WORDS = ['<pad>', '</s>', '<unk>', '<s>', 'the', 'house', 'is', 'small', 'das', 
          'die', 'katze', 'sass', 'auf', 'der', 'matte', '.', 'big', 'gross', 'and', 'und', 'dog', 'hund']
 
 
-def word_tokenizer(vocab_size, specials, before, after):
-    """A tokenizer.json over WORDS (lower-cased, split on whitespace and punctuation) adding `before` and `after` around each text."""
+def word_tokenizer(vocab_size, specials, before, after, languages=()):
+    """A tokenizer.json over WORDS (lower-cased, split on whitespace and punctuation) adding `before` and `after` around each
+    text; `languages`: language codes, special tokens at LANGUAGES' ids."""
     vocab = {w: i for i, w in enumerate(WORDS)}
     vocab.update({f'w{i}': i for i in range(len(WORDS), vocab_size)})
+    for code in languages:
+        del vocab[f'w{LANGUAGES[code]}']
+        vocab[code] = LANGUAGES[code]
+    specials = specials + list(languages)
     special = lambda t: {'id': vocab[t], 'content': t, 'single_word': False, 'lstrip': False, 'rstrip': False, 'normalized': False, 'special': True}
     piece = lambda t: {'SpecialToken': {'id': t, 'type_id': 0}}
     return {
@@ -70,6 +75,41 @@ def word_ids(text, before, after):
     vocab = {w: i for i, w in enumerate(WORDS)}
     words = text.lower().replace('.', ' . ').split()
     return [vocab[t] for t in before] + [vocab.get(w, vocab['<unk>']) for w in words] + [vocab[t] for t in after]
+
+
+# ---------------------------------------------------------------- mBART's language codes, as transformers places them
+
+# fairseq's codes (tokenization_mbart50_fast.py's FAIRSEQ_LANGUAGE_CODES), four of them, at ids past WORDS.
+LANGUAGES = {'en_XX': 34, 'de_DE': 35, 'fr_XX': 36, 'ro_RO': 37}
+
+
+def with_language(text, code, fifty, eos):
+    """A text's ids in language `code`, as the tokenizers build them (build_inputs_with_special_tokens after
+    set_src_lang_special_tokens / set_tgt_lang_special_tokens): MBart50Tokenizer prefix [code], suffix [eos];
+    MBartTokenizer no prefix, suffix [eos, code]. The same for a source (input_ids) and a target (labels)."""
+    words = word_ids(text, [], [])
+    return [LANGUAGES[code]] + words + [eos] if fifty else words + [eos, LANGUAGES[code]]
+
+
+def shift_tokens_right(labels):
+    """modeling_mbart.py's shift_tokens_right on one unpadded row: the last token (the language code, or mBART-50's
+    </s>) wrapped round to the front, the rest moved one place right."""
+    return [labels[-1]] + labels[:-1]
+
+
+def target_with_language(text, code, fifty, start, eos):
+    """The decoder's input for a target text in `code`, every token of the labels read: mBART-50 starts at
+    decoder_start_token_id (its labels' shift, [</s>, code, X]) and reads the labels' final </s> too; mBART's decoder
+    starts at the code itself (its labels X </s> code shifted: [code, X, </s>]), which already holds every label."""
+    labels = with_language(text, code, fifty, eos)
+    return [start] + labels if fifty else shift_tokens_right(labels)
+
+
+def generation_start(c, code, fifty):
+    """Where generation in language `code` starts: mBART-50 at decoder_start_token_id with the code forced as the first
+    token (forced_bos_token_id, as the MBart50 tokenizer's _build_translation_inputs asks); mBART at the code
+    (decoder_start_token_id = lang_code_to_id[tgt_lang], as its documentation's generate example)."""
+    return (c['decoder_start_token_id'], LANGUAGES[code]) if fifty else (LANGUAGES[code], None)
 
 
 # ---------------------------------------------------------------- the families' configs and weights
@@ -320,13 +360,17 @@ def forward(c, w, source, target, **routes):
     return encoder_attentions, decoder_attentions, cross_attentions, hidden, model.logits(hidden)
 
 
-def greedy(c, w, source, count, run=forward):
-    """Greedy decoding by full re-runs (no cache): argmax's first maximum, bad_words_ids never chosen, until EOS or count tokens."""
-    ids = [c['decoder_start_token_id']]
+def greedy(c, w, source, count, run=forward, start=None, forced=None):
+    """Greedy decoding by full re-runs (no cache): argmax's first maximum, bad_words_ids never chosen, until EOS or count
+    tokens; from `start` (else decoder_start_token_id), the first token `forced` when given (ForcedBOSTokenLogitsProcessor)."""
+    ids = [c['decoder_start_token_id'] if start is None else start]
     forbidden = [b[0] for b in c.get('bad_words_ids', []) if len(b) == 1]
     while len(ids) <= count:
         logits = run(c, w, source, ids)[4][-1].clone()
         logits[forbidden] = -math.inf
+        if forced is not None and len(ids) == 1:
+            logits[:] = -math.inf
+            logits[forced] = 0
         ids.append(int(torch.argmax(logits)))
         if ids[-1] == c['eos_token_id']:
             break
@@ -437,6 +481,7 @@ def main():
             same = regenerated == generated and cached == generated
             print(f'{name}: largest difference {diff:.3g}; generated {generated} {"==" if same else "!="} {regenerated} (loops), {cached} (cached)')
             worst = max(worst, diff, 0 if same else math.inf)
+    worst = max(worst, language_fixtures(args.out, args.check))
     if args.check:
         # The buckets at every distance a 4096-token run meets, both directions, the published settings and the fixtures'.
         rel = torch.arange(-4096, 4097)[None, :]
@@ -448,6 +493,53 @@ def main():
         print(f'buckets: vectorised and per pair agree' if worst < math.inf else 'buckets: MISMATCH')
         if worst > 1e-9:
             sys.exit(1)
+
+
+def language_fixtures(out, check):
+    """mBART-50 and mBART folders whose tokenizers have language codes (LANGUAGES), saved for src_lang en_XX (mBART-50 also
+    tgt_lang de_DE, and a generation_config.json forcing de_DE), each run on SOURCE in fr_XX and TARGET in ro_RO; their
+    references add `languages`, and `defaults`: the ids and generation when no language is named (the source as the saved
+    template gives it; mBART-50's target in its tgt_lang; generation from decoder_start_token_id with forced_bos_token_id).
+    Returns the largest difference --check finds (0 without it)."""
+    worst = 0.0
+    for name, fifty, seed in (('mbart-50', True, 16), ('mbart-cc25', False, 17)):
+        # mBART's special ids as WORDS has them (its </s> is 1, not the Hub's 2): the tokenizer and config.json agree.
+        c = bart_config('mbart', pad_token_id=0, eos_token_id=1, decoder_start_token_id=1)
+        tensors = bart_weights(c, seed, torch.float32)
+        w = {k: v.to(torch.float64) for k, v in tensors.items()}
+        eos = c['eos_token_id']
+        source = with_language(SOURCE, 'fr_XX', fifty, eos)
+        target = target_with_language(TARGET, 'ro_RO', fifty, c['decoder_start_token_id'], eos)
+        enc, dec, cross, hidden, logits = forward(c, w, source, target)
+        start, forced = generation_start(c, 'ro_RO', fifty)
+        generated = greedy(c, w, source, 6, start=start, forced=forced)
+        default_source = with_language(SOURCE, 'en_XX', fifty, eos)
+        forced_default = LANGUAGES['de_DE'] if fifty else None
+        defaults = {'source_ids': default_source, 'generated': greedy(c, w, default_source, 6, forced=forced_default)}
+        if fifty:
+            defaults['target_ids'] = target_with_language(TARGET, 'de_DE', fifty, c['decoder_start_token_id'], eos)
+        reference = {'source_ids': source, 'target_ids': target, 'source_text': SOURCE, 'target_text': TARGET, 'languages': {'source': 'fr_XX', 'target': 'ro_RO'},
+                     'language_codes': list(LANGUAGES), 'encoder_attentions': [a.tolist() for a in enc], 'decoder_attentions': [a.tolist() for a in dec],
+                     'cross_attentions': [a.tolist() for a in cross], 'hidden_last': hidden[-1].tolist(), 'logits_last': logits[-1].tolist(),
+                     'generate': 6, 'generated': generated, 'defaults': defaults}
+        saved = (['en_XX'], ['</s>']) if fifty else ([], ['</s>', 'en_XX'])
+        tokenizer = word_tokenizer(c['vocab_size'], ['<pad>', '</s>', '<unk>', '<s>'], *saved, languages=list(LANGUAGES))
+        tokenizer_config = {'model_max_length': 512, 'tokenizer_class': 'MBart50TokenizerFast' if fifty else 'MBartTokenizerFast', 'src_lang': 'en_XX'}
+        if fifty:
+            tokenizer_config['tgt_lang'] = 'de_DE'
+        write_folder(out, name, c, tensors, 'safetensors', reference, tokenizer, tokenizer_config)
+        if fifty:
+            with open(os.path.join(out, name, 'generation_config.json'), 'w', encoding='utf-8') as f:
+                json.dump({'decoder_start_token_id': c['decoder_start_token_id'], 'eos_token_id': c['eos_token_id'], 'forced_bos_token_id': forced_default}, f)
+        if check:
+            second = forward(c, w, source, target, attend=attend_by_loops)
+            diff = max((a - b).abs().max().item() for first, other in zip((enc, dec, cross), second[:3]) for a, b in zip(first, other))
+            cached = cached_generate(c, w, source, len(generated) - 1, start=start, forced=forced)
+            cached_default = cached_generate(c, w, default_source, len(defaults['generated']) - 1, forced=forced_default)
+            same = cached == generated and cached_default == defaults['generated']
+            print(f'{name}: largest difference {diff:.3g}; generated {generated} {"==" if same else "!="} {cached} (cached), defaults {defaults["generated"]}')
+            worst = max(worst, diff, 0 if same else math.inf)
+    return worst
 
 
 def time_folder(folder, runs):
@@ -474,19 +566,19 @@ def time_folder(folder, runs):
     print(json.dumps({'forward_ms': forward_ms, 'generate_ms_per_token': step_ms, 'threads': torch.get_num_threads()}))
 
 
-def cached_generate(c, w, source, steps):
+def cached_generate(c, w, source, steps, start=None, forced=None):
     """Greedy steps as transformers' generate runs them: the encoder once, then per step one new row through the decoder
     over its cache (the self-attention's keys and values grow a row per step, the cross-attention's are made once)."""
     model = Seq2Seq(c, w)
     memory, _, _ = model.stack('encoder', source)
     cache = {'self': {}, 'cross': {}}
-    ids = [c['decoder_start_token_id']]
+    ids = [c['decoder_start_token_id'] if start is None else start]
     forbidden = [b[0] for b in c.get('bad_words_ids', []) if len(b) == 1]
     for step in range(steps):
         hidden, _, _ = model.stack('decoder', ids[-1:], memory, cache, step)
         logits = model.logits(hidden)[-1]
         logits[forbidden] = -math.inf
-        ids.append(int(torch.argmax(logits)))
+        ids.append(forced if forced is not None and step == 0 else int(torch.argmax(logits)))
     return ids
 
 

@@ -13,13 +13,13 @@ import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/input';
 import type { Generation, GenerationStep, SamplingOptions } from './core/model/generate';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
-import type { CompareWith, DifferenceMap } from './core/heads/compare';
+import type { CompareWith, DifferenceMap, KindRefusals } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
 import type { AttentionKind, PoolMode } from './core/heads/stack';
 import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
-export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, PooledGrid, PoolMode, SamplingOptions };
+export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, KindRefusals, PooledGrid, PoolMode, SamplingOptions };
 
 /** A generated step as the host and the pages keep it: without its attention row, which the
  * worker keeps in the run and sends only where a page draws it (AttentionRow). */
@@ -192,6 +192,13 @@ export type ModelRunInput = ModelInput | { probe: { repeat: number; seed: number
 
 /** Get a model folder ready for its first run (its tokenizer built, ONNX Runtime loaded, the
  * compute threads started), ahead of the click; answered with `modelPrepared`. */
+/** A tokenizer's language codes (mBART's `en_XX`…) and the ones it was saved for (tokenizer_config.json's src_lang / tgt_lang). */
+export interface LanguageOffer {
+  codes: string[];
+  source?: string;
+  target?: string;
+}
+
 export interface WorkerModelPrepareRequest {
   type: 'modelPrepare';
   id: number;
@@ -287,8 +294,9 @@ export type WorkerResponse =
    * (performance.timeOrigin + now, ms) then, for the latency bench. */
   | { type: 'modelStep'; id: number; step: GenerationStepInfo; row: AttentionRow; computedAt: number }
   | { type: 'modelHead'; id: number; spec: AttentionSpec }
-  /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too). */
-  | { type: 'modelPrepared'; id: number; ms: number; error?: string }
+  /** `ms`: how long the preparing took; a folder that cannot be prepared says why (its run will too);
+   * `languages`: the language codes of an mBART tokenizer, for the palette to offer. */
+  | { type: 'modelPrepared'; id: number; ms: number; error?: string; languages?: LanguageOffer }
   | { type: 'modelReleased'; id: number; resident: ResidentModelInfo[] }
   | { type: 'modelFailed'; id: number; cancelled: boolean; error: string }
   /** `reading` null: the worker does not hold that version of the text (it was restarted, or
@@ -861,8 +869,9 @@ export type HostToHeadsView =
   | { type: 'stack'; info: StackInfo }
   | { type: 'answer'; requestId: number; answer: HeadsAnswer }
   | { type: 'error'; requestId?: number; message: string }
-  /** A second run is paired with this page's (A): divergence and difference queries now answer. */
-  | { type: 'compared'; a: ComparedRun; b: ComparedRun }
+  /** A second run is paired with this page's (A): divergence and difference queries now answer;
+   * for encoder–decoder runs, of each kind but those `refused` names, with why (core/heads/compare.ts). */
+  | { type: 'compared'; a: ComparedRun; b: ComparedRun; refused?: KindRefusals }
   /** The second run could not be opened or has another shape: one message, the pairing unchanged. */
   | { type: 'compareFailed'; message: string }
   /** Export Results from the palette on this page: send the standalone report (or say why not). */

@@ -140,10 +140,10 @@ function writeUserSettings(settingsPath, settings) {
  * Starts code-server on 127.0.0.1 (on `port`, or a free one) with a throwaway profile and waits
  * until it answers.
  * `log` receives its output lines. `vsixFiles` are installed into the profile first, as a user's
- * `--install-extension` does. Returns its origin, port, `stop()` and `logsDir` (the editor's logs,
+ * `--install-extension` does; `env` is added to its environment (its extension host inherits it). Returns its origin, port, `stop()` and `logsDir` (the editor's logs,
  * the extension's output channels among them).
  */
-export async function startCodeServer({ folder, port, settings = {}, vsixFiles = [], log = () => {}, timeoutMs = 60_000 }) {
+export async function startCodeServer({ folder, port, settings = {}, vsixFiles = [], env = {}, log = () => {}, timeoutMs = 60_000 }) {
   const entry = ensureCodeServer();
   port ??= await freePort();
   // Short names: VS Code's IPC sockets live under tmp/, and a socket path has at most 107 bytes.
@@ -171,7 +171,7 @@ export async function startCodeServer({ folder, port, settings = {}, vsixFiles =
     stdio: ['ignore', 'pipe', 'pipe'],
     // An empty gallery turns the marketplace off: no queries to open-vsx.org at run time. Its
     // sockets and temporary files go into the profile, so that stop() removes them too.
-    env: { ...process.env, EXTENSIONS_GALLERY: '{}', TMPDIR: tmp },
+    env: { ...process.env, ...env, EXTENSIONS_GALLERY: '{}', TMPDIR: tmp },
   });
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding('utf8');

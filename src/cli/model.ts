@@ -15,7 +15,7 @@ import { basename } from 'node:path';
 import { ImageError } from '../core/image/decode';
 import { ModelConfigError } from '../core/model/config';
 import { routingPairs } from '../core/model/experts';
-import type { Generation, ModelInput, TargetInput } from '../core/model/input';
+import type { Generation, Languages, ModelInput, TargetInput } from '../core/model/input';
 import { type ModelRun, readConfig, runModel } from '../core/model/run';
 import { GenerationError, generateModel, type SamplingOptions } from '../core/model/generate';
 import { chatPromptIds } from '../core/model/chatTemplate';
@@ -26,7 +26,7 @@ import { writeFailure } from './failure';
 
 export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,3 | --image FILE) [--json] [--max-memory-mb N]
                       [--generate N [--sample [--temperature T] [--top-k K] [--top-p P] [--seed S]]] [--chat]
-                      [--target TGT | --target-ids 1,2,3]
+                      [--target TGT | --target-ids 1,2,3] [--src-lang CODE] [--tgt-lang CODE]
       Run a Hugging Face model folder (config.json, model.safetensors or shards or
       pytorch_model.bin, tokenizer.json) on TEXT, or on token ids: GPT-2, BERT, Llama,
       Mistral, Qwen2/2.5, Qwen3, Gemma 2/3, Mixtral, Qwen2-MoE, OLMoE, Qwen3-MoE; or a
@@ -47,7 +47,11 @@ export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,
       --target-ids (the decoder's exact input) or --generate N (greedy, until EOS or N
       tokens, a tie to the lowest id); --json prints {architecture, tokens, token_ids,
       target_tokens, target_ids, encoder_attentions, decoder_attentions,
-      cross_attentions, hidden_last, logits_last}.
+      cross_attentions, hidden_last, logits_last}. mBART-50 and mBART folders translate
+      between the languages their tokenizer has codes for (en_XX, de_DE, …): --src-lang
+      places the source text's code, --tgt-lang the target text's, or starts --generate
+      in that language (the tokenizer's saved src_lang / tgt_lang, and generation_config's
+      forced_bos_token_id, when not given).
 `;
 
 interface ModelArguments {
@@ -112,6 +116,7 @@ function parseModelArguments(argv: string[]): ModelArguments {
   let input: ModelInput | undefined;
   let json = false;
   let target: TargetInput | undefined;
+  const languages: Languages = {};
   let memoryLimitBytes = defaultMemoryLimit();
   let generate: string | undefined;
   let sampled = false;
@@ -130,6 +135,10 @@ function parseModelArguments(argv: string[]): ModelArguments {
       if (value === undefined) throw new Error(`${arg} needs a value`);
       if (target) throw new Error('give one of --target or --target-ids, once');
       target = arg === '--target' ? { text: value } : { ids: parseIds(value, arg) };
+    } else if (arg === '--src-lang' || arg === '--tgt-lang') {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${arg} needs a language code (en_XX)`);
+      languages[arg === '--src-lang' ? 'source' : 'target'] = value;
     } else if (arg === '--generate' || (SAMPLING_FLAGS as readonly string[]).includes(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
@@ -153,7 +162,8 @@ function parseModelArguments(argv: string[]): ModelArguments {
   if (sampled && generate === undefined) throw new Error('--sample chooses the tokens --generate N writes: give --generate too');
   if (given.length > 0 && !sampled) throw new Error(`${given[0]} is a sampling option: add --sample (without it the most probable token is taken)`);
   if (chat && !('text' in input)) throw new Error('--chat sends --text TEXT through the chat template: give --text');
-  const withTarget = target && !('image' in input) ? { ...input, target } : input;
+  if ((languages.source !== undefined || languages.target !== undefined) && 'image' in input) throw new Error('a picture has no language: --src-lang and --tgt-lang are a translation model\'s');
+  const withTarget = 'image' in input ? input : { ...input, ...(target ? { target } : {}), ...(languages.source !== undefined || languages.target !== undefined ? { languages } : {}) };
   return { folder, input: withTarget, json, memoryLimitBytes, chat, ...(generate !== undefined ? { generate } : {}), ...(sampled ? { sample } : {}) };
 }
 

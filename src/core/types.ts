@@ -2,7 +2,7 @@
 // (core/engine) and every front end (CLI, worker, panel). Pure data: no `vscode` import, and
 // everything here survives structured cloning (worker messages) except where noted.
 
-import type { TargetInput } from './model/input';
+import type { Languages, TargetInput } from './model/input';
 
 export type DType = 'float64' | 'float32';
 
@@ -143,6 +143,8 @@ export interface ModelDirective {
   generate?: number;
   /** `chat`: the text is a user message, sent through the model's chat template. */
   chat?: boolean;
+  /** `src_lang="fr_XX"` / `tgt_lang="de_DE"`: an mBART model's languages, as written (the run checks them). */
+  languages?: Languages;
 }
 
 export interface Problem {

@@ -186,7 +186,7 @@ export function registerCommands(context: vscode.ExtensionContext, deps: Command
 /** The model command's arguments for a directive: its folder relative to the document, its input. */
 export function modelRunArguments(document: vscode.TextDocument, model: ModelDirective): [string, ModelInput | undefined] {
   const folder = path.resolve(path.dirname(document.uri.fsPath), model.path);
-  const target = model.target ? { target: model.target } : {};
+  const target = { ...(model.target ? { target: model.target } : {}), ...(model.languages ? { languages: model.languages } : {}) };
   return [folder, model.ids ? { ids: model.ids, ...target } : model.text !== undefined ? { text: model.text, ...target } : undefined];
 }
 

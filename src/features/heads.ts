@@ -9,7 +9,8 @@
 // queries that compare.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { refusalToCompare } from '../core/heads/compare';
+import { kindRefusals, type KindRefusals, refusalToCompare } from '../core/heads/compare';
+import { comparedInput } from '../core/model/input';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../views/html';
 import { infoOfKind } from '../views/kindInfo';
 import type { PanelApi } from '../panel';
@@ -191,7 +192,7 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
         if (compared) deps.worker.closeHeads(compared.stack);
         compared = chosen.opened;
         deps.log.info(`heads: comparing ${describe(opened.info)} with ${describe(chosen.opened.info)}`);
-        return post({ type: 'compared', a: chosen.a, b: chosen.b });
+        return post({ type: 'compared', a: chosen.a, b: chosen.b, ...(chosen.refused ? { refused: chosen.refused } : {}) });
       }
       case 'export': {
         const bytes = 'base64' in message && message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : new TextEncoder().encode(message.text ?? '');
@@ -236,16 +237,17 @@ async function openPanel(extensionUri: vscode.Uri, deps: HeadsDeps, opening: Pro
   deps.log.info(`heads: ${describe(shown.opened.info)}`);
 }
 
-/** A run comparable with A (the page's), opened in the worker, with what the page states of both;
- * a message when it cannot be compared, undefined when the user chose nothing. */
-async function compareWith(deps: HeadsDeps, origin: Origin, a: StackInfo, how: CompareWith): Promise<{ opened: OpenedHeads; a: ComparedRun; b: ComparedRun } | string | undefined> {
+/** A run comparable with A (the page's), opened in the worker, with what the page states of both
+ * and, for encoder–decoder runs, the kinds that do not compare; a message when no part of it can be
+ * compared, undefined when the user chose nothing. */
+async function compareWith(deps: HeadsDeps, origin: Origin, a: StackInfo, how: CompareWith): Promise<{ opened: OpenedHeads; a: ComparedRun; b: ComparedRun; refused?: KindRefusals } | string | undefined> {
   let chosen: { opened: OpenedHeads; a: ComparedRun; b: ComparedRun } | string | undefined;
   if (how === 'file' && origin.kind === 'saved') chosen = await compareFile(deps, origin.uri);
   else if (how !== 'file' && origin.kind === 'model') chosen = await compareModel(deps, origin, a, how);
   else return `Comparing with another ${how} needs ${how === 'file' ? 'saved attentions' : 'a model run'} on this page.`;
   if (chosen === undefined || typeof chosen === 'string') return chosen;
   const refusal = refusalToCompare(a, chosen.opened.info, how);
-  if (!refusal) return chosen;
+  if (!refusal) return { ...chosen, refused: kindRefusals(a, chosen.opened.info) };
   deps.worker.closeHeads(chosen.opened.stack);
   return refusal;
 }
@@ -276,12 +278,11 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
   if (how === 'text') {
     const text = await vscode.window.showInputBox({
       title: 'Attention: compare with another text',
-      prompt: `A second text for the same model, ${a.queryCount} tokens long like A’s`,
+      prompt: `A second ${a.kinds ? 'source' : 'text'} for the same model, ${(a.kinds?.find((kind) => kind.kind === 'encoder') ?? a).keyCount} tokens long like A’s`,
       value: 'text' in input ? input.text : '',
     });
     if (!text) return undefined;
-    // An encoder–decoder run's second source keeps A's target.
-    second = { text, ...('target' in input && input.target ? { target: input.target } : {}) };
+    second = comparedInput(input, ids, text);
   } else {
     // Opened beside A's folder, where a base and a fine-tuned checkpoint usually sit side by side.
     const picked = await vscode.window.showOpenDialog({
@@ -293,8 +294,7 @@ async function compareModel(deps: HeadsDeps, origin: Extract<Origin, { kind: 'mo
     });
     if (!picked?.[0]) return undefined;
     folder = picked[0].fsPath;
-    // The same text, or the same ids when A ran on ids or the probe's random tokens.
-    second = 'text' in input ? input : { ids };
+    second = comparedInput(input, ids);
   }
   const outcome = await deps.models.run(folder, second);
   if (outcome.cancelled) return undefined;

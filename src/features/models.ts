@@ -10,10 +10,10 @@ import { headProblem, unreadHeadProblem } from '../core/model/headProblem';
 import { DEFAULT_REPEAT } from '../core/heads/probe';
 import { modelTypeOf, parseModelConfig, SUPPORTED_ENCODER_DECODER_TYPES } from '../core/model/config';
 import { predictionText } from '../core/model/describe';
-import type { ModelInput } from '../core/model/input';
+import type { Languages, ModelInput } from '../core/model/input';
 import type { DType } from '../core/types';
 import type { PanelApi } from '../panel';
-import type { AttentionKind, GenerateRequest, GenerationStepInfo, ModelRunInput, ModelRunSummary } from '../protocol';
+import type { AttentionKind, GenerateRequest, GenerationStepInfo, LanguageOffer, ModelRunInput, ModelRunSummary } from '../protocol';
 import { type GenerationProgress, RunCancelledError, type AttentionWorker } from '../worker/client';
 import { GenerationFeed } from './generationFeed';
 import { COMMANDS } from '../host/commandIds';
@@ -99,7 +99,9 @@ export class ModelRuns {
     if (!input) void this.deps.preparer.now(target);
     const source = input ?? (await askInput());
     // An encoder–decoder folder also needs a target: asked for unless given (a directive's `target=`).
-    const given = source && (await withTarget(target, source));
+    const targeted = source && (await withTarget(target, source));
+    // An mBART folder's languages, from its tokenizer's codes, unless given (a directive's `src_lang=`).
+    const given = targeted && (await withLanguages(target, targeted, async () => (await this.deps.worker.prepareModel(target)).languages));
     if (!given) return undefined;
     const running = this.run(target, given);
     // Every layer × head at once (a click opens one step by step), predictions on top: the page
@@ -375,6 +377,33 @@ async function withTarget(folder: string, input: ModelRunInput): Promise<ModelRu
   if (picked.generate) return { ...input, target: { generate: picked.generate } };
   const text = await vscode.window.showInputBox({ title: `Attention: ${path.basename(folder)} — the target`, prompt: 'The target text (the decoder reads decoder_start_token_id, then its tokens)' });
   return text ? { ...input, target: { text } } : undefined;
+}
+
+/** `input` with its languages when its folder's tokenizer has language codes (mBART's) and none
+ * were given: the source's for a source text, the target's for a target text or a generation, each
+ * picked from the codes with the tokenizer's saved one first; undefined when the user cancels. */
+async function withLanguages(folder: string, input: ModelRunInput, offered: () => Promise<LanguageOffer | undefined>): Promise<ModelRunInput | undefined> {
+  if (!('text' in input || 'ids' in input) || !input.target || input.languages) return input;
+  const offer = await offered();
+  if (!offer) return input;
+  const pick = async (what: 'source' | 'target', saved: string | undefined) => {
+    const codes = saved ? [saved, ...offer.codes.filter((code) => code !== saved)] : offer.codes;
+    const picked = await vscode.window.showQuickPick(
+      codes.map((code) => ({ label: code, ...(code === saved ? { description: `the ${what} language the tokenizer was saved with` } : {}) })),
+      { title: `Attention: ${path.basename(folder)} — the ${what}’s language`, placeHolder: `The language code its ${what === 'source' ? 'source text' : 'target'} is in (type to filter: en_XX, de_DE…)` },
+    );
+    return picked?.label;
+  };
+  const languages: Languages = {};
+  if ('text' in input) {
+    languages.source = await pick('source', offer.source);
+    if (!languages.source) return undefined;
+  }
+  if (!('ids' in input.target)) {
+    languages.target = await pick('target', offer.target);
+    if (!languages.target) return undefined;
+  }
+  return Object.keys(languages).length > 0 ? { ...input, languages } : input;
 }
 
 /** The selection of the active editor, else typed. */

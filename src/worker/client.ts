@@ -36,6 +36,7 @@ import type {
   WorkerRequest,
   WorkerRunRequest,
   AttentionKind,
+  LanguageOffer,
 } from '../protocol';
 
 type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' | 'modelReleased' }>;
@@ -192,8 +193,8 @@ export class AttentionWorker {
     return response.spec;
   }
 
-  /** Gets a model folder ready for its first run (model/run.ts prepareModel); resolves to how long it took, or why it could not. */
-  async prepareModel(folder: string): Promise<{ ms: number; error?: string }> {
+  /** Gets a model folder ready for its first run (model/run.ts prepareModel); resolves to how long it took, or why it could not, and its tokenizer's language codes. */
+  async prepareModel(folder: string): Promise<{ ms: number; error?: string; languages?: LanguageOffer }> {
     const response = await this.modelRequest({ type: 'modelPrepare', id: this.nextId++, folder });
     if (response.type !== 'modelPrepared') throw new Error('the worker answered a model preparation with something else');
     return response;

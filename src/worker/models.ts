@@ -68,8 +68,9 @@ export class ModelRuns {
   async prepare(request: WorkerModelPrepareRequest): Promise<WorkerResponse> {
     const started = performance.now();
     try {
-      await prepareModel(folderFiles(request.folder));
-      return { type: 'modelPrepared', id: request.id, ms: performance.now() - started };
+      const languages = (await prepareModel(folderFiles(request.folder)))?.languages;
+      const offer = languages && { codes: languages.codes.map(({ code }) => code), ...(languages.defaultSource ? { source: languages.defaultSource } : {}), ...(languages.defaultTarget ? { target: languages.defaultTarget } : {}) };
+      return { type: 'modelPrepared', id: request.id, ms: performance.now() - started, ...(offer ? { languages: offer } : {}) };
     } catch (error) {
       return { type: 'modelPrepared', id: request.id, ms: performance.now() - started, error: messageOf(error) };
     }

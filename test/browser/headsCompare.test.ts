@@ -2,13 +2,17 @@
 // the host for another file; once the host pairs B with A (the test does, as src/features/heads.ts
 // does), the page draws the divergence map, ranks the heads as the core does, and a click on a head
 // draws B − A on the diverging scale with A's, B's and the difference's values on hover (numpy's,
-// scripts/gen_head_references.py). Runs of different shapes give one message.
+// scripts/gen_head_references.py). Runs of different shapes give one message. Encoder–decoder runs
+// compare kind by kind: a kind whose lengths differ says why in one line, another kind's page compares.
 import assert from 'node:assert/strict';
 import { pooledDifference, ranked } from '../../src/core/heads/compare';
 import { divergences } from '../../src/core/heads/divergence';
 import type { AttentionStack, StackSource } from '../../src/core/heads/stack';
 import { weightText } from '../../webview/heads/page';
 import { referenceCase, stackOf } from '../unit/heads/references';
+import { runModel, type ModelRun } from '../../src/core/model/run';
+import { folderFiles } from '../../src/node/modelFiles';
+import { seq2seqFixture, seq2seqReference } from '../unit/seq2seq/fixtures';
 import { type HeadsPage, openHeads } from './headsPage';
 
 const planted = referenceCase('planted');
@@ -205,5 +209,59 @@ describe('heads page: compare two runs', function () {
     } finally {
       await problem.close();
     }
+  });
+
+  describe('encoder–decoder runs, kind by kind', function () {
+    this.timeout(180_000);
+    // The Marian fixture on its source and target (A), and on the source without its last token
+    // with the same target (B): the decoder compares, the encoder and cross-attention do not.
+    let a: ModelRun;
+    let b: ModelRun;
+    before(async () => {
+      const reference = seq2seqReference('marian-f16');
+      const files = folderFiles(seq2seqFixture('marian-f16'));
+      a = await runModel(files, { ids: reference.source_ids, target: { ids: reference.target_ids } });
+      b = await runModel(files, { ids: reference.source_ids.slice(0, -1), target: { ids: reference.target_ids } });
+    });
+    const names = { a: { title: 'opus A', detail: 'A’s source' }, b: { title: 'opus B', detail: 'B’s source' } };
+    const divergenceQueries = async (panel: HeadsPage) => (await panel.sent()).flatMap((m) => (m.type === 'query' && m.query.kind === 'divergence' ? [m.query] : []));
+
+    it('cross-attention of sources of different lengths says why in one line and asks nothing; the decoder\'s page compares the same pairing', async () => {
+      const panel = await openHeads(a, { compared: { stack: b, ...names } });
+      try {
+        await panel.page.click('#tab-heads-compare');
+        await panel.page.click('#compare-text');
+        await panel.page.waitForSelector('#compare-status .error');
+        const source = a.kinds!.encoder!.queryCount;
+        assert.equal(await panel.page.textContent('#compare-status'), `B’s source is ${source - 1} tokens long and A’s ${source}: the cross attention compares sources and targets of equal length. Choose decoder above to compare.`);
+        assert.equal(await panel.page.textContent('#compare-run-b'), 'B: opus B');
+        assert.deepEqual(await divergenceQueries(panel), [], 'no divergence asked for a kind that does not compare');
+        assert.ok(await panel.page.locator('#compare-results').isHidden());
+
+        // The decoder's page opens on the Compare tab with B still paired: its divergence, asked for the decoder.
+        await panel.page.click('#heads-kinds [data-kind="decoder"]');
+        await panel.page.waitForSelector('#compare-ranking li');
+        assert.deepEqual(await divergenceQueries(panel), [{ kind: 'divergence', attention: 'decoder' }]);
+        assert.equal(await panel.page.textContent('#compare-run-a'), 'A: opus A');
+        const expected = ranked(await divergences(a.kinds!.decoder!, b.kinds!.decoder!));
+        const shown = await panel.page.$$eval('#compare-ranking li', (items) => items.map((item) => item.textContent));
+        assert.deepEqual(shown, expected.map(({ layer, head, value }) => `L${layer} H${head}: ${value.toFixed(4)} nats`));
+        // Layer 0's decoder self-attention reads the target alone (the source enters through its
+        // cross-attention, after it): the same in A and B; later layers see the source and differ.
+        const layer0 = expected.filter(({ layer }) => layer === 0);
+        assert.ok(layer0.every(({ value }) => value < 1e-9), JSON.stringify(layer0));
+        assert.ok(expected.some(({ layer, value }) => layer > 0 && value > 1e-6), JSON.stringify(expected));
+
+        // The encoder's page: refused again, in its own words.
+        await panel.page.click('#heads-kinds [data-kind="encoder"]');
+        await panel.page.waitForSelector('#heads-kinds [data-kind="encoder"][aria-checked="true"]');
+        await panel.page.waitForSelector('#compare-status .error');
+        assert.match((await panel.page.textContent('#compare-status')) ?? '', /^B’s source is \d+ tokens long and A’s \d+: the encoder attention compares sources of equal length\. Choose decoder above to compare\.$/);
+        assert.deepEqual(await divergenceQueries(panel), [{ kind: 'divergence', attention: 'decoder' }]);
+        assert.deepEqual(panel.errors, []);
+      } finally {
+        await panel.close();
+      }
+    });
   });
 });

@@ -3,6 +3,7 @@
 // by the worker's own code (src/views/heads.ts: pooling, top-k and head views) over a stack, and
 // a `compare` is answered by pairing the second stack given, as src/features/heads.ts pairs B.
 import assert from 'node:assert/strict';
+import { kindRefusals } from '../../src/core/heads/compare';
 import type { AttentionStack } from '../../src/core/heads/stack';
 import { contentSecurityPolicy, htmlPage, newNonce } from '../../src/views/html';
 import type { ComparedRun, HeadsViewToHost, StackInfo } from '../../src/protocol';
@@ -88,7 +89,9 @@ export async function openHeads(stack: AttentionStack, { viewport = { width: 110
         }
         if (message.type === 'compare' && compared) {
           paired = compared.stack;
-          reply({ type: 'compared', a: compared.a, b: compared.b });
+          // As the host does (src/features/heads.ts): an encoder–decoder pairing says which kinds do not compare.
+          const refused = kindRefusals(infoOf(stack, 'test.pt'), infoOf(compared.stack, 'b'));
+          reply({ type: 'compared', a: compared.a, b: compared.b, ...(refused ? { refused } : {}) });
         }
       });
     },

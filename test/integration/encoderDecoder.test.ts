@@ -3,7 +3,8 @@
 // input_ids and decoder_input_ids) is read in the worker and its page opens, titled by the file
 // once read; a file whose cross-attention has another source length than its encoder gives one
 // message naming both tensors, and no page stays open. Model runs: a fixture Marian folder run on
-// a source and a target from the palette command (given, or Generate picked when asked) and from a
+// a source and a target from the palette command (given, Generate picked when asked, or both typed into
+// its boxes — a T5 folder, its tokenizer's ids checked) and from a
 // note's directive, its heads page, an
 // encoder, a decoder and a cross head each opened step by step with the weights PyTorch computed,
 // and its config.json's CodeLens. The page's views themselves are tested in Chromium
@@ -17,8 +18,8 @@ import type { ModelRunOutcome } from '../../src/features/models';
 import type { RunOutcome } from '../../src/features/runner';
 import type { AttentionResult } from '../../src/core/types';
 import { REFERENCE_TOLERANCE } from '../unit/model/fixtures';
-import { seq2seqFixture, seq2seqReference } from '../unit/seq2seq/fixtures';
-import { activateApi, closeAllEditors, codeLenses, eventually, repoUri } from './support';
+import { languageReference, seq2seqFixture, seq2seqReference } from '../unit/seq2seq/fixtures';
+import { activateApi, closeAllEditors, codeLenses, eventually, repoUri, typeInQuickInput } from './support';
 
 const fixture = (...parts: string[]) => repoUri('test', 'fixtures', 'heads', 'encoder-decoder', ...parts);
 const headsTabs = () =>
@@ -87,6 +88,74 @@ describe('an encoder–decoder model run', function () {
     // PyTorch's greedy decoding of `reference.generate` tokens is where ours (up to 20) begins.
     assert.deepEqual(ids.slice(0, reference.generated.length), reference.generated, outcome?.error);
     assert.ok(ids.length <= 21, `${ids.length} target tokens`);
+  });
+
+  it('the palette\'s "Type the target…": the source and the target typed into its boxes are tokenized as the tokenizer does', async () => {
+    const reference = seq2seqReference('t5-v1_0');
+    assert.ok(reference.source_text && reference.target_text, 'the fixture has a tokenizer.json');
+    const running = vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', seq2seqFixture('t5-v1_0'));
+    // No editor holds a selection, so the source is asked for; then the target, typed.
+    await typeInQuickInput('Run Model on Text', reference.source_text);
+    await typeInQuickInput('its target?', 'Type the target');
+    await typeInQuickInput('the target', reference.target_text);
+    const outcome = await running;
+    const summary = outcome?.summary;
+    assert.ok(summary, outcome?.error ?? 'no summary');
+    // decoder_start_token_id, then the target's ids as the script's split of the text gives them.
+    assert.deepEqual(summary.tokenIds, reference.target_ids);
+    assert.equal(summary.tokens.length, reference.target_ids.length);
+    await eventually(() => headsTabs().find((tab) => tab.label.startsWith('Heads: t5-v1_0') && !tab.label.includes('running…')), 'the run\'s heads page, titled by the folder');
+    // The source typed: the encoder's weights are PyTorch's on the source's ids.
+    const opened = await vscode.commands.executeCommand<RunOutcome>('attentionLens.openModelHead', summary.run, 0, 1, 'encoder');
+    const weights = opened?.run?.runs[0]?.result?.heads[0]?.weights;
+    assert.ok(weights, opened?.failures[0]?.error ?? 'the encoder head did not run');
+    const want = reference.encoder_attentions[0][1];
+    assert.equal(weights.rows, reference.source_ids.length, 'the source\'s tokens');
+    let worst = 0;
+    want.flat().forEach((value, i) => (worst = Math.max(worst, Math.abs(weights.data[i] - value))));
+    assert.ok(worst < REFERENCE_TOLERANCE.attention, `encoder L0 H1: max |difference| ${worst}`);
+  });
+
+  it('an mBART-50 folder: the palette offers its tokenizer\'s language codes for the source and the target, and places them as transformers does', async () => {
+    const reference = languageReference('mbart-50');
+    const running = vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runModel', seq2seqFixture('mbart-50'));
+    await typeInQuickInput('Run Model on Text', reference.source_text!);
+    await typeInQuickInput('its target?', 'Type the target');
+    await typeInQuickInput('the target', reference.target_text!);
+    await typeInQuickInput('source’s language', reference.languages.source);
+    await typeInQuickInput('target’s language', reference.languages.target);
+    const outcome = await running;
+    const summary = outcome?.summary;
+    assert.ok(summary, outcome?.error ?? 'no summary');
+    // </s>, ro_RO, the target's words, </s>: as the reference places the target's code.
+    assert.deepEqual(summary.tokenIds, reference.target_ids);
+    assert.deepEqual(summary.tokens.slice(0, 2), ['</s>', reference.languages.target]);
+    // The source in fr_XX: the encoder's weights are PyTorch's on [fr_XX] X </s>.
+    const opened = await vscode.commands.executeCommand<RunOutcome>('attentionLens.openModelHead', summary.run, 1, 2, 'encoder');
+    const weights = opened?.run?.runs[0]?.result?.heads[0]?.weights;
+    assert.ok(weights, opened?.failures[0]?.error ?? 'the encoder head did not run');
+    let worst = 0;
+    reference.encoder_attentions[1][2].flat().forEach((value, i) => (worst = Math.max(worst, Math.abs(weights.data[i] - value))));
+    assert.ok(worst < REFERENCE_TOLERANCE.attention, `encoder L1 H2: max |difference| ${worst}`);
+  });
+
+  it('an mBART-50 directive\'s src_lang and tgt_lang: its run places those codes; a code the tokenizer lacks is one message listing its codes', async () => {
+    const reference = languageReference('mbart-50');
+    const scratch = mkdtempSync(join(tmpdir(), 'attention-lens-mbart-'));
+    try {
+      const note = join(scratch, 'languages.md');
+      const folder = seq2seqFixture('mbart-50');
+      writeFileSync(note, `<!-- attention: model="${folder}" text="${reference.source_text}" target="${reference.target_text}" src_lang=${reference.languages.source} tgt_lang="${reference.languages.target}" -->\n\n<!-- attention: model="${folder}" text="the cat" src_lang=xx_XX tgt_lang=de_DE generate=2 -->\n`);
+      const document = await vscode.workspace.openTextDocument(note);
+      await vscode.window.showTextDocument(document);
+      const outcome = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 0);
+      assert.deepEqual(outcome?.summary?.tokenIds, reference.target_ids, outcome?.error);
+      const refused = await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 1);
+      assert.equal(refused?.summary, undefined);
+      assert.match(refused?.error ?? '', /no source language "xx_XX": this tokenizer's are en_XX, de_DE, fr_XX, ro_RO$/);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 
   it('runs from a note\'s directive with its target or generate=N, and says at its place what is wrong with a bad one', async () => {

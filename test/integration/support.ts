@@ -100,3 +100,13 @@ export async function closeAllEditors(): Promise<void> {
   }
   await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 }
+
+/** Types `text` key by key into the open quick pick or input box whose title contains `title`, then
+ * presses Enter — through the host's keyboard (test/runner/keyboard.mjs): VS Code gives an extension
+ * no command that types into its own quick input. Fails where the host has no keyboard. */
+export async function typeInQuickInput(title: string, text: string): Promise<void> {
+  const keyboard = process.env.ATTENTION_LENS_TEST_KEYBOARD;
+  assert.ok(keyboard, 'this host has no keyboard for the tests (test/runner/keyboard.mjs runs beside code-server only)');
+  const response = await fetch(keyboard, { method: 'POST', body: JSON.stringify({ title, text }) });
+  assert.ok(response.ok, `typing “${text}” into “${title}”: ${await response.text()}`);
+}

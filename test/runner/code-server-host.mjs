@@ -8,6 +8,7 @@ import { format } from 'node:util';
 import { launchChromium } from '../../scripts/lib/browser.mjs';
 import { startCodeServer, workbenchUrl } from '../../scripts/lib/code-server.mjs';
 import { runOrThrow } from '../../scripts/lib/system.mjs';
+import { startKeyboard } from './keyboard.mjs';
 import { paths } from './paths.mjs';
 
 /**
@@ -18,11 +19,17 @@ import { paths } from './paths.mjs';
  */
 export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths.repoRoot, testsPath = paths.integrationEntry, vsixFiles = [] }) {
   const serverLog = [];
-  const server = await startCodeServer({ folder: paths.examples, vsixFiles, log: (line) => serverLog.push(line) });
+  let page;
+  // The extension host inherits the keyboard's address from the server.
+  const keyboard = await startKeyboard(() => page);
+  const server = await startCodeServer({ folder: paths.examples, vsixFiles, env: { ATTENTION_LENS_TEST_KEYBOARD: keyboard.url }, log: (line) => serverLog.push(line) }).catch(async (error) => {
+    await keyboard.close();
+    throw error;
+  });
   let browser;
   try {
     browser = await launchChromium();
-    const page = await browser.newPage();
+    page = await browser.newPage();
     const exitCode = new Promise((resolve) => page.exposeFunction('codeAutomationExit', resolve));
     await page.exposeFunction('codeAutomationLog', (type, args) => {
       // The arguments of one console call; mocha's lines are printf-style.
@@ -45,6 +52,7 @@ export async function runInCodeServer({ timeoutMs, onLine, extensionPath = paths
   } finally {
     await browser?.close();
     await server.stop();
+    await keyboard.close();
   }
 }
 

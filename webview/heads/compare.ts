@@ -98,17 +98,30 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
     results.hidden = false;
   };
 
+  /** B paired with A: its runs named, and the divergence of this page's kind asked for — or, where
+   * an encoder–decoder's kind does not compare, why, and which kinds do. */
+  const showPairing = (message: ComparedMessage) => {
+    runs.replaceChildren(...runTerms('A', message.a), ...runTerms('B', message.b));
+    // The last comparison's numbers go with it: none may show beside the new B's name.
+    divergence = undefined;
+    results.hidden = true;
+    ranking.replaceChildren();
+    difference.replaceChildren();
+    const refusal = info.kind && message.refused?.[info.kind];
+    if (refusal) {
+      const comparable = (info.kinds ?? []).map(({ kind }) => kind).filter((kind) => !message.refused?.[kind]);
+      status.replaceChildren(element('span', refusal, { class: 'error' }), ` Choose ${comparable.join(' or ')} above to compare.`);
+      return;
+    }
+    status.textContent = 'Computing the divergence of every head…';
+    context.post({ type: 'query', requestId: DIVERGENCE_REQUEST, query: { kind: 'divergence' } });
+  };
+
   receiver = (message: HostToHeadsView): boolean => {
     switch (message.type) {
       case 'compared':
-        runs.replaceChildren(...runTerms('A', message.a), ...runTerms('B', message.b));
-        // The last comparison's numbers go with it: none may show beside the new B's name.
-        divergence = undefined;
-        results.hidden = true;
-        ranking.replaceChildren();
-        difference.replaceChildren();
-        status.textContent = 'Computing the divergence of every head…';
-        context.post({ type: 'query', requestId: DIVERGENCE_REQUEST, query: { kind: 'divergence' } });
+        paired = message;
+        showPairing(message);
         return true;
       case 'compareFailed':
         status.replaceChildren(element('span', message.message, { class: 'error' }));
@@ -126,6 +139,8 @@ function mountCompare(section: HTMLElement, context: HeadsPageContext): void {
         return false;
     }
   };
+  // Another kind's page of the same run (the selector mounts this tab again): the same B, this kind.
+  if (paired) showPairing(paired);
 }
 
 function runTerms(name: 'A' | 'B', run: ComparedRun): HTMLElement[] {
@@ -198,9 +213,17 @@ function signedText(value: number): string {
 /** The shown stack's handler (a new stack mounts the tab again and replaces it). */
 let receiver: ((message: HostToHeadsView) => boolean) | undefined;
 
+type ComparedMessage = Extract<HostToHeadsView, { type: 'compared' }>;
+/** The run's pairing with B, kept while the run is shown: each kind's page compares that kind. */
+let paired: ComparedMessage | undefined;
+
 export const comparePlugin: HeadsPlugin = {
   id: 'compare',
   title: 'Compare',
   mount: mountCompare,
-  receive: (message) => receiver?.(message) ?? false,
+  receive: (message) => {
+    // A new run on the page: the host pairs B with it afresh.
+    if (message.type === 'stack') paired = undefined;
+    return receiver?.(message) ?? false;
+  },
 };

@@ -6,7 +6,7 @@
 // Pure functions with no WebAssembly (the page and the host import this module): no `vscode` import.
 import { quantity } from '../words';
 import { blocking } from './pool';
-import type { AttentionStack } from './stack';
+import type { AttentionKind, AttentionStack } from './stack';
 
 /** The counts two runs must share to be compared (an AttentionStack's, or the page's StackInfo). */
 export type StackShape = Pick<AttentionStack, 'layerCount' | 'headCount' | 'queryCount' | 'keyCount'>;
@@ -26,8 +26,61 @@ export function incomparability(a: StackShape, b: StackShape): string | undefine
 /** The ways in to a comparison: a model run's page offers text and checkpoint, a saved file's, file. */
 export type CompareWith = 'text' | 'checkpoint' | 'file';
 
-/** Why B cannot be compared with A, said for the way B was chosen (the heads page's Compare tab). */
-export function refusalToCompare(a: StackShape, b: StackShape, how: CompareWith): string | undefined {
+/** A run's shape as the page knows it (StackInfo): its counts, and for a run of several kinds of
+ * attention (an encoder–decoder's) each kind's, or the one kind it has. */
+export type RunShape = StackShape & { kind?: AttentionKind; kinds?: (StackShape & { kind: AttentionKind })[] };
+
+/** For each kind of attention A has, why B's of the same kind cannot be compared with it; a kind
+ * absent from the answer compares. Undefined when the runs are not both encoder–decoder runs. */
+export type KindRefusals = Partial<Record<AttentionKind, string>>;
+
+/** The kinds of a run of several, or its one named kind; undefined for a plain run (one kind, unnamed). */
+function kindShapes(run: RunShape): (StackShape & { kind: AttentionKind })[] | undefined {
+  return run.kinds ?? (run.kind ? [{ ...run, kind: run.kind }] : undefined);
+}
+
+/** Why kind `kind` of B cannot be compared with A's, said in the encoder–decoder's words: the
+ * encoder's axes are the source, the decoder's the target, cross-attention's the target × source. */
+function kindRefusal(kind: AttentionKind, a: StackShape | undefined, b: StackShape | undefined): string | undefined {
+  if (!a || !b) return `${a ? 'B' : 'A'} has no ${kind} attention.`;
+  const counts = (s: StackShape) => `${quantity(s.layerCount, 'layer')} × ${quantity(s.headCount, 'head')}`;
+  if (counts(a) !== counts(b)) return `A’s ${kind} attention has ${counts(a)} and B’s ${counts(b)}: compare checkpoints of the same architecture.`;
+  const lengths: string[] = [];
+  const source = kind === 'decoder' ? undefined : [a.keyCount, b.keyCount];
+  const target = kind === 'encoder' ? undefined : [a.queryCount, b.queryCount];
+  if (source && source[0] !== source[1]) lengths.push(`B’s source is ${quantity(source[1], 'token')} long and A’s ${source[0]}`);
+  if (target && target[0] !== target[1]) lengths.push(`B’s target is ${quantity(target[1], 'token')} long and A’s ${target[0]}`);
+  return lengths.length ? `${lengths.join(', and ')}: the ${kind} attention compares ${kind === 'encoder' ? 'sources' : kind === 'decoder' ? 'targets' : 'sources and targets'} of equal length.` : undefined;
+}
+
+/** Per kind of A, why B cannot be compared there (KindRefusals); undefined unless both runs have named kinds. */
+export function kindRefusals(a: RunShape, b: RunShape): KindRefusals | undefined {
+  const kindsA = kindShapes(a);
+  const kindsB = kindShapes(b);
+  if (!kindsA || !kindsB) return undefined;
+  const refusals: KindRefusals = {};
+  for (const { kind, ...shape } of kindsA) {
+    const refusal = kindRefusal(kind, shape, kindsB.find((other) => other.kind === kind));
+    if (refusal) refusals[kind] = refusal;
+  }
+  return refusals;
+}
+
+/** Why B cannot be compared with A, said for the way B was chosen (the heads page's Compare tab).
+ * Encoder–decoder runs compare kind by kind: refused only when no kind of A compares with B's. */
+export function refusalToCompare(a: RunShape, b: RunShape, how: CompareWith): string | undefined {
+  const kindsA = kindShapes(a);
+  const kindsB = kindShapes(b);
+  if (Boolean(kindsA) !== Boolean(kindsB)) {
+    const [named, plain] = kindsA ? ['A', 'B'] : ['B', 'A'];
+    const kinds = (kindsA ?? kindsB)!.map(({ kind }) => kind).join(', ');
+    return `${named} is an encoder–decoder run (${kinds} attention) and ${plain} a run of one self-attention: their heads do not correspond, so they are not compared.`;
+  }
+  const byKind = kindRefusals(a, b);
+  if (byKind) {
+    const refused = kindsA!.map(({ kind }) => byKind[kind]);
+    return refused.every(Boolean) ? (byKind.cross ?? refused[0]) : undefined;
+  }
   const refusal = incomparability(a, b);
   if (!refusal) return undefined;
   if (how === 'text' && a.queryCount !== b.queryCount) return `B’s text is ${b.queryCount} tokens long and A’s ${a.queryCount}: compare texts of equal token length.`;

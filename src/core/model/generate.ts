@@ -23,7 +23,8 @@ import type { ModelConfig } from './config';
 import { type SamplingOptions, tokenChooser } from './decoding';
 import type { Generation, GenerationStep, ModelInput } from './input';
 import { finishRun, type ModelRun, openTextModel, readConfig, type RunModelOptions } from './run';
-import { ModelFileError, type ModelFiles, readText } from './weights';
+import type { ModelFiles } from './weights';
+import { generationSetting } from './generationConfig';
 
 export type { SamplingOptions } from './decoding';
 export type { Generation, GenerationStep } from './input';
@@ -131,17 +132,7 @@ function refuseNonGenerating(c: ModelConfig): void {
  * when it has one, else config.json's; a number or a list.
  */
 export async function endOfSequenceIds(files: ModelFiles): Promise<number[]> {
-  const read = async (name: string): Promise<Record<string, unknown> | undefined> => {
-    const text = await readText(files, name);
-    if (text === undefined) return undefined;
-    try {
-      return JSON.parse(text) as Record<string, unknown>;
-    } catch (error) {
-      throw new ModelFileError(`${name} is not valid JSON (${(error as Error).message})`);
-    }
-  };
-  const generation = await read('generation_config.json');
-  const value = generation && 'eos_token_id' in generation ? generation.eos_token_id : (await read('config.json'))?.eos_token_id;
+  const value = await generationSetting(files, 'eos_token_id');
   return (Array.isArray(value) ? value : [value]).filter((id): id is number => Number.isInteger(id));
 }
 

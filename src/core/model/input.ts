@@ -4,8 +4,34 @@
 /** An encoder–decoder model's target: text (after decoder_start_token_id), the decoder's exact input ids, or tokens generated greedily (at most `generate`). */
 export type TargetInput = { text: string } | { ids: number[] } | { generate: number };
 
-/** A text model's input (for an encoder–decoder model, the source, and its target); or a picture. */
-export type ModelInput = { text: string; target?: TargetInput } | { ids: number[]; target?: TargetInput } | { image: ImageInput };
+/** A multilingual translation model's languages (mBART's codes, `en_XX`): of the source, of the target. */
+export interface Languages {
+  source?: string;
+  target?: string;
+}
+
+/** A text model's input (for an encoder–decoder model, the source, and its target, and for a
+ * multilingual one their languages); or a picture. */
+export type ModelInput = { text: string; target?: TargetInput; languages?: Languages } | { ids: number[]; target?: TargetInput; languages?: Languages } | { image: ImageInput };
+
+/**
+ * The input of B when run A (`a`, which ran on `ids`) is compared with another text (`text`) or,
+ * without one, another checkpoint. An encoder–decoder's B reads A's target as A's decoder did: a
+ * generated target as its ids (`ids` are then the target's), so the decoder's and the
+ * cross-attention compare on one target, and in A's languages (mBART's). A run on the probe's tokens
+ * or a picture gives its ids.
+ */
+export function comparedInput(a: ModelInput | { probe: unknown }, ids: number[], text?: string): ModelInput {
+  if ('probe' in a || 'image' in a) return { ids };
+  const generated = a.target !== undefined && 'generate' in a.target;
+  const target = a.target ? { target: generated ? { ids } : a.target } : {};
+  // A generated target's ids hold its language's code already: only the source's language stays.
+  const { source, target: targetLanguage } = a.languages ?? {};
+  const chosen = { ...(source !== undefined ? { source } : {}), ...(targetLanguage !== undefined && !generated ? { target: targetLanguage } : {}) };
+  const languages = Object.keys(chosen).length > 0 ? { languages: chosen } : {};
+  if (text !== undefined) return { text, ...target, ...languages };
+  return 'text' in a ? { text: a.text, ...target, ...languages } : { ids: a.ids, ...target, ...languages };
+}
 
 /** A picture for a vision model: the file's bytes (PNG or JPEG) and a name for messages. */
 export interface ImageInput {

@@ -177,8 +177,9 @@ export interface TextModel {
  * weights admitted resident, the memory refused up front. `length` is the longest sequence the
  * runs will see (a generation's prompt + new tokens; default: the input's).
  */
-export async function openTextModel(files: ModelFiles, config: ModelConfig, input: { text: string } | { ids: number[] }, options: RunModelOptions, nativeWarmed: Promise<void>, length?: (ids: number[]) => number): Promise<TextModel> {
+export async function openTextModel(files: ModelFiles, config: ModelConfig, input: Exclude<ModelInput, { image: unknown }>, options: RunModelOptions, nativeWarmed: Promise<void>, length?: (ids: number[]) => number): Promise<TextModel> {
   if (config.family === 'vision') throw new ModelFileError(`${files.folder} is a vision model (${config.modelType}): give it a picture (--image FILE), not text or token ids`);
+  if (input.languages) throw new ModelFileError(`${files.folder} is not an encoder–decoder model (${config.modelType}): source and target languages are a translation model's (mBART); leave them out`);
   const weights = await Weights.open(files);
   const tokenizer = await ModelTokenizer.open(files);
   const warnings: string[] = [];

@@ -17,6 +17,8 @@ import type { ModelInput, TargetInput } from './input';
 import { layoutOf, type ModelLayout } from './layout';
 import { admit } from './resident';
 import { crossDrillDown, drillDown, LanguageHead, type ModelRun, refuseIfTooBig, type RunModelOptions } from './run';
+import { generationSetting } from './generationConfig';
+import { generationStart, type LanguageCodes, languageId, targetWithLanguage, withLanguage } from './languages';
 import { ModelTokenizer } from './tokenizer';
 import { ModelFileError, type ModelFiles, Weights } from './weights';
 
@@ -30,11 +32,14 @@ export async function runEncoderDecoder(files: ModelFiles, config: ModelConfig, 
   const spm = tokenizer ? [] : await sentencePieceFiles(files);
   const noTokenizer = (what: string) =>
     new ModelFileError(`${files.folder} has no tokenizer.json${spm.length ? ` (only SentencePiece's ${spm.join(' and ')}, which this extension does not read)` : ''}: give the ${what} as token ids instead`);
+  const languages = chosenLanguages(files.folder, input, target, tokenizer);
   let sourceIds: number[];
   if ('text' in input) {
     if (!tokenizer) throw noTokenizer('source (--ids 1,2,3)');
-    sourceIds = tokenizer.encode(input.text).ids;
-    if (sourceIds.length === 0) throw new RangeError('the source text gives no tokens');
+    // A source language places its code as the tokenizer does; without one, as tokenizer.json was saved (its src_lang).
+    const text = tokenizer.encode(input.text, { addSpecialTokens: languages.source === undefined }).ids;
+    sourceIds = languages.source === undefined ? text : withLanguage(languages.codes!, text, languages.source, endOf(config));
+    if (text.length === 0) throw new RangeError('the source text gives no tokens');
   } else {
     sourceIds = input.ids;
     if (sourceIds.length === 0) throw new RangeError('no source token ids given');
@@ -44,11 +49,17 @@ export async function runEncoderDecoder(files: ModelFiles, config: ModelConfig, 
   let targetIds: number[] | undefined;
   if ('text' in target) {
     if (!tokenizer) throw noTokenizer('target (--target-ids 1,2,3)');
-    targetIds = [spec.decoderStartId, ...tokenizer.encode(target.text).ids];
+    targetIds =
+      languages.target === undefined
+        ? [spec.decoderStartId, ...tokenizer.encode(target.text).ids]
+        : targetWithLanguage(languages.codes!, tokenizer.encode(target.text, { addSpecialTokens: false }).ids, languages.target, endOf(config), spec.decoderStartId);
   } else if ('ids' in target) {
     if (target.ids.length === 0) throw new RangeError('no target token ids given');
     targetIds = target.ids;
   } else if (!(Number.isInteger(target.generate) && target.generate > 0)) throw new RangeError(`generate needs a positive whole number of tokens, not ${target.generate}`);
+  // Generation in a target language starts as the tokenizer's convention says; else at
+  // decoder_start_token_id, with the folder's forced_bos_token_id (BART's summarisers force <s>).
+  const { start, forced } = languages.target === undefined ? { start: spec.decoderStartId, forced: await forcedFirstToken(files, decoderConfig.vocab) } : generationStart(languages.codes!, languages.target, spec.decoderStartId);
   for (const id of targetIds ?? []) if (!(Number.isInteger(id) && id >= 0 && id < decoderConfig.vocab)) throw new RangeError(`target token id ${id} is outside the vocabulary (0…${decoderConfig.vocab - 1})`);
   const generateAtMost = 'generate' in target ? target.generate : 0;
   if (targetIds && targetIds.length > decoderConfig.maxPositions) throw new RangeError(`the target has ${targetIds.length} tokens but ${config.modelType} has ${decoderConfig.maxPositions} positions`);
@@ -75,7 +86,7 @@ export async function runEncoderDecoder(files: ModelFiles, config: ModelConfig, 
     const encoded = await encoder.run(sourceIds, options);
     const memory = encoderMemory(encoded.hidden, sourceIds.length);
     const generateStarted = performance.now();
-    targetIds ??= await generate(decoder, head, memory, spec.decoderStartId, spec.eosId, spec.forbidden, generateAtMost, options);
+    targetIds ??= await generate(decoder, head, memory, { start, forced }, spec.eosId, spec.forbidden, generateAtMost, options);
     const generateMs = 'generate' in target ? performance.now() - generateStarted : undefined;
     const decoded = await decoder.run(targetIds, options, undefined, memory);
     const t = targetIds.length;
@@ -179,15 +190,48 @@ function largerStack(a: ModelLayout, b: ModelLayout): ModelLayout {
   return size(a) >= size(b) ? a : b;
 }
 
+/** The languages asked for, as their codes' ids, with the tokenizer's codes; a target text in a
+ * tokenizer with codes takes its saved tgt_lang unless one is asked for. One line for each mistake. */
+function chosenLanguages(folder: string, input: Exclude<ModelInput, { image: unknown }>, target: TargetInput, tokenizer: ModelTokenizer | undefined): { codes?: LanguageCodes; source?: number; target?: number } {
+  const asked = input.languages ?? {};
+  const codes = tokenizer?.languages;
+  if (!codes) {
+    if (asked.source !== undefined || asked.target !== undefined) throw new RangeError(`${folder} has no language codes in its tokenizer (mBART's and mBART-50's have them, e.g. en_XX): leave out the source and target languages`);
+    return {};
+  }
+  if (asked.source !== undefined && !('text' in input)) throw new RangeError('a source language places its code around a source text; source ids are read as given (write the code\'s id among them)');
+  if (asked.target !== undefined && 'ids' in target) throw new RangeError('a target language places its code in a target text or starts a generation; target ids are the decoder\'s input as given');
+  const targetLanguage = asked.target ?? ('text' in target ? codes.defaultTarget : undefined);
+  if ('text' in target && targetLanguage === undefined) throw new RangeError(`the target text needs its language (its code starts the decoder's labels): choose one of ${codes.codes.map(({ code }) => code).join(', ')}`);
+  return {
+    codes,
+    ...(asked.source !== undefined ? { source: languageId(codes, asked.source, 'source') } : {}),
+    ...(targetLanguage !== undefined ? { target: languageId(codes, targetLanguage, 'target') } : {}),
+  };
+}
+
+/** The end-of-sequence id a language's code sits beside (mBART's </s>). */
+function endOf(config: ModelConfig): number {
+  const eos = config.encoderDecoder?.eosId;
+  if (eos === undefined) throw new ModelFileError('config.json has no eos_token_id to end a text in a language with');
+  return eos;
+}
+
+/** forced_bos_token_id (generation_config.json, else config.json) when it is an id of the vocabulary. */
+async function forcedFirstToken(files: ModelFiles, vocab: number): Promise<number | undefined> {
+  const id = await generationSetting(files, 'forced_bos_token_id');
+  return typeof id === 'number' && Number.isInteger(id) && id >= 0 && id < vocab ? id : undefined;
+}
+
 /**
  * Greedy decoding from decoder_start_token_id with the causal models' key/value cache (cache.ts,
  * the forward's step): each step runs the one new token through the decoder against the cached
  * self-attention keys and values and the encoder output's cross keys and values (made once),
  * until EOS or `atMost` tokens; the choice is decoding.ts's (a tie to the lowest id), `forbidden`
- * ids never. Returns the decoder's input ids: the start token and every token generated (EOS
+ * ids never, and the first token `forced` when there is one (a target language's code, forced_bos_token_id). Returns the decoder's input ids: the start token and every token generated (EOS
  * included when reached).
  */
-async function generate(decoder: ModelForward, head: LanguageHead, memory: EncoderMemory, start: number, eos: number | undefined, forbidden: number[], atMost: number, options: RunModelOptions): Promise<number[]> {
+async function generate(decoder: ModelForward, head: LanguageHead, memory: EncoderMemory, { start, forced }: { start: number; forced?: number }, eos: number | undefined, forbidden: number[], atMost: number, options: RunModelOptions): Promise<number[]> {
   const ids = [start];
   const c = decoder.config;
   const cache = new KeyValueCache(c.layers, c.kvHeads * c.headDim, atMost + 1);
@@ -196,7 +240,8 @@ async function generate(decoder: ModelForward, head: LanguageHead, memory: Encod
     const logits = await head.logits(step.hidden, 1);
     if (!logits) throw new ModelFileError(`the checkpoint has no LM head (${decoder.layout.head.join(' or ')}) to generate with`);
     for (const id of forbidden) logits[id] = -Infinity;
-    const next = greedyToken(logits);
+    // transformers' ForcedBOSTokenLogitsProcessor: the first token generated is the forced one.
+    const next = ids.length === 1 && forced !== undefined ? forced : greedyToken(logits);
     ids.push(next);
     if (next === eos) break;
   }

@@ -3,6 +3,7 @@
 // Labels are made readable: a byte-level token is decoded to its text, a SentencePiece ▁ is a
 // space, and then a space shows as ␣, a newline as ↵ and a tab as ⇥; special tokens stay as written.
 import { Tokenizer } from '@huggingface/tokenizers';
+import { type LanguageCodes, languageCodesOf } from './languages';
 import { ModelFileError, type ModelFiles, readText } from './weights';
 
 export interface Encoded {
@@ -24,6 +25,8 @@ export class ModelTokenizer {
     private readonly tokenizer: Tokenizer,
     private readonly byteLevel: boolean,
     private readonly special: Set<number>,
+    /** A multilingual translation model's language codes (mBART, mBART-50), if the tokenizer has them. */
+    readonly languages: LanguageCodes | undefined,
   ) {}
 
   /** The folder's tokenizer, or undefined when it has no tokenizer.json. */
@@ -56,7 +59,7 @@ export class ModelTokenizer {
       throw new ModelFileError(`tokenizer.json cannot be read (${error instanceof Error ? error.message : String(error)}); give token ids with --ids instead`);
     }
     const special = new Set([...tokenizer.get_added_tokens_decoder().values()].filter((t) => t.special).map((t) => t.id));
-    return new ModelTokenizer(tokenizer, mentionsByteLevel(json.decoder) || mentionsByteLevel(json.pre_tokenizer), special);
+    return new ModelTokenizer(tokenizer, mentionsByteLevel(json.decoder) || mentionsByteLevel(json.pre_tokenizer), special, languageCodesOf(json, configJson));
   }
 
   /**

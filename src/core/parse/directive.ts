@@ -27,7 +27,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
-  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate', 'chat',
+  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate', 'chat', 'src_lang', 'tgt_lang',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -84,11 +84,18 @@ const KEY_ALIASES: Record<string, Key> = {
   generate: 'generate',
   max_new_tokens: 'generate',
   chat: 'chat',
+  src_lang: 'src_lang',
+  source_lang: 'src_lang',
+  tgt_lang: 'tgt_lang',
+  target_lang: 'tgt_lang',
 };
 
 /** The three ways to give an encoder–decoder model's target: only one may be written (`generate`
  * also continues a causal model's text). */
 const TARGET_KEYS = ['target', 'target_ids', 'generate'] as const;
+
+/** A multilingual translation model's languages (mBART's codes, `en_XX`). */
+const LANGUAGE_KEYS = ['src_lang', 'tgt_lang'] as const;
 
 const SCORES: Record<string, ScoreFunction> = {
   scaled_dot: 'scaled_dot',
@@ -300,9 +307,9 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   }
   const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
   if (model.path !== undefined) directive.model = { ...model, path: model.path };
-  else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.chat || TARGET_KEYS.some((key) => optionSpans[key])) {
-    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? TARGET_KEYS.map((key) => optionSpans[key]).find(Boolean) ?? optionSpans.chat;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `target`, `target_ids`, `generate`, `chat` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.chat || [...TARGET_KEYS, ...LANGUAGE_KEYS].some((key) => optionSpans[key])) {
+    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? [...TARGET_KEYS, ...LANGUAGE_KEYS].map((key) => optionSpans[key]).find(Boolean) ?? optionSpans.chat;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `target`, `target_ids`, `generate`, `chat`, `src_lang`, `tgt_lang` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
   }
   if (model.image !== undefined && (model.generate !== undefined || model.chat)) {
     issues.push({ ...(optionSpans.generate ?? optionSpans.chat), severity: 'error', code: 'bad-option-value', message: 'A picture is classified, not continued: `generate` and `chat` need a `text` or `ids`.' });
@@ -310,8 +317,23 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   if (model.chat && model.text === undefined && model.path !== undefined) {
     issues.push({ ...optionSpans.chat, severity: 'error', code: 'bad-option-value', message: '`chat` sends a `text` through the model\'s chat template: add `text="…"`.' });
   }
-  issues.push(...targetIssues(optionSpans, model));
+  issues.push(...targetIssues(optionSpans, model), ...languageIssues(optionSpans, model));
   return directive;
+}
+
+/** A language where it cannot apply: a source language beside source ids (read as given), a
+ * target language beside target ids (the decoder's input as given), either beside a picture. */
+function languageIssues(spans: Record<string, { start: number; end: number }>, model: Partial<ModelDirective>): ReadIssue[] {
+  if (model.path === undefined) return [];
+  const issue = (key: string, message: string): ReadIssue => ({ ...spans[key], severity: 'error', code: 'bad-option-value', message });
+  const issues: ReadIssue[] = [];
+  for (const key of LANGUAGE_KEYS) {
+    if (!spans[key]) continue;
+    if (model.image !== undefined) issues.push(issue(key, `\`${key}\` is a translation model's language: a picture has none.`));
+    else if (key === 'src_lang' && model.text === undefined) issues.push(issue(key, '`src_lang` places its code around a source text: give `text="…"` (`ids` are read as given).'));
+    else if (key === 'tgt_lang' && model.target && 'ids' in model.target) issues.push(issue(key, '`tgt_lang` places its code in a `target` text or starts `generate=N`: `target_ids` are the decoder\'s input as given.'));
+  }
+  return issues;
 }
 
 /** An encoder–decoder target given twice, or without a source to translate: at the target's place. */
@@ -500,6 +522,12 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
       const ids = tokenIds(rawValue);
       if (!ids) bad(`\`${rawKey}\` takes the decoder's input ids (decoder_start_token_id first) separated by commas or spaces, in quotes, e.g. \`${rawKey}="0, 3822, 1056"\`.`);
       else model.target ??= { ids };
+      return key;
+    }
+    case 'src_lang':
+    case 'tgt_lang': {
+      if (!rawValue || !/^[A-Za-z][\w-]*$/.test(rawValue)) bad(`\`${rawKey}\` is a language code of the model's tokenizer, e.g. \`${rawKey}="${key === 'src_lang' ? 'en_XX' : 'de_DE'}"\`.`);
+      else model.languages = { ...model.languages, [key === 'src_lang' ? 'source' : 'target']: rawValue };
       return key;
     }
     case 'generate': {

@@ -2,7 +2,8 @@
 // divergence of every head and one head's B − A pooled as the page draws it, against numpy
 // (scripts/gen_head_references.py); and one clear message, never an exception, when they differ.
 import assert from 'node:assert/strict';
-import { divergenceCsv, pooledDifference, refusalToCompare } from '../../../src/core/heads/compare';
+import { divergenceCsv, kindRefusals, pooledDifference, refusalToCompare } from '../../../src/core/heads/compare';
+import { comparedInput } from '../../../src/core/model/input';
 import { parseHeadsViewMessage } from '../../../src/protocol';
 import { answerHeads, closeHeads, holdStack } from '../../../src/worker/heads';
 import { assertClose, referenceCase, stackOf } from './references';
@@ -85,6 +86,78 @@ describe('compare two runs: the worker side', () => {
     assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 9), 'text'), 'B’s text is 9 tokens long and A’s 12: compare texts of equal token length.');
     assert.equal(refusalToCompare(shape(2, 4, 12), shape(3, 4, 12), 'checkpoint'), 'cannot compare runs of different shapes: 2 layers × 4 heads × 12×12 against 3 layers × 4 heads × 12×12. Compare checkpoints of the same architecture.');
     assert.equal(refusalToCompare(shape(2, 4, 12), shape(2, 4, 9), 'file'), 'cannot compare runs of different shapes: 2 layers × 4 heads × 12×12 against 2 layers × 4 heads × 9×9.');
+  });
+
+  describe('encoder–decoder runs compare kind by kind', () => {
+    // A's shape as the page knows it: the encoder on a 7-token source (3 layers × 4 heads), the
+    // decoder on a 5-token target and cross-attention (2 layers × 2 heads each).
+    const run = (source: number, target: number, layers = 2) => {
+      const kinds = [
+        { kind: 'encoder' as const, layerCount: 3, headCount: 4, queryCount: source, keyCount: source },
+        { kind: 'decoder' as const, layerCount: layers, headCount: 2, queryCount: target, keyCount: target },
+        { kind: 'cross' as const, layerCount: layers, headCount: 2, queryCount: target, keyCount: source },
+      ];
+      return { ...kinds[2], kinds };
+    };
+
+    it('the same source and target lengths: every kind compares', () => {
+      assert.equal(refusalToCompare(run(7, 5), run(7, 5), 'text'), undefined);
+      assert.deepEqual(kindRefusals(run(7, 5), run(7, 5)), {});
+    });
+
+    it('another source length: the decoder compares, the encoder and cross-attention say why not', () => {
+      assert.equal(refusalToCompare(run(7, 5), run(9, 5), 'text'), undefined);
+      assert.deepEqual(kindRefusals(run(7, 5), run(9, 5)), {
+        encoder: 'B’s source is 9 tokens long and A’s 7: the encoder attention compares sources of equal length.',
+        cross: 'B’s source is 9 tokens long and A’s 7: the cross attention compares sources and targets of equal length.',
+      });
+    });
+
+    it('another target length: the encoder compares, the decoder and cross-attention say why not', () => {
+      assert.equal(refusalToCompare(run(7, 5), run(7, 1), 'checkpoint'), undefined);
+      assert.deepEqual(kindRefusals(run(7, 5), run(7, 1)), {
+        decoder: 'B’s target is 1 token long and A’s 5: the decoder attention compares targets of equal length.',
+        cross: 'B’s target is 1 token long and A’s 5: the cross attention compares sources and targets of equal length.',
+      });
+    });
+
+    it('no kind compares: refused in one line that names both lengths', () => {
+      assert.equal(refusalToCompare(run(7, 5), run(9, 6), 'text'), 'B’s source is 9 tokens long and A’s 7, and B’s target is 6 tokens long and A’s 5: the cross attention compares sources and targets of equal length.');
+    });
+
+    it('a checkpoint of another depth: the kinds of other layer counts say so; the encoder of the same compares', () => {
+      assert.deepEqual(Object.keys(kindRefusals(run(7, 5), run(7, 5, 3)) ?? {}), ['decoder', 'cross']);
+      assert.equal(kindRefusals(run(7, 5), run(7, 5, 3))?.cross, 'A’s cross attention has 2 layers × 2 heads and B’s 3 layers × 2 heads: compare checkpoints of the same architecture.');
+    });
+
+    it('saved cross-attention alone against a whole run: only the cross-attention compares', () => {
+      const crossOnly = { kind: 'cross' as const, layerCount: 2, headCount: 2, queryCount: 5, keyCount: 7 };
+      assert.equal(refusalToCompare(crossOnly, run(7, 5), 'file'), undefined);
+      assert.deepEqual(kindRefusals(crossOnly, run(7, 5)), {});
+      assert.deepEqual(kindRefusals(run(7, 5), crossOnly), { encoder: 'B has no encoder attention.', decoder: 'B has no decoder attention.' });
+    });
+
+    it('an encoder–decoder run against a decoder-only one: refused in one line, either way round', () => {
+      const plain = { layerCount: 2, headCount: 2, queryCount: 5, keyCount: 7 };
+      assert.equal(refusalToCompare(run(7, 5), plain, 'checkpoint'), 'A is an encoder–decoder run (encoder, decoder, cross attention) and B a run of one self-attention: their heads do not correspond, so they are not compared.');
+      assert.equal(refusalToCompare(plain, run(7, 5), 'checkpoint'), 'B is an encoder–decoder run (encoder, decoder, cross attention) and A a run of one self-attention: their heads do not correspond, so they are not compared.');
+      assert.equal(kindRefusals(plain, plain), undefined);
+    });
+
+    it('B\'s input: a second text keeps A\'s target, a generated one as the ids A\'s decoder read', () => {
+      const decoderIds = [0, 17, 18, 1];
+      assert.deepEqual(comparedInput({ text: 'a b', target: { generate: 20 } }, decoderIds, 'c d'), { text: 'c d', target: { ids: decoderIds } });
+      assert.deepEqual(comparedInput({ text: 'a b', target: { text: 'x y' } }, decoderIds, 'c d'), { text: 'c d', target: { text: 'x y' } });
+      // An mBART run's languages stay A's; a generated target's ids hold its language's code already.
+      const languages = { source: 'en_XX', target: 'de_DE' };
+      assert.deepEqual(comparedInput({ text: 'a b', target: { text: 'x y' }, languages }, decoderIds, 'c d'), { text: 'c d', target: { text: 'x y' }, languages });
+      assert.deepEqual(comparedInput({ text: 'a b', target: { generate: 5 }, languages }, decoderIds), { text: 'a b', target: { ids: decoderIds }, languages: { source: 'en_XX' } });
+      // Another checkpoint: the same source (text or ids), the same target.
+      assert.deepEqual(comparedInput({ ids: [5, 6], target: { generate: 3 } }, decoderIds), { ids: [5, 6], target: { ids: decoderIds } });
+      assert.deepEqual(comparedInput({ ids: [5, 6] }, [5, 6]), { ids: [5, 6] });
+      assert.deepEqual(comparedInput({ text: 'a b' }, [1, 2], 'c'), { text: 'c' });
+      assert.deepEqual(comparedInput({ probe: { repeat: 2, seed: 1 } }, [3, 4, 3, 4]), { ids: [3, 4, 3, 4] });
+    });
   });
 
   it('the page may ask to compare and for a difference; malformed asks are dropped', () => {

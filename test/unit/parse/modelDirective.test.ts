@@ -158,4 +158,29 @@ describe('an encoder–decoder model directive', () => {
     assert.match(String(found[5][2]), /`target` is the target of an encoder–decoder model: give its source too/);
     assert.match(String(found[6][2]), /reads text, not a picture/);
   });
+
+  it('takes an mBART model\'s languages, src_lang and tgt_lang, and says at its place where one cannot apply', () => {
+    const lines = [
+      '<!-- attention: model="models/mbart-50" text="The cat." src_lang="en_XX" tgt_lang=de_DE generate=10 -->',
+      '# attention: model=m text="a" target_lang="ro_RO" target="b"',
+      '# attention: model=m ids="5 6" src_lang=en_XX generate=3',
+      '# attention: model=m text="a" target_ids="2 250004" tgt_lang=de_DE',
+      '# attention: model=m text="a" tgt_lang="" generate=3',
+      '# attention: tgt_lang=de_DE',
+    ];
+    const text = lines.join('\n\n');
+    const { problems, diagnostics } = parseDocument(text);
+    assert.deepEqual(problems[0].model, { path: 'models/mbart-50', text: 'The cat.', languages: { source: 'en_XX', target: 'de_DE' }, generate: 10 });
+    assert.deepEqual(problems[1].model?.languages, { target: 'ro_RO' });
+    const found = diagnostics.map((d) => [d.code, d.range, d.message]);
+    assert.deepEqual(found.map(([code, range]) => [code, range]), [
+      ['bad-option-value', rangeOf(text, 'src_lang=en_XX')],
+      ['bad-option-value', rangeOf(text, 'tgt_lang=de_DE', 1)],
+      ['bad-option-value', rangeOf(text, '""')],
+      ['model-missing', rangeOf(text, 'tgt_lang=de_DE', 2)],
+    ]);
+    assert.match(String(found[0][2]), /`src_lang` places its code around a source text: give `text="…"`/);
+    assert.match(String(found[1][2]), /`target_ids` are the decoder's input as given/);
+    assert.match(String(found[2][2]), /`tgt_lang` is a language code of the model's tokenizer, e\.g\. `tgt_lang="de_DE"`/);
+  });
 });

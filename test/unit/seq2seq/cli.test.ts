@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { assertOneLine, bundleCli } from '../cli/bundle';
 import { modelFixture, REFERENCE_TOLERANCE } from '../model/fixtures';
-import { seq2seqFixture, seq2seqReference } from './fixtures';
+import { languageReference, seq2seqFixture, seq2seqReference } from './fixtures';
 
 const root = join(__dirname, '..', '..', '..');
 
@@ -59,6 +59,18 @@ describe('CLI: model on encoder–decoder folders', function () {
     assert.match(run.stdout, /\n {2}L1: H0 "#\d+" \d\.\d\d · H1/);
   });
 
+  it('--src-lang and --tgt-lang: an mBART-50 source and target in those languages, as the reference places their codes', () => {
+    const reference = languageReference('mbart-50');
+    const run = cli(seq2seqFixture('mbart-50'), '--text', reference.source_text!, '--target', reference.target_text!, '--src-lang', reference.languages.source, '--tgt-lang', reference.languages.target, '--json');
+    assert.equal(run.status, 0, run.stderr);
+    const json = JSON.parse(run.stdout) as { token_ids: number[]; target_ids: number[]; tokens: string[]; target_tokens: string[] };
+    assert.deepEqual([json.token_ids, json.target_ids], [reference.source_ids, reference.target_ids]);
+    assert.deepEqual([json.tokens[0], json.target_tokens.slice(0, 2)], ['fr_XX', ['</s>', 'ro_RO']]);
+    const generated = cli(seq2seqFixture('mbart-cc25'), '--ids', languageReference('mbart-cc25').source_ids.join(','), '--tgt-lang', 'ro_RO', '--generate', '6', '--json');
+    assert.equal(generated.status, 0, generated.stderr);
+    assert.deepEqual((JSON.parse(generated.stdout) as { target_ids: number[] }).target_ids, languageReference('mbart-cc25').generated);
+  });
+
   it('bad input: one line each, exit 1 (usage: exit 2)', () => {
     const bad = (args: string[], message: RegExp) => assertOneLine(cli(...args), message);
     bad([seq2seqFixture('t5-missing-bias'), '--ids', '3,4', '--target-ids', '0,5'], /no relative attention bias table encoder\.block\.0\.layer\.0\.SelfAttention\.relative_attention_bias\.weight/);
@@ -70,6 +82,9 @@ describe('CLI: model on encoder–decoder folders', function () {
     bad([seq2seqFixture('bart-bin'), '--ids', '3', '--generate', 'x'], /--generate needs a number, not `x`/);
     bad([seq2seqFixture('bart-bin'), '--ids', '3', '--generate', '0'], /generate needs a positive whole number of tokens, not 0/);
     bad([seq2seqFixture('bart-bin'), '--ids', '3', '--generate', '2', '--sample'], /target is generated greedily here: --sample is for causal models/);
+    bad([seq2seqFixture('mbart-50'), '--text', 'the cat', '--src-lang', 'en', '--generate', '2'], /: no source language "en": this tokenizer's are en_XX, de_DE, fr_XX, ro_RO\n/);
+    bad([seq2seqFixture('bart-bin'), '--text', 'the cat', '--tgt-lang', 'de_DE', '--generate', '2'], /has no language codes in its tokenizer/);
+    bad([modelFixture('gpt2'), '--text', 'the cat', '--src-lang', 'en_XX'], /is not an encoder–decoder model \(gpt2\): source and target languages are a translation model's \(mBART\); leave them out/);
     const usage = cli(seq2seqFixture('bart-bin'), '--ids', '3', '--generate', '2', '--target-ids', '2');
     assert.equal(usage.status, 2);
     assert.match(usage.stderr, /give one of --target, --target-ids or --generate/);

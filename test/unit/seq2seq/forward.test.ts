@@ -14,7 +14,7 @@ import { runModel, type ModelRun } from '../../../src/core/model/run';
 import type { TargetInput } from '../../../src/core/model/input';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { modelFixture, REFERENCE_TOLERANCE, relativeError } from '../model/fixtures';
-import { SEQ2SEQ_FIXTURES, type Seq2SeqFixtureName, seq2seqFixture, seq2seqReference } from './fixtures';
+import { LANGUAGE_FIXTURES, SEQ2SEQ_FIXTURES, type Seq2SeqFixtureName, seq2seqFixture, seq2seqReference } from './fixtures';
 
 function run(name: Seq2SeqFixtureName | 't5-missing-bias', source: { text: string } | { ids: number[] }, target: TargetInput): Promise<ModelRun> {
   return runModel(folderFiles(seq2seqFixture(name)), { ...source, target });
@@ -149,6 +149,10 @@ describe('encoder–decoder fixtures', () => {
       const checked = [...report.matchAll(/^(\S+): largest difference (\S+); generated (\[[^\]]*\]) == \3 \(loops\), \3 \(cached\)$/gm)];
       assert.deepEqual(checked.map((m) => m[1]).sort(), [...SEQ2SEQ_FIXTURES].sort(), report);
       for (const [, , difference] of checked) assert.ok(Number(difference) < 1e-9, report);
+      // The language fixtures: their second route, and greedy tokens with a cache from the language's start.
+      const languages = [...report.matchAll(/^(\S+): largest difference (\S+); generated (\[[^\]]*\]) == \3 \(cached\)/gm)];
+      assert.deepEqual(languages.map((m) => m[1]).sort(), [...LANGUAGE_FIXTURES].sort(), report);
+      for (const [, , difference] of languages) assert.ok(Number(difference) < 1e-9, report);
       assert.match(report, /^buckets: vectorised and per pair agree$/m);
     } finally {
       rmSync(out, { recursive: true, force: true });
