@@ -115,8 +115,8 @@ export class ModelRuns {
 
 /**
  * A generation in the worker: the prompt (through the chat template when asked) tokenized and
- * posted, then each step posted the moment it is chosen, with its attention row, which the page
- * draws at once. Stop is the request's stopFlag, read after each step: the run then covers what
+ * posted, its attention once its forward has run, then each step posted the moment it is chosen,
+ * with its attention row, which the page draws at once. Stop is the request's stopFlag, read after each step: the run then covers what
  * was generated; the cancel flag (a newer run) drops it.
  */
 async function generate(files: ModelFiles, id: number, input: { text: string } | { ids: number[] }, request: GenerateRequest, options: Parameters<typeof runModel>[2], post: (response: WorkerResponse) => void): Promise<ModelRun> {
@@ -134,6 +134,7 @@ async function generate(files: ModelFiles, id: number, input: { text: string } |
     maxNewTokens: request.maxNewTokens,
     ...(request.sampling ? { sampling: request.sampling } : {}),
     signal: stopping.signal,
+    onPrompt: (attention) => post({ type: 'modelPrompt', id, attention }),
     onStep({ attention, ...step }) {
       post({ type: 'modelStep', id, step, row: { position: step.position - 1, layers: attention.length, heads: (attention[0]?.length ?? 0) / step.position, keys: step.position, weights: concatenated(attention) }, computedAt: performance.timeOrigin + performance.now() });
       if (Atomics.load(request.stopFlag, 0) !== 0) stopping.abort();

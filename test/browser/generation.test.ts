@@ -2,14 +2,15 @@
 // (core/model/generate.ts): the test stands in for the host, posting the prompt and each step as
 // the worker does (each with its attention row), then the run's stack, whose queries the worker's
 // own code answers. The page shows each token as it arrives, with its candidates and its rows;
-// Stop posts stopGeneration; once the run ends the slider and ←/→ move through the answer, the
+// from the prompt's attention and each step's row, its model view and head view grow by a row a
+// token, showing the numbers streamed; Stop posts stopGeneration; once the run ends the slider and ←/→ move through the answer, the
 // head view keeps to the step's query, any step's rows are asked for and drawn, hovering a token
 // shows its step's candidates, and a click on a head's row opens that head at that step.
 import assert from 'node:assert/strict';
 import { generateModel } from '../../src/core/model/generate';
 import type { ModelRun } from '../../src/core/model/run';
 import { folderFiles } from '../../src/node/modelFiles';
-import type { GenerationStep } from '../../src/core/model/generate';
+import type { GenerationStep, PromptAttention } from '../../src/core/model/generate';
 import type { HeadsViewToHost } from '../../src/protocol';
 import { quoted, weightText } from '../../webview/heads/page';
 import { modelFixture, modelReference } from '../unit/model/fixtures';
@@ -31,10 +32,11 @@ const chosenOf = (panel: HeadsPage) => panel.page.$eval('#generation-candidates 
 describe('heads page: a generation, token by token', function () {
   this.timeout(180_000);
   let run: ModelRun;
+  let promptAttention: PromptAttention;
   let panel: HeadsPage | undefined;
   const posted: HeadsViewToHost[] = [];
   before(async () => {
-    run = await generateModel(folderFiles(modelFixture('gpt2')), { text: modelReference('gpt2').text! }, { maxNewTokens: NEW_TOKENS });
+    run = await generateModel(folderFiles(modelFixture('gpt2')), { text: modelReference('gpt2').text! }, { maxNewTokens: NEW_TOKENS, onPrompt: (attention) => (promptAttention = attention) });
   });
   afterEach(async () => {
     await closeChecked(panel);
@@ -72,6 +74,57 @@ describe('heads page: a generation, token by token', function () {
     assert.ok(posted.some((message) => message.type === 'stopGeneration'), 'Stop reached the host');
     await panel.page.waitForSelector('#generation[data-finished]');
     assert.deepEqual(await textOf(panel), generation.steps.map((step) => step.token.replace(/␣/g, ' ').replace(/↵/g, '\n')));
+  });
+
+  it('while it writes, the model view and the head view grow by a row a token, showing the rows streamed', async () => {
+    const generation = run.generation!;
+    const prompt = run.tokens.slice(0, generation.promptLength);
+    const grown: string[] = [];
+    // The live model view paints before the run's does: the test waits for its own steps to end.
+    let streamed!: Promise<void>;
+    panel = await openHeads(run, {
+      onPosted: (message) => posted.push(message),
+      opening: {
+        text: 'gpt2 (generating…)',
+        meanwhile: (page, send) => (streamed = (async () => {
+          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
+          await send({ type: 'generationPrompt', attention: promptAttention });
+          const legend = '#heads-live #grid-legend';
+          // Before any step: the prompt but its last token (whose row step 0 computes).
+          await page.waitForFunction(([selector, n]) => document.querySelector(selector)?.textContent?.includes(`${n} queries × ${n} keys`), [legend, prompt.length - 1] as const);
+          for (const step of generation.steps.slice(0, 4)) {
+            await send(stepMessage(step));
+            const n = step.position; // rows 0…position − 1: this step's row is the newest
+            await page.waitForFunction(([selector, count]) => document.querySelector(selector)?.textContent?.includes(`${count} queries × ${count} keys`), [legend, n] as const);
+            grown.push(await page.$eval(legend, (element) => element.textContent ?? ''));
+            // The newest row's strongest key in L0 H0's thumbnail (one weight a cell below 48 tokens), hovered: the weight streamed.
+            const q = n - 1;
+            const row = step.attention[0].subarray(0, step.position);
+            const key = [...row.keys()].sort((a, b) => row[b] - row[a])[0];
+            const box = (await page.locator('#heads-live #grid-canvas').boundingBox())!;
+            await page.mouse.move(box.x + 28 + ((key + 0.5) * 48) / n, box.y + 28 + ((q + 0.5) * 48) / n);
+            const tip = await page.$eval('#heads-live #grid-tooltip', (element) => element.textContent ?? '');
+            assert.equal(tip, `Layer 0 · head 0 · ${quoted(run.tokens[q])} (${q}) → ${quoted(run.tokens[key])} (${key}): ${weightText(row[key])}`);
+          }
+          // The head view has the newest query's lines, from its streamed row.
+          await page.click('#heads-live #tab-heads-lines');
+          const step = generation.steps[3];
+          const q = step.position - 1;
+          const lines = (await page.locator('#heads-live #lines-canvas').boundingBox())!;
+          await page.mouse.move(lines.x + 20, lines.y + q * 16 + 8);
+          const row = step.attention[0].subarray(0, step.position);
+          const key = [...row.keys()].sort((a, b) => row[b] - row[a])[0];
+          const reading = await page.$eval('#heads-live #lines-hover', (element) => element.textContent ?? '');
+          assert.ok(reading.startsWith(`Query ${quoted(run.tokens[q])} (${q}) → head 0: ${quoted(run.tokens[key])} ${weightText(row[key])}`), reading);
+          for (const step of generation.steps.slice(4)) await send(stepMessage(step));
+        })()),
+      },
+    });
+    await streamed;
+    assert.equal(grown.length, 4);
+    // The run's stack replaces the live views with the page's own.
+    await panel.page.waitForSelector('#generation[data-finished]');
+    assert.equal(await panel.page.$('#heads-live'), null);
   });
 
   it('after the run: the slider and ←/→ move through the steps, the head view keeps to the step, any step’s rows are asked and drawn', async () => {

@@ -20,14 +20,15 @@ import { warmNativeLinear } from '../engine/native/linear';
 import type { AttentionSpec, Matrix } from '../types';
 import { KeyValueCache } from './cache';
 import type { ModelConfig } from './config';
+import type { ForwardResult, ModelForward } from './forward';
 import { type SamplingOptions, tokenChooser } from './decoding';
-import type { Generation, GenerationStep, ModelInput } from './input';
+import type { Generation, GenerationStep, ModelInput, PromptAttention } from './input';
 import { finishRun, type ModelRun, openTextModel, readConfig, type RunModelOptions } from './run';
 import type { ModelFiles } from './weights';
 import { generationSetting } from './generationConfig';
 
 export type { SamplingOptions } from './decoding';
-export type { Generation, GenerationStep } from './input';
+export type { Generation, GenerationStep, PromptAttention } from './input';
 
 export interface GenerateOptions extends RunModelOptions {
   /** At most this many new tokens (a whole number ≥ 1); fewer when the model ends its answer. */
@@ -38,7 +39,16 @@ export interface GenerateOptions extends RunModelOptions {
   signal?: AbortSignal;
   /** Each token as it is chosen, before the next is computed. */
   onStep?(step: GenerationStep): void;
+  /** The prompt's attention, once its forward has run and before the first step (what a page draws as the answer grows). */
+  onPrompt?(attention: PromptAttention): void;
 }
+
+/**
+ * The most prompt attention weights (lower triangles of every layer × head) handed to onPrompt:
+ * 16 MB of float32, GPT-2-small's 144 heads up to a 240-token prompt. Past it the prompt's
+ * attention is one forward's, seen when the run ends.
+ */
+export const LIVE_PROMPT_VALUES = 2 ** 22;
 
 /** Refused up front, before a weight is read: what cannot be generated. */
 export class GenerationError extends RangeError {}
@@ -75,8 +85,9 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
     let prefillMs = 0;
     try {
       // The prompt but its last token in one forward; the last is fed as step 0, so that every step's row is computed alike.
-      if (ids.length > 1) await forward.run(ids.slice(0, -1), control, cache);
+      const prefill = ids.length > 1 ? await forward.run(ids.slice(0, -1), control, cache) : undefined;
       prefillMs = performance.now() - prefillStarted;
+      if (options.onPrompt) options.onPrompt(await promptAttention(forward, config, prefill, ids.length - 1));
       let fed = ids[ids.length - 1];
       for (let index = 0; index < newTokens; index++) {
         if (signal?.aborted) {
@@ -117,6 +128,23 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
     model.dispose();
     throw error;
   }
+}
+
+/** The prefill's attention, every head's lower triangle packed (PromptAttention); its weights only when there are at most LIVE_PROMPT_VALUES. */
+async function promptAttention(forward: ModelForward, c: ModelConfig, prefill: ForwardResult | undefined, n: number): Promise<PromptAttention> {
+  const triangle = (n * (n + 1)) / 2;
+  const shape = { queries: n, layers: c.layers, heads: c.heads };
+  if (!prefill || c.layers * c.heads * triangle > LIVE_PROMPT_VALUES) return shape;
+  const weights = new Float32Array(c.layers * c.heads * triangle);
+  for (let layer = 0; layer < c.layers; layer++) {
+    await forward.eachHeadGroup(layer, prefill.layers[layer], n, async (first, heads) =>
+      heads.forEach((head, h) => {
+        const at = (layer * c.heads + first + h) * triangle;
+        for (let row = 0; row < n; row++) weights.set(head.subarray(row * n, row * n + row + 1), at + (row * (row + 1)) / 2);
+      }),
+    );
+  }
+  return { ...shape, weights };
 }
 
 /** Generation of an encoder (BERT's masks) or a vision model is refused in one line. */

@@ -68,6 +68,20 @@ export interface GenerationStep {
   ms: number;
 }
 
+/**
+ * The prompt's attention as the generation's first forward computed it: every token but the last
+ * (which is fed as step 0), each layer × head's lower triangle packed by query row — row r's r + 1
+ * keys at r(r + 1)/2 — heads after one another, layer-major. With each step's row after it, the
+ * attention of the sequence so far: what the heads page draws while the model writes.
+ */
+export interface PromptAttention {
+  queries: number;
+  layers: number;
+  heads: number;
+  /** Absent when there are more than LIVE_PROMPT_VALUES of them (generate.ts): too many to draw as they come. */
+  weights?: Float32Array;
+}
+
 export interface Generation {
   promptLength: number;
   steps: GenerationStep[];

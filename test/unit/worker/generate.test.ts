@@ -31,6 +31,8 @@ describe('worker: generations', function () {
     const generation = summary.generation!;
     assert.equal(messages[0].type, 'modelGenerating');
     if (messages[0].type === 'modelGenerating') assert.deepEqual(messages[0].prompt, summary.tokens.slice(0, generation.promptLength));
+    assert.equal(messages[1].type, 'modelPrompt', 'the prompt\'s attention before the first step');
+    if (messages[1].type === 'modelPrompt') assert.deepEqual([messages[1].attention.queries, messages[1].attention.weights?.length], [generation.promptLength - 1, summary.layerCount * summary.headCount * ((generation.promptLength - 1) * generation.promptLength) / 2]);
     const steps = messages.flatMap((message) => (message.type === 'modelStep' ? [message] : []));
     assert.deepEqual(steps.map((message) => message.step), generation.steps, 'the steps posted are the run’s');
     assert.equal(generation.steps.length, summary.tokens.length - generation.promptLength);

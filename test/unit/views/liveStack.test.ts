@@ -1,0 +1,60 @@
+// The heads page's stack while a model writes (views/liveStack.ts): from the prompt's attention and
+// each step's row as the worker sends them, after k steps its every head equals the finished run's
+// first rows and keys, its tokens are those with a row, and its answers are the worker's pooling and
+// top-k over those weights. A row that does not follow is refused.
+import * as assert from 'node:assert/strict';
+import { headLines, poolGrid } from '../../../src/core/heads/pool';
+import { generateModel, type PromptAttention } from '../../../src/core/model/generate';
+import type { ModelRun } from '../../../src/core/model/run';
+import { folderFiles } from '../../../src/node/modelFiles';
+import type { AttentionRow } from '../../../src/protocol';
+import { LiveStack } from '../../../src/views/liveStack';
+import { generationReferences, modelFixture } from '../model/fixtures';
+
+/** A step's row as the worker posts it (src/worker/models.ts). */
+function rowOf(attention: Float32Array[], position: number): AttentionRow {
+  const weights = new Float32Array(attention.reduce((sum, layer) => sum + layer.length, 0));
+  attention.reduce((at, layer) => (weights.set(layer, at), at + layer.length), 0);
+  return { position: position - 1, layers: attention.length, heads: attention[0].length / position, keys: position, weights };
+}
+
+describe('the live stack of a generation', function () {
+  this.timeout(60_000);
+  let run: ModelRun;
+  let prompt: PromptAttention;
+  before(async () => {
+    const { prompt: ids } = generationReferences()['llama-gqa-bf16'];
+    run = await generateModel(folderFiles(modelFixture('llama-gqa-bf16')), { ids }, { maxNewTokens: 4, onPrompt: (attention) => (prompt = attention) });
+  });
+
+  it('grows by a row a step, each head equal to the run’s, and answers as the worker pools', async () => {
+    const { steps, promptLength } = run.generation!;
+    const stack = new LiveStack(prompt as PromptAttention & { weights: Float32Array }, run.tokens.slice(0, promptLength), { kind: 'model', architecture: '', folder: '' });
+    assert.equal(stack.queryCount, promptLength - 1);
+    for (const step of steps) {
+      stack.add(rowOf(step.attention, step.position), step.token);
+      const n = step.position;
+      assert.deepEqual([stack.queryCount, stack.keyCount], [n, n]);
+      assert.deepEqual(stack.tokens, run.tokens.slice(0, n));
+      for (let layer = 0; layer < run.layerCount; layer++) {
+        for (let head = 0; head < run.headCount; head++) {
+          const whole = run.weights(layer, head);
+          const live = stack.weights(layer, head);
+          for (let q = 0; q < n; q++) for (let k = 0; k < n; k++) assert.ok(Math.abs(live[q * n + k] - whole[q * run.keyCount + k]) < 1e-5, `L${layer} H${head} [${q}, ${k}] after step ${step.index}`);
+        }
+      }
+    }
+    const heads = Array.from({ length: run.headCount }, (_, h) => h);
+    const grid = await stack.answer({ kind: 'grid', size: 4, mode: 'max', layers: [0, 1], heads });
+    assert.deepEqual(grid, { kind: 'grid', grid: await poolGrid(stack, 4, 'max', [0, 1], heads) });
+    assert.equal(grid?.kind === 'grid' && grid.grid.rows, 4);
+    assert.deepEqual(await stack.answer({ kind: 'lines', layer: 1, heads: [0, 2], k: 3 }), { kind: 'lines', lines: headLines(stack, 1, [0, 2], 3) });
+    assert.equal(await stack.answer({ kind: 'scores' }), undefined, 'what only the finished run answers');
+  });
+
+  it('refuses a row that does not follow the rows it has', () => {
+    const { steps, promptLength } = run.generation!;
+    const stack = new LiveStack(prompt as PromptAttention & { weights: Float32Array }, run.tokens.slice(0, promptLength), { kind: 'model', architecture: '', folder: '' });
+    assert.throws(() => stack.add(rowOf(steps[1].attention, steps[1].position), steps[1].token), /does not follow the \d+ rows had/);
+  });
+});
