@@ -1,5 +1,6 @@
 // What a model run is given and what it predicts: plain data, shared by the core, the protocol and
 // the heads' stack contract (a leaf module, so that none of them imports the forward pass for a type).
+import type { Decoding } from './samplingConfig';
 
 /** An encoder–decoder model's target: text (after decoder_start_token_id), the decoder's exact input ids, or tokens generated greedily (at most `generate`). */
 export type TargetInput = { text: string } | { ids: number[] } | { generate: number };
@@ -86,6 +87,8 @@ export interface Generation {
   promptLength: number;
   steps: GenerationStep[];
   stoppedBy: 'eos' | 'length' | 'cancelled';
+  /** How its tokens were chosen: greedy, or sampled with which values from where. */
+  decoding: Decoding;
   /** The end-of-sequence ids that stop it (generation_config.json's, else config.json's; may be none). */
   eosIds: number[];
   /** The generated tokens decoded as text (special tokens as written), when the folder has a tokenizer. */
