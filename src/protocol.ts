@@ -11,7 +11,7 @@ import type { TensorSummary } from './core/parse/tensors/summary';
 import type { ScoreGrids } from './core/heads/scores';
 import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/input';
-import type { Generation, GenerationStep, PromptAttention, SamplingOptions } from './core/model/generate';
+import type { Generation, GenerationStep, PromptAttention, SamplingOptions, SamplingRequest } from './core/model/generate';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 import type { CompareWith, DifferenceMap, KindRefusals } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
@@ -19,7 +19,7 @@ import type { AttentionKind, PoolMode } from './core/heads/stack';
 import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
-export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, KindRefusals, PooledGrid, PoolMode, PromptAttention, SamplingOptions };
+export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, KindRefusals, PooledGrid, PoolMode, PromptAttention, SamplingOptions, SamplingRequest };
 
 /** A generated step as the host and the pages keep it: without its attention row, which the
  * worker keeps in the run and sends only where a page draws it (AttentionRow). */
@@ -182,7 +182,8 @@ export interface WorkerModelRequest {
  * where a raised cancelFlag drops it. */
 export interface GenerateRequest {
   maxNewTokens: number;
-  sampling?: SamplingOptions;
+  /** The sampling values given (absent: greedy); the others are the folder's generation_config.json's, else transformers' defaults. */
+  sampling?: SamplingRequest;
   chat?: boolean;
   stopFlag: Int32Array; // backed by a SharedArrayBuffer
 }
