@@ -8,7 +8,6 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseModelConfig } from '../core/model/config';
 import { decodingOf, folderSamplingOf, type SamplingRequest } from '../core/model/samplingConfig';
-import { ModelFileError } from '../core/model/weights';
 import type { Diagnostic } from '../core/types';
 import type { WorkerReading } from '../protocol';
 
@@ -36,8 +35,8 @@ async function samplingRefusal(folder: string, given: SamplingRequest): Promise<
     const written = await readFile(resolve(folder, 'generation_config.json'), 'utf8').catch(() => undefined);
     decodingOf(given, written === undefined ? undefined : folderSamplingOf(JSON.parse(written) as Record<string, unknown>));
   } catch (error) {
-    // Sampling's own refusals (RangeError, ModelFileError) are said here; anything else is the run's to say.
-    if (error instanceof RangeError || error instanceof ModelFileError) return `\`sample\`: ${error.message}`;
+    // Sampling's own refusals (RangeError) are said here; anything else is the run's to say.
+    if (error instanceof RangeError) return `\`sample\`: ${error.message}`;
   }
   return undefined;
 }

@@ -3,9 +3,11 @@
 // the worker does (each with its attention row), then the run's stack, whose queries the worker's
 // own code answers. The page shows each token as it arrives, with its candidates and its rows;
 // from the prompt's attention and each step's row, its model view and head view grow by a row a
-// token, showing the numbers streamed; Stop posts stopGeneration; once the run ends the slider and ←/→ move through the answer, the
-// head view keeps to the step's query, any step's rows are asked for and drawn, hovering a token
-// shows its step's candidates, and a click on a head's row opens that head at that step.
+// token, showing the numbers streamed; Stop posts stopGeneration; once the run ends the slider and
+// ←/→ move through the answer, the head view keeps to the step's query, any step's rows are asked
+// for and drawn, hovering a token shows its step's candidates, a click on a head's row opens that
+// head at that step, and the page says how the tokens were chosen (greedy, or sampled with which
+// values).
 import assert from 'node:assert/strict';
 import { generateModel } from '../../src/core/model/generate';
 import type { ModelRun } from '../../src/core/model/run';
@@ -131,6 +133,7 @@ describe('heads page: a generation, token by token', function () {
     const { steps } = run.generation!;
     panel = await openHeads(run, { onPosted: (message) => posted.push(message) });
     await panel.page.waitForSelector('#generation[data-finished]');
+    assert.equal(await panel.page.$eval('#generation-decoding', (line) => line.textContent), 'greedy: the most probable token at each step', 'how the tokens were chosen');
     const last = steps.length - 1;
     await panel.page.waitForSelector(`#generation-rows[data-position="${steps[last].position - 1}"]`);
     assert.equal(await chosenOf(panel), `✓ ${quoted(steps[last].token)} ${weightText(steps[last].candidates.top.find((c) => c.id === steps[last].id)!.probability)}`);
@@ -158,5 +161,12 @@ describe('heads page: a generation, token by token', function () {
     const hovered = await panel.page.$eval('#generation-tip', (element) => ({ hidden: (element as HTMLElement).hidden, text: element.textContent ?? '' }));
     assert.equal(hovered.hidden, false);
     assert.ok(hovered.text.startsWith(`step 1: `) && hovered.text.includes(`✓${quoted(steps[1].token)}`), hovered.text);
+  });
+
+  it('a sampled run says how its tokens were drawn', async () => {
+    const sampled = await generateModel(folderFiles(modelFixture('gpt2')), { text: modelReference('gpt2').text! }, { maxNewTokens: 3, sampling: { temperature: 1.5, topK: 3, seed: 7 } });
+    panel = await openHeads(sampled);
+    await panel.page.waitForSelector('#generation[data-finished]');
+    assert.equal(await panel.page.$eval('#generation-decoding', (line) => line.textContent), 'sampled: temperature 1.5, top-k 3, no top-p (default), seed 7');
   });
 });
