@@ -3,9 +3,11 @@
 // own), so that the model view and head view grow by a row a token from numbers the page already
 // has — nothing is sent again. It answers the two questions those views ask (pooled thumbnails and
 // top-k lines) with the worker's own functions (core/heads/pool.ts), as an AttentionStack.
-// Pure: the page (webview/heads/live.ts) and the tests use it.
+// The thumbnails are pooled as the rows come (each row once into its blocks' max and sum), not
+// from every head's whole map at each token: on the page, pooling 144 heads of 160 tokens whole at
+// each step took the CPU the tokens needed. Pure: the page (webview/heads/live.ts) and the tests use it.
 import { headLines, poolGrid } from '../core/heads/pool';
-import type { AttentionStack, StackSource } from '../core/heads/stack';
+import type { AttentionStack, PoolMode, StackSource } from '../core/heads/stack';
 import type { AttentionRow, HeadsAnswer, HeadsQuery, PromptAttention } from '../protocol';
 
 export class LiveStack implements AttentionStack {
@@ -21,6 +23,8 @@ export class LiveStack implements AttentionStack {
   private readonly prompt: PromptAttention & { weights: Float32Array };
   /** One head's dense [n × n] weights, rewritten by each `weights` call (see there). */
   private scratch = new Float32Array(0);
+  /** Every head pooled in blocks of rowBlock × colBlock over the first `rows` query rows: each cell's max and sum. */
+  private pool: { rowBlock: number; colBlock: number; rows: number; rowCells: number; colCells: number; tops: Float32Array; sums: Float64Array } | undefined;
 
   /** `labels`: the prompt's tokens, all of them (the last one's row is step 0's). */
   constructor(prompt: PromptAttention & { weights: Float32Array }, labels: readonly string[], source: StackSource) {
@@ -71,6 +75,67 @@ export class LiveStack implements AttentionStack {
       this.scratch.set(row.weights.subarray(at, at + row.keys), row.position * n);
     }
     return this.scratch;
+  }
+
+  /**
+   * Head `head` of `layer` pooled by `mode` in blocks of rowBlock × colBlock, as poolMap pools it
+   * (poolGrid asks here first): the pool is brought up to the rows had, each new row added once;
+   * other blocks (the sequence passed a multiple of the thumbnail's side, or another size was
+   * chosen) pool every row again.
+   */
+  pooled(layer: number, head: number, mode: PoolMode, rowBlock: number, colBlock: number): Float32Array {
+    const n = this.queryCount;
+    if (this.pool?.rowBlock !== rowBlock || this.pool.colBlock !== colBlock) this.pool = { rowBlock, colBlock, rows: 0, rowCells: 0, colCells: 0, tops: new Float32Array(0), sums: new Float64Array(0) };
+    const pool = this.pool;
+    if (pool.rows < n) {
+      this.widen(pool, Math.ceil(n / rowBlock), Math.ceil(n / colBlock));
+      for (let q = pool.rows; q < n; q++) this.poolRow(pool, q);
+      pool.rows = n;
+    }
+    const cells = pool.rowCells * pool.colCells;
+    const at = (layer * this.headCount + head) * cells;
+    if (mode === 'max') return pool.tops.slice(at, at + cells);
+    const out = new Float32Array(cells);
+    for (let r = 0; r < pool.rowCells; r++) {
+      const height = Math.min(n, (r + 1) * rowBlock) - r * rowBlock;
+      for (let c = 0; c < pool.colCells; c++) out[r * pool.colCells + c] = pool.sums[at + r * pool.colCells + c] / (height * (Math.min(n, (c + 1) * colBlock) - c * colBlock));
+    }
+    return out;
+  }
+
+  /** The pool's cells laid out anew for rowCells × colCells per head, those had kept in place. */
+  private widen(pool: NonNullable<LiveStack['pool']>, rowCells: number, colCells: number): void {
+    if (rowCells === pool.rowCells && colCells === pool.colCells) return;
+    const heads = this.layerCount * this.headCount;
+    const tops = new Float32Array(heads * rowCells * colCells);
+    const sums = new Float64Array(heads * rowCells * colCells);
+    for (let h = 0; h < heads; h++) {
+      for (let r = 0; r < pool.rowCells; r++) {
+        const from = (h * pool.rowCells + r) * pool.colCells;
+        const to = (h * rowCells + r) * colCells;
+        tops.set(pool.tops.subarray(from, from + pool.colCells), to);
+        sums.set(pool.sums.subarray(from, from + pool.colCells), to);
+      }
+    }
+    Object.assign(pool, { rowCells, colCells, tops, sums });
+  }
+
+  /** Query row `q` of every head into its blocks (its keys past q are 0: they raise no max, add nothing). */
+  private poolRow(pool: NonNullable<LiveStack['pool']>, q: number): void {
+    const { queries, weights: prompt } = this.prompt;
+    const triangle = (queries * (queries + 1)) / 2;
+    const step = q >= queries ? this.rows[q - queries] : undefined;
+    const base = Math.floor(q / pool.rowBlock) * pool.colCells;
+    for (let h = 0; h < this.layerCount * this.headCount; h++) {
+      const weights = step ? step.weights.subarray(h * step.keys, (h + 1) * step.keys) : prompt.subarray(h * triangle + (q * (q + 1)) / 2, h * triangle + ((q + 1) * (q + 2)) / 2);
+      const cells = h * pool.rowCells * pool.colCells + base;
+      for (let k = 0; k <= q; k++) {
+        const cell = cells + Math.floor(k / pool.colBlock);
+        const value = weights[k];
+        if (value > pool.tops[cell]) pool.tops[cell] = value;
+        pool.sums[cell] += value;
+      }
+    }
   }
 
   /** The model view's and the head view's questions; undefined for what only the finished run answers. */

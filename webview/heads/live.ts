@@ -1,8 +1,8 @@
 // The model view and the head view while a model writes: drawn from the prompt's attention (sent
 // once, after the prompt's forward) and each step's row (sent with its token), which the page
 // holds in a LiveStack and pools itself, so they grow by a row a token with nothing sent again.
-// A token's text reaches the screen first; the views catch up in the frame after (several steps
-// arriving meanwhile are drawn at once). When the run ends, the page's usual views over the run's
+// A token's text reaches the screen first; the view shown catches up in the frame after (several
+// steps arriving meanwhile are drawn at once), the other when it is shown. When the run ends, the page's usual views over the run's
 // stack replace these (main.ts).
 import type { AttentionRow, GenerationStepInfo, HeadsAnswer, PromptAttention, StackInfo } from '../../src/protocol';
 import { LiveStack } from '../../src/views/liveStack';
@@ -32,8 +32,17 @@ export function liveViews(attention: PromptAttention & { weights: Float32Array }
   const lines = headView(page);
   const section = element('section', undefined, { id: 'heads-live', 'aria-label': 'The model view and head view as the answer grows' });
   const tabs = element('nav', undefined, { role: 'tablist', class: 'tabs' });
+  /** Each view's rows when it was last drawn: a hidden view is drawn when shown, not at each token. */
+  const drawnAt = new Map<HTMLElement, number>();
+  const draw = (view: HTMLElement) => {
+    if (drawnAt.get(view) === stack.queryCount) return;
+    drawnAt.set(view, stack.queryCount);
+    if (view === grid.section) grid.refresh();
+    else lines.grow();
+  };
   const select = (shown: HTMLElement) => {
     for (const view of [grid.section, lines.section]) view.hidden = view !== shown;
+    draw(shown);
     for (const button of tabs.querySelectorAll('button')) button.setAttribute('aria-selected', String(button.getAttribute('aria-controls') === shown.id));
   };
   for (const [title, view] of [['Model view', grid.section], ['Head view', lines.section]] as const) {
@@ -42,6 +51,8 @@ export function liveViews(attention: PromptAttention & { weights: Float32Array }
     tabs.append(button);
   }
   section.append(element('p', 'Every layer and head over the text so far, a row more with each token; head scores, rollout and opening a head wait for the end of the answer.', { class: 'meta' }), tabs, grid.section, lines.section);
+  // Each view asked for its first picture as it was made.
+  drawnAt.set(grid.section, stack.queryCount).set(lines.section, stack.queryCount);
   select(grid.section);
 
   let drawing = false;
@@ -57,8 +68,7 @@ export function liveViews(attention: PromptAttention & { weights: Float32Array }
       requestAnimationFrame(() =>
         setTimeout(() => {
           drawing = false;
-          grid.refresh();
-          lines.grow();
+          draw(grid.section.hidden ? lines.section : grid.section);
         }),
       );
     },
