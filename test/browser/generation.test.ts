@@ -129,6 +129,26 @@ describe('heads page: a generation, token by token', function () {
     assert.equal(await panel.page.$('#heads-live'), null);
   });
 
+  it('a prompt too long to send its attention: the page says the views come at the end', async () => {
+    const generation = run.generation!;
+    const prompt = run.tokens.slice(0, generation.promptLength);
+    let said!: Promise<string>;
+    panel = await openHeads(run, {
+      opening: {
+        text: 'gpt2 (generating…)',
+        meanwhile: (page, send) => (said = (async () => {
+          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
+          await send({ type: 'generationPrompt', attention: { queries: promptAttention.queries, layers: promptAttention.layers, heads: promptAttention.heads } });
+          await send(stepMessage(generation.steps[0]));
+          await page.waitForSelector('#heads-live-note');
+          assert.equal(await page.$('#heads-live'), null);
+          return page.$eval('#heads-live-note', (note) => note.textContent ?? '');
+        })()),
+      },
+    });
+    assert.equal(await said, `The prompt's ${prompt.length} tokens are too many to draw every head as the answer grows: the model view and head view come when it is written.`);
+  });
+
   it('after the run: the slider and ←/→ move through the steps, the head view keeps to the step, any step’s rows are asked and drawn', async () => {
     const { steps } = run.generation!;
     panel = await openHeads(run, { onPosted: (message) => posted.push(message) });
