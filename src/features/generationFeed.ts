@@ -1,15 +1,17 @@
 // A generation's steps on their way to its heads page. The page is made as the run starts and
-// may be ready only after the first steps (a new webview takes a second or more): the feed keeps
-// the prompt, its attention and every step with its attention row while the run goes on, hands
-// the page all of it on `attach`, then each as it comes — the page's model view and head view grow
-// from them. When the run ends they are let go: the page then has the run's stack to ask.
+// may be ready only after the first steps (a new webview takes a second or more): until it is,
+// the feed keeps the prompt, its attention and every step with its attention row, and hands the
+// page all of it on `attach`; then each as it comes, the rows no longer kept here — the page holds
+// them (its model view and head view grow from them), and a run's rows can be large (layers ×
+// heads × the sequence's length² / 2 floats). The steps themselves stay, for a page made again.
 import type { AttentionRow, GenerationStepInfo, HostToHeadsView, PromptAttention } from '../protocol';
 import type { GenerationProgress } from '../worker/client';
 
 export class GenerationFeed {
   private prompt: Extract<HostToHeadsView, { type: 'generating' }> | undefined;
+  /** The prompt's attention and the steps' rows, until a page has them. */
   private promptAttention: PromptAttention | undefined;
-  private steps: { step: GenerationStepInfo; row: AttentionRow; computedAt: number }[] = [];
+  private readonly steps: { step: GenerationStepInfo; row?: AttentionRow; computedAt: number }[] = [];
   private post: ((message: HostToHeadsView) => void) | undefined;
   private ended = false;
 
@@ -20,21 +22,26 @@ export class GenerationFeed {
       this.prompt = { type: 'generating', prompt: progress.prompt, maxNewTokens: progress.maxNewTokens };
       this.post?.(this.prompt);
     } else if (progress.type === 'modelPrompt') {
-      this.promptAttention = progress.attention;
-      this.post?.({ type: 'generationPrompt', attention: progress.attention });
+      if (this.post) this.post({ type: 'generationPrompt', attention: progress.attention });
+      else this.promptAttention = progress.attention;
     } else {
       const { step, row, computedAt } = progress;
-      this.steps.push({ step, row, computedAt });
+      this.steps.push({ step, computedAt, ...(this.post ? {} : { row }) });
       this.post?.({ type: 'generationStep', step, row, computedAt });
     }
   }
 
-  /** The page is ready: what came so far, then each as it comes. */
+  /** The page is ready: what came so far (the rows and the prompt's attention to the first page only), then each as it comes. */
   attach(post: (message: HostToHeadsView) => void): void {
     this.post = post;
     if (this.prompt) post(this.prompt);
     if (this.promptAttention) post({ type: 'generationPrompt', attention: this.promptAttention });
-    for (const { step, row, computedAt } of this.steps) post({ type: 'generationStep', step, row, computedAt });
+    this.promptAttention = undefined;
+    for (const kept of this.steps) {
+      const { step, row, computedAt } = kept;
+      post({ type: 'generationStep', step, computedAt, ...(row ? { row } : {}) });
+      delete kept.row;
+    }
   }
 
   detach(): void {
@@ -45,7 +52,7 @@ export class GenerationFeed {
   end(): void {
     this.ended = true;
     this.promptAttention = undefined;
-    this.steps = [];
+    for (const kept of this.steps) delete kept.row;
   }
 
   /** The page's Stop: the generation ends after its current step, keeping what it made. */
