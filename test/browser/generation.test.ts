@@ -132,21 +132,23 @@ describe('heads page: a generation, token by token', function () {
   it('a prompt too long to send its attention: the page says the views come at the end', async () => {
     const generation = run.generation!;
     const prompt = run.tokens.slice(0, generation.promptLength);
-    let said!: Promise<string>;
+    let note = '';
+    let noted!: Promise<void>;
     panel = await openHeads(run, {
       opening: {
         text: 'gpt2 (generating…)',
-        meanwhile: (page, send) => (said = (async () => {
+        meanwhile: (page, send) => (noted = (async () => {
           await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
           await send({ type: 'generationPrompt', attention: { queries: promptAttention.queries, layers: promptAttention.layers, heads: promptAttention.heads } });
           await send(stepMessage(generation.steps[0]));
           await page.waitForSelector('#heads-live-note');
           assert.equal(await page.$('#heads-live'), null);
-          return page.$eval('#heads-live-note', (note) => note.textContent ?? '');
+          note = await page.$eval('#heads-live-note', (line) => line.textContent ?? '');
         })()),
       },
     });
-    assert.equal(await said, `The prompt's ${prompt.length} tokens are too many to draw every head as the answer grows: the model view and head view come when it is written.`);
+    await noted;
+    assert.equal(note, `The prompt's ${prompt.length} tokens are too many to draw every head as the answer grows: the model view and head view come when it is written.`);
   });
 
   it('after the run: the slider and ←/→ move through the steps, the head view keeps to the step, any step’s rows are asked and drawn', async () => {
