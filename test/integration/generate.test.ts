@@ -31,13 +31,17 @@ async function collectingSteps(start: () => Thenable<ModelRunOutcome | undefined
   }
 }
 
-/** Answers the `boxes` questions `running` asks, each with its default (or, where `next` lists its index, the pick after the first), and resolves with it. */
+/**
+ * Answers the questions `running` asks, each with its default (at the indices in `next`, the pick
+ * after the first), until it settles: a question shown late under load is answered at the next
+ * turn rather than left open. `boxes`: how many it asks (the turns past it only press accept).
+ */
 async function answering<T>(running: Thenable<T>, boxes: number, next: number[] = []): Promise<T> {
   let settled = false;
   void Promise.resolve(running).then(() => (settled = true), () => (settled = true));
-  for (let accepted = 0; accepted < boxes && !settled; accepted++) {
+  for (let turn = 0; turn < boxes + 10 && !settled; turn++) {
     await new Promise((resolve) => setTimeout(resolve, 300));
-    if (!settled && next.includes(accepted)) await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
+    if (!settled && next.includes(turn)) await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
     if (!settled) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
   }
   return running;
