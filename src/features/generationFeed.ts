@@ -19,7 +19,7 @@ export class GenerationFeed {
 
   receive(progress: GenerationProgress): void {
     if (progress.type === 'modelGenerating') {
-      this.prompt = { type: 'generating', prompt: progress.prompt, maxNewTokens: progress.maxNewTokens };
+      this.prompt = { type: 'generating', prompt: progress.prompt, maxNewTokens: progress.maxNewTokens, decoding: progress.decoding };
       this.post?.(this.prompt);
     } else if (progress.type === 'modelPrompt') {
       if (this.post) this.post({ type: 'generationPrompt', attention: progress.attention });

@@ -7,6 +7,8 @@ import { predictionText } from '../core/model/describe';
 import { inductionProbe } from '../core/heads/probe';
 import { chatPromptIds } from '../core/model/chatTemplate';
 import { decodeStepSpec, generateModel } from '../core/model/generate';
+import { readFolderSampling } from '../core/model/generationConfig';
+import { decodingOf } from '../core/model/samplingConfig';
 import type { ModelInput } from '../core/model/input';
 import { probeModel } from '../core/model/probeModel';
 import { prepareModel, runModel, type ModelRun } from '../core/model/run';
@@ -127,7 +129,9 @@ async function generate(files: ModelFiles, id: number, input: { text: string } |
   }
   const tokenizer = await ModelTokenizer.open(files);
   const ids = 'ids' in prompt ? prompt.ids : tokenizer?.encode(prompt.text).ids;
-  if (ids) post({ type: 'modelGenerating', id, prompt: ids.map((token) => tokenizer?.label(token) ?? `#${token}`), maxNewTokens: request.maxNewTokens });
+  // How the tokens will be chosen, said with the prompt (generateModel resolves it alike, and refuses what cannot sample).
+  const decoding = decodingOf(request.sampling, await readFolderSampling(files));
+  if (ids) post({ type: 'modelGenerating', id, prompt: ids.map((token) => tokenizer?.label(token) ?? `#${token}`), maxNewTokens: request.maxNewTokens, decoding });
   const stopping = new AbortController();
   return generateModel(files, prompt, {
     ...options,

@@ -54,7 +54,7 @@ describe('heads page: a generation, token by token', function () {
       opening: {
         text: 'gpt2 (generating…)',
         meanwhile: async (page, send) => {
-          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
+          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS, decoding: generation.decoding });
           for (const step of generation.steps.slice(0, 3)) {
             await send(stepMessage(step));
             // Each token is on the page before the next step is sent.
@@ -67,6 +67,7 @@ describe('heads page: a generation, token by token', function () {
           await page.click('#generation-stop');
           await page.waitForFunction(() => (document.querySelector('#generation-stop') as HTMLButtonElement).disabled);
           assert.equal(await page.$eval('#generation-text', (text) => text.querySelectorAll('.prompt').length), prompt.length);
+          assert.equal(await page.$eval('#generation-decoding', (line) => line.textContent), 'greedy: the most probable token at each step', 'how the tokens are chosen, from the start');
           const latencies = await page.$eval('#generation', (section) => (section as HTMLElement).dataset.latencies ?? '');
           assert.equal(latencies.split(' ').length, 3, 'a paint time for each step');
           for (const step of generation.steps.slice(3)) await send(stepMessage(step));
@@ -89,7 +90,7 @@ describe('heads page: a generation, token by token', function () {
       opening: {
         text: 'gpt2 (generating…)',
         meanwhile: (page, send) => (streamed = (async () => {
-          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
+          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS, decoding: generation.decoding });
           await send({ type: 'generationPrompt', attention: promptAttention });
           const legend = '#heads-live #grid-legend';
           // Before any step: the prompt but its last token (whose row step 0 computes).
@@ -138,7 +139,7 @@ describe('heads page: a generation, token by token', function () {
       opening: {
         text: 'gpt2 (generating…)',
         meanwhile: (page, send) => (noted = (async () => {
-          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS });
+          await send({ type: 'generating', prompt, maxNewTokens: NEW_TOKENS, decoding: generation.decoding });
           await send({ type: 'generationPrompt', attention: { queries: promptAttention.queries, layers: promptAttention.layers, heads: promptAttention.heads } });
           await send(stepMessage(generation.steps[0]));
           await page.waitForSelector('#heads-live-note');

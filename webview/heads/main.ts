@@ -32,7 +32,7 @@ function receive(message: HostToHeadsView): void {
     show(message.info);
   }
   else if (message.type === 'generating') {
-    generation = generationView(message.prompt, message.maxNewTokens, host.post);
+    generation = generationView(message.prompt, message.maxNewTokens, host.post, message.decoding);
     generatingPrompt = message.prompt;
     live = undefined;
     app.replaceChildren(generation.section, element('p', '', { class: 'meta', id: 'heads-status' }));

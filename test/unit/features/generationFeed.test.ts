@@ -13,14 +13,14 @@ describe('generation feed', () => {
   it('replays the prompt, its attention and the steps so far with their rows to a page ready late, then forwards each step without keeping its row', () => {
     const feed = new GenerationFeed(() => undefined);
     const attention = { queries: 2, layers: 1, heads: 1, weights: new Float32Array([1, 0.5, 0.5]) };
-    feed.receive({ type: 'modelGenerating', id: 1, prompt: ['x', 'y', 'z'], maxNewTokens: 4 });
+    feed.receive({ type: 'modelGenerating', id: 1, prompt: ['x', 'y', 'z'], maxNewTokens: 4, decoding: {} });
     feed.receive({ type: 'modelPrompt', id: 1, attention });
     feed.receive({ type: 'modelStep', id: 1, step: step(0), row: row(0), computedAt: 10 });
     feed.receive({ type: 'modelStep', id: 1, step: step(1), row: row(1), computedAt: 11 });
     const seen: HostToHeadsView[] = [];
     feed.attach((message) => seen.push(message));
     assert.deepEqual(seen, [
-      { type: 'generating', prompt: ['x', 'y', 'z'], maxNewTokens: 4 },
+      { type: 'generating', prompt: ['x', 'y', 'z'], maxNewTokens: 4, decoding: {} },
       { type: 'generationPrompt', attention },
       { type: 'generationStep', step: step(0), computedAt: 10, row: row(0) },
       { type: 'generationStep', step: step(1), computedAt: 11, row: row(1) },
@@ -34,7 +34,7 @@ describe('generation feed', () => {
     const again: HostToHeadsView[] = [];
     feed.attach((message) => again.push(message));
     assert.deepEqual(again, [
-      { type: 'generating', prompt: ['x', 'y', 'z'], maxNewTokens: 4 },
+      { type: 'generating', prompt: ['x', 'y', 'z'], maxNewTokens: 4, decoding: {} },
       { type: 'generationStep', step: step(0), computedAt: 10 },
       { type: 'generationStep', step: step(1), computedAt: 11 },
       { type: 'generationStep', step: step(2), computedAt: 12 },
