@@ -11,7 +11,7 @@ import type { TensorSummary } from './core/parse/tensors/summary';
 import type { ScoreGrids } from './core/heads/scores';
 import type { MatrixStatistics } from './core/statistics';
 import type { ModelInput, Prediction } from './core/model/input';
-import type { Generation, GenerationStep, SamplingOptions } from './core/model/generate';
+import type { Decoding, Generation, GenerationStep, PromptAttention, SamplingOptions, SamplingRequest } from './core/model/generate';
 import type { AttentionResult, AttentionSpec, Diagnostic, Matrix, ParseResult } from './core/types';
 import type { CompareWith, DifferenceMap, KindRefusals } from './core/heads/compare';
 import type { HeadLines, PooledGrid } from './core/heads/pool';
@@ -19,7 +19,7 @@ import type { AttentionKind, PoolMode } from './core/heads/stack';
 import { ATTENTION_KINDS } from './core/heads/kinds';
 
 // The heads views' shapes are the core's, which computes them; the messages carry them as they are.
-export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, KindRefusals, PooledGrid, PoolMode, SamplingOptions };
+export type { AttentionKind, CompareWith, DifferenceMap, HeadLines, KindRefusals, PooledGrid, PoolMode, PromptAttention, SamplingOptions, SamplingRequest };
 
 /** A generated step as the host and the pages keep it: without its attention row, which the
  * worker keeps in the run and sends only where a page draws it (AttentionRow). */
@@ -182,7 +182,8 @@ export interface WorkerModelRequest {
  * where a raised cancelFlag drops it. */
 export interface GenerateRequest {
   maxNewTokens: number;
-  sampling?: SamplingOptions;
+  /** The sampling values given (absent: greedy); the others are the folder's generation_config.json's, else transformers' defaults. */
+  sampling?: SamplingRequest;
   chat?: boolean;
   stopFlag: Int32Array; // backed by a SharedArrayBuffer
 }
@@ -289,7 +290,9 @@ export type WorkerResponse =
   | { type: 'tensorFileFailed'; id: number; error: string }
   | { type: 'model'; id: number; summary: ModelRunSummary }
   /** A generation's prompt as tokenized (chat template applied), before its first step. */
-  | { type: 'modelGenerating'; id: number; prompt: string[]; maxNewTokens: number }
+  | { type: 'modelGenerating'; id: number; prompt: string[]; maxNewTokens: number; decoding: Decoding }
+  /** The prompt's attention once its forward has run, before the first step (the views grow from it). */
+  | { type: 'modelPrompt'; id: number; attention: PromptAttention }
   /** One generated token, posted as soon as it is chosen; `computedAt`: the worker's wall clock
    * (performance.timeOrigin + now, ms) then, for the latency bench. */
   | { type: 'modelStep'; id: number; step: GenerationStepInfo; row: AttentionRow; computedAt: number }
@@ -877,7 +880,9 @@ export type HostToHeadsView =
   /** Export Results from the palette on this page: send the standalone report (or say why not). */
   | { type: 'exportReport' }
   /** A generation has begun: its prompt, tokenized (the page shows it and a Stop button). */
-  | { type: 'generating'; prompt: string[]; maxNewTokens: number }
+  | { type: 'generating'; prompt: string[]; maxNewTokens: number; decoding: Decoding }
+  /** The prompt's attention (all but its last token's rows): the model view and head view start from it and grow by each step's row. */
+  | { type: 'generationPrompt'; attention: PromptAttention }
   /** One generated token as the worker chose it, with the attention row it was chosen from (the
    * latest step's only, when a page that opened late is given the steps so far); `computedAt` as
    * in the worker's modelStep. */

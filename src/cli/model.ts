@@ -17,7 +17,8 @@ import { ModelConfigError } from '../core/model/config';
 import { routingPairs } from '../core/model/experts';
 import type { Generation, Languages, ModelInput, TargetInput } from '../core/model/input';
 import { type ModelRun, readConfig, runModel } from '../core/model/run';
-import { GenerationError, generateModel, type SamplingOptions } from '../core/model/generate';
+import { GenerationError, generateModel, type SamplingRequest } from '../core/model/generate';
+import { decodingText } from '../core/model/samplingConfig';
 import { chatPromptIds } from '../core/model/chatTemplate';
 import { ModelFileError } from '../core/model/weights';
 import { TensorReadError } from '../core/parse/tensors';
@@ -38,7 +39,8 @@ export const MODEL_USAGE = `  attention-lens model DIR (--text TEXT | --ids 1,2,
       up front (default: three quarters of this machine's memory).
       --generate N: a causal model writes up to N new tokens after the input, each from a
       key/value cache, stopping after its end-of-sequence token (kept); greedy unless
-      --sample (temperature 1, every token, seed 0 unless given). The report and the JSON
+      --sample (each value not given: generation_config.json's, else temperature 1,
+      top-k 50, top-p 1, seed 0; --top-k 0: no top-k). The report and the JSON
       cover the whole final sequence; the JSON adds generated_ids and generated_tokens.
       --chat: TEXT is sent as a user message through the folder's chat template
       (tokenizer_config.json's chat_template), ending where the assistant's answer begins.
@@ -174,11 +176,11 @@ function count(flag: string, value: string): number {
   return Number(trimmed);
 }
 
-/** --sample's options: temperature 1, no top-k or top-p, seed 0 unless given (the core checks their ranges). */
-function samplingOf(flags: Partial<Record<SamplingFlag, string>>): SamplingOptions {
+/** --sample's options as given; the core takes the others from generation_config.json, else transformers' defaults, and checks their ranges. */
+function samplingOf(flags: Partial<Record<SamplingFlag, string>>): SamplingRequest {
   const value = (flag: SamplingFlag) => (flags[flag] === undefined ? undefined : count(flag, flags[flag] as string));
-  const [topK, topP] = [value('--top-k'), value('--top-p')];
-  return { temperature: value('--temperature') ?? 1, seed: value('--seed') ?? 0, ...(topK !== undefined ? { topK } : {}), ...(topP !== undefined ? { topP } : {}) };
+  const given = { temperature: value('--temperature'), topK: value('--top-k'), topP: value('--top-p'), seed: value('--seed') };
+  return Object.fromEntries(Object.entries(given).filter(([, number]) => number !== undefined));
 }
 
 /** The picture file's bytes; a file that cannot be read is an ImageError (one line). */
@@ -315,6 +317,7 @@ function generationText(g: Generation): string[] {
   const perToken = g.steps.length ? g.steps.reduce((sum, step) => sum + step.ms, 0) / g.steps.length : 0;
   const lines = [`generated ${g.steps.length} token${g.steps.length === 1 ? '' : 's'} after the ${g.promptLength} of the prompt (stopped by ${why}; ${perToken.toFixed(1)} ms per token):`];
   if (g.text !== undefined) lines.push(`  ${JSON.stringify(g.text)}`);
+  lines.push(`  ${decodingText(g.decoding)}`);
   for (const step of g.steps) {
     const chosen = step.candidates.top.find((t) => t.id === step.id);
     const among = step.candidates.top.map((t) => `${JSON.stringify(t.token)} ${(100 * t.probability).toFixed(1)}%`).join(', ');

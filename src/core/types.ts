@@ -2,6 +2,7 @@
 // (core/engine) and every front end (CLI, worker, panel). Pure data: no `vscode` import, and
 // everything here survives structured cloning (worker messages) except where noted.
 
+import type { SamplingRequest } from './model/samplingConfig';
 import type { Languages, TargetInput } from './model/input';
 
 export type DType = 'float64' | 'float32';
@@ -145,6 +146,8 @@ export interface ModelDirective {
   chat?: boolean;
   /** `src_lang="fr_XX"` / `tgt_lang="de_DE"`: an mBART model's languages, as written (the run checks them). */
   languages?: Languages;
+  /** `sample` (with `temperature=`, `top_k=`, `top_p=`, `seed=` as given): the generated tokens are drawn, not the most probable. */
+  sample?: SamplingRequest;
 }
 
 export interface Problem {

@@ -198,7 +198,7 @@ async function runModelDirective(document: vscode.TextDocument, model: ModelDire
   const input = generated ? { ...given, target: { generate: model.generate! } } : given;
   if (!generated && model.generate !== undefined && model.image === undefined) {
     // A causal model continues the text. Without a text or ids, the command asks for one (and the count is the directive's).
-    const request = given && !('image' in given) ? { input: given, maxNewTokens: model.generate, ...(model.chat ? { chat: true } : {}) } : undefined;
+    const request = given && !('image' in given) ? { input: given, maxNewTokens: model.generate, ...(model.chat ? { chat: true } : {}), ...(model.sample ? { sampling: model.sample } : {}) } : undefined;
     return vscode.commands.executeCommand(COMMANDS.generate, folder, request);
   }
   if (model.image === undefined) return vscode.commands.executeCommand(COMMANDS.runModel, folder, input);

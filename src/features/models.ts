@@ -16,6 +16,7 @@ import type { PanelApi } from '../panel';
 import type { AttentionKind, GenerateRequest, GenerationStepInfo, LanguageOffer, ModelRunInput, ModelRunSummary } from '../protocol';
 import { type GenerationProgress, RunCancelledError, type AttentionWorker } from '../worker/client';
 import { GenerationFeed } from './generationFeed';
+import { askDecoding } from './samplingQuestions';
 import { COMMANDS } from '../host/commandIds';
 import { MODEL_SCHEME } from '../host/debugUri';
 import { currentPlace, lastModelPlace } from './place';
@@ -418,29 +419,34 @@ async function askInput(): Promise<ModelInput | undefined> {
 /** Most new tokens offered: past this the answer is long to watch and its rows long to send. */
 const MAX_NEW_TOKENS = 4096;
 
-/** The text (the selection, else typed), how many tokens, and — when the folder has a chat template — whether it is a chat message. */
+/** The text (the selection, else typed), how many tokens, — when the folder has a chat template — whether it is a chat message, and greedy or sampled. */
 async function askGeneration(folder: string): Promise<GenerateCommandRequest | undefined> {
   const editor = vscode.window.activeTextEditor;
   const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
-  const text = selected.trim() !== '' ? selected : await vscode.window.showInputBox({ title: 'Attention: Generate (1/3)', prompt: 'The text the model continues (or, for a chat model, your message)', value: 'Once upon a time' });
+  const chatModel = await hasChatTemplate(folder);
+  const questions = chatModel ? 4 : 3;
+  const text = selected.trim() !== '' ? selected : await vscode.window.showInputBox({ title: `Attention: Generate (1/${questions})`, prompt: 'The text the model continues (or, for a chat model, your message)', value: 'Once upon a time' });
   if (!text) return undefined;
   const count = await vscode.window.showInputBox({
-    title: 'Attention: Generate (2/3)',
+    title: `Attention: Generate (2/${questions})`,
     prompt: 'How many tokens to generate at most (it stops earlier at the model’s end-of-text token)',
     value: '40',
     validateInput: (value) => (newTokenCount(value) === undefined ? `A whole number from 1 to ${MAX_NEW_TOKENS}` : undefined),
   });
   const maxNewTokens = count === undefined ? undefined : newTokenCount(count);
   if (maxNewTokens === undefined) return undefined;
-  if (!(await hasChatTemplate(folder))) return { input: { text }, maxNewTokens };
-  const chat = await vscode.window.showQuickPick(
-    [
-      { label: 'As a chat message', description: 'through the model’s chat template', chat: true },
-      { label: 'As plain text', description: 'the model continues the text as written', chat: false },
-    ],
-    { title: 'Attention: Generate (3/3)' },
-  );
-  return chat && { input: { text }, maxNewTokens, chat: chat.chat };
+  const chat = chatModel
+    ? await vscode.window.showQuickPick(
+        [
+          { label: 'As a chat message', description: 'through the model’s chat template', chat: true },
+          { label: 'As plain text', description: 'the model continues the text as written', chat: false },
+        ],
+        { title: 'Attention: Generate (3/4)' },
+      )
+    : { chat: false };
+  if (!chat) return undefined;
+  const decoding = await askDecoding(folder, `Attention: Generate (${questions}/${questions})`);
+  return decoding && { input: { text }, maxNewTokens, ...(chat.chat ? { chat: true } : {}), ...decoding };
 }
 
 function newTokenCount(value: string): number | undefined {

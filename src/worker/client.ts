@@ -41,7 +41,7 @@ import type {
 
 type ModelResponse = Extract<WorkerResponse, { type: 'model' | 'modelHead' | 'modelPrepared' | 'modelReleased' }>;
 /** What a generation posts before its end: its prompt, then each step. */
-export type GenerationProgress = Extract<WorkerResponse, { type: 'modelGenerating' | 'modelStep' }>;
+export type GenerationProgress = Extract<WorkerResponse, { type: 'modelGenerating' | 'modelPrompt' | 'modelStep' }>;
 
 export class RunCancelledError extends Error {
   constructor() {
@@ -360,7 +360,7 @@ export class AttentionWorker {
   }
 
   private settle(response: WorkerResponse): void {
-    if (response.type === 'modelGenerating' || response.type === 'modelStep') {
+    if (response.type === 'modelGenerating' || response.type === 'modelPrompt' || response.type === 'modelStep') {
       this.modelRequests.get(response.id)?.progress?.(response);
       return;
     }

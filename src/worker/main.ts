@@ -85,7 +85,7 @@ port.on('message', (request: WorkerRequest) => {
       return readTensors(request);
     case 'model':
       // Queued with the runs: both compute on the fast path's threads.
-      // A generation's prompt and steps go out as they come, each step's row transferred.
+      // A generation's prompt, its attention and its steps go out as they come, their arrays transferred.
       queue = queue.then(async () => port.postMessage(await models.run(request, (response) => port.postMessage(response, transferablesOf(response)))));
       return;
     case 'modelHead':

@@ -7,6 +7,8 @@ import { predictionText } from '../core/model/describe';
 import { inductionProbe } from '../core/heads/probe';
 import { chatPromptIds } from '../core/model/chatTemplate';
 import { decodeStepSpec, generateModel } from '../core/model/generate';
+import { readFolderSampling } from '../core/model/generationConfig';
+import { decodingOf } from '../core/model/samplingConfig';
 import type { ModelInput } from '../core/model/input';
 import { probeModel } from '../core/model/probeModel';
 import { prepareModel, runModel, type ModelRun } from '../core/model/run';
@@ -115,8 +117,8 @@ export class ModelRuns {
 
 /**
  * A generation in the worker: the prompt (through the chat template when asked) tokenized and
- * posted, then each step posted the moment it is chosen, with its attention row, which the page
- * draws at once. Stop is the request's stopFlag, read after each step: the run then covers what
+ * posted, its attention once its forward has run, then each step posted the moment it is chosen,
+ * with its attention row, which the page draws at once. Stop is the request's stopFlag, read after each step: the run then covers what
  * was generated; the cancel flag (a newer run) drops it.
  */
 async function generate(files: ModelFiles, id: number, input: { text: string } | { ids: number[] }, request: GenerateRequest, options: Parameters<typeof runModel>[2], post: (response: WorkerResponse) => void): Promise<ModelRun> {
@@ -127,13 +129,16 @@ async function generate(files: ModelFiles, id: number, input: { text: string } |
   }
   const tokenizer = await ModelTokenizer.open(files);
   const ids = 'ids' in prompt ? prompt.ids : tokenizer?.encode(prompt.text).ids;
-  if (ids) post({ type: 'modelGenerating', id, prompt: ids.map((token) => tokenizer?.label(token) ?? `#${token}`), maxNewTokens: request.maxNewTokens });
+  // How the tokens will be chosen, said with the prompt (generateModel resolves it alike, and refuses what cannot sample).
+  const decoding = decodingOf(request.sampling, await readFolderSampling(files));
+  if (ids) post({ type: 'modelGenerating', id, prompt: ids.map((token) => tokenizer?.label(token) ?? `#${token}`), maxNewTokens: request.maxNewTokens, decoding });
   const stopping = new AbortController();
   return generateModel(files, prompt, {
     ...options,
     maxNewTokens: request.maxNewTokens,
     ...(request.sampling ? { sampling: request.sampling } : {}),
     signal: stopping.signal,
+    onPrompt: (attention) => post({ type: 'modelPrompt', id, attention }),
     onStep({ attention, ...step }) {
       post({ type: 'modelStep', id, step, row: { position: step.position - 1, layers: attention.length, heads: (attention[0]?.length ?? 0) / step.position, keys: step.position, weights: concatenated(attention) }, computedAt: performance.timeOrigin + performance.now() });
       if (Atomics.load(request.stopFlag, 0) !== 0) stopping.abort();

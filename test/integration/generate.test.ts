@@ -1,7 +1,9 @@
 // Generation in the editor, on the GPT-2 fixture (scripts/gen_model_fixtures.py): the config.json
-// CodeLens's "Generate…" asks for the text and the count and generates, each step reaching the
-// extension's API before the run ends, its heads page open; the `generate=N` directive does the
-// same from a note; an encoder's `generate=` is a diagnostic at the word and has no Generate lens.
+// CodeLens's "Generate…" asks for the text, the count and greedy or sampled, and generates, each
+// step reaching the extension's API before the run ends, its heads page open; "Sample…" asks each
+// value, an empty one the default; the `generate=N` directive does the same from a note, with
+// `sample` and its values drawing the tokens; a bad sampling value and an encoder's `generate=`
+// are diagnostics at the word, and an encoder has no Generate lens.
 import * as assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,12 +31,17 @@ async function collectingSteps(start: () => Thenable<ModelRunOutcome | undefined
   }
 }
 
-/** Accepts the `boxes` input boxes `running` asks, each with its default, and resolves with it. */
-async function answering<T>(running: Thenable<T>, boxes: number): Promise<T> {
+/**
+ * Answers the questions `running` asks, each with its default (at the indices in `next`, the pick
+ * after the first), until it settles: a question shown late under load is answered at the next
+ * turn rather than left open. `boxes`: how many it asks (the turns past it only press accept).
+ */
+async function answering<T>(running: Thenable<T>, boxes: number, next: number[] = []): Promise<T> {
   let settled = false;
   void Promise.resolve(running).then(() => (settled = true), () => (settled = true));
-  for (let accepted = 0; accepted < boxes && !settled; accepted++) {
+  for (let turn = 0; turn < boxes + 10 && !settled; turn++) {
     await new Promise((resolve) => setTimeout(resolve, 300));
+    if (!settled && next.includes(turn)) await vscode.commands.executeCommand('workbench.action.quickOpenSelectNext');
     if (!settled) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
   }
   return running;
@@ -51,11 +58,12 @@ describe('generation', function () {
     await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(config));
     const lens = await eventually(async () => (await codeLenses(config)).find((found) => found.command === 'attentionLens.generate'), 'the Generate… lens');
     assert.equal(lens.title, 'Generate…');
-    // The text and the count boxes, accepted with their defaults ("Once upon a time", 40); the
-    // fixture has no chat template, so no third question.
-    const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>(lens.command, ...lens.args), 2));
+    // The text and the count boxes, accepted with their defaults ("Once upon a time", 40), and
+    // Greedy; the fixture has no chat template, so no question about it.
+    const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>(lens.command, ...lens.args), 3));
     const generation = outcome?.summary?.generation;
     assert.ok(generation, outcome?.error ?? 'no generation');
+    assert.deepEqual(generation.decoding, {}, 'greedy');
     assert.ok(generation.steps.length >= 1 && generation.steps.length <= 40);
     assert.deepEqual(steps.map(({ step }) => step), generation.steps, 'every step reported, in order');
     assert.ok(steps.every(({ ended }) => !ended), 'each step arrived while the run was under way');
@@ -73,7 +81,7 @@ describe('generation', function () {
     // The page's view state reaches the extension after the tab's.
     const api = await activateApi();
     await eventually(() => (api.currentPlace()?.kind === 'model' ? true : undefined), 'the extension told that the heads page has the focus');
-    const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate'), 2));
+    const { outcome, steps } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate'), 3));
     assert.equal(outcome?.summary?.folder, folder, 'the model of the page in front');
     assert.ok(outcome?.summary?.generation && steps.length === outcome.summary.generation.steps.length);
   });
@@ -84,13 +92,37 @@ describe('generation', function () {
     const configFile = join(folder, 'tokenizer_config.json');
     const config = JSON.parse(readFileSync(configFile, 'utf8')) as Record<string, unknown>;
     writeFileSync(configFile, JSON.stringify({ ...config, eos_token: '<|endoftext|>', chat_template: '{% for m in messages %}{{ eos_token }}{{ m.role }}: {{ m.content }}\n{% endfor %}{{ eos_token }}assistant:' }));
-    // Text, count, then "As a chat message" (the first choice).
-    const { outcome } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate', folder), 3));
+    // Text, count, then "As a chat message" (the first choice), and Greedy.
+    const { outcome } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate', folder), 4));
     const summary = outcome?.summary;
     assert.ok(summary?.generation, outcome?.error ?? 'no generation');
     const prompt = summary.tokens.slice(0, summary.generation.promptLength);
     assert.deepEqual(prompt.slice(0, 3), ['<|endoftext|>', 'user', ':'], 'the template’s text, its special token one id');
     assert.equal(prompt.at(-1), ':');
+  });
+
+  it('Generate…’s “Sample…” asks each value; empty ones are the defaults', async () => {
+    // Text, count, "Sample…" (the second pick), then temperature, top-k, top-p and seed left empty.
+    const { outcome } = await collectingSteps(() => answering(vscode.commands.executeCommand<ModelRunOutcome | undefined>('attentionLens.generate', modelFixture('gpt2')), 7, [2]));
+    const generation = outcome?.summary?.generation;
+    assert.ok(generation, outcome?.error ?? 'no generation');
+    assert.deepEqual(generation.decoding, { sampling: { temperature: 1, topK: 50, seed: 0 }, sources: { temperature: 'default', topK: 'default', topP: 'default', seed: 'default' } });
+  });
+
+  it('a note’s sample with its values draws the tokens; a bad value is a diagnostic at it', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'attention-lens-generate-')), 'note.md');
+    writeFileSync(path, `<!-- attention: model="${modelFixture('gpt2')}" text="Once upon a time" generate=4 sample temperature=1.5 top_k=3 seed=7 -->\n\n<!-- attention: model="${modelFixture('gpt2')}" text="a" generate=4 sample top_p=1.5 -->\n`);
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+    await vscode.window.showTextDocument(document);
+    const diagnostic = await eventually(() => vscode.languages.getDiagnostics(document.uri).find((found) => found.code === 'bad-option-value'), 'the bad top_p’s diagnostic');
+    assert.equal(document.getText(diagnostic.range), '1.5');
+    assert.equal(diagnostic.message, '`top_p` must be a number above 0 and at most 1, e.g. `top_p=0.9`.');
+    const draw = async () => (await vscode.commands.executeCommand<ModelRunOutcome>('attentionLens.runProblem', document.uri, 0))?.summary?.generation;
+    const [first, again] = [await draw(), await draw()];
+    assert.ok(first && again);
+    assert.deepEqual(first.decoding, { sampling: { temperature: 1.5, topK: 3, seed: 7 }, sources: { temperature: 'given', topK: 'given', topP: 'default', seed: 'given' } });
+    assert.deepEqual(again.steps.map((step) => step.id), first.steps.map((step) => step.id), 'the same seed, the same tokens');
+    for (const step of first.steps) assert.ok(step.candidates.top.slice(0, 3).some((candidate) => candidate.id === step.id), `${step.token} outside the top 3`);
   });
 
   it('a note’s generate=N generates that many tokens after its text', async () => {

@@ -7,6 +7,7 @@
 // rows of any step are asked from the worker, the head view follows the step, and a click on a
 // head's row opens that head at that step step by step (the engine's decode variant).
 import type { AttentionRow, GenerationInfo, GenerationStepInfo, HeadsAnswer, HeadsQuery, HeadsViewToHost } from '../../src/protocol';
+import { type Decoding, decodingText } from '../../src/core/model/samplingConfig';
 import { RAMP, rampIndex } from './colors';
 import { element, labelled, quoted, wallClock, weightText } from './page';
 
@@ -32,7 +33,8 @@ export interface GenerationView {
   shown(): number | undefined;
 }
 
-export function generationView(prompt: string[], maxNewTokens: number, post: (message: HeadsViewToHost) => void): GenerationView {
+/** `decoding`: how the tokens are chosen, when the run said so as it began (a page made from a finished run says it at `finish`). */
+export function generationView(prompt: string[], maxNewTokens: number, post: (message: HeadsViewToHost) => void, decoding?: Decoding): GenerationView {
   const section = element('section', undefined, { id: 'generation', 'aria-label': 'Generation' });
   const text = element('p', undefined, { id: 'generation-text', class: 'generation-text' });
   for (const token of prompt) text.append(element('span', readable(token), { class: 'prompt' }));
@@ -41,6 +43,8 @@ export function generationView(prompt: string[], maxNewTokens: number, post: (me
   const slider = element('input', undefined, { id: 'generation-step', type: 'range', min: '0', max: '0', value: '0', 'aria-label': 'Step' });
   slider.disabled = true;
   const stepLabel = element('span', '', { id: 'generation-step-label', class: 'meta' });
+  /** How the tokens are chosen (greedy or sampled, with which values from where). */
+  const decodingLine = element('p', decoding ? decodingText(decoding) : '', { id: 'generation-decoding', class: 'meta' });
   const candidates = element('ol', undefined, { id: 'generation-candidates', class: 'candidates', 'aria-label': 'Candidates of the step shown' });
   const rowsCaption = element('p', '', { id: 'generation-rows-caption', class: 'meta' });
   const rows = element('canvas', undefined, { id: 'generation-rows', 'aria-label': 'The attention row of the step shown, in every layer × head' });
@@ -54,7 +58,7 @@ export function generationView(prompt: string[], maxNewTokens: number, post: (me
   textWrap.append(text, tip);
   const controls = element('div', undefined, { class: 'controls' });
   controls.append(stop, state, labelled('Step ', slider), stepLabel);
-  section.append(textWrap, controls, candidates, rowsCaption, rowsWrap);
+  section.append(textWrap, controls, decodingLine, candidates, rowsCaption, rowsWrap);
 
   const steps: GenerationStepInfo[] = [];
   /** Each token's label by position, prompt then generated (the captions name keys by it). */
@@ -243,6 +247,7 @@ export function generationView(prompt: string[], maxNewTokens: number, post: (me
       stop.remove();
       const why = generation.stoppedBy === 'eos' ? 'the model ended its answer' : generation.stoppedBy === 'length' ? `${generation.steps.length} tokens, as asked` : 'stopped';
       state.textContent = `Generated ${generation.steps.length} tokens after a ${generation.promptLength}-token prompt (${why}). Move through the answer with the slider or ←/→; click a head’s row to open it at that step, step by step.`;
+      decodingLine.textContent = decodingText(generation.decoding);
       section.dataset.finished = generation.stoppedBy;
       if (steps.length > 0) show(current ?? steps.length - 1);
     },

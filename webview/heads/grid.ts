@@ -29,6 +29,8 @@ export interface GridView {
   cssSize(): { width: number; height: number };
   /** What the legend says each thumbnail and cell is. */
   legend(): string;
+  /** Asks again for what it shows: the stack grew (a generation's live views, live.ts). */
+  refresh(): void;
 }
 
 /** A picture run's overlays as last received: row `query` of each layer × head over the patches. */
@@ -376,7 +378,7 @@ export function gridView(page: HeadsPage): GridView {
   });
   tooltip.hidden = true;
   void request();
-  return { section, canvas, hoverAt, drawn: () => listed() !== undefined, thumbnail: () => side, tops: () => tops, cssSize: () => ({ width: cssWidth, height: cssHeight }), legend: () => legend.textContent ?? '' };
+  return { section, canvas, hoverAt, drawn: () => listed() !== undefined, thumbnail: () => side, tops: () => tops, cssSize: () => ({ width: cssWidth, height: cssHeight }), legend: () => legend.textContent ?? '', refresh: () => void request() };
 }
 
 function clamp(value: number, count: number): number {

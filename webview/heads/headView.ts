@@ -26,6 +26,8 @@ export interface HeadViewPart {
   hover(side: 'query' | 'key', index: number | undefined): void;
   /** Keeps to one query's lines, that token marked and scrolled to (a generation's step); undefined: every query. */
   focus(query: number | undefined): void;
+  /** The stack grew by queries and keys (a generation's live views, live.ts): rows made and lines asked again. */
+  grow(): void;
 }
 
 export function headView(page: HeadsPage): HeadViewPart {
@@ -64,8 +66,12 @@ export function headView(page: HeadsPage): HeadViewPart {
   }
   section.append(scroller);
 
-  const rows = Math.max(info.queryCount, info.keyCount);
-  spacer.style.height = `${rows * ROW}px`;
+  let rows = 0;
+  const size = () => {
+    rows = Math.max(info.queryCount, info.keyCount);
+    spacer.style.height = `${rows * ROW}px`;
+  };
+  size();
   let lines: HeadLines | undefined;
   let hovered: { side: 'query' | 'key'; index: number } | undefined;
   /** The query a generation's step shows: its lines only, unless a hover says otherwise. */
@@ -212,8 +218,12 @@ export function headView(page: HeadsPage): HeadViewPart {
     if (query !== undefined) scroller.scrollTop = Math.max(0, query * ROW - (scroller.clientHeight || 600) / 2);
     paint();
   };
+  const grow = () => {
+    size();
+    void request();
+  };
   void request();
-  return { section, canvas, drawnLines, hover, focus };
+  return { section, canvas, drawnLines, hover, focus, grow };
 }
 
 function shortToken(token: string): string {

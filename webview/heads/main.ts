@@ -3,12 +3,13 @@
 // it asks the host for what it draws (a pooled grid, top-k lines, one opened head), which the
 // worker computes. Everything is built with DOM calls; nothing from a file is parsed as HTML.
 import { quantity } from '../../src/core/words';
-import type { HostToHeadsView, StackInfo } from '../../src/protocol';
+import type { HostToHeadsView, PromptAttention, StackInfo } from '../../src/protocol';
 import { fileStem, gridSvg, linesSvg, pngBase64 } from './exportImage';
 import { type GenerationView, generationView } from './generation';
 import { gridView } from './grid';
 import { headMap } from './headMap';
 import { headView } from './headView';
+import { type LiveViews, liveViews } from './live';
 import { askingKind, infoOfKind, kindSelector, postingKind } from './kinds';
 import { connect, element, type HeadsPage, wallClock } from './page';
 import { HEADS_PLUGINS } from './plugins';
@@ -17,24 +18,47 @@ const app = document.getElementById('app') as HTMLElement;
 const host = connect(receive);
 /** A generation's view: made when the worker starts generating, kept when the run's stack arrives. */
 let generation: GenerationView | undefined;
+/** The prompt's tokens and, once its attention came, the model view and head view growing with the answer until the run's stack replaces them. */
+let generatingPrompt: string[] = [];
+let live: LiveViews | undefined;
 
 function receive(message: HostToHeadsView): void {
   if (HEADS_PLUGINS.some((plugin) => plugin.receive?.(message))) return;
   if (message.type === 'stack') {
     // When the stack's description arrived (a model run's end, seen from the page): bench/heads.mjs.
     document.body.dataset.stackAt = String(wallClock());
+    // The run's own views replace the live ones.
+    live = undefined;
     show(message.info);
   }
   else if (message.type === 'generating') {
-    generation = generationView(message.prompt, message.maxNewTokens, host.post);
+    generation = generationView(message.prompt, message.maxNewTokens, host.post, message.decoding);
+    generatingPrompt = message.prompt;
+    live = undefined;
     app.replaceChildren(generation.section, element('p', '', { class: 'meta', id: 'heads-status' }));
-  } else if (message.type === 'generationStep') generation?.step(message.step, message.row, message.computedAt);
+  } else if (message.type === 'generationPrompt') showLive(message.attention);
+  else if (message.type === 'generationStep') {
+    generation?.step(message.step, message.row, message.computedAt);
+    if (message.row) live?.add(message.step, message.row);
+  }
   else if (message.type === 'opening') {
     // Before the first step the page says what runs; after, the answer under way says it.
     if (!generation) status(message.text);
   }
   else if (message.type === 'exportReport') void reportWhenDrawn();
   else if (message.type === 'error') status(message.message, true);
+}
+
+/** The views that grow with the answer, from the prompt's attention; a prompt too long to send says when they come instead. */
+function showLive(attention: PromptAttention): void {
+  if (!generation) return;
+  const { weights } = attention;
+  if (!weights) {
+    generation.section.after(element('p', `The prompt's ${attention.queries + 1} tokens are too many to draw every head as the answer grows: the model view and head view come when it is written.`, { class: 'meta', id: 'heads-live-note' }));
+    return;
+  }
+  live = liveViews({ ...attention, weights }, generatingPrompt, (text) => status(text));
+  generation.section.after(live.element);
 }
 
 /** Export Results from the palette: the report once the model view is drawn (the page may still

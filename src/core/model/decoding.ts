@@ -10,7 +10,7 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 export interface SamplingOptions {
   /** Divides the logits before the softmax: below 1 sharper, above 1 flatter. */
   temperature: number;
-  /** Keep only the k most probable tokens (absent: all). */
+  /** Keep only the k most probable tokens (absent or 0: all, as transformers reads top_k 0). */
   topK?: number;
   /** Keep the smallest set of the most probable tokens whose probabilities sum to at least p (absent: all). */
   topP?: number;
@@ -53,7 +53,7 @@ export function probabilitiesOf(logits: ArrayLike<number>, ids: readonly number[
 /** One line for options a run cannot sample with; undefined when they are fine. */
 export function samplingProblem(s: SamplingOptions): string | undefined {
   if (!(Number.isFinite(s.temperature) && s.temperature > 0)) return `the temperature must be a number above 0, not ${s.temperature} (for the most probable token at each step, do not sample)`;
-  if (s.topK !== undefined && !(Number.isInteger(s.topK) && s.topK >= 1)) return `top-k must be a whole number of at least 1, not ${s.topK}`;
+  if (s.topK !== undefined && !(Number.isInteger(s.topK) && s.topK >= 0)) return `top-k must be a whole number of at least 0 (0: no top-k), not ${s.topK}`;
   if (s.topP !== undefined && !(s.topP > 0 && s.topP <= 1)) return `top-p must be above 0 and at most 1, not ${s.topP}`;
   if (!Number.isSafeInteger(s.seed)) return `the seed must be a whole number, not ${s.seed}`;
   return undefined;
@@ -64,7 +64,8 @@ export function samplingProblem(s: SamplingOptions): string | undefined {
  * probable first: temperature, then top-k, then top-p, renormalised (transformers' warpers in
  * that order; top-p keeps at least one token).
  */
-export function samplingSet(logits: ArrayLike<number>, s: SamplingOptions): { ids: number[]; probabilities: number[] } {
+export function samplingSet(logits: ArrayLike<number>, sampling: SamplingOptions): { ids: number[]; probabilities: number[] } {
+  const s = sampling.topK === 0 ? { ...sampling, topK: undefined } : sampling;
   if (s.topK === undefined && (s.topP === undefined || s.topP >= 1)) {
     // Nothing cut: every token in id order (no sort of the vocabulary).
     const ids = Array.from({ length: logits.length }, (_, id) => id).filter((id) => !Number.isNaN(logits[id]));

@@ -1,15 +1,19 @@
 // A causal model writing its answer: the prompt's forward fills a key/value cache, then each new
 // token costs one row of every product and one attention row over the cache (forward.ts's step),
-// chosen greedily or by seeded sampling (decoding.ts), until the model's end-of-sequence token
-// (kept) or the number asked for. The run returned is one forward over the whole final sequence
-// (prompt + generated), so every view, head score, rollout and drill-down works on it unchanged,
-// and its attention rows are those the steps computed.
+// chosen greedily or by seeded sampling (decoding.ts; the values not given are the folder's
+// generation_config.json's, else transformers' defaults: samplingConfig.ts), until the model's
+// end-of-sequence token (kept) or the number asked for. The run returned is one forward over the
+// whole final sequence (prompt + generated), so every view, head score, rollout and drill-down
+// works on it unchanged, and its attention rows are those the steps computed.
 //
 // The contract the editor codes against:
 // - generateModel(files, input, options) → ModelRun with `generation`: promptLength, steps (one
 //   per new token: its id and label, the top 5 candidates it was chosen from, its attention row
-//   as computed, its time), stoppedBy 'eos' | 'length' | 'cancelled', the generated text.
-// - options.onStep(step) is called as each token is chosen, before the next is computed;
+//   as computed, its time), stoppedBy 'eos' | 'length' | 'cancelled', the generated text, and
+//   how the tokens were chosen (decoding).
+// - options.onPrompt(attention) is called once, after the prompt's forward and before the first
+//   step, with the prompt's attention (every head's lower triangle, up to LIVE_PROMPT_VALUES);
+//   options.onStep(step) as each token is chosen, before the next is computed;
 //   options.signal's abort stops the loop at once (the run then covers the tokens chosen so far);
 //   options.isCancelled / cancelFlag cancel the whole run, as for runModel.
 // - decodeStepSpec(run, layer, head, position): one head's step-by-step problem at a generated
@@ -20,25 +24,38 @@ import { warmNativeLinear } from '../engine/native/linear';
 import type { AttentionSpec, Matrix } from '../types';
 import { KeyValueCache } from './cache';
 import type { ModelConfig } from './config';
-import { type SamplingOptions, tokenChooser } from './decoding';
-import type { Generation, GenerationStep, ModelInput } from './input';
+import type { ForwardResult, ModelForward } from './forward';
+import { tokenChooser } from './decoding';
+import { generationSetting, readFolderSampling } from './generationConfig';
+import { decodingOf, type SamplingRequest } from './samplingConfig';
+import type { Generation, GenerationStep, ModelInput, PromptAttention } from './input';
 import { finishRun, type ModelRun, openTextModel, readConfig, type RunModelOptions } from './run';
 import type { ModelFiles } from './weights';
-import { generationSetting } from './generationConfig';
 
 export type { SamplingOptions } from './decoding';
-export type { Generation, GenerationStep } from './input';
+export type { Decoding, SamplingRequest } from './samplingConfig';
+export type { Generation, GenerationStep, PromptAttention } from './input';
 
 export interface GenerateOptions extends RunModelOptions {
   /** At most this many new tokens (a whole number ≥ 1); fewer when the model ends its answer. */
   maxNewTokens: number;
-  /** Absent: greedy, the most probable token at each step (a tie to the lowest id). */
-  sampling?: SamplingOptions;
+  /** Absent: greedy, the most probable token at each step (a tie to the lowest id). Else sampled,
+   * each value not given from the folder's generation_config.json, else transformers' default. */
+  sampling?: SamplingRequest;
   /** Aborting stops the generation before its next step: the run covers what was generated. */
   signal?: AbortSignal;
   /** Each token as it is chosen, before the next is computed. */
   onStep?(step: GenerationStep): void;
+  /** The prompt's attention, once its forward has run and before the first step (what a page draws as the answer grows). */
+  onPrompt?(attention: PromptAttention): void;
 }
+
+/**
+ * The most prompt attention weights (lower triangles of every layer × head) handed to onPrompt:
+ * 16 MB of float32, GPT-2-small's 144 heads up to a 240-token prompt. Past it the prompt's
+ * attention is one forward's, seen when the run ends.
+ */
+export const LIVE_PROMPT_VALUES = 2 ** 22;
 
 /** Refused up front, before a weight is read: what cannot be generated. */
 export class GenerationError extends RangeError {}
@@ -47,12 +64,13 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
   const started = performance.now();
   const newTokens = options.maxNewTokens;
   if (!(Number.isInteger(newTokens) && newTokens >= 1)) throw new GenerationError(`the number of new tokens must be a whole number of at least 1, not ${newTokens}`);
-  const choose = tokenChooser(options.sampling);
   if ('image' in input) throw new GenerationError('generation needs a text or token ids, not a picture');
   warmThreads();
   const nativeWarmed = options.backend ? Promise.resolve() : warmNativeLinear();
   const config = await readConfig(files);
   refuseNonGenerating(config);
+  const decoding = decodingOf(options.sampling, await readFolderSampling(files));
+  const choose = tokenChooser(decoding.sampling);
   const eosIds = await endOfSequenceIds(files);
   const model = await openTextModel(files, config, input, options, nativeWarmed, (ids) => {
     const needed = ids.length + newTokens;
@@ -75,8 +93,9 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
     let prefillMs = 0;
     try {
       // The prompt but its last token in one forward; the last is fed as step 0, so that every step's row is computed alike.
-      if (ids.length > 1) await forward.run(ids.slice(0, -1), control, cache);
+      const prefill = ids.length > 1 ? await forward.run(ids.slice(0, -1), control, cache) : undefined;
       prefillMs = performance.now() - prefillStarted;
+      if (options.onPrompt) options.onPrompt(await promptAttention(forward, config, prefill, ids.length - 1));
       let fed = ids[ids.length - 1];
       for (let index = 0; index < newTokens; index++) {
         if (signal?.aborted) {
@@ -111,12 +130,29 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
     }
     const forwardStarted = performance.now();
     const run = await finishRun(model, all, await forward.run(all, { ...(options.isCancelled ? { isCancelled: options.isCancelled } : {}), ...(options.cancelFlag ? { cancelFlag: options.cancelFlag } : {}) }), loadMs, forwardStarted);
-    run.generation = { promptLength: ids.length, steps, stoppedBy, eosIds, ...(tokenizer ? { text: tokenizer.text(generated) } : {}), prefillMs, cacheBytes: cache.bytes };
+    run.generation = { promptLength: ids.length, steps, stoppedBy, eosIds, decoding, ...(tokenizer ? { text: tokenizer.text(generated) } : {}), prefillMs, cacheBytes: cache.bytes };
     return run;
   } catch (error) {
     model.dispose();
     throw error;
   }
+}
+
+/** The prefill's attention, every head's lower triangle packed (PromptAttention); its weights only when there are at most LIVE_PROMPT_VALUES. */
+async function promptAttention(forward: ModelForward, c: ModelConfig, prefill: ForwardResult | undefined, n: number): Promise<PromptAttention> {
+  const triangle = (n * (n + 1)) / 2;
+  const shape = { queries: n, layers: c.layers, heads: c.heads };
+  if (!prefill || c.layers * c.heads * triangle > LIVE_PROMPT_VALUES) return shape;
+  const weights = new Float32Array(c.layers * c.heads * triangle);
+  for (let layer = 0; layer < c.layers; layer++) {
+    await forward.eachHeadGroup(layer, prefill.layers[layer], n, async (first, heads) =>
+      heads.forEach((head, h) => {
+        const at = (layer * c.heads + first + h) * triangle;
+        for (let row = 0; row < n; row++) weights.set(head.subarray(row * n, row * n + row + 1), at + (row * (row + 1)) / 2);
+      }),
+    );
+  }
+  return { ...shape, weights };
 }
 
 /** Generation of an encoder (BERT's masks) or a vision model is refused in one line. */

@@ -1,5 +1,6 @@
 // What a model run is given and what it predicts: plain data, shared by the core, the protocol and
 // the heads' stack contract (a leaf module, so that none of them imports the forward pass for a type).
+import type { Decoding } from './samplingConfig';
 
 /** An encoder–decoder model's target: text (after decoder_start_token_id), the decoder's exact input ids, or tokens generated greedily (at most `generate`). */
 export type TargetInput = { text: string } | { ids: number[] } | { generate: number };
@@ -68,10 +69,26 @@ export interface GenerationStep {
   ms: number;
 }
 
+/**
+ * The prompt's attention as the generation's first forward computed it: every token but the last
+ * (which is fed as step 0), each layer × head's lower triangle packed by query row — row r's r + 1
+ * keys at r(r + 1)/2 — heads after one another, layer-major. With each step's row after it, the
+ * attention of the sequence so far: what the heads page draws while the model writes.
+ */
+export interface PromptAttention {
+  queries: number;
+  layers: number;
+  heads: number;
+  /** Absent when there are more than LIVE_PROMPT_VALUES of them (generate.ts): too many to draw as they come. */
+  weights?: Float32Array;
+}
+
 export interface Generation {
   promptLength: number;
   steps: GenerationStep[];
   stoppedBy: 'eos' | 'length' | 'cancelled';
+  /** How its tokens were chosen: greedy, or sampled with which values from where. */
+  decoding: Decoding;
   /** The end-of-sequence ids that stop it (generation_config.json's, else config.json's; may be none). */
   eosIds: number[];
   /** The generated tokens decoded as text (special tokens as written), when the folder has a tokenizer. */

@@ -1,5 +1,7 @@
+import type { SamplingRequest } from '../model/samplingConfig';
 import type { AttentionOptions, CausalAlignment, DType, ModelDirective, RopeLayout, ScoreFunction } from '../types';
 import type { ReadIssue } from './issues';
+import { readSamplingValue, samplingValueRule } from './samplingValues';
 import { closest } from './suggest';
 
 // The `attention: key=value …` line: where it may stand, and what its keys mean.
@@ -27,7 +29,7 @@ const DIRECTIVE = /[ \t]*(?:(?:#+|\/\/+|%+|;+|--|<!--|\/\*+|\*|>|[-+]|\{|,)[ \t]
 const KEYS = [
   'heads', 'kv_heads', 'scale', 'score', 'sigma', 'causal', 'dtype', 'pe', 'grad', 'residual', 'name',
   'rope', 'rope_layout', 'temperature', 'softcap', 'alibi', 'window', 'prefix', 'sinks', 'decode',
-  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate', 'chat', 'src_lang', 'tgt_lang',
+  'model', 'text', 'ids', 'image', 'target', 'target_ids', 'generate', 'chat', 'src_lang', 'tgt_lang', 'sample', 'top_k', 'top_p', 'seed',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -88,7 +90,17 @@ const KEY_ALIASES: Record<string, Key> = {
   source_lang: 'src_lang',
   tgt_lang: 'tgt_lang',
   target_lang: 'tgt_lang',
+  sample: 'sample',
+  do_sample: 'sample',
+  top_k: 'top_k',
+  topk: 'top_k',
+  top_p: 'top_p',
+  topp: 'top_p',
+  seed: 'seed',
 };
+
+/** A generation's sampling values (`temperature` is one on a model directive; on matrices it scales the scores). */
+const SAMPLING_KEYS = ['temperature', 'top_k', 'top_p', 'seed'] as const;
 
 /** The three ways to give an encoder–decoder model's target: only one may be written (`generate`
  * also continues a causal model's text). */
@@ -301,15 +313,23 @@ function readDirective(text: string, start: number, bodyStart: number, lineEnd: 
   const issues: ReadIssue[] = [];
   const optionSpans: Record<string, { start: number; end: number }> = {};
   const model: Partial<ModelDirective> = {};
+  const sampling: SamplingRequest = {};
   for (const word of words) {
-    const key = applyWord(word, options, model, issues);
+    const key = applyWord(word, options, model, sampling, issues);
     if (key) optionSpans[key] = { start: word.start, end: word.end };
   }
   const directive: Directive = { start, end: Math.max(end, bodyStart), options, optionSpans, issues };
-  if (model.path !== undefined) directive.model = { ...model, path: model.path };
-  else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.chat || [...TARGET_KEYS, ...LANGUAGE_KEYS].some((key) => optionSpans[key])) {
-    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? [...TARGET_KEYS, ...LANGUAGE_KEYS].map((key) => optionSpans[key]).find(Boolean) ?? optionSpans.chat;
-    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `target`, `target_ids`, `generate`, `chat`, `src_lang`, `tgt_lang` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  if (model.path !== undefined) {
+    issues.push(...samplingIssues(optionSpans, model, options, sampling));
+    directive.model = { ...model, path: model.path };
+  } else if (optionSpans.text || optionSpans.ids || optionSpans.image || optionSpans.chat || optionSpans.sample || [...TARGET_KEYS, ...LANGUAGE_KEYS].some((key) => optionSpans[key])) {
+    const span = optionSpans.text ?? optionSpans.ids ?? optionSpans.image ?? [...TARGET_KEYS, ...LANGUAGE_KEYS].map((key) => optionSpans[key]).find(Boolean) ?? optionSpans.chat ?? optionSpans.sample;
+    issues.push({ ...span, severity: 'error', code: 'model-missing', message: '`text`, `ids`, `target`, `target_ids`, `generate`, `chat`, `sample`, `src_lang`, `tgt_lang` and `image` are the input of a model: add `model="path/to/model-folder"` (a folder with config.json, relative to this file).' });
+  } else {
+    // top_k, top_p and seed are a generation's alone (temperature also scales a matrix problem's scores).
+    for (const key of ['top_k', 'top_p', 'seed'] as const) {
+      if (optionSpans[key]) issues.push({ ...optionSpans[key], severity: 'error', code: 'model-missing', message: `\`${key}\` is a sampling value of a model's generation: add \`model="path/to/model-folder"\`, \`generate=N\` and \`sample\`.` });
+    }
   }
   if (model.image !== undefined && (model.generate !== undefined || model.chat)) {
     issues.push({ ...(optionSpans.generate ?? optionSpans.chat), severity: 'error', code: 'bad-option-value', message: 'A picture is classified, not continued: `generate` and `chat` need a `text` or `ids`.' });
@@ -336,6 +356,24 @@ function languageIssues(spans: Record<string, { start: number; end: number }>, m
   return issues;
 }
 
+/**
+ * A model directive's sampling: `sample` takes the values written beside it (`temperature` among
+ * them, then not an attention option); a value without `sample`, or `sample` without `generate`,
+ * is an error at its word.
+ */
+function samplingIssues(spans: Record<string, { start: number; end: number }>, model: Partial<ModelDirective>, options: AttentionOptions, sampling: SamplingRequest): ReadIssue[] {
+  if (options.temperature !== undefined) {
+    sampling.temperature = options.temperature;
+    delete options.temperature;
+  }
+  const issue = (key: string, message: string): ReadIssue => ({ ...spans[key], severity: 'error', code: 'bad-option-value', message });
+  if (!spans.sample || !model.sample) {
+    return SAMPLING_KEYS.filter((key) => spans[key]).map((key) => issue(key, `\`${key}\` is a sampling value: add \`sample\` to draw the tokens (without it the most probable token is taken).`));
+  }
+  model.sample = sampling;
+  return model.generate === undefined ? [issue('sample', '`sample` draws the tokens `generate=N` writes: add `generate=N`.')] : [];
+}
+
 /** An encoder–decoder target given twice, or without a source to translate: at the target's place. */
 function targetIssues(spans: Record<string, { start: number; end: number }>, model: Partial<ModelDirective>): ReadIssue[] {
   const given = TARGET_KEYS.filter((key) => spans[key]);
@@ -352,7 +390,7 @@ function targetIssues(spans: Record<string, { start: number; end: number }>, mod
 }
 
 /** Applies one `key=value` word; returns its key when the key is known. */
-function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDirective>, issues: ReadIssue[]): Key | undefined {
+function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDirective>, sampling: SamplingRequest, issues: ReadIssue[]): Key | undefined {
   const equals = word.text.indexOf('=');
   const rawKey = equals === -1 ? word.text : word.text.slice(0, equals);
   const rawValue = equals === -1 ? undefined : unquote(word.text.slice(equals + 1));
@@ -505,6 +543,19 @@ function applyWord(word: Word, options: AttentionOptions, model: Partial<ModelDi
     }
     case 'chat': {
       if (flag()) model.chat = true;
+      return key;
+    }
+    case 'sample': {
+      if (flag()) model.sample = {};
+      return key;
+    }
+    case 'top_k':
+    case 'top_p':
+    case 'seed': {
+      const value = rawValue === undefined ? undefined : readSamplingValue(key, rawValue);
+      const { must, example } = samplingValueRule(key);
+      if (value === undefined) bad(`\`${rawKey}\` must be ${must}, e.g. \`${rawKey}=${example}\`.`);
+      else sampling[key === 'top_k' ? 'topK' : key === 'top_p' ? 'topP' : 'seed'] = value;
       return key;
     }
     case 'ids': {

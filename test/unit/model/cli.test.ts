@@ -167,11 +167,25 @@ describe('CLI: model', function () {
     const run = cli(modelFixture('gpt2'), '--text', 'The cat', '--generate', '3');
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /^gpt2: 2 layers × 2 heads, 5 tokens/);
-    assert.match(run.stdout, /\ngenerated 3 tokens after the 2 of the prompt \(stopped by the number asked for; \d+\.\d ms per token\):\n {2}".+"\n {2}2: ".+" · of (".+" \d+\.\d%(, )?){5}\n/);
+    assert.match(run.stdout, /\ngenerated 3 tokens after the 2 of the prompt \(stopped by the number asked for; \d+\.\d ms per token\):\n {2}".+"\n {2}greedy: the most probable token at each step\n {2}2: ".+" · of (".+" \d+\.\d%(, )?){5}\n/);
     const sampled = (seed: string) => cli(modelFixture('gpt2'), '--text', 'The cat', '--generate', '6', '--sample', '--temperature', '1.2', '--top-p', '0.9', '--seed', seed, '--json');
     const [a, b] = [sampled('5'), sampled('5')];
     assert.equal(a.status, 0, a.stderr);
     assert.deepEqual(JSON.parse(a.stdout).generated_ids, JSON.parse(b.stdout).generated_ids);
+  });
+
+  it('generation_config.json: greedy says the folder asks for sampling; --sample takes its values where not given; a value that cannot sample is one line', () => {
+    const folder = copy('gpt2');
+    writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ do_sample: true, temperature: 0.7, top_p: 0.8 }));
+    const greedy = cli(folder, '--text', 'The cat', '--generate', '2');
+    assert.equal(greedy.status, 0, greedy.stderr);
+    assert.match(greedy.stdout, /\n {2}greedy: the most probable token at each step \(generation_config\.json asks for sampling, temperature 0\.7, top_p 0\.8; greedy is the default here: sample to use it\)\n/);
+    const sampled = cli(folder, '--text', 'The cat', '--generate', '2', '--sample', '--seed', '4');
+    assert.equal(sampled.status, 0, sampled.stderr);
+    assert.match(sampled.stdout, /\n {2}sampled: temperature 0\.7 \(generation_config\.json\), top-k 50 \(default\), top-p 0\.8 \(generation_config\.json\), seed 4\n/);
+    writeFileSync(join(folder, 'generation_config.json'), JSON.stringify({ do_sample: true, temperature: 0 }));
+    assertOneLine(cli(folder, '--ids', '1,2', '--generate', '2', '--sample'), /generation_config\.json's temperature must be above 0 to sample, not 0$/m);
+    assert.equal(cli(folder, '--ids', '1,2', '--generate', '2', '--sample', '--temperature', '0.9').status, 0, 'a value given replaces the folder\'s');
   });
 
   it('--chat: the text as a user message through the chat template; a template that fails is its own message in one line', () => {
@@ -196,7 +210,7 @@ describe('CLI: model', function () {
     assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', 'ten'), /--generate needs a number, not `ten`/);
     assertOneLine(cli(modelFixture('bert'), '--ids', '2,5,3', '--generate', '4'), /this is an encoder \(bert\): it fills masked tokens and does not generate/);
     assertOneLine(cli(gpt2, '--ids', '1,2,3', '--generate', '62'), /the prompt's 3 tokens and 62 new ones need 65 positions, past the model's 64: ask for at most 61 new tokens/);
-    assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', '2', '--sample', '--top-k', '0'), /top-k must be a whole number of at least 1, not 0/);
+    assertOneLine(cli(gpt2, '--ids', '1,2', '--generate', '2', '--sample', '--top-k', '-1'), /top-k must be a whole number of at least 0 \(0: no top-k\), not -1$/m);
     assert.equal(cli(gpt2, '--ids', '1,2', '--generate', '2', '--seed', '3').status, 2, '--seed without --sample is a usage error');
   });
 });

@@ -76,7 +76,9 @@ describe('token choice', () => {
 
   it('names each option it cannot sample with', () => {
     assert.match(samplingProblem({ temperature: 0, seed: 1 })!, /temperature must be a number above 0/);
-    assert.match(samplingProblem({ temperature: 1, topK: 0, seed: 1 })!, /top-k must be a whole number of at least 1/);
+    assert.match(samplingProblem({ temperature: 1, topK: -1, seed: 1 })!, /top-k must be a whole number of at least 0 \(0: no top-k\), not -1/);
+    assert.equal(samplingProblem({ temperature: 1, topK: 0, seed: 1 }), undefined, 'top-k 0: no top-k, as transformers reads it');
+    assert.deepEqual(samplingSet([0.5, 2, 1], { temperature: 1, topK: 0, seed: 1 }), samplingSet([0.5, 2, 1], { temperature: 1, seed: 1 }));
     assert.match(samplingProblem({ temperature: 1, topP: 0, seed: 1 })!, /top-p must be above 0/);
     assert.match(samplingProblem({ temperature: 1, seed: 0.5 })!, /seed must be a whole number/);
     assert.equal(samplingProblem({ temperature: 0.7, topK: 40, topP: 0.9, seed: 3 }), undefined);

@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAttention } from '../../../src/core/engine/index';
-import { decodeStepSpec, GenerationError, generateModel } from '../../../src/core/model/generate';
+import { decodeStepSpec, GenerationError, generateModel, type PromptAttention } from '../../../src/core/model/generate';
 import type { ModelRun } from '../../../src/core/model/run';
 import { folderFiles } from '../../../src/node/modelFiles';
 import { generationReferences, modelFixture, type ModelFixtureName, REFERENCE_TOLERANCE } from './fixtures';
@@ -30,14 +30,34 @@ function cachedRowDifference(run: ModelRun): number {
   return worst;
 }
 
+/** Largest |prompt attention − the run's row| over the prompt's rows (all but its last token), every layer and head. */
+function promptDifference(run: ModelRun, prompt: PromptAttention): number {
+  assert.equal(prompt.queries, run.generation!.promptLength - 1);
+  assert.deepEqual([prompt.layers, prompt.heads], [run.layerCount, run.headCount]);
+  const triangle = (prompt.queries * (prompt.queries + 1)) / 2;
+  assert.equal(prompt.weights!.length, run.layerCount * run.headCount * triangle);
+  let worst = 0;
+  const n = run.queryCount;
+  for (let l = 0; l < run.layerCount; l++) {
+    for (let h = 0; h < run.headCount; h++) {
+      const w = run.weights(l, h);
+      for (let q = 0; q < prompt.queries; q++) {
+        for (let k = 0; k <= q; k++) worst = Math.max(worst, Math.abs(w[q * n + k] - prompt.weights![(l * run.headCount + h) * triangle + (q * (q + 1)) / 2 + k]));
+      }
+    }
+  }
+  return worst;
+}
+
 describe('generation with a key/value cache', function () {
   this.timeout(300_000);
   const expected = generationReferences();
 
   for (const name of Object.keys(expected)) {
-    it(`${name}: greedy tokens as PyTorch's whole-forward steps; attentions as one forward; cached rows equal it`, async () => {
+    it(`${name}: greedy tokens as PyTorch's whole-forward steps; attentions as one forward; cached rows and the prompt's attention equal it`, async () => {
       const reference = expected[name];
-      const run = await generateModel(folderFiles(modelFixture(name as ModelFixtureName)), { ids: reference.prompt }, { maxNewTokens: reference.generated.length });
+      let prompt: PromptAttention | undefined;
+      const run = await generateModel(folderFiles(modelFixture(name as ModelFixtureName)), { ids: reference.prompt }, { maxNewTokens: reference.generated.length, onPrompt: (attention) => (prompt = attention) });
       const generation = run.generation!;
       assert.deepEqual(generation.steps.map((step) => step.id), reference.generated, `${name} (margin ${reference.margin})`);
       assert.equal(generation.promptLength, reference.prompt.length);
@@ -58,6 +78,8 @@ describe('generation with a key/value cache', function () {
       assert.ok(worst < REFERENCE_TOLERANCE.attention, `${name}: attentions differ by ${worst}`);
       const cached = cachedRowDifference(run);
       assert.ok(cached < 1e-5, `${name}: the cached rows differ from one forward's by ${cached}`);
+      const prompted = promptDifference(run, prompt!);
+      assert.ok(prompted < 1e-5, `${name}: the prompt's attention differs from one forward's by ${prompted}`);
     });
   }
 

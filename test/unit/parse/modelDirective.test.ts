@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { parseDocument } from '../../../src/core/parse/index';
 import { buildSpec } from '../../../src/core/spec';
-import { rangeOf } from './helpers';
+import { positionAt, rangeOf } from './helpers';
 
 describe('the model directive', () => {
   it('pins a model folder and a sentence to a problem of its own', () => {
@@ -59,6 +59,48 @@ describe('the model directive', () => {
     ]);
     assert.match(diagnostics[0].message, /whole number from 1 to 4096/);
     assert.match(diagnostics[3].message, /chat template: add `text="…"`/);
+  });
+
+  it('reads sample with its values, temperature among them then a sampling value and not an attention option', () => {
+    const { problems, diagnostics } = parseDocument('<!-- attention: model=m text="Once" generate=8 sample temperature=0.7 top_k=50 top_p=0.9 seed=1 -->\n<!-- attention: model=m text="Once" generate=8 do_sample topk=0 -->\n');
+    assert.deepEqual(diagnostics, []);
+    assert.deepEqual(problems[0].model, { path: 'm', text: 'Once', generate: 8, sample: { temperature: 0.7, topK: 50, topP: 0.9, seed: 1 } });
+    assert.equal(problems[0].options.temperature, undefined);
+    assert.deepEqual(problems[1].model?.sample, { topK: 0 });
+  });
+
+  it('says at the word what is wrong with a sampling value, a value without sample, sample without generate, and sampling values without a model', () => {
+    const text = [
+      '# attention: model=m text="a" generate=4 sample temperature=0 top_k=-1 top_p=1.5 seed=x',
+      '# attention: model=m text="a" generate=4 top_p=0.9',
+      '# attention: model=m text="a" sample',
+      '# attention: heads=2 top_k=3',
+      '# attention: sample',
+      '',
+    ].join('\n\n');
+    const { diagnostics } = parseDocument(text);
+    /** `needle` where it stands in the first `within` of the text. */
+    const inside = (within: string, needle: string) => {
+      const at = text.indexOf(within) + within.indexOf(needle);
+      return { start: positionAt(text, at), end: positionAt(text, at + needle.length) };
+    };
+    assert.deepEqual(diagnostics.map((d) => [d.code, d.range]), [
+      ['bad-option-value', inside('temperature=0', '0')],
+      ['bad-option-value', inside('top_k=-1', '-1')],
+      ['bad-option-value', inside('top_p=1.5', '1.5')],
+      ['bad-option-value', inside('seed=x', 'x')],
+      ['bad-option-value', rangeOf(text, 'top_p=0.9')],
+      ['bad-option-value', inside('text="a" sample\n', 'sample')],
+      ['model-missing', rangeOf(text, 'top_k=3')],
+      ['model-missing', inside('# attention: sample', 'sample')],
+    ]);
+    assert.deepEqual(diagnostics.slice(1, 4).map((d) => d.message), [
+      '`top_k` must be a whole number of tokens from 0 (0: every token), e.g. `top_k=50`.',
+      '`top_p` must be a number above 0 and at most 1, e.g. `top_p=0.9`.',
+      '`seed` must be a whole number, e.g. `seed=1`.',
+    ]);
+    assert.match(diagnostics[4].message, /^`top_p` is a sampling value: add `sample`/);
+    assert.match(diagnostics[5].message, /^`sample` draws the tokens `generate=N` writes/);
   });
 
   it('leaves problems without the key alone', () => {

@@ -2,8 +2,8 @@
 // before the first step, then each step with its attention row as it is chosen (the row the run's
 // stack answers for that step afterwards); Stop ending the generation after its current step,
 // keeping what it made; a newer run dropping the one under way; a chat message going through the
-// folder's chat template; a step opened as its decode step; and `generate=` on an encoder getting
-// its diagnostic at the word when the text is read.
+// folder's chat template; a step opened as its decode step; and `generate=` on an encoder, or
+// `sample` where it cannot draw, getting its diagnostic at the word when the text is read.
 import * as assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import type { GenerationProgress } from '../../../src/worker/client';
 import { AttentionWorker, RunCancelledError } from '../../../src/worker/client';
 import { withGenerateChecks } from '../../../src/worker/modelDirectives';
 import { modelFixture, modelReference } from '../model/fixtures';
+import { seq2seqFixture } from '../seq2seq/fixtures';
 
 const MEMORY = 8 * 2 ** 30;
 
@@ -31,6 +32,8 @@ describe('worker: generations', function () {
     const generation = summary.generation!;
     assert.equal(messages[0].type, 'modelGenerating');
     if (messages[0].type === 'modelGenerating') assert.deepEqual(messages[0].prompt, summary.tokens.slice(0, generation.promptLength));
+    assert.equal(messages[1].type, 'modelPrompt', 'the prompt\'s attention before the first step');
+    if (messages[1].type === 'modelPrompt') assert.deepEqual([messages[1].attention.queries, messages[1].attention.weights?.length], [generation.promptLength - 1, summary.layerCount * summary.headCount * ((generation.promptLength - 1) * generation.promptLength) / 2]);
     const steps = messages.flatMap((message) => (message.type === 'modelStep' ? [message] : []));
     assert.deepEqual(steps.map((message) => message.step), generation.steps, 'the steps posted are the run’s');
     assert.equal(generation.steps.length, summary.tokens.length - generation.promptLength);
@@ -107,5 +110,28 @@ describe('worker: generations', function () {
     assert.equal(diagnostic.code, 'model-cannot-generate');
     assert.deepEqual(diagnostic.range, parse.problems[0].optionRanges?.generate);
     assert.match(diagnostic.message, /is an encoder; it fills masked tokens and does not generate/);
+  });
+
+  it('sample: a diagnostic at the word on an encoder–decoder folder, and for a generation_config.json value it would use; none where a value given replaces it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'sample-checks-'));
+    try {
+      cpSync(modelFixture('gpt2'), join(root, 'gpt2'), { recursive: true });
+      writeFileSync(join(root, 'gpt2', 'generation_config.json'), JSON.stringify({ do_sample: true, top_p: 1.5 }));
+      const t5 = relative(root, seq2seqFixture('t5-v1_0'));
+      const text = [
+        `<!-- attention: model="${t5}" text="a" generate=4 sample -->`,
+        '<!-- attention: model="gpt2" text="a" generate=4 sample -->',
+        '<!-- attention: model="gpt2" text="a" generate=4 sample top_p=0.9 -->',
+        '',
+      ].join('\n\n');
+      const parse = parseDocument(text);
+      const checked = await withGenerateChecks({ parse, specs: [], statistics: [], readMs: 0 }, root);
+      assert.deepEqual(checked.parse.diagnostics.map((d) => [d.code, d.range, d.message]), [
+        ['model-cannot-sample', parse.problems[0].optionRanges?.sample, '`sample`: t5 is an encoder–decoder model; its target is generated greedily here.'],
+        ['model-cannot-sample', parse.problems[1].optionRanges?.sample, "`sample`: generation_config.json's top_p must be above 0 and at most 1, not 1.5"],
+      ]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
