@@ -419,18 +419,23 @@ async function askInput(): Promise<ModelInput | undefined> {
 /** Most new tokens offered: past this the answer is long to watch and its rows long to send. */
 const MAX_NEW_TOKENS = 4096;
 
-/** The text (the selection, else typed), how many tokens, — when the folder has a chat template — whether it is a chat message, and greedy or sampled. */
+/**
+ * The text (the selection, else typed), how many tokens, — when the folder has a chat template —
+ * whether it is a chat message, and greedy or sampled. Each question stays when the focus moves (a
+ * heads page that finishes loading takes it): a box that closed ended the whole flow unanswered.
+ */
 async function askGeneration(folder: string): Promise<GenerateCommandRequest | undefined> {
   const editor = vscode.window.activeTextEditor;
   const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
   const chatModel = await hasChatTemplate(folder);
   const questions = chatModel ? 4 : 3;
-  const text = selected.trim() !== '' ? selected : await vscode.window.showInputBox({ title: `Attention: Generate (1/${questions})`, prompt: 'The text the model continues (or, for a chat model, your message)', value: 'Once upon a time' });
+  const text = selected.trim() !== '' ? selected : await vscode.window.showInputBox({ title: `Attention: Generate (1/${questions})`, prompt: 'The text the model continues (or, for a chat model, your message)', value: 'Once upon a time', ignoreFocusOut: true });
   if (!text) return undefined;
   const count = await vscode.window.showInputBox({
     title: `Attention: Generate (2/${questions})`,
     prompt: 'How many tokens to generate at most (it stops earlier at the model’s end-of-text token)',
     value: '40',
+    ignoreFocusOut: true,
     validateInput: (value) => (newTokenCount(value) === undefined ? `A whole number from 1 to ${MAX_NEW_TOKENS}` : undefined),
   });
   const maxNewTokens = count === undefined ? undefined : newTokenCount(count);
@@ -441,7 +446,7 @@ async function askGeneration(folder: string): Promise<GenerateCommandRequest | u
           { label: 'As a chat message', description: 'through the model’s chat template', chat: true },
           { label: 'As plain text', description: 'the model continues the text as written', chat: false },
         ],
-        { title: 'Attention: Generate (3/4)' },
+        { title: 'Attention: Generate (3/4)', ignoreFocusOut: true },
       )
     : { chat: false };
   if (!chat) return undefined;

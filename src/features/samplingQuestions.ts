@@ -28,7 +28,7 @@ export async function askDecoding(folder: string, title: string): Promise<{ samp
       { label: 'Greedy', description: 'the most probable token at each step (the default)', ...(asks ? { detail: asks } : {}), sample: false },
       { label: 'Sample…', description: 'draw each token: temperature, top-k, top-p, seed', sample: true },
     ],
-    { title, placeHolder: 'How each token is chosen' },
+    { title, placeHolder: 'How each token is chosen', ignoreFocusOut: true },
   );
   if (!picked) return undefined;
   if (!picked.sample) return {};
@@ -40,6 +40,7 @@ export async function askDecoding(folder: string, title: string): Promise<{ samp
       title: `${title} — sampling (${index + 1}/${QUESTIONS.length})`,
       prompt: `${label}: ${must}`,
       placeHolder: `empty: ${kept}`,
+      ignoreFocusOut: true,
       validateInput: (value) => (value.trim() === '' || readSamplingValue(key, value) !== undefined ? undefined : `${label} must be ${must}, e.g. ${example}`),
     });
     if (answer === undefined) return undefined;
