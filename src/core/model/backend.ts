@@ -24,6 +24,8 @@ export interface ConstantWeight {
   stored?: Uint8Array;
   /** The stored bytes read again into memory of their own (a session made after the call). */
   read: () => Promise<Uint8Array>;
+  /** The stored rows put in the product's order (weights.ts's Arrange), when they are not in it. */
+  arrange?: (stored: Uint8Array) => Uint8Array;
   model: ResidentModel;
   /** Makes `weight` readable when the stored bytes are not here (a backend that held it failed). */
   load?: () => Promise<void>;

@@ -616,10 +616,12 @@ export class ModelForward {
     const layer = { in: L.in, out: L.out, transposed: L.stored === 'out-in' };
     // A resident model's weight goes to the backend as stored (a constant it keeps pre-packed).
     if (!L.perHead) return this.weights.linear(`${L.name}.weight`, shape, readBuffer, bias ? { ...layer, bias } : layer);
-    // [heads, parts, width] outputs regrouped as [parts, heads, width]: q | k | v, each head's columns in order.
-    const weight = regroupRows(await this.weights.get(`${L.name}.weight`, shape, readBuffer), L.perHead.heads, L.perHead.parts);
-    if (bias) bias = regroupRows(bias, L.perHead.heads, L.perHead.parts);
-    return bias ? { ...layer, weight, bias } : { ...layer, weight };
+    // [heads, parts, width] outputs regrouped as [parts, heads, width]: q | k | v, each head's
+    // columns in order; a constant's stored rows so too (GPT-NeoX's query_key_value was widened and
+    // regrouped at every run: 130 ms of Pythia-160M's 540).
+    const { heads, parts } = L.perHead;
+    if (bias) bias = regroupRows(bias, heads, parts);
+    return this.weights.linear(`${L.name}.weight`, shape, readBuffer, bias ? { ...layer, bias } : layer, undefined, (rows) => regroupRows(rows, heads, parts));
   }
 
   async norm(x: Float32Array, N: NormLayout): Promise<Float32Array> {
@@ -742,8 +744,8 @@ function rotateHeads(x: Float32Array, n: number, heads: number, headDim: number,
 }
 
 /** The rows of an nn.Linear weight [heads·parts·width × in] (or its bias) stored per head, regrouped part by part. */
-function regroupRows(stored: Float32Array, heads: number, parts: number): Float32Array {
-  const out = new Float32Array(stored.length);
+function regroupRows<T extends Float32Array | Uint8Array>(stored: T, heads: number, parts: number): T {
+  const out = (stored instanceof Float32Array ? new Float32Array(stored.length) : new Uint8Array(stored.length)) as T;
   const block = stored.length / (heads * parts);
   for (let h = 0; h < heads; h++) for (let p = 0; p < parts; p++) out.set(stored.subarray((h * parts + p) * block, (h * parts + p + 1) * block), (p * heads + h) * block);
   return out;

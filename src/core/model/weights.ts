@@ -118,11 +118,12 @@ export class Weights {
    * reads it once per model and never again, and `weight` is widened only if another backend asks
    * for it. Otherwise as `get`.
    */
-  async linear(name: string, shape: readonly number[], buffer: ReadBuffer, layer: Omit<LinearWeights, 'weight'>, part?: { first: number; count: number }): Promise<LinearWeights> {
+  async linear(name: string, shape: readonly number[], buffer: ReadBuffer, layer: Omit<LinearWeights, 'weight'>, part?: { first: number; count: number }, arrange?: Arrange): Promise<LinearWeights> {
     const model = this.residentModel;
     const entry = this.entries.get(name);
     if (!model || model.mode !== 'constants' || !entry || entry.values || entry.dtype === 'float64') {
-      return { ...layer, weight: part ? await this.rows(name, shape, part.first, part.count, buffer) : await this.get(name, shape, buffer) };
+      const weight = part ? await this.rows(name, shape, part.first, part.count, buffer) : await this.get(name, shape, buffer);
+      return { ...layer, weight: arrange ? arrange(weight) : weight };
     }
     this.expectShape(entry, shape);
     // A part is rows first…first + count − 1 (an LM head's chunk), a constant of its own.
@@ -131,7 +132,7 @@ export class Weights {
     const [start, length] = [first * rowBytes, count * rowBytes];
     const key = part ? `${model.id}:${name}:${first}+${count}` : `${model.id}:${name}`;
     const read = (into?: Uint8Array) => this.files.read(entry.file, entry.offset + start, length, into);
-    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [count, ...entry.shape.slice(1)], model, read: part ? () => read() : () => this.whole(entry, model, false) };
+    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [count, ...entry.shape.slice(1)], model, read: part ? () => read() : () => this.whole(entry, model, false), ...(arrange ? { arrange } : {}) };
     // Not held yet: read into the reused memory, as a run that keeps nothing does (fresh memory cost
     // GPT-2-small's first run ~0.7 s of page faults); a session made later reads it again.
     if (!model.holds(key)) {
@@ -143,10 +144,10 @@ export class Weights {
     // Widened only when a backend reads `weight`: a first run's products fed it (their sessions are
     // made when idle), or the WebAssembly kernels after a native failure. float32 bytes are viewed:
     // this read is the constant's own, and no backend writes to its weights.
-    const decode = (): Float32Array => (widened ??= this.decode(stored as Uint8Array, entry, buffer, undefined, !model.holds(key)));
+    const decode = (): Float32Array => (widened ??= ((values) => (arrange ? arrange(values) : values))(this.decode(stored as Uint8Array, entry, buffer, undefined, !model.holds(key))));
     constant.load = async () => {
       // Only this once (a drill-down's columns): the backend keeps the weight, so its bytes are not kept here too.
-      if (!stored) widened ??= await this.rows(name, shape, first, count, buffer, true);
+      if (!stored) widened ??= ((values) => (arrange ? arrange(values) : values))(await this.rows(name, shape, first, count, buffer, true));
     };
     return {
       ...layer,
@@ -313,6 +314,9 @@ export class Weights {
     return names.find((name) => this.entries.has(name));
   }
 }
+
+/** A weight's rows put in the order its product wants, as stored bytes or as values (GPT-NeoX's per-head fused QKV regrouped part by part). */
+export type Arrange = <T extends Float32Array | Uint8Array>(rows: T) => T;
 
 /**
  * One memory that weights are read into and consumed from before the next read (a forward's

@@ -135,6 +135,20 @@ describe('resident models', function () {
     });
   }
 
+  it("GPT-NeoX's per-head fused query_key_value is a constant too: once packed, a run feeds no weight of a layer", async () => {
+    const folder = modelFixture('pythia-f16');
+    const ids = modelReference('pythia-f16').token_ids;
+    const streamed = await runModel(folderFiles(folder), { ids }, { residentBudgetBytes: 0 });
+    const first = await runModel(folderFiles(folder), { ids }, { residentBudgetBytes: 1e9 });
+    if (first.backend !== 'onnxruntime') return;
+    await makeDeferredSessions();
+    // Per layer: the regrouped Q | K | V, the output and the MLP; and the LM head.
+    assert.equal(cachedSessions('const:'), 3 * modelReference('pythia-f16').attentions.length + 1);
+    const second = await runModel(folderFiles(folder), { ids }, { residentBudgetBytes: 1e9 });
+    assert.ok(worst(second.logitsLast as Float32Array, streamed.logitsLast as Float32Array) < 1e-4);
+    assert.ok(worst(second.weights(1, 1), streamed.weights(1, 1)) < 1e-5);
+  });
+
   it("an LM head's chunk of a resident model is a constant of its rows: the stored rows fed, then a session of its own", async () => {
     const folder = modelFixture('gpt2');
     const { vocab_size: vocab, n_embd: width } = JSON.parse(readFileSync(join(folder, 'config.json'), 'utf8')) as { vocab_size: number; n_embd: number };

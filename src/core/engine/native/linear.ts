@@ -32,7 +32,7 @@ function linearOf(g: Graph, input: string, name: string, transposed: boolean, bi
  */
 function constantLinearOf(g: Graph, input: string, name: string, w: LinearWeights): string {
   const c = w.constant as ConstantWeight;
-  let b = g.initializer(name, c.dtype as ElementType, c.shape, c.stored as Uint8Array);
+  let b = g.initializer(name, c.dtype as ElementType, c.shape, c.arrange ? c.arrange(c.stored as Uint8Array) : (c.stored as Uint8Array));
   if (c.dtype !== 'float32') b = g.op('Cast', [b], { to: 1 });
   // Gemm with transB reads nn.Linear's [out × in] as it is: a MatMul on its Transpose made ONNX
   // Runtime fold a transposed copy first (a 2048 × 8192 weight's session: ~440 against ~270 ms of CPU).
