@@ -31,6 +31,7 @@ import { decodingOf, type SamplingRequest } from './samplingConfig';
 import type { Generation, GenerationStep, ModelInput, PromptAttention } from './input';
 import { finishRun, type ModelRun, openTextModel, readConfig, type RunModelOptions } from './run';
 import type { ModelFiles } from './weights';
+import { whileGenerating } from './resident';
 
 export type { SamplingOptions } from './decoding';
 export type { Decoding, SamplingRequest } from './samplingConfig';
@@ -92,30 +93,32 @@ export async function generateModel(files: ModelFiles, input: ModelInput, option
     const prefillStarted = performance.now();
     let prefillMs = 0;
     try {
-      // The prompt but its last token in one forward; the last is fed as step 0, so that every step's row is computed alike.
-      const prefill = ids.length > 1 ? await forward.run(ids.slice(0, -1), control, cache) : undefined;
-      prefillMs = performance.now() - prefillStarted;
-      if (options.onPrompt) options.onPrompt(await promptAttention(forward, config, prefill, ids.length - 1));
-      let fed = ids[ids.length - 1];
-      for (let index = 0; index < newTokens; index++) {
-        if (signal?.aborted) {
-          stoppedBy = 'cancelled';
-          break;
+      await whileGenerating(model.resident, async () => {
+        // The prompt but its last token in one forward; the last is fed as step 0, so that every step's row is computed alike.
+        const prefill = ids.length > 1 ? await forward.run(ids.slice(0, -1), control, cache) : undefined;
+        prefillMs = performance.now() - prefillStarted;
+        if (options.onPrompt) options.onPrompt(await promptAttention(forward, config, prefill, ids.length - 1));
+        let fed = ids[ids.length - 1];
+        for (let index = 0; index < newTokens; index++) {
+          if (signal?.aborted) {
+            stoppedBy = 'cancelled';
+            break;
+          }
+          const stepStarted = performance.now();
+          const { hidden, attention } = await forward.step(fed, cache, control);
+          const logits = (await head.logits(hidden, 1)) as Float32Array; // present: checked above
+          const position = ids.length + index;
+          const id = choose(logits);
+          const step: GenerationStep = { index, position, id, token: label(id), candidates: head.top(position - 1, logits, 'next'), attention, ms: performance.now() - stepStarted };
+          steps.push(step);
+          options.onStep?.(step);
+          if (eosIds.includes(id)) {
+            stoppedBy = 'eos';
+            break;
+          }
+          fed = id;
         }
-        const stepStarted = performance.now();
-        const { hidden, attention } = await forward.step(fed, cache, control);
-        const logits = (await head.logits(hidden, 1)) as Float32Array; // present: checked above
-        const position = ids.length + index;
-        const id = choose(logits);
-        const step: GenerationStep = { index, position, id, token: label(id), candidates: head.top(position - 1, logits, 'next'), attention, ms: performance.now() - stepStarted };
-        steps.push(step);
-        options.onStep?.(step);
-        if (eosIds.includes(id)) {
-          stoppedBy = 'eos';
-          break;
-        }
-        fed = id;
-      }
+      });
     } catch (error) {
       // The signal's abort stops the generation; the caller's own cancel (isCancelled) stops the run.
       if (!(error instanceof CancelledError && signal?.aborted && !options.isCancelled?.())) throw error;

@@ -39,6 +39,8 @@ export class ResidentModel {
   readonly widened = new Map<string, Float32Array>();
   /** Constant keys the backend has run once on fed weights, its session to be made when idle or at the next use (native/linear.ts). */
   readonly usedOnce = new Set<string>();
+  /** Runs generating tokens now: their products of a few rows make their sessions at their first use (each is used again at every token). */
+  generating = 0;
   /** What the backend holds by constant key (ONNX Runtime sessions with their weights pre-packed). */
   private readonly held = new Map<string, Held>();
   lastUsed = Date.now();
@@ -82,6 +84,16 @@ export class ResidentModel {
     this.widened.clear();
     for (const { release } of this.held.values()) release();
     this.held.clear();
+  }
+}
+
+/** `generate` with `model` marked as generating meanwhile (its products made packed at their first use on a few rows). */
+export async function whileGenerating<T>(model: ResidentModel | undefined, generate: () => Promise<T>): Promise<T> {
+  if (model) model.generating++;
+  try {
+    return await generate();
+  } finally {
+    if (model) model.generating--;
   }
 }
 

@@ -15,7 +15,7 @@ import { encoderMemory, type EncoderMemory, type ForwardResult, linearsOf, Model
 import type { AttentionKind } from '../heads/stack';
 import type { ModelInput, TargetInput } from './input';
 import { layoutOf, type ModelLayout } from './layout';
-import { admit } from './resident';
+import { admit, whileGenerating } from './resident';
 import { crossDrillDown, drillDown, LanguageHead, type ModelRun, refuseIfTooBig, type RunModelOptions } from './run';
 import { generationSetting } from './generationConfig';
 import { generationStart, type LanguageCodes, languageId, targetWithLanguage, withLanguage } from './languages';
@@ -235,15 +235,17 @@ async function generate(decoder: ModelForward, head: LanguageHead, memory: Encod
   const ids = [start];
   const c = decoder.config;
   const cache = new KeyValueCache(c.layers, c.kvHeads * c.headDim, atMost + 1);
-  while (ids.length <= atMost) {
-    const step = await decoder.step(ids[ids.length - 1], cache, options, memory);
-    const logits = await head.logits(step.hidden, 1);
-    if (!logits) throw new ModelFileError(`the checkpoint has no LM head (${decoder.layout.head.join(' or ')}) to generate with`);
-    for (const id of forbidden) logits[id] = -Infinity;
-    // transformers' ForcedBOSTokenLogitsProcessor: the first token generated is the forced one.
-    const next = ids.length === 1 && forced !== undefined ? forced : greedyToken(logits);
-    ids.push(next);
-    if (next === eos) break;
-  }
-  return ids;
+  return whileGenerating(decoder.weights.residentModel, async () => {
+    while (ids.length <= atMost) {
+      const step = await decoder.step(ids[ids.length - 1], cache, options, memory);
+      const logits = await head.logits(step.hidden, 1);
+      if (!logits) throw new ModelFileError(`the checkpoint has no LM head (${decoder.layout.head.join(' or ')}) to generate with`);
+      for (const id of forbidden) logits[id] = -Infinity;
+      // transformers' ForcedBOSTokenLogitsProcessor: the first token generated is the forced one.
+      const next = ids.length === 1 && forced !== undefined ? forced : greedyToken(logits);
+      ids.push(next);
+      if (next === eos) break;
+    }
+    return ids;
+  });
 }

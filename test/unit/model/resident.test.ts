@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { makeDeferredSessions, nativeLinearBackend } from '../../../src/core/engine/native/linear';
 import { cachedSessions } from '../../../src/core/engine/native/runtime';
 import { admit, release, residentModels } from '../../../src/core/model/resident';
+import { generateModel } from '../../../src/core/model/generate';
 import { prepareModel, runModel } from '../../../src/core/model/run';
 import { type ModelFiles, ReadBuffer, Weights } from '../../../src/core/model/weights';
 import { folderFiles } from '../../../src/node/modelFiles';
@@ -147,6 +148,14 @@ describe('resident models', function () {
     const second = await runModel(folderFiles(folder), { ids }, { residentBudgetBytes: 1e9 });
     assert.ok(worst(second.logitsLast as Float32Array, streamed.logitsLast as Float32Array) < 1e-4);
     assert.ok(worst(second.weights(1, 1), streamed.weights(1, 1)) < 1e-5);
+  });
+
+  it('a generation packs every product it uses at once, the LM head at its first token too (each is used again at every token)', async () => {
+    const ids = modelReference('gpt2').token_ids;
+    let atFirstToken = -1;
+    const run = await generateModel(folderFiles(modelFixture('gpt2')), { ids }, { maxNewTokens: 2, residentBudgetBytes: 1e9, onStep: (step) => (atFirstToken = step.index === 0 ? cachedSessions('const:') : atFirstToken) });
+    if (run.backend !== 'onnxruntime') return;
+    assert.equal(atFirstToken, 3 * modelReference('gpt2').attentions.length + 1, 'every layer product and the LM head packed by the first token');
   });
 
   it("an LM head's chunk of a resident model is a constant of its rows: the stored rows fed, then a session of its own", async () => {

@@ -297,7 +297,7 @@ export class NativeLinearBackend implements LinearBackend {
     const model = (weights[0] as LinearWeights).constant?.model;
     if (!model || model.holds(key)) return Boolean(model);
     if (!constants(weights)) return false;
-    if (model.usedOnce.has(key) && m <= EAGER_ROWS) return true;
+    if ((model.usedOnce.has(key) || model.generating > 0) && m <= EAGER_ROWS) return true;
     model.usedOnce.add(key);
     // The layers' sizes and constants, not this call's weights: their bytes lie on memory the run reuses.
     const layers = weights.map((w): (LinearWeights & { constant: ConstantWeight }) | undefined => w && { in: w.in, out: w.out, transposed: w.transposed, ...(w.bias ? { bias: w.bias } : {}), weight: new Float32Array(0), constant: { ...(w.constant as ConstantWeight), stored: undefined } });
