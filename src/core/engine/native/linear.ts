@@ -288,10 +288,10 @@ export class NativeLinearBackend implements LinearBackend {
   /**
    * Whether `product` runs on its session now, on `m` rows: when its model holds it, or when this
    * is a later use on a few rows, or any use on a few rows while its model generates (made now: a
-   * generation's tokens, each of which would read and widen the weight again). Otherwise the weights are fed as inputs and the session is made once
-   * the products are idle: making it costs ~10× a 128-row product (a 2048 × 8192 weight: ~300 ms
-   * of CPU to encode, load and pre-pack, against ~30 ms to run), which a model's first run paid for
-   * every weight on the click's path.
+   * generation's tokens, each of which would read and widen the weight again). Otherwise the
+   * weights are fed as inputs and the session is made once the products are idle: making it costs
+   * ~10× a 128-row product (a 2048 × 8192 weight: ~300 ms of CPU to encode, load and pre-pack,
+   * against ~30 ms to run), which a model's first run paid for every weight on the click's path.
    */
   private onSession({ key, weights, build }: ConstantProduct, m: number): boolean {
     const model = (weights[0] as LinearWeights).constant?.model;
