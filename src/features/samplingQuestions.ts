@@ -2,10 +2,11 @@
 // empty answer keeping the folder's generation_config.json value, else transformers' default —
 // each box says which. The values are read and checked as a directive's are
 // (core/parse/samplingValues.ts); the run checks the folder's own and says what it cannot use.
-import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { type FolderSampling, folderSamplingOf, folderSamplingText, SAMPLING_DEFAULTS, type SamplingRequest } from '../core/model/samplingConfig';
+import { readFolderSampling } from '../core/model/generationConfig';
+import { type FolderSampling, folderSamplingText, SAMPLING_DEFAULTS, type SamplingRequest } from '../core/model/samplingConfig';
 import { readSamplingValue, type SamplingKey, samplingValueRule } from '../core/parse/samplingValues';
+import { folderFiles } from '../node/modelFiles';
 
 /** The values asked for, in order, with the request's field each fills (the folder's of the same name, but the seed). */
 const QUESTIONS: { key: SamplingKey; field: keyof SamplingRequest; label: string }[] = [
@@ -58,10 +59,5 @@ function keptValue(field: keyof SamplingRequest, written: FolderSampling | undef
 
 /** The folder's generation_config.json sampling values; undefined without one, or when it cannot be read (the run says why). */
 async function folderSampling(folder: string): Promise<FolderSampling | undefined> {
-  try {
-    const text = new TextDecoder().decode(await vscode.workspace.fs.readFile(vscode.Uri.file(path.join(folder, 'generation_config.json'))));
-    return folderSamplingOf(JSON.parse(text) as Record<string, unknown>);
-  } catch {
-    return undefined;
-  }
+  return readFolderSampling(folderFiles(folder)).catch(() => undefined);
 }

@@ -7,7 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseModelConfig } from '../core/model/config';
-import { decodingOf, folderSamplingOf, type SamplingRequest } from '../core/model/samplingConfig';
+import { readFolderSampling } from '../core/model/generationConfig';
+import { decodingOf, type SamplingRequest } from '../core/model/samplingConfig';
+import { folderFiles } from '../node/modelFiles';
 import type { Diagnostic } from '../core/types';
 import type { WorkerReading } from '../protocol';
 
@@ -32,8 +34,7 @@ async function samplingRefusal(folder: string, given: SamplingRequest): Promise<
   try {
     const config = parseModelConfig(await readFile(resolve(folder, 'config.json'), 'utf8'));
     if (config.encoderDecoder) return `\`sample\`: ${config.modelType} is an encoder–decoder model; its target is generated greedily here.`;
-    const written = await readFile(resolve(folder, 'generation_config.json'), 'utf8').catch(() => undefined);
-    decodingOf(given, written === undefined ? undefined : folderSamplingOf(JSON.parse(written) as Record<string, unknown>));
+    decodingOf(given, await readFolderSampling(folderFiles(folder)));
   } catch (error) {
     // Sampling's own refusals (RangeError) are said here; anything else is the run's to say.
     if (error instanceof RangeError) return `\`sample\`: ${error.message}`;
