@@ -131,23 +131,23 @@ export class Weights {
     const { first, count } = part ?? { first: 0, count: entry.shape[0] };
     const [start, length] = [first * rowBytes, count * rowBytes];
     const key = part ? `${model.id}:${name}:${first}+${count}` : `${model.id}:${name}`;
-    const read = (into?: Uint8Array) => this.files.read(entry.file, entry.offset + start, length, into);
-    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [count, ...entry.shape.slice(1)], model, read: part ? () => read() : () => this.whole(entry, model, false), ...(arrange ? { arrange } : {}) };
+    // Tied embeddings are kept whole for their lookups: the LM head's product takes those bytes.
+    const kept = () => model.tensors.get(entry.stored)?.subarray(start, start + length);
+    const read = async () => kept() ?? this.files.read(entry.file, entry.offset + start, length);
+    const constant: ConstantWeight = { key, dtype: entry.dtype, shape: [count, ...entry.shape.slice(1)], model, read, ...(arrange ? { arrange } : {}) };
     // Not held yet: read into the reused memory, as a run that keeps nothing does (fresh memory cost
     // GPT-2-small's first run ~0.7 s of page faults); a session made later reads it again.
-    if (!model.holds(key)) {
-      // Tied embeddings are kept whole for their lookups: the LM head's product takes those bytes.
-      constant.stored = model.tensors.get(entry.stored)?.subarray(start, start + length) ?? (await read(buffer.take(length)));
-    }
+    if (!model.holds(key)) constant.stored = kept() ?? (await this.files.read(entry.file, entry.offset + start, length, buffer.take(length)));
     const stored = constant.stored;
+    const arranged = (values: Float32Array) => (arrange ? arrange(values) : values);
     let widened: Float32Array | undefined;
     // Widened only when a backend reads `weight`: a first run's products fed it (their sessions are
     // made when idle), or the WebAssembly kernels after a native failure. float32 bytes are viewed:
     // this read is the constant's own, and no backend writes to its weights.
-    const decode = (): Float32Array => (widened ??= ((values) => (arrange ? arrange(values) : values))(this.decode(stored as Uint8Array, entry, buffer, undefined, !model.holds(key))));
+    const decode = (): Float32Array => (widened ??= arranged(this.decode(stored as Uint8Array, entry, buffer, undefined, !model.holds(key))));
     constant.load = async () => {
       // Only this once (a drill-down's columns): the backend keeps the weight, so its bytes are not kept here too.
-      if (!stored) widened ??= ((values) => (arrange ? arrange(values) : values))(await this.rows(name, shape, first, count, buffer, true));
+      if (!stored) widened ??= arranged(await this.rows(name, shape, first, count, buffer, true));
     };
     return {
       ...layer,
